@@ -1,0 +1,127 @@
+//! Built-in agents that need no model: the reference agent (a task's
+//! reference solution) and a seeded random-call agent, plus the oracle
+//! self-check that uses them.
+
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use serde_json::{Map, Value};
+
+use crate::episode::Episode;
+use crate::oracle::Verdict;
+use crate::task::{Call, Task};
+use crate::tool::{Param, ParamType};
+
+/// How many calls the random agent makes per episode in the self-check.
+pub const RANDOM_AGENT_CALLS: usize = 25;
+/// How many random-agent seeds the self-check tries per task.
+pub const RANDOM_AGENT_SEEDS: u64 = 20;
+
+/// Plays a list of calls in-process and finishes the episode. Rejected calls
+/// (bad arguments) are recorded like any other, as a server would.
+pub fn play(task: &'static Task, seed: u64, trial: u32, calls: &[Call]) -> Episode {
+    let mut episode = Episode::new(task, seed, trial);
+    for call in calls {
+        // A rejected call is already in the trajectory; the agent moves on.
+        let _ = episode.call(call.tool, &call.arguments.to_string());
+    }
+    episode.finish();
+    episode
+}
+
+/// The calls of a seeded random agent: random tools of the task's domain with
+/// arguments drawn from the values found in the task's initial state, dates
+/// around the episode's today, and common words. A pure function of
+/// (task, seed, count), using ChaCha8 so the calls are the same on every
+/// platform and version.
+pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut pool = Vec::new();
+    collect_strings(&task.initial.to_json(), &mut pool);
+    pool.extend((-3..30).map(|d| task.today.add_days(d).to_string()));
+    pool.extend(["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"].map(String::from));
+    let tools = task.tools();
+    (0..count)
+        .map(|_| {
+            let tool = &tools[below(&mut rng, tools.len())];
+            Call::new(tool.name, random_object(tool.params, &pool, &mut rng))
+        })
+        .collect()
+}
+
+fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
+    // Modulo bias is irrelevant for a random agent.
+    (rng.next_u64() % n.max(1) as u64) as usize
+}
+
+fn random_object(params: &[Param], pool: &[String], rng: &mut ChaCha8Rng) -> Value {
+    let mut map = Map::new();
+    for param in params {
+        if !param.required && below(rng, 2) == 0 {
+            continue;
+        }
+        let value = match param.ty {
+            ParamType::String => Value::from(pool[below(rng, pool.len())].clone()),
+            ParamType::OneOf(values) => Value::from(values[below(rng, values.len())]),
+            ParamType::Number => Value::from(below(rng, 1000) as f64),
+            ParamType::Integer => Value::from(below(rng, 4) as i64),
+            ParamType::StringList => Value::from(vec![pool[below(rng, pool.len())].clone()]),
+            ParamType::ObjectList(fields) => Value::Array((0..=below(rng, 2)).map(|_| random_object(fields, pool, rng)).collect()),
+        };
+        map.insert(param.name.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                out.push(key.clone());
+                collect_strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The oracle self-check of one task.
+#[derive(Debug, Clone)]
+pub struct SelfCheck {
+    /// The task checked.
+    pub task: &'static Task,
+    /// The verdict on the reference solution: must pass.
+    pub reference: Verdict,
+    /// The verdict on doing nothing: must fail.
+    pub inaction: Verdict,
+    /// Random-agent seeds whose episode passed: must be none.
+    pub random_passes: Vec<u64>,
+}
+
+impl SelfCheck {
+    /// Runs the self-check of a task.
+    pub fn run(task: &'static Task) -> Self {
+        let verdict = |calls: &[Call]| play(task, 0, 0, calls).verdict().cloned().expect("play finishes the episode");
+        let random_passes = (0..RANDOM_AGENT_SEEDS)
+            .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, RANDOM_AGENT_CALLS)).verdict().is_some_and(|v| v.passed))
+            .collect();
+        Self { task, reference: verdict(&task.reference), inaction: verdict(&[]), random_passes }
+    }
+
+    /// What is wrong with the task's oracle, if anything.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.reference.passed {
+            let failed: Vec<&str> = self.reference.failures().map(|c| c.name.as_str()).collect();
+            problems.push(format!("reference solution fails: {}", failed.join("; ")));
+        }
+        if self.inaction.passed {
+            problems.push("doing nothing passes".to_owned());
+        }
+        if !self.random_passes.is_empty() {
+            problems.push(format!("random agent passes with seeds {:?}", self.random_passes));
+        }
+        problems
+    }
+}

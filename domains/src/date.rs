@@ -1,0 +1,146 @@
+//! Calendar dates and times of day, as the domains read and write them
+//! (`YYYY-MM-DD`, `HH:MM`). No clock: an episode's "today" is part of its task.
+
+use std::fmt;
+
+/// A proleptic Gregorian calendar date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date {
+    /// Days since 1970-01-01 (negative before).
+    days: i64,
+}
+
+impl Date {
+    /// Builds a date; `None` if it does not exist.
+    pub fn from_ymd(year: i64, month: u32, day: u32) -> Option<Self> {
+        let valid = (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month);
+        valid.then(|| Self { days: days_from_civil(year, month, day) })
+    }
+
+    /// Parses `YYYY-MM-DD`; `None` for any other text or a date that does not exist.
+    pub fn parse(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+            return None;
+        }
+        let year = text.get(0..4)?.parse().ok()?;
+        let month = text.get(5..7)?.parse().ok()?;
+        let day = text.get(8..10)?.parse().ok()?;
+        Self::from_ymd(year, month, day)
+    }
+
+    /// The date `days` later (earlier when negative).
+    pub fn add_days(self, days: i64) -> Self {
+        Self { days: self.days + days }
+    }
+
+    /// Days from `earlier` to `self`.
+    pub fn days_since(self, earlier: Self) -> i64 {
+        self.days - earlier.days
+    }
+
+    /// Year, month and day.
+    pub fn ymd(self) -> (i64, u32, u32) {
+        civil_from_days(self.days)
+    }
+
+    /// Day of the week, 0 = Monday … 6 = Sunday.
+    pub fn weekday(self) -> u32 {
+        (self.days + 3).rem_euclid(7) as u32
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (y, m, d) = self.ymd();
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    }
+}
+
+/// Parses `HH:MM` (24-hour) into minutes after midnight.
+pub fn parse_time(text: &str) -> Option<u32> {
+    let (h, m) = text.split_once(':')?;
+    if h.len() != 2 || m.len() != 2 {
+        return None;
+    }
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// Formats minutes after midnight as `HH:MM`.
+pub fn format_time(minutes: u32) -> String {
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+fn is_leap(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// Howard Hinnant's days_from_civil / civil_from_days.
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(month) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_formats_and_counts() {
+        let d = Date::parse("2026-01-05").unwrap();
+        assert_eq!(d.to_string(), "2026-01-05");
+        assert_eq!(d.weekday(), 0, "2026-01-05 is a Monday");
+        assert_eq!(d.add_days(27).to_string(), "2026-02-01");
+        assert_eq!(Date::parse("2024-03-01").unwrap().add_days(-1).to_string(), "2024-02-29");
+        assert_eq!(Date::parse("2026-02-01").unwrap().days_since(d), 27);
+        for bad in ["2026-02-29", "2026-13-01", "2026-1-05", "05/01/2026", "2026-01-0x", ""] {
+            assert_eq!(Date::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn round_trips_every_day_of_a_span() {
+        let start = Date::parse("1999-12-25").unwrap();
+        for i in 0..20_000 {
+            let d = start.add_days(i);
+            assert_eq!(Date::parse(&d.to_string()), Some(d));
+        }
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("09:30"), Some(570));
+        assert_eq!(format_time(570), "09:30");
+        for bad in ["9:30", "24:00", "12:60", "noon"] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
+}

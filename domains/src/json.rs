@@ -1,0 +1,211 @@
+//! JSON helpers the oracle stands on: canonical text, state hash, state diff,
+//! pattern matching over values and paths.
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Writes a value as canonical JSON: object keys sorted, no whitespace.
+///
+/// `serde_json` sorts keys only while no crate in the build enables its
+/// `preserve_order` feature; this does not depend on that.
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// SHA-256 (lowercase hex) of a value's canonical JSON.
+pub fn state_hash(value: &Value) -> String {
+    Sha256::digest(canonical(value).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One changed location between two states.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// JSON pointer (RFC 6901) of the location.
+    pub path: String,
+    /// The value before; `None` when the location was added.
+    pub before: Option<Value>,
+    /// The value after; `None` when the location was removed.
+    pub after: Option<Value>,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.before, &self.after) {
+            (None, Some(after)) => write!(f, "+ {}: {}", self.path, canonical(after)),
+            (Some(before), None) => write!(f, "- {}: {}", self.path, canonical(before)),
+            (Some(before), Some(after)) => write!(f, "~ {}: {} -> {}", self.path, canonical(before), canonical(after)),
+            (None, None) => write!(f, "  {}", self.path),
+        }
+    }
+}
+
+/// Lists the leaf-most locations where `before` and `after` differ, in key order.
+/// Objects are compared key by key; arrays of equal length element by element;
+/// anything else that differs is one change.
+pub fn diff(before: &Value, after: &Value) -> Vec<Change> {
+    let mut changes = Vec::new();
+    diff_into(before, after, &mut String::new(), &mut changes);
+    changes
+}
+
+fn diff_into(before: &Value, after: &Value, path: &mut String, out: &mut Vec<Change>) {
+    if before == after {
+        return;
+    }
+    let len = path.len();
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            let mut keys: Vec<&String> = b.keys().chain(a.keys().filter(|k| !b.contains_key(*k))).collect();
+            keys.sort();
+            for key in keys {
+                push_segment(path, key);
+                match (b.get(key), a.get(key)) {
+                    (Some(x), Some(y)) => diff_into(x, y, path, out),
+                    (x, y) => out.push(Change { path: path.clone(), before: x.cloned(), after: y.cloned() }),
+                }
+                path.truncate(len);
+            }
+        }
+        (Value::Array(b), Value::Array(a)) if b.len() == a.len() => {
+            for (i, (x, y)) in b.iter().zip(a).enumerate() {
+                push_segment(path, &i.to_string());
+                diff_into(x, y, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => out.push(Change { path: path.clone(), before: Some(before.clone()), after: Some(after.clone()) }),
+    }
+}
+
+fn push_segment(path: &mut String, segment: &str) {
+    path.push('/');
+    path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+}
+
+/// Whether `pattern` describes `value`: objects match when every key of the
+/// pattern matches (extra keys in the value are fine), arrays when they have
+/// the same length and match element by element, numbers by value, anything
+/// else by equality.
+pub fn matches(pattern: &Value, value: &Value) -> bool {
+    match (pattern, value) {
+        (Value::Object(p), Value::Object(v)) => p.iter().all(|(k, pv)| v.get(k).is_some_and(|vv| matches(pv, vv))),
+        (Value::Array(p), Value::Array(v)) => p.len() == v.len() && p.iter().zip(v).all(|(a, b)| matches(a, b)),
+        (Value::Number(p), Value::Number(v)) => p.as_f64() == v.as_f64(),
+        _ => pattern == value,
+    }
+}
+
+/// Whether a JSON pointer lies at or under a path pattern, whose segments are
+/// literal or `*` (any one segment).
+pub fn path_within(path: &str, pattern: &str) -> bool {
+    let mut path_segments = path.split('/').skip(1);
+    for want in pattern.split('/').skip(1) {
+        match path_segments.next() {
+            Some(got) if want == "*" || want == got => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Collects the JSON pointers of a value's leaves (scalars, empty objects and
+/// empty arrays), the value itself sitting at `path`.
+pub fn leaf_paths(path: &str, value: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (key, v) in map {
+                let mut p = path.to_owned();
+                push_segment(&mut p, key);
+                leaf_paths(&p, v, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, v) in items.iter().enumerate() {
+                leaf_paths(&format!("{path}/{i}"), v, out);
+            }
+        }
+        _ => {
+            out.insert(path.to_owned());
+        }
+    }
+}
+
+/// The members of a collection: an object's values or an array's elements.
+pub fn members(collection: Option<&Value>) -> Vec<&Value> {
+    match collection {
+        Some(Value::Object(map)) => map.values().collect(),
+        Some(Value::Array(items)) => items.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_sorts_keys_at_every_depth() {
+        let value = json!({"b": {"y": 1, "x": [true, null]}, "a": "s/\"q\""});
+        assert_eq!(canonical(&value), r#"{"a":"s/\"q\"","b":{"x":[true,null],"y":1}}"#);
+    }
+
+    #[test]
+    fn hash_is_sha256_of_canonical_text() {
+        // sha256("{}")
+        assert_eq!(state_hash(&json!({})), "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+        assert_eq!(state_hash(&json!({"a": 1, "b": 2})), state_hash(&json!({"b": 2, "a": 1})));
+    }
+
+    #[test]
+    fn diff_reports_leaf_changes_with_escaped_pointers() {
+        let before = json!({"calendar": {"2026-01-01": {"09:00": "A"}}, "list": [1, 2], "gone": 1});
+        let after = json!({"calendar": {"2026-01-01": {"09:00": "A", "10:00": "B"}}, "list": [1, 3], "a/b": 0});
+        let lines: Vec<String> = diff(&before, &after).iter().map(ToString::to_string).collect();
+        assert_eq!(lines, ["+ /a~1b: 0", "+ /calendar/2026-01-01/10:00: \"B\"", "- /gone: 1", "~ /list/1: 2 -> 3"]);
+        assert!(diff(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn matching_and_paths() {
+        assert!(matches(&json!({"a": 1}), &json!({"a": 1.0, "b": 2})));
+        assert!(!matches(&json!({"a": [1]}), &json!({"a": [1, 2]})));
+        assert!(path_within("/reservations/R-001/status", "/reservations/*"));
+        assert!(!path_within("/flights", "/flights/*/seats_left"));
+        assert!(!path_within("/flights/1/price", "/flights/*/seats_left"));
+    }
+}

@@ -1,0 +1,136 @@
+//! State-based oracles: checks over (S0, Sf), the collateral check, verdicts.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json::{self, Change};
+use crate::task::Task;
+
+/// A predicate over the final state (with the initial state for reference).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Check {
+    /// The value at a JSON pointer equals the expected value; `null`
+    /// expects the location to be absent.
+    Equals {
+        /// What the check asserts, for people.
+        name: String,
+        /// JSON pointer into the final state.
+        path: String,
+        /// The expected value.
+        expected: Value,
+    },
+    /// Exactly `expected` members of the collection (object or array) at a
+    /// JSON pointer match a pattern (see [`json::matches`]).
+    Count {
+        /// What the check asserts, for people.
+        name: String,
+        /// JSON pointer of the collection in the final state.
+        path: String,
+        /// The pattern members must match.
+        pattern: Value,
+        /// How many members must match.
+        expected: usize,
+    },
+}
+
+impl Check {
+    /// The value at `path` must equal `expected` (`null`: must be absent).
+    pub fn equals(name: impl Into<String>, path: impl Into<String>, expected: Value) -> Self {
+        Check::Equals { name: name.into(), path: path.into(), expected }
+    }
+
+    /// Exactly `expected` members of the collection at `path` must match `pattern`.
+    pub fn count(name: impl Into<String>, path: impl Into<String>, pattern: Value, expected: usize) -> Self {
+        Check::Count { name: name.into(), path: path.into(), pattern, expected }
+    }
+
+    /// Evaluates the check against a final state.
+    pub fn evaluate(&self, final_state: &Value) -> CheckOutcome {
+        match self {
+            Check::Equals { name, path, expected } => {
+                let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
+                let passed = json::matches(expected, &actual) && json::matches(&actual, expected);
+                CheckOutcome { name: name.clone(), passed, expected: expected.clone(), actual }
+            }
+            Check::Count { name, path, pattern, expected } => {
+                let found = json::members(final_state.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
+                CheckOutcome { name: name.clone(), passed: found == *expected, expected: Value::from(*expected), actual: Value::from(found) }
+            }
+        }
+    }
+}
+
+/// The name of the check every verdict ends with.
+pub const COLLATERAL_CHECK: &str = "collateral: nothing changed that the task did not ask for";
+
+/// The result of one check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOutcome {
+    /// What the check asserts.
+    pub name: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// The expected value.
+    pub expected: Value,
+    /// The value found.
+    pub actual: Value,
+}
+
+/// The oracle's judgement of an episode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// True when every check passed.
+    pub passed: bool,
+    /// Every check in the task's order, the collateral check last.
+    pub checks: Vec<CheckOutcome>,
+    /// What changed between S0 and Sf.
+    pub diff: Vec<Change>,
+    /// SHA-256 of S0's canonical JSON.
+    pub initial_state_hash: String,
+    /// SHA-256 of Sf's canonical JSON.
+    pub final_state_hash: String,
+}
+
+impl Verdict {
+    /// Judges a final state against a task's checks and its initial state.
+    pub fn judge(task: &Task, initial: &Value, final_state: &Value) -> Self {
+        let diff = json::diff(initial, final_state);
+        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate(final_state)).collect();
+        // Judge each change by its leaves, so that adding a whole record (or a
+        // day to a calendar) is allowed exactly when every field of it is.
+        let mut leaves = BTreeSet::new();
+        for change in &diff {
+            for value in [&change.before, &change.after].into_iter().flatten() {
+                json::leaf_paths(&change.path, value, &mut leaves);
+            }
+        }
+        let stray: Vec<Value> =
+            leaves.into_iter().filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p))).map(Value::from).collect();
+        checks.push(CheckOutcome {
+            name: COLLATERAL_CHECK.to_owned(),
+            passed: stray.is_empty(),
+            expected: Value::Array(Vec::new()),
+            actual: Value::Array(stray),
+        });
+        Verdict {
+            passed: checks.iter().all(|c| c.passed),
+            checks,
+            diff,
+            initial_state_hash: json::state_hash(initial),
+            final_state_hash: json::state_hash(final_state),
+        }
+    }
+
+    /// The checks that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &CheckOutcome> {
+        self.checks.iter().filter(|c| !c.passed)
+    }
+
+    /// The state diff as readable lines (`+` added, `-` removed, `~` changed).
+    pub fn diff_text(&self) -> String {
+        self.diff.iter().map(|c| format!("{c}\n")).collect()
+    }
+}

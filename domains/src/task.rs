@@ -1,0 +1,87 @@
+//! Tasks: what an agent is asked to do, from which state, and how the end
+//! state is judged.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::date::Date;
+use crate::oracle::Check;
+use crate::tool::ToolSpec;
+use crate::world::{Context, Domain, World};
+
+/// A named value in a task's description, e.g. `date = 2026-01-05`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Slot {
+    /// The slot's name, as written in the template (`{date}`).
+    pub name: &'static str,
+    /// Its value.
+    pub value: String,
+}
+
+/// One tool call of a reference solution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call {
+    /// The tool's name.
+    pub tool: &'static str,
+    /// The arguments, a JSON object.
+    pub arguments: Value,
+}
+
+impl Call {
+    /// A call of `tool` with `arguments`.
+    pub fn new(tool: &'static str, arguments: Value) -> Self {
+        Self { tool, arguments }
+    }
+}
+
+/// An agentic task τ = (d, S0, T, v).
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// Stable id such as `travel/cheapest-flight/001`.
+    pub id: String,
+    /// The task's domain, which fixes its tools.
+    pub domain: Domain,
+    /// Complexity level from the paper's Table 4: 1 or 2.
+    pub level: u8,
+    /// The description with `{slot}` placeholders.
+    pub template: &'static str,
+    /// The values the placeholders stand for.
+    pub slots: Vec<Slot>,
+    /// The episode's "today".
+    pub today: Date,
+    /// The initial state S0.
+    pub initial: World,
+    /// The calls a perfect agent makes.
+    pub reference: Vec<Call>,
+    /// Predicates over (S0, Sf), in the order the verdict lists them.
+    pub checks: Vec<Check>,
+    /// JSON-pointer patterns (`*` = any one segment) of what the task may
+    /// change; a change anywhere else fails the collateral check.
+    pub may_change: Vec<&'static str>,
+}
+
+impl Task {
+    /// The canonical description: the template with every slot filled in.
+    pub fn description(&self) -> String {
+        let mut text = self.template.to_owned();
+        for slot in &self.slots {
+            text = text.replace(&format!("{{{}}}", slot.name), &slot.value);
+        }
+        text
+    }
+
+    /// The value of a slot, if the task has it.
+    pub fn slot(&self, name: &str) -> Option<&str> {
+        self.slots.iter().find(|s| s.name == name).map(|s| s.value.as_str())
+    }
+
+    /// The tools an episode of the task offers.
+    pub fn tools(&self) -> &'static [ToolSpec] {
+        self.domain.tools()
+    }
+
+    /// What tool calls of an episode of this task may read besides the state.
+    pub fn context(&self) -> Context {
+        Context { today: self.today }
+    }
+}

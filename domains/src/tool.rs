@@ -1,0 +1,325 @@
+//! Tool descriptions and argument validation.
+//!
+//! A tool's parameters are declared once, as a list of [`Param`]s; the same
+//! list yields the JSON Schema handed to agents and the validation applied to
+//! every call, so the two cannot disagree. Validation checks the JSON shape
+//! (object, required fields, types, no unknown fields); what the values mean
+//! (a date that does not exist, an unknown flight) is a business rule, checked
+//! by the tool and reported as a [`DomainError`].
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// Most bytes of argument JSON a call may carry.
+pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;
+
+/// The JSON type of a parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum ParamType {
+    /// A JSON string.
+    String,
+    /// A JSON string, one of the listed values (checked by the tool, so the
+    /// agent gets a readable domain error).
+    OneOf(&'static [&'static str]),
+    /// A JSON number.
+    Number,
+    /// A JSON number with no fractional part.
+    Integer,
+    /// An array of strings.
+    StringList,
+    /// An array of objects, each with the given fields.
+    ObjectList(&'static [Param]),
+}
+
+/// One parameter of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// The argument's name.
+    pub name: &'static str,
+    /// Its JSON type.
+    pub ty: ParamType,
+    /// What it means, for the model.
+    pub description: &'static str,
+    /// Whether a call must carry it.
+    pub required: bool,
+}
+
+impl Param {
+    /// A parameter every call must carry.
+    pub const fn required(name: &'static str, ty: ParamType, description: &'static str) -> Self {
+        Self { name, ty, description, required: true }
+    }
+
+    /// A parameter a call may leave out (or send as `null`).
+    pub const fn optional(name: &'static str, ty: ParamType, description: &'static str) -> Self {
+        Self { name, ty, description, required: false }
+    }
+}
+
+/// A tool an episode offers.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// The function name, e.g. `book_meeting`.
+    pub name: &'static str,
+    /// What the tool does, for the model.
+    pub description: &'static str,
+    /// Its parameters.
+    pub params: &'static [Param],
+    /// Whether a call can change the episode's state.
+    pub mutates_state: bool,
+}
+
+impl ToolSpec {
+    /// Returns the JSON Schema of the tool's arguments, in the shape LLM
+    /// function-calling APIs accept.
+    pub fn parameters_schema(&self) -> Value {
+        object_schema(self.params)
+    }
+
+    /// Parses and validates a call's argument text. Empty text means `{}`.
+    pub fn parse_arguments(&self, text: &str) -> Result<Args, ArgError> {
+        if text.len() > MAX_ARGUMENTS_BYTES {
+            return Err(ArgError::new("", format!("arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")));
+        }
+        let value: Value = if text.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(text).map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
+        };
+        let Value::Object(map) = value else {
+            return Err(ArgError::new("", "arguments must be a json object"));
+        };
+        validate_object(self.params, &map, "")?;
+        Ok(Args(map))
+    }
+}
+
+fn object_schema(params: &[Param]) -> Value {
+    let properties: Map<String, Value> = params.iter().map(|p| (p.name.to_owned(), param_schema(p))).collect();
+    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn param_schema(param: &Param) -> Value {
+    let mut schema = match param.ty {
+        ParamType::String => json!({"type": "string"}),
+        ParamType::OneOf(values) => json!({"type": "string", "enum": values}),
+        ParamType::Number => json!({"type": "number"}),
+        ParamType::Integer => json!({"type": "integer"}),
+        ParamType::StringList => json!({"type": "array", "items": {"type": "string"}}),
+        ParamType::ObjectList(fields) => json!({"type": "array", "items": object_schema(fields)}),
+    };
+    schema["description"] = Value::from(param.description);
+    schema
+}
+
+fn validate_object(params: &[Param], map: &Map<String, Value>, prefix: &str) -> Result<(), ArgError> {
+    for key in map.keys() {
+        if !params.iter().any(|p| p.name == key) {
+            return Err(ArgError::new(format!("{prefix}{key}"), "unknown argument"));
+        }
+    }
+    for param in params {
+        let field = format!("{prefix}{}", param.name);
+        match map.get(param.name) {
+            None | Some(Value::Null) if param.required => return Err(ArgError::new(field, "missing required argument")),
+            None | Some(Value::Null) => {}
+            Some(value) => validate_value(param.ty, value, &field)?,
+        }
+    }
+    Ok(())
+}
+
+fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgError> {
+    let expected = match ty {
+        ParamType::String | ParamType::OneOf(_) if value.is_string() => return Ok(()),
+        ParamType::String | ParamType::OneOf(_) => "a string",
+        ParamType::Number if value.is_number() => return Ok(()),
+        ParamType::Number => "a number",
+        ParamType::Integer if as_integer(value).is_some() => return Ok(()),
+        ParamType::Integer => "an integer",
+        ParamType::StringList => match value.as_array() {
+            Some(items) => {
+                return match items.iter().position(|v| !v.is_string()) {
+                    None => Ok(()),
+                    Some(i) => Err(ArgError::new(format!("{field}[{i}]"), "must be a string")),
+                };
+            }
+            None => "an array of strings",
+        },
+        ParamType::ObjectList(fields) => match value.as_array() {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let Some(map) = item.as_object() else {
+                        return Err(ArgError::new(format!("{field}[{i}]"), "must be an object"));
+                    };
+                    validate_object(fields, map, &format!("{field}[{i}]."))?;
+                }
+                return Ok(());
+            }
+            None => "an array of objects",
+        },
+    };
+    Err(ArgError::new(field, format!("must be {expected}, got {}", json_type(value))))
+}
+
+fn as_integer(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| {
+        let f = value.as_f64()?;
+        // Models often write 2.0 for 2; anything with a fraction is not an integer.
+        (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+    })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A malformed call: the argument at fault and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("{}{message}", if field.is_empty() { String::new() } else { format!("{field}: ") })]
+pub struct ArgError {
+    /// The argument's name (with `[i].` paths inside lists); empty when the
+    /// whole argument text is at fault.
+    pub field: String,
+    /// Why the call was rejected, lowercase.
+    pub message: String,
+}
+
+impl ArgError {
+    /// Creates an error about one field.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { field: field.into(), message: message.into() }
+    }
+}
+
+/// Validated arguments of a call. The accessors never panic: validation has
+/// already checked the types, and absent optional arguments read as `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args(Map<String, Value>);
+
+impl Args {
+    /// Builds arguments from a JSON object without validation (for tests and
+    /// in-process callers that already hold a `Value`).
+    pub fn from_map(map: Map<String, Value>) -> Self {
+        Self(map)
+    }
+
+    /// The arguments as a JSON object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// A string argument; empty when absent.
+    pub fn str(&self, name: &str) -> &str {
+        self.opt_str(name).unwrap_or_default()
+    }
+
+    /// An optional string argument; `None` when absent, null or blank.
+    pub fn opt_str(&self, name: &str) -> Option<&str> {
+        self.0.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    }
+
+    /// An optional number argument.
+    pub fn opt_f64(&self, name: &str) -> Option<f64> {
+        self.0.get(name).and_then(Value::as_f64)
+    }
+
+    /// An optional integer argument.
+    pub fn opt_i64(&self, name: &str) -> Option<i64> {
+        self.0.get(name).and_then(as_integer)
+    }
+
+    /// A list argument; empty when absent.
+    pub fn list(&self, name: &str) -> &[Value] {
+        self.0.get(name).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// A broken business rule: an ordinary tool result the agent reads and acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct DomainError {
+    /// A stable upper-case code, e.g. `SLOT_TAKEN`.
+    pub code: &'static str,
+    /// A readable explanation, addressed to the agent.
+    pub message: String,
+}
+
+impl DomainError {
+    /// Creates a domain error.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+}
+
+/// What a tool returns: a JSON result, or a broken rule.
+pub type ToolResult = Result<Value, DomainError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const ITEM: &[Param] = &[
+        Param::required("sku", ParamType::String, "product"),
+        Param::required("quantity", ParamType::Integer, "how many"),
+    ];
+    const TOOL: ToolSpec = ToolSpec {
+        name: "t",
+        description: "d",
+        mutates_state: false,
+        params: &[
+            Param::required("date", ParamType::String, "a date"),
+            Param::optional("max", ParamType::Number, "a price"),
+            Param::optional("items", ParamType::ObjectList(ITEM), "items"),
+        ],
+    };
+
+    fn err(text: &str) -> ArgError {
+        TOOL.parse_arguments(text).unwrap_err()
+    }
+
+    #[test]
+    fn names_the_field_at_fault() {
+        assert_eq!(err("{").field, "");
+        assert_eq!(err("[]").message, "arguments must be a json object");
+        assert_eq!(err("{}"), ArgError::new("date", "missing required argument"));
+        assert_eq!(err(r#"{"date": null}"#).field, "date");
+        assert_eq!(err(r#"{"date": 3}"#), ArgError::new("date", "must be a string, got a number"));
+        assert_eq!(err(r#"{"date": "x", "when": 1}"#), ArgError::new("when", "unknown argument"));
+        assert_eq!(err(r#"{"date": "x", "max": "9"}"#).field, "max");
+        assert_eq!(
+            err(r#"{"date": "x", "items": [{"sku": "a", "quantity": 1.5}]}"#),
+            ArgError::new("items[0].quantity", "must be an integer, got a number")
+        );
+    }
+
+    #[test]
+    fn accepts_valid_arguments() {
+        let args = TOOL.parse_arguments(r#"{"date": "2026-01-01", "max": null, "items": [{"sku": "a", "quantity": 2.0}]}"#).unwrap();
+        assert_eq!(args.str("date"), "2026-01-01");
+        assert_eq!(args.opt_f64("max"), None);
+        assert_eq!(args.list("items")[0]["quantity"], json!(2.0));
+    }
+
+    #[test]
+    fn schema_lists_required_fields_and_forbids_others() {
+        let schema = TOOL.parameters_schema();
+        assert_eq!(schema["required"], json!(["date"]));
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(schema["properties"]["items"]["items"]["required"], json!(["sku", "quantity"]));
+    }
+}

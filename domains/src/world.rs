@@ -1,0 +1,140 @@
+//! The four domains and the state of one episode's world.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::date::Date;
+use crate::tool::{Args, ToolResult, ToolSpec};
+use crate::{ecommerce, scheduling, support, travel};
+
+/// What a domain's state type provides: its tools and their semantics.
+///
+/// A call is a pure transition of the state. A call that returns a
+/// [`crate::DomainError`] may leave the state half-changed; the episode
+/// restores it, so a rejected call never changes anything.
+pub(crate) trait DomainState: Clone + PartialEq + Serialize {
+    /// The tools of the domain, in the order agents see them.
+    const TOOLS: &'static [ToolSpec];
+
+    /// Applies one validated call.
+    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult;
+}
+
+/// What a tool call may read besides the state: fixed per episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context {
+    /// The episode's "today": the date relative phrases and time windows
+    /// are measured from.
+    pub today: Date,
+}
+
+/// One of the four simulated domains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Domain {
+    /// Calendar management.
+    Scheduling,
+    /// Flight search and booking.
+    Travel,
+    /// Support tickets, knowledge base and escalation.
+    Support,
+    /// Catalog, orders, coupons and returns.
+    Ecommerce,
+}
+
+impl Domain {
+    /// Every domain, in a fixed order.
+    pub const ALL: [Domain; 4] = [Domain::Scheduling, Domain::Travel, Domain::Support, Domain::Ecommerce];
+
+    /// The domain's lowercase name, as used in task ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Domain::Scheduling => "scheduling",
+            Domain::Travel => "travel",
+            Domain::Support => "support",
+            Domain::Ecommerce => "ecommerce",
+        }
+    }
+
+    /// Parses a domain name (as [`Domain::name`] writes it).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The domain's tools.
+    pub fn tools(self) -> &'static [ToolSpec] {
+        match self {
+            Domain::Scheduling => scheduling::State::TOOLS,
+            Domain::Travel => travel::State::TOOLS,
+            Domain::Support => support::State::TOOLS,
+            Domain::Ecommerce => ecommerce::State::TOOLS,
+        }
+    }
+
+    /// Finds one of the domain's tools by name.
+    pub fn tool(self, name: &str) -> Option<&'static ToolSpec> {
+        self.tools().iter().find(|t| t.name == name)
+    }
+}
+
+impl std::fmt::Display for Domain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The state of one episode's world, in one of the domains.
+#[derive(Debug, Clone, PartialEq)]
+pub enum World {
+    /// A calendar.
+    Scheduling(scheduling::State),
+    /// Flights and reservations.
+    Travel(travel::State),
+    /// Tickets and a knowledge base.
+    Support(support::State),
+    /// A shop.
+    Ecommerce(ecommerce::State),
+}
+
+impl World {
+    /// The world's domain.
+    pub fn domain(&self) -> Domain {
+        match self {
+            World::Scheduling(_) => Domain::Scheduling,
+            World::Travel(_) => Domain::Travel,
+            World::Support(_) => Domain::Support,
+            World::Ecommerce(_) => Domain::Ecommerce,
+        }
+    }
+
+    /// The state as JSON: what the oracle judges, diffs and hashes.
+    pub fn to_json(&self) -> Value {
+        let value = match self {
+            World::Scheduling(s) => serde_json::to_value(s),
+            World::Travel(s) => serde_json::to_value(s),
+            World::Support(s) => serde_json::to_value(s),
+            World::Ecommerce(s) => serde_json::to_value(s),
+        };
+        // The states are plain structs of strings, numbers and ordered maps.
+        value.unwrap_or(Value::Null)
+    }
+
+    /// Applies one validated call of one of the domain's tools. On a domain
+    /// error the state is left exactly as it was.
+    pub fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+        fn transact<S: DomainState>(state: &mut S, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+            let before = state.clone();
+            let result = state.call(tool, args, ctx);
+            if result.is_err() {
+                *state = before;
+            }
+            result
+        }
+        match self {
+            World::Scheduling(s) => transact(s, tool, args, ctx),
+            World::Travel(s) => transact(s, tool, args, ctx),
+            World::Support(s) => transact(s, tool, args, ctx),
+            World::Ecommerce(s) => transact(s, tool, args, ctx),
+        }
+    }
+}

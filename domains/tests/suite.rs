@@ -1,0 +1,58 @@
+//! Properties every task of the verified suite must have.
+
+use std::collections::BTreeSet;
+
+use toolenv_domains::agent::SelfCheck;
+use toolenv_domains::{Domain, Episode, Outcome, suite};
+
+#[test]
+fn suite_has_five_tasks_per_domain_covering_both_levels() {
+    let ids: BTreeSet<&str> = suite().iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids.len(), suite().len(), "task ids are unique");
+    for domain in Domain::ALL {
+        let tasks: Vec<_> = suite().iter().filter(|t| t.domain == domain).collect();
+        assert_eq!(tasks.len(), 5, "{domain} has five tasks");
+        for level in [1, 2] {
+            assert!(tasks.iter().any(|t| t.level == level), "{domain} has a level {level} task");
+        }
+        for task in &tasks {
+            assert!(task.id.starts_with(&format!("{domain}/")), "{} is named after its domain", task.id);
+            assert_eq!(task.initial.domain(), domain, "{} starts in its own domain", task.id);
+            assert!(!task.description().contains('{'), "{} has every slot filled: {}", task.id, task.description());
+        }
+    }
+    assert!(suite().iter().map(|t| t.tools().len()).collect::<Vec<_>>().len() == 20);
+    let tools: usize = Domain::ALL.iter().map(|d| d.tools().len()).sum();
+    assert!(tools >= 25, "{tools} tools in all");
+}
+
+#[test]
+fn every_oracle_passes_the_reference_and_fails_inaction_and_random_agents() {
+    let mut problems = Vec::new();
+    for task in suite() {
+        let check = SelfCheck::run(task);
+        problems.extend(check.problems().into_iter().map(|p| format!("{}: {p}", task.id)));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn reference_calls_never_meet_a_domain_error() {
+    for task in suite() {
+        let mut episode = Episode::new(task, 0, 0);
+        for call in &task.reference {
+            let record = episode.call(call.tool, &call.arguments.to_string()).expect("reference calls are well formed");
+            assert!(matches!(record.outcome, Outcome::Result(_)), "{} {}: {:?}", task.id, call.tool, record.outcome);
+        }
+    }
+}
+
+#[test]
+fn same_calls_give_identical_trajectories() {
+    for task in suite() {
+        let calls = toolenv_domains::agent::random_calls(task, 11, 30);
+        let a = toolenv_domains::agent::play(task, 11, 1, &calls);
+        let b = toolenv_domains::agent::play(task, 11, 1, &calls);
+        assert_eq!(serde_json::to_string(a.trajectory()).unwrap(), serde_json::to_string(b.trajectory()).unwrap());
+    }
+}
