@@ -38,7 +38,10 @@ pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let mut pool = Vec::new();
     collect_strings(&task.initial.to_json(), &mut pool);
     pool.extend((-3..30).map(|d| task.today.add_days(d).to_string()));
-    pool.extend(["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"].map(String::from));
+    pool.extend(
+        ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]
+            .map(String::from),
+    );
     let tools = task.tools();
     (0..count)
         .map(|_| {

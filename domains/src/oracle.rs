@@ -57,7 +57,12 @@ impl Check {
             }
             Check::Count { name, path, pattern, expected } => {
                 let found = json::members(final_state.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
-                CheckOutcome { name: name.clone(), passed: found == *expected, expected: Value::from(*expected), actual: Value::from(found) }
+                CheckOutcome {
+                    name: name.clone(),
+                    passed: found == *expected,
+                    expected: Value::from(*expected),
+                    actual: Value::from(found),
+                }
             }
         }
     }

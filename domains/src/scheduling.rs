@@ -154,7 +154,10 @@ impl State {
             return Err(DomainError::new("DATE_IN_PAST", format!("{date} is before today ({})", ctx.today)));
         }
         if day.weekday() >= 5 {
-            return Err(DomainError::new("OUTSIDE_BUSINESS_HOURS", format!("{date} is a weekend day; meetings are booked Monday to Friday")));
+            return Err(DomainError::new(
+                "OUTSIDE_BUSINESS_HOURS",
+                format!("{date} is a weekend day; meetings are booked Monday to Friday"),
+            ));
         }
         if let Some(topic) = self.calendar.get(&date).and_then(|d| d.get(&time)) {
             return Err(DomainError::new("SLOT_TAKEN", format!("{time} on {date} is already booked ('{topic}')")));
@@ -182,12 +185,14 @@ fn no_meeting(date: &str, time: &str) -> DomainError {
 }
 
 fn parse_date(text: &str, field: &str) -> Result<String, DomainError> {
-    let date = Date::parse(text.trim()).ok_or_else(|| DomainError::new("INVALID_DATE", format!("{field} '{text}' is not a date in YYYY-MM-DD form")))?;
+    let date = Date::parse(text.trim())
+        .ok_or_else(|| DomainError::new("INVALID_DATE", format!("{field} '{text}' is not a date in YYYY-MM-DD form")))?;
     Ok(date.to_string())
 }
 
 fn parse_slot(text: &str) -> Result<String, DomainError> {
-    let minutes = parse_time(text.trim()).ok_or_else(|| DomainError::new("INVALID_TIME", format!("time '{text}' is not HH:MM (24-hour)")))?;
+    let minutes =
+        parse_time(text.trim()).ok_or_else(|| DomainError::new("INVALID_TIME", format!("time '{text}' is not HH:MM (24-hour)")))?;
     if minutes % 60 != 0 || !(FIRST_START..=LAST_START).contains(&minutes) {
         return Err(DomainError::new(
             "OUTSIDE_BUSINESS_HOURS",
@@ -270,7 +275,10 @@ pub(crate) fn tasks() -> Vec<Task> {
             reference: vec![
                 Call::new("check_calendar", json!({"date": "2026-01-12"})),
                 Call::new("check_availability", json!({"date": "2026-01-13", "time": "09:00"})),
-                Call::new("reschedule_meeting", json!({"date": "2026-01-12", "time": "15:00", "new_date": "2026-01-13", "new_time": "11:00"})),
+                Call::new(
+                    "reschedule_meeting",
+                    json!({"date": "2026-01-12", "time": "15:00", "new_date": "2026-01-13", "new_time": "11:00"}),
+                ),
             ],
             checks: vec![
                 Check::equals("'Client call' moved to 2026-01-13 at 11:00", "/calendar/2026-01-13/11:00", json!("Client call")),
@@ -342,7 +350,11 @@ mod tests {
         let mut s = State::default();
         call(&mut s, "book_meeting", json!({"date": "2026-01-05", "time": "10:00", "topic": "A"})).unwrap();
         assert_eq!(code(call(&mut s, "cancel_meeting", json!({"date": "2026-01-05", "time": "11:00"}))), "NO_SUCH_MEETING");
-        let moved = call(&mut s, "reschedule_meeting", json!({"date": "2026-01-05", "time": "10:00", "new_date": "2026-01-06", "new_time": "09:00"}));
+        let moved = call(
+            &mut s,
+            "reschedule_meeting",
+            json!({"date": "2026-01-05", "time": "10:00", "new_date": "2026-01-06", "new_time": "09:00"}),
+        );
         assert_eq!(moved.unwrap()["rescheduled"]["to"], json!({"date": "2026-01-06", "time": "09:00"}));
         assert_eq!(serde_json::to_value(&s).unwrap(), json!({"calendar": {"2026-01-06": {"09:00": "A"}}}));
         call(&mut s, "cancel_meeting", json!({"date": "2026-01-06", "time": "09:00"})).unwrap();

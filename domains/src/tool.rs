@@ -273,10 +273,8 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    const ITEM: &[Param] = &[
-        Param::required("sku", ParamType::String, "product"),
-        Param::required("quantity", ParamType::Integer, "how many"),
-    ];
+    const ITEM: &[Param] =
+        &[Param::required("sku", ParamType::String, "product"), Param::required("quantity", ParamType::Integer, "how many")];
     const TOOL: ToolSpec = ToolSpec {
         name: "t",
         description: "d",

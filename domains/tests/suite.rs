@@ -21,7 +21,7 @@ fn suite_has_five_tasks_per_domain_covering_both_levels() {
             assert!(!task.description().contains('{'), "{} has every slot filled: {}", task.id, task.description());
         }
     }
-    assert!(suite().iter().map(|t| t.tools().len()).collect::<Vec<_>>().len() == 20);
+    assert_eq!(suite().len(), 20);
     let tools: usize = Domain::ALL.iter().map(|d| d.tools().len()).sum();
     assert!(tools >= 25, "{tools} tools in all");
 }
