@@ -1,1 +1,153 @@
+//! The toolenv wire contract (`toolenv.v1`): generated messages, client and
+//! server stubs, the encoded descriptor set for reflection, and conversions
+//! from the domain types.
+#![forbid(unsafe_code)]
 
+use toolenv_domains as domains;
+
+/// Generated code of the `toolenv.v1` protobuf package.
+#[allow(missing_docs, missing_debug_implementations, clippy::all)]
+pub mod pb {
+    tonic::include_proto!("toolenv.v1");
+
+    /// The encoded `FileDescriptorSet` of `toolenv.v1`, for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("toolenv_v1_descriptor");
+}
+
+/// The fully qualified name of the service, as health checks name it.
+pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
+
+impl From<domains::Domain> for pb::Domain {
+    fn from(domain: domains::Domain) -> Self {
+        match domain {
+            domains::Domain::Scheduling => pb::Domain::Scheduling,
+            domains::Domain::Travel => pb::Domain::Travel,
+            domains::Domain::Support => pb::Domain::Support,
+            domains::Domain::Ecommerce => pb::Domain::Ecommerce,
+        }
+    }
+}
+
+impl pb::Domain {
+    /// The domain this wire value names; `None` for `DOMAIN_UNSPECIFIED`.
+    pub fn to_domain(self) -> Option<domains::Domain> {
+        match self {
+            pb::Domain::Unspecified => None,
+            pb::Domain::Scheduling => Some(domains::Domain::Scheduling),
+            pb::Domain::Travel => Some(domains::Domain::Travel),
+            pb::Domain::Support => Some(domains::Domain::Support),
+            pb::Domain::Ecommerce => Some(domains::Domain::Ecommerce),
+        }
+    }
+}
+
+impl From<&domains::ToolSpec> for pb::ToolSpec {
+    fn from(tool: &domains::ToolSpec) -> Self {
+        pb::ToolSpec {
+            name: tool.name.to_owned(),
+            description: tool.description.to_owned(),
+            parameters_json_schema: tool.parameters_schema().to_string(),
+            mutates_state: tool.mutates_state,
+        }
+    }
+}
+
+impl From<&domains::Task> for pb::TaskSummary {
+    fn from(task: &domains::Task) -> Self {
+        pb::TaskSummary {
+            id: task.id.clone(),
+            domain: pb::Domain::from(task.domain).into(),
+            level: task.level.into(),
+            description: task.description(),
+        }
+    }
+}
+
+impl From<&domains::Task> for pb::Task {
+    fn from(task: &domains::Task) -> Self {
+        pb::Task {
+            summary: Some(task.into()),
+            tools: task.tools().iter().map(Into::into).collect(),
+            today: task.today.to_string(),
+            initial_state_json: domains::json::canonical(&task.initial.to_json()),
+        }
+    }
+}
+
+impl From<&domains::DomainError> for pb::DomainError {
+    fn from(error: &domains::DomainError) -> Self {
+        pb::DomainError { code: error.code.to_owned(), message: error.message.clone() }
+    }
+}
+
+impl From<&domains::Verdict> for pb::Verdict {
+    fn from(verdict: &domains::Verdict) -> Self {
+        let json = |value: &Option<serde_json::Value>| value.as_ref().map(domains::json::canonical).unwrap_or_default();
+        pb::Verdict {
+            passed: verdict.passed,
+            checks: verdict
+                .checks
+                .iter()
+                .map(|c| pb::Check {
+                    name: c.name.clone(),
+                    passed: c.passed,
+                    expected_json: domains::json::canonical(&c.expected),
+                    actual_json: domains::json::canonical(&c.actual),
+                })
+                .collect(),
+            state_diff: verdict
+                .diff
+                .iter()
+                .map(|c| pb::StateChange { path: c.path.clone(), before_json: json(&c.before), after_json: json(&c.after) })
+                .collect(),
+            state_diff_text: verdict.diff_text(),
+            final_state_hash: verdict.final_state_hash.clone(),
+            initial_state_hash: verdict.initial_state_hash.clone(),
+        }
+    }
+}
+
+impl From<&domains::CallRecord> for pb::ToolCallRecord {
+    fn from(record: &domains::CallRecord) -> Self {
+        use pb::tool_call_record::Outcome;
+        let outcome = match &record.outcome {
+            domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
+            domains::Outcome::Error(error) => Outcome::Error(error.into()),
+            domains::Outcome::Invalid(error) => Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() }),
+        };
+        pb::ToolCallRecord {
+            index: record.index,
+            tool_name: record.tool.clone(),
+            arguments_json: record.arguments.clone(),
+            outcome: Some(outcome),
+            state_changed: record.state_changed,
+        }
+    }
+}
+
+impl From<&domains::CallRecord> for pb::CallToolResponse {
+    fn from(record: &domains::CallRecord) -> Self {
+        use pb::call_tool_response::Outcome;
+        let outcome = match &record.outcome {
+            domains::Outcome::Result(value) => Some(Outcome::ResultJson(domains::json::canonical(value))),
+            domains::Outcome::Error(error) => Some(Outcome::Error(error.into())),
+            // Invalid calls are answered with a status, never with a response.
+            domains::Outcome::Invalid(_) => None,
+        };
+        pb::CallToolResponse { call_index: record.index, outcome }
+    }
+}
+
+impl From<&domains::Trajectory> for pb::Trajectory {
+    fn from(trajectory: &domains::Trajectory) -> Self {
+        pb::Trajectory {
+            task_id: trajectory.task_id.clone(),
+            seed: trajectory.seed,
+            trial: trajectory.trial,
+            description: trajectory.description.clone(),
+            today: trajectory.today.clone(),
+            calls: trajectory.calls.iter().map(Into::into).collect(),
+            verdict: trajectory.verdict.as_ref().map(Into::into),
+        }
+    }
+}

@@ -1,1 +1,172 @@
+//! The toolenv gRPC server: hosts episodes of the suite's tasks for agents
+//! in any language, with health checks and server reflection.
+//!
+//! Start one inside a test, on an ephemeral loopback port, with one call:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolenv::pb::{self, tool_env_client::ToolEnvClient};
+//!
+//! let server = toolenv_server::RunningServer::start(toolenv_server::Config::default()).await?;
+//! let mut client = ToolEnvClient::connect(server.url()).await?;
+//! let tasks = client.list_tasks(pb::ListTasksRequest::default()).await?.into_inner().tasks;
+//! assert_eq!(tasks.len(), 20);
+//! server.shutdown().await?;
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+use toolenv::pb::tool_env_server::ToolEnvServer;
+
+mod error;
+mod registry;
+mod service;
+
+pub use error::Error;
+pub use service::ToolEnvService;
+
+/// Limits and timeouts of a server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Most episodes held at once, live or finished (finished ones stay
+    /// readable until they expire).
+    pub max_episodes: usize,
+    /// Most tool calls one episode accepts.
+    pub max_calls_per_episode: u32,
+    /// Most bytes of argument JSON in one call.
+    pub max_argument_bytes: usize,
+    /// An episode untouched for this long is dropped.
+    pub episode_idle_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            max_episodes: 100_000,
+            max_calls_per_episode: toolenv_domains::DEFAULT_MAX_CALLS,
+            max_argument_bytes: toolenv_domains::MAX_ARGUMENTS_BYTES,
+            episode_idle_timeout: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// A server running in the background of this process.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+/// Why a server could not start or stopped badly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    /// The reflection service could not be built.
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The transport failed.
+    #[error("server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The server task panicked or was cancelled.
+    #[error("server task ended abnormally: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+impl RunningServer {
+    /// Starts a server on an ephemeral port of 127.0.0.1.
+    pub async fn start(config: Config) -> Result<Self, ServeError> {
+        Self::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config).await
+    }
+
+    /// Starts a server on `addr`. The socket is bound before this returns,
+    /// so clients can connect at once.
+    pub async fn bind(addr: SocketAddr, config: Config) -> Result<Self, ServeError> {
+        let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
+        let (shutdown, signal) = oneshot::channel::<()>();
+        let router = router(config).await?;
+        let task = tokio::spawn(router.serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+            // A dropped handle stops the server too.
+            let _ = signal.await;
+        }));
+        tracing::info!(%addr, "toolenv server listening");
+        Ok(Self { addr, shutdown, task })
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL clients connect to, e.g. `http://127.0.0.1:50051`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting requests, lets the ones in flight finish, and waits.
+    pub async fn shutdown(self) -> Result<(), ServeError> {
+        let _ = self.shutdown.send(());
+        self.task.await??;
+        Ok(())
+    }
+}
+
+/// Builds the services and the transport settings, each with its reason.
+async fn router(config: Config) -> Result<tonic::transport::server::Router, ServeError> {
+    let idle_timeout = config.episode_idle_timeout;
+    let service = ToolEnvService::new(config);
+    spawn_expiry(service.registry(), idle_timeout);
+
+    // Health: load balancers and orchestrators probe grpc.health.v1.
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<ToolEnvServer<ToolEnvService>>().await;
+    // Reflection: generic clients (grpcurl, Postman) discover the API without the .proto.
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(toolenv::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(toolenv::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    Ok(tonic::transport::Server::builder()
+        // Tool calls are small request/response pairs: send them at once.
+        .tcp_nodelay(true)
+        // Notice agents that vanished without closing their connection.
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(reflection_alpha)
+        .add_service(ToolEnvServer::new(service)))
+}
+
+/// Drops idle episodes in the background until the service is gone.
+fn spawn_expiry(registry: &std::sync::Arc<registry::Registry>, idle_timeout: Duration) {
+    let registry = std::sync::Arc::downgrade(registry);
+    let period = (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(period);
+        loop {
+            ticker.tick().await;
+            let Some(registry) = registry.upgrade() else { break };
+            let expired = registry.expire(idle_timeout);
+            if expired > 0 {
+                tracing::info!(expired, live = registry.len(), "expired idle episodes");
+            }
+        }
+    });
+}

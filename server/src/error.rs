@@ -1,0 +1,84 @@
+//! Why a request failed, and the one place that maps it to a gRPC status.
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+use toolenv_domains::ArgError;
+
+/// A request the server refuses. Broken business rules are not errors:
+/// they are ordinary tool results.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A required request field is empty.
+    #[error("{0} is required")]
+    MissingField(&'static str),
+    /// A request field has a value the server does not accept.
+    #[error("{field}: {message}")]
+    InvalidField { field: &'static str, message: String },
+    /// No task has this id.
+    #[error("task '{0}' not found")]
+    UnknownTask(String),
+    /// No live episode has this id.
+    #[error("episode not found (it may have expired or never existed)")]
+    UnknownEpisode(String),
+    /// The episode's task has no such tool.
+    #[error("unknown tool '{tool}'; this episode's tools are: {available}")]
+    UnknownTool { tool: String, available: String },
+    /// The tool's arguments are malformed.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(ArgError),
+    /// The episode is finished.
+    #[error("episode is finished; start a new episode to call tools again")]
+    EpisodeFinished,
+    /// The episode has had all the calls it accepts.
+    #[error("episode reached its limit of {0} tool calls")]
+    CallLimit(u32),
+    /// The server holds as many episodes as it accepts.
+    #[error("server holds its limit of {0} episodes; finish or abandon some (idle ones expire), or raise --max-episodes")]
+    TooManyEpisodes(usize),
+    /// The server itself failed.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        match error {
+            // The client left out a field it must send.
+            Error::MissingField(field) => {
+                Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
+            }
+            // The client sent a value outside what the field accepts.
+            Error::InvalidField { field, .. } => {
+                Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
+            }
+            // The client named a task that does not exist.
+            Error::UnknownTask(id) => {
+                Status::with_error_details(Code::NotFound, message, ErrorDetails::with_resource_info("task", id, "", "no such task in the suite"))
+            }
+            // The client named an episode that does not (or no longer) exist.
+            Error::UnknownEpisode(id) => Status::with_error_details(
+                Code::NotFound,
+                message,
+                ErrorDetails::with_resource_info("episode", id, "", "episodes expire after being idle"),
+            ),
+            // The client named a tool the episode does not offer.
+            Error::UnknownTool { tool, .. } => {
+                Status::with_error_details(Code::NotFound, message, ErrorDetails::with_resource_info("tool", tool, "", "not a tool of this episode"))
+            }
+            // The client's arguments do not fit the tool's schema; name the field.
+            Error::InvalidArguments(arg) => {
+                let field = if arg.field.is_empty() { "arguments_json".to_owned() } else { format!("arguments_json.{}", arg.field) };
+                Status::with_error_details(Code::InvalidArgument, message, ErrorDetails::with_bad_request_violation(field, arg.message))
+            }
+            // The episode is over; calling on is a client bug, not a retryable condition.
+            Error::EpisodeFinished => Status::failed_precondition(message),
+            // A per-episode quota is used up.
+            Error::CallLimit(_) => Status::resource_exhausted(message),
+            // A server-wide quota is used up.
+            Error::TooManyEpisodes(_) => Status::resource_exhausted(message),
+            // Not the client's doing.
+            Error::Internal(_) => Status::internal(message),
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Live episodes, sharded so that no lock is shared by all episodes.
+//!
+//! A request locks one shard just long enough to find its episode, then
+//! locks that episode alone; no lock is ever held across an `.await`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use toolenv_domains::Episode;
+
+use crate::error::Error;
+
+const SHARDS: usize = 64;
+
+/// A live episode and when it was last used.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) episode: Episode,
+    last_used: Instant,
+}
+
+type Shared = Arc<Mutex<Entry>>;
+
+/// Episodes by id.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    shards: Box<[Mutex<HashMap<String, Shared>>]>,
+    len: AtomicUsize,
+    max_episodes: usize,
+}
+
+impl Registry {
+    pub(crate) fn new(max_episodes: usize) -> Self {
+        Self { shards: (0..SHARDS).map(|_| Mutex::default()).collect(), len: AtomicUsize::new(0), max_episodes }
+    }
+
+    /// How many episodes are held.
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Stores a new episode under a fresh, unguessable id.
+    pub(crate) fn insert(&self, episode: Episode) -> Result<String, Error> {
+        // Reserve a place first, so concurrent creations cannot overshoot the limit.
+        if self.len.fetch_add(1, Ordering::AcqRel) >= self.max_episodes {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::TooManyEpisodes(self.max_episodes));
+        }
+        let Some(id) = new_episode_id() else {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::Internal("the operating system's random number generator failed"));
+        };
+        let entry = Arc::new(Mutex::new(Entry { episode, last_used: Instant::now() }));
+        self.shard(&id).lock().insert(id.clone(), entry);
+        Ok(id)
+    }
+
+    /// Runs `f` on an episode, marking it used.
+    pub(crate) fn with<T>(&self, id: &str, f: impl FnOnce(&mut Episode) -> T) -> Result<T, Error> {
+        let entry = self.shard(id).lock().get(id).cloned().ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+        let mut entry = entry.lock();
+        entry.last_used = Instant::now();
+        Ok(f(&mut entry.episode))
+    }
+
+    /// Drops episodes idle for longer than `idle`; returns how many.
+    pub(crate) fn expire(&self, idle: Duration) -> usize {
+        let now = Instant::now();
+        let mut removed = 0;
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            let before = shard.len();
+            // An episode busy in a call is in use, not idle: skip it.
+            shard.retain(|_, entry| entry.try_lock().is_none_or(|e| now.duration_since(e.last_used) < idle));
+            removed += before - shard.len();
+        }
+        self.len.fetch_sub(removed, Ordering::AcqRel);
+        removed
+    }
+
+    fn shard(&self, id: &str) -> &Mutex<HashMap<String, Shared>> {
+        // Ids are random, so their first bytes spread evenly over the shards.
+        let index = id.bytes().take(8).fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
+        &self.shards[index % SHARDS]
+    }
+}
+
+/// 128 random bits from the operating system, as `ep-` and 32 hex digits.
+fn new_episode_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    let mut id = String::with_capacity(35);
+    id.push_str("ep-");
+    for b in bytes {
+        id.push_str(&format!("{b:02x}"));
+    }
+    Some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn episode() -> Episode {
+        Episode::new(&toolenv_domains::suite()[0], 0, 0)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn enforces_the_limit_and_expires_idle_episodes() {
+        let registry = Registry::new(2);
+        let a = registry.insert(episode()).unwrap();
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let b = registry.insert(episode()).unwrap();
+        assert_ne!(a, b);
+        assert!(matches!(registry.insert(episode()), Err(Error::TooManyEpisodes(2))));
+        tokio::time::advance(Duration::from_secs(40)).await;
+        assert_eq!(registry.expire(Duration::from_secs(60)), 1, "only the episode idle for 70 s expires");
+        assert!(matches!(registry.with(&a, |_| ()), Err(Error::UnknownEpisode(_))));
+        assert!(registry.with(&b, |_| ()).is_ok());
+        assert_eq!(registry.len(), 1);
+        registry.insert(episode()).unwrap();
+    }
+}
