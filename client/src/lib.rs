@@ -1,1 +1,145 @@
+//! A typed client for the toolenv server, the built-in agents, and an
+//! episode runner that plays one episode over gRPC.
 #![forbid(unsafe_code)]
+
+use std::time::Duration;
+
+use tonic::transport::{Channel, Endpoint};
+use toolenv::pb::{self, tool_env_client::ToolEnvClient};
+use toolenv_domains::Call;
+
+/// Why a client request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL is not a valid endpoint.
+    #[error("invalid server url '{url}': {source}")]
+    InvalidUrl { url: String, source: tonic::transport::Error },
+    /// The server could not be reached.
+    #[error("cannot connect to {url}: {source}")]
+    Connect { url: String, source: tonic::transport::Error },
+    /// The server answered with an error status.
+    #[error("{}: {}", .0.code(), .0.message())]
+    Status(#[from] tonic::Status),
+    /// A built-in agent cannot play this task.
+    #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
+    UnknownTask(String),
+}
+
+/// A connection to a toolenv server.
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: ToolEnvClient<Channel>,
+}
+
+impl Client {
+    /// Connects to a server, e.g. `http://127.0.0.1:50051`.
+    pub async fn connect(url: &str) -> Result<Self, ClientError> {
+        let endpoint = Endpoint::from_shared(url.to_owned())
+            .map_err(|source| ClientError::InvalidUrl { url: url.to_owned(), source })?
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true);
+        let channel = endpoint.connect().await.map_err(|source| ClientError::Connect { url: url.to_owned(), source })?;
+        Ok(Self { inner: ToolEnvClient::new(channel) })
+    }
+
+    /// The generated stub, for requests this wrapper does not cover.
+    pub fn raw(&mut self) -> &mut ToolEnvClient<Channel> {
+        &mut self.inner
+    }
+
+    /// Lists the suite's tasks, optionally of one domain and level.
+    pub async fn list_tasks(&mut self, domain: Option<toolenv_domains::Domain>, level: Option<u8>) -> Result<Vec<pb::TaskSummary>, ClientError> {
+        let domain = domain.map_or(pb::Domain::Unspecified, pb::Domain::from);
+        let request = pb::ListTasksRequest { domain: domain.into(), level: level.map_or(0, u32::from) };
+        Ok(self.inner.list_tasks(request).await?.into_inner().tasks)
+    }
+
+    /// Returns one task in full, with its tools' schemas.
+    pub async fn get_task(&mut self, task_id: &str) -> Result<pb::Task, ClientError> {
+        Ok(self.inner.get_task(pb::GetTaskRequest { task_id: task_id.to_owned() }).await?.into_inner())
+    }
+
+    /// Starts an episode of a task.
+    pub async fn create_episode(&mut self, task_id: &str, seed: u64, trial: u32) -> Result<pb::Episode, ClientError> {
+        let request = pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial };
+        Ok(self.inner.create_episode(request).await?.into_inner())
+    }
+
+    /// Calls one tool with JSON argument text.
+    pub async fn call_tool(&mut self, episode_id: &str, tool_name: &str, arguments_json: &str) -> Result<pb::CallToolResponse, ClientError> {
+        let request =
+            pb::CallToolRequest { episode_id: episode_id.to_owned(), tool_name: tool_name.to_owned(), arguments_json: arguments_json.to_owned() };
+        Ok(self.inner.call_tool(request).await?.into_inner())
+    }
+
+    /// Finishes an episode and returns the verdict.
+    pub async fn finish_episode(&mut self, episode_id: &str) -> Result<pb::Verdict, ClientError> {
+        Ok(self.inner.finish_episode(pb::FinishEpisodeRequest { episode_id: episode_id.to_owned() }).await?.into_inner())
+    }
+
+    /// Returns an episode's trajectory.
+    pub async fn trajectory(&mut self, episode_id: &str) -> Result<pb::Trajectory, ClientError> {
+        Ok(self.inner.get_trajectory(pb::GetTrajectoryRequest { episode_id: episode_id.to_owned() }).await?.into_inner())
+    }
+}
+
+/// The agents built into the client, which need no model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Plays the task's reference solution: what a perfect agent does.
+    Reference,
+    /// Makes seeded random calls with plausible arguments; should fail every task.
+    Random,
+    /// Does nothing and finishes; should fail every task.
+    Idle,
+}
+
+impl Agent {
+    /// The agent's name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Reference => "reference",
+            Agent::Random => "random",
+            Agent::Idle => "idle",
+        }
+    }
+
+    /// The calls this agent makes on a task.
+    fn calls(self, task: &toolenv_domains::Task, seed: u64) -> Vec<Call> {
+        match self {
+            Agent::Reference => task.reference.clone(),
+            Agent::Random => toolenv_domains::agent::random_calls(task, seed, toolenv_domains::agent::RANDOM_AGENT_CALLS),
+            Agent::Idle => Vec::new(),
+        }
+    }
+}
+
+/// One episode played to its end.
+#[derive(Debug, Clone)]
+pub struct EpisodeOutcome {
+    /// The task played.
+    pub task_id: String,
+    /// The oracle's verdict.
+    pub verdict: pb::Verdict,
+    /// The whole trajectory, verdict included.
+    pub trajectory: pb::Trajectory,
+}
+
+/// Plays one episode of `task_id` with a built-in agent, over gRPC.
+///
+/// A call the server rejects as malformed (the random agent makes some) is
+/// part of the episode, not a failure of the run; any other error status is.
+pub async fn play_episode(client: &mut Client, agent: Agent, task_id: &str, seed: u64, trial: u32) -> Result<EpisodeOutcome, ClientError> {
+    let task = toolenv_domains::task(task_id).ok_or_else(|| ClientError::UnknownTask(task_id.to_owned()))?;
+    let episode = client.create_episode(task_id, seed, trial).await?;
+    for call in agent.calls(task, seed) {
+        match client.call_tool(&episode.episode_id, call.tool, &call.arguments.to_string()).await {
+            Ok(_) => {}
+            Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let verdict = client.finish_episode(&episode.episode_id).await?;
+    let trajectory = client.trajectory(&episode.episode_id).await?;
+    Ok(EpisodeOutcome { task_id: task_id.to_owned(), verdict, trajectory })
+}

@@ -1,1 +1,403 @@
-fn main() {}
+//! `toolenv`: serve the environments, browse tasks, play episodes with the
+//! built-in agents, run the suite, and self-check the oracles.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use toolenv::pb;
+use toolenv_client::{Agent, Client, EpisodeOutcome, play_episode};
+use toolenv_domains::Domain;
+use toolenv_server::{Config, RunningServer};
+
+/// Deterministic simulated tool environments for measuring LLM agent reliability.
+#[derive(Debug, Parser)]
+#[command(name = "toolenv", version, about, long_about = None)]
+struct Cli {
+    /// Server to talk to; without it, an embedded server is started on a
+    /// loopback port for the duration of the command.
+    #[arg(long, global = true, env = "TOOLENV_URL")]
+    url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the environments over gRPC until SIGINT or SIGTERM.
+    Serve(ServeArgs),
+    /// Check every task's oracle: the reference solution passes, doing
+    /// nothing fails, a seeded random agent fails. Runs in-process.
+    Selfcheck,
+    #[command(flatten)]
+    Client(ClientCommand),
+}
+
+/// Commands that talk gRPC, to --url or to an embedded server.
+#[derive(Debug, Subcommand)]
+enum ClientCommand {
+    /// List the suite's tasks, or show one with its tools' schemas.
+    Tasks {
+        #[command(subcommand)]
+        command: Option<TasksCommand>,
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Play one episode with a built-in agent; print its trajectory and verdict.
+    Play {
+        /// The task id, e.g. travel/cheapest-flight/001.
+        task_id: String,
+        #[command(flatten)]
+        episode: EpisodeArgs,
+        /// Print the trajectory as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play every task of the suite with a built-in agent and print a verdict table.
+    Run {
+        #[command(flatten)]
+        filter: Filter,
+        #[command(flatten)]
+        episode: EpisodeArgs,
+        /// Print one JSON object per episode instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TasksCommand {
+    /// List tasks (the default).
+    List,
+    /// Show one task: description, today, initial state and tool schemas.
+    Show {
+        /// The task id.
+        task_id: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    addr: SocketAddr,
+    /// Most episodes held at once.
+    #[arg(long, default_value_t = Config::default().max_episodes)]
+    max_episodes: usize,
+    /// Most tool calls per episode.
+    #[arg(long, default_value_t = Config::default().max_calls_per_episode)]
+    max_calls: u32,
+    /// Most bytes of argument JSON per call.
+    #[arg(long, default_value_t = Config::default().max_argument_bytes)]
+    max_argument_bytes: usize,
+    /// Seconds after which an untouched episode is dropped.
+    #[arg(long, default_value_t = Config::default().episode_idle_timeout.as_secs())]
+    idle_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct Filter {
+    /// Only tasks of this domain.
+    #[arg(long, value_enum)]
+    domain: Option<DomainArg>,
+    /// Only tasks of this level (1 or 2).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    level: Option<u8>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct EpisodeArgs {
+    /// The built-in agent to play with.
+    #[arg(long, value_enum, default_value = "reference")]
+    agent: AgentArg,
+    /// Episode seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Trial index.
+    #[arg(long, default_value_t = 0)]
+    trial: u32,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DomainArg {
+    Scheduling,
+    Travel,
+    Support,
+    Ecommerce,
+}
+
+impl From<DomainArg> for Domain {
+    fn from(arg: DomainArg) -> Self {
+        match arg {
+            DomainArg::Scheduling => Domain::Scheduling,
+            DomainArg::Travel => Domain::Travel,
+            DomainArg::Support => Domain::Support,
+            DomainArg::Ecommerce => Domain::Ecommerce,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum AgentArg {
+    /// The task's reference solution.
+    Reference,
+    /// Seeded random calls.
+    Random,
+    /// No calls at all.
+    Idle,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(arg: AgentArg) -> Self {
+        match arg {
+            AgentArg::Reference => Agent::Reference,
+            AgentArg::Random => Agent::Random,
+            AgentArg::Idle => Agent::Idle,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::Selfcheck => Ok(selfcheck()),
+        Command::Client(command) => {
+            let embedded = match &cli.url {
+                Some(_) => None,
+                None => Some(RunningServer::start(Config::default()).await.context("starting the embedded server")?),
+            };
+            let url = cli.url.clone().or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
+            let mut client = Client::connect(&url).await?;
+            let code = client_command(command, &mut client).await;
+            if let Some(server) = embedded {
+                server.shutdown().await?;
+            }
+            code
+        }
+    }
+}
+
+async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::Result<ExitCode> {
+    match command {
+        ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. } => {
+            let task = client.get_task(&task_id).await?;
+            print_task(&task);
+        }
+        ClientCommand::Tasks { filter, .. } => {
+            let tasks = client.list_tasks(filter.domain.map(Into::into), filter.level).await?;
+            println!("{:<36} {:<11} {:>5}  DESCRIPTION", "TASK", "DOMAIN", "LEVEL");
+            for task in &tasks {
+                println!("{:<36} {:<11} {:>5}  {}", task.id, domain_name(task.domain), task.level, task.description);
+            }
+        }
+        ClientCommand::Play { task_id, episode, json } => {
+            let outcome = play_episode(client, episode.agent.into(), &task_id, episode.seed, episode.trial).await?;
+            if json {
+                println!("{}", trajectory_json(&outcome.trajectory));
+            } else {
+                print_trajectory(&outcome.trajectory);
+            }
+        }
+        ClientCommand::Run { filter, episode, json } => {
+            let agent: Agent = episode.agent.into();
+            let tasks = client.list_tasks(filter.domain.map(Into::into), filter.level).await?;
+            if tasks.is_empty() {
+                bail!("no task matches the filter");
+            }
+            if !json {
+                println!("{:<36} {:>5}  {:<6} {:>5}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS");
+            }
+            let mut passed = 0;
+            for task in &tasks {
+                let outcome = play_episode(client, agent, &task.id, episode.seed, episode.trial).await?;
+                passed += usize::from(outcome.verdict.passed);
+                if json {
+                    println!("{}", serde_json::json!({"task_id": task.id, "agent": agent.name(), "seed": episode.seed, "trial": episode.trial, "passed": outcome.verdict.passed, "calls": outcome.trajectory.calls.len(), "final_state_hash": outcome.verdict.final_state_hash}));
+                } else {
+                    print_row(task, &outcome);
+                }
+            }
+            if !json {
+                println!("\n{passed}/{} passed ({} agent, seed {}, trial {})", tasks.len(), agent.name(), episode.seed, episode.trial);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = Config {
+        max_episodes: args.max_episodes,
+        max_calls_per_episode: args.max_calls,
+        max_argument_bytes: args.max_argument_bytes,
+        episode_idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
+    };
+    let server = RunningServer::bind(args.addr, config).await?;
+    eprintln!("toolenv listening on {} (Ctrl-C to stop)", server.url());
+    shutdown_signal().await?;
+    tracing::info!("shutting down: finishing requests in flight");
+    server.shutdown().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result?,
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}
+
+fn selfcheck() -> ExitCode {
+    use toolenv_domains::agent::{RANDOM_AGENT_SEEDS, SelfCheck};
+    println!("{:<36} {:<9} {:<9} {:<13}", "TASK", "REFERENCE", "INACTION", "RANDOM AGENT");
+    let mut problems = Vec::new();
+    for task in toolenv_domains::suite() {
+        let check = SelfCheck::run(task);
+        let random = format!("{}/{RANDOM_AGENT_SEEDS} fail", RANDOM_AGENT_SEEDS as usize - check.random_passes.len());
+        println!(
+            "{:<36} {:<9} {:<9} {:<13}",
+            task.id,
+            if check.reference.passed { "pass" } else { "FAIL" },
+            if check.inaction.passed { "PASS" } else { "fail" },
+            random
+        );
+        problems.extend(check.problems().into_iter().map(|p| format!("{}: {p}", task.id)));
+    }
+    if problems.is_empty() {
+        println!("\nevery oracle passes its reference solution and fails inaction and random agents");
+        ExitCode::SUCCESS
+    } else {
+        println!();
+        for problem in &problems {
+            println!("problem: {problem}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+fn domain_name(domain: i32) -> &'static str {
+    pb::Domain::try_from(domain).ok().and_then(pb::Domain::to_domain).map_or("?", Domain::name)
+}
+
+fn print_row(task: &pb::TaskSummary, outcome: &EpisodeOutcome) {
+    let failed: Vec<&str> = outcome.verdict.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect();
+    println!(
+        "{:<36} {:>5}  {:<6} {:>5}  {}",
+        task.id,
+        task.level,
+        if outcome.verdict.passed { "pass" } else { "FAIL" },
+        outcome.trajectory.calls.len(),
+        failed.join("; ")
+    );
+}
+
+fn print_task(task: &pb::Task) {
+    let summary = task.summary.clone().unwrap_or_default();
+    println!("{}  ({}, level {})", summary.id, domain_name(summary.domain), summary.level);
+    println!("description: {}", summary.description);
+    println!("today:       {}", task.today);
+    println!("initial state:\n{}", pretty(&task.initial_state_json));
+    println!("tools:");
+    for tool in &task.tools {
+        let kind = if tool.mutates_state { "changes state" } else { "read-only" };
+        println!("\n  {} ({kind}): {}", tool.name, tool.description);
+        println!("{}", indent(&pretty(&tool.parameters_json_schema), 4));
+    }
+}
+
+fn print_trajectory(trajectory: &pb::Trajectory) {
+    use pb::tool_call_record::Outcome;
+    println!("task:        {}", trajectory.task_id);
+    println!("description: {}", trajectory.description);
+    println!("today:       {}  seed: {}  trial: {}", trajectory.today, trajectory.seed, trajectory.trial);
+    println!();
+    for call in &trajectory.calls {
+        let outcome = match &call.outcome {
+            Some(Outcome::ResultJson(json)) => format!("-> {json}"),
+            Some(Outcome::Error(error)) => format!("-> domain error {}: {}", error.code, error.message),
+            Some(Outcome::Invalid(invalid)) => format!("-> rejected ({}): {}", invalid.field, invalid.message),
+            None => "-> (no outcome)".to_owned(),
+        };
+        println!("#{:<3} {}({}) {outcome}", call.index, call.tool_name, call.arguments_json);
+    }
+    let Some(verdict) = &trajectory.verdict else { return };
+    println!("\nverdict: {}", if verdict.passed { "PASS" } else { "FAIL" });
+    for check in &verdict.checks {
+        let mark = if check.passed { "ok  " } else { "FAIL" };
+        println!("  {mark} {} (expected {}, actual {})", check.name, check.expected_json, check.actual_json);
+    }
+    println!("state diff:\n{}", indent(if verdict.state_diff_text.is_empty() { "(none)" } else { verdict.state_diff_text.trim_end() }, 2));
+    println!("final state hash: {}", verdict.final_state_hash);
+}
+
+fn trajectory_json(trajectory: &pb::Trajectory) -> String {
+    use pb::tool_call_record::Outcome;
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
+    let calls: Vec<_> = trajectory
+        .calls
+        .iter()
+        .map(|c| {
+            let outcome = match &c.outcome {
+                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
+                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
+                None => serde_json::Value::Null,
+            };
+            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed})
+        })
+        .collect();
+    let verdict = trajectory.verdict.as_ref().map(|v| {
+        let checks: Vec<_> = v
+            .checks
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
+            .collect();
+        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash})
+    });
+    serde_json::json!({
+        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial,
+        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
+    })
+    .to_string()
+}
+
+fn pretty(json: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(json).and_then(|v| serde_json::to_string_pretty(&v)).unwrap_or_else(|_| json.to_owned())
+}
+
+fn indent(text: &str, spaces: usize) -> String {
+    let pad = " ".repeat(spaces);
+    text.lines().map(|l| format!("{pad}{l}")).collect::<Vec<_>>().join("\n")
+}
