@@ -1,1 +1,45 @@
+//! Helpers shared by the end-to-end tests: a real server on 127.0.0.1:0 and
+//! a real gRPC client connected to it.
+#![forbid(unsafe_code)]
 
+use serde_json::Value;
+use toolenv::pb;
+use toolenv_client::Client;
+use toolenv_server::{Config, RunningServer};
+
+/// Starts a server with default limits and connects a client to it.
+pub async fn start() -> (RunningServer, Client) {
+    start_with(Config::default()).await
+}
+
+/// Starts a server with `config` and connects a client to it.
+pub async fn start_with(config: Config) -> (RunningServer, Client) {
+    let server = RunningServer::start(config).await.expect("server starts on 127.0.0.1:0");
+    let client = Client::connect(&server.url()).await.expect("client connects");
+    (server, client)
+}
+
+/// Plays the given calls in a fresh episode of `task_id` and returns the verdict.
+/// Calls the server rejects as malformed are part of the play.
+pub async fn play_calls(client: &mut Client, task_id: &str, calls: &[(&str, Value)]) -> pb::Verdict {
+    let episode = client.create_episode(task_id, 0, 0).await.expect("episode starts");
+    for (tool, arguments) in calls {
+        let _ = client.call_tool(&episode.episode_id, tool, &arguments.to_string()).await;
+    }
+    client.finish_episode(&episode.episode_id).await.expect("episode finishes")
+}
+
+/// The names of a verdict's failed checks, in order.
+pub fn failed_checks(verdict: &pb::Verdict) -> Vec<&str> {
+    verdict.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect()
+}
+
+/// Asserts that exactly the checks whose names contain the given fragments failed.
+pub fn assert_failed(verdict: &pb::Verdict, fragments: &[&str]) {
+    let failed = failed_checks(verdict);
+    assert!(!verdict.passed, "verdict should fail");
+    assert_eq!(failed.len(), fragments.len(), "failed checks: {failed:#?}, expected ones containing {fragments:?}");
+    for fragment in fragments {
+        assert!(failed.iter().any(|name| name.contains(fragment)), "no failed check contains {fragment:?}: {failed:#?}");
+    }
+}

@@ -1,1 +1,16 @@
+//! End-to-end tests: a real server on 127.0.0.1:0, real gRPC clients.
 
+// Every task passes with the reference agent over gRPC, and fails inaction and random agents.
+mod suite;
+// Per domain, wrong plays that make each kind of oracle check fail.
+mod oracle_failures;
+// Malformed requests get the right status and details, and never hurt the server.
+mod bad_inputs;
+// Limits, expiry, finishing twice and graceful shutdown.
+mod lifecycle;
+// The same episode twice gives byte-identical trajectories.
+mod determinism;
+// Hundreds of concurrent episodes give the same verdicts as one by one.
+mod concurrency;
+// Health checks, server reflection and tool schemas for generic clients.
+mod discovery;

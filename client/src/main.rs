@@ -14,7 +14,7 @@ use toolenv_server::{Config, RunningServer};
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
 #[derive(Debug, Parser)]
-#[command(name = "toolenv", version, about, long_about = None)]
+#[command(name = "toolenv", version)]
 struct Cli {
     /// Server to talk to; without it, an embedded server is started on a
     /// loopback port for the duration of the command.

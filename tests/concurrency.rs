@@ -1,0 +1,43 @@
+use futures::future::join_all;
+use toolenv_client::{Agent, play_episode};
+use toolenv_domains::suite;
+use toolenv_tests::start;
+
+/// (task, agent, seed) → (passed, final state hash, number of calls).
+type Results = Vec<(String, &'static str, u64, bool, String, usize)>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_concurrent_episodes_match_one_by_one() {
+    let (server, client) = start().await;
+    let mut plan = Vec::new();
+    for task in suite() {
+        for seed in 0..10 {
+            plan.push((task.id.clone(), Agent::Random, seed));
+        }
+        for seed in 0..5 {
+            plan.push((task.id.clone(), Agent::Reference, seed));
+        }
+    }
+    assert!(plan.len() >= 300);
+
+    let mut sequential: Results = Vec::new();
+    let mut one = client.clone();
+    for (task, agent, seed) in &plan {
+        let outcome = play_episode(&mut one, *agent, task, *seed, 0).await.unwrap();
+        sequential.push((task.clone(), agent.name(), *seed, outcome.verdict.passed, outcome.verdict.final_state_hash, outcome.trajectory.calls.len()));
+    }
+
+    let concurrent: Results = join_all(plan.iter().map(|(task, agent, seed)| {
+        let mut client = client.clone();
+        async move {
+            let outcome = play_episode(&mut client, *agent, task, *seed, 0).await.unwrap();
+            (task.clone(), agent.name(), *seed, outcome.verdict.passed, outcome.verdict.final_state_hash, outcome.trajectory.calls.len())
+        }
+    }))
+    .await;
+
+    assert_eq!(sequential, concurrent);
+    let reference_passes = sequential.iter().filter(|r| r.1 == "reference" && r.3).count();
+    assert_eq!(reference_passes, suite().len() * 5);
+    server.shutdown().await.unwrap();
+}
