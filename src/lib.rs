@@ -113,7 +113,9 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
         let outcome = match &record.outcome {
             domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
             domains::Outcome::Error(error) => Outcome::Error(error.into()),
-            domains::Outcome::Invalid(error) => Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() }),
+            domains::Outcome::Invalid(error) => {
+                Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
+            }
         };
         pb::ToolCallRecord {
             index: record.index,

@@ -43,18 +43,50 @@ async fn bad_requests_get_clear_statuses() {
         ("malformed json", &episode, "book_meeting", "{\"date\": ", Expect { code: Code::InvalidArgument, field: Some("arguments_json") }),
         ("json array", &episode, "book_meeting", "[1, 2]", Expect { code: Code::InvalidArgument, field: Some("arguments_json") }),
         ("json string", &episode, "book_meeting", "\"hello\"", Expect { code: Code::InvalidArgument, field: Some("arguments_json") }),
-        ("missing argument", &episode, "book_meeting", r#"{"date": "2026-01-01", "time": "09:00"}"#, Expect { code: Code::InvalidArgument, field: Some("arguments_json.topic") }),
-        ("null for a required argument", &episode, "book_meeting", r#"{"date": null, "time": "09:00", "topic": "x"}"#, Expect { code: Code::InvalidArgument, field: Some("arguments_json.date") }),
-        ("mistyped argument", &episode, "book_meeting", r#"{"date": 20260101, "time": "09:00", "topic": "x"}"#, Expect { code: Code::InvalidArgument, field: Some("arguments_json.date") }),
-        ("unknown argument", &episode, "check_calendar", r#"{"date": "2026-01-01", "timezone": "UTC"}"#, Expect { code: Code::InvalidArgument, field: Some("arguments_json.timezone") }),
+        (
+            "missing argument",
+            &episode,
+            "book_meeting",
+            r#"{"date": "2026-01-01", "time": "09:00"}"#,
+            Expect { code: Code::InvalidArgument, field: Some("arguments_json.topic") },
+        ),
+        (
+            "null for a required argument",
+            &episode,
+            "book_meeting",
+            r#"{"date": null, "time": "09:00", "topic": "x"}"#,
+            Expect { code: Code::InvalidArgument, field: Some("arguments_json.date") },
+        ),
+        (
+            "mistyped argument",
+            &episode,
+            "book_meeting",
+            r#"{"date": 20260101, "time": "09:00", "topic": "x"}"#,
+            Expect { code: Code::InvalidArgument, field: Some("arguments_json.date") },
+        ),
+        (
+            "unknown argument",
+            &episode,
+            "check_calendar",
+            r#"{"date": "2026-01-01", "timezone": "UTC"}"#,
+            Expect { code: Code::InvalidArgument, field: Some("arguments_json.timezone") },
+        ),
         ("oversized arguments", &episode, "book_meeting", &big, Expect { code: Code::InvalidArgument, field: Some("arguments_json") }),
     ];
     for (case, episode_id, tool, arguments, expect) in calls {
         check(case, status(client.call_tool(episode_id, tool, arguments).await), expect);
     }
 
-    check("create without task", status(client.create_episode("", 0, 0).await), Expect { code: Code::InvalidArgument, field: Some("task_id") });
-    check("create unknown task", status(client.create_episode("travel/nope/999", 0, 0).await), Expect { code: Code::NotFound, field: None });
+    check(
+        "create without task",
+        status(client.create_episode("", 0, 0).await),
+        Expect { code: Code::InvalidArgument, field: Some("task_id") },
+    );
+    check(
+        "create unknown task",
+        status(client.create_episode("travel/nope/999", 0, 0).await),
+        Expect { code: Code::NotFound, field: None },
+    );
     check("get unknown task", status(client.get_task("nope").await), Expect { code: Code::NotFound, field: None });
     check("finish unknown episode", status(client.finish_episode("ep-nope").await), Expect { code: Code::NotFound, field: None });
     check("trajectory of unknown episode", status(client.trajectory("ep-nope").await), Expect { code: Code::NotFound, field: None });
@@ -64,7 +96,10 @@ async fn bad_requests_get_clear_statuses() {
     check("unknown domain", domain, Expect { code: Code::InvalidArgument, field: Some("domain") });
 
     // A broken business rule is not an error status: it is a result the agent reads.
-    let reply = client.call_tool(&episode, "book_meeting", &json!({"date": "2026-01-03", "time": "09:00", "topic": "x"}).to_string()).await.unwrap();
+    let reply = client
+        .call_tool(&episode, "book_meeting", &json!({"date": "2026-01-03", "time": "09:00", "topic": "x"}).to_string())
+        .await
+        .unwrap();
     match reply.outcome {
         Some(pb::call_tool_response::Outcome::Error(error)) => assert_eq!(error.code, "OUTSIDE_BUSINESS_HOURS"),
         other => panic!("expected a domain error, got {other:?}"),

@@ -24,7 +24,14 @@ async fn hundreds_of_concurrent_episodes_match_one_by_one() {
     let mut one = client.clone();
     for (task, agent, seed) in &plan {
         let outcome = play_episode(&mut one, *agent, task, *seed, 0).await.unwrap();
-        sequential.push((task.clone(), agent.name(), *seed, outcome.verdict.passed, outcome.verdict.final_state_hash, outcome.trajectory.calls.len()));
+        sequential.push((
+            task.clone(),
+            agent.name(),
+            *seed,
+            outcome.verdict.passed,
+            outcome.verdict.final_state_hash,
+            outcome.trajectory.calls.len(),
+        ));
     }
 
     let concurrent: Results = join_all(plan.iter().map(|(task, agent, seed)| {

@@ -25,11 +25,8 @@ async fn health_reports_serving() {
 async fn reflection_lists_and_describes_the_service() {
     let (server, _client) = start().await;
     let mut reflection = ServerReflectionClient::new(channel(&server.url()).await);
-    let requests = [
-        MessageRequest::ListServices(String::new()),
-        MessageRequest::FileContainingSymbol(toolenv::SERVICE_NAME.into()),
-    ]
-    .map(|m| ServerReflectionRequest { host: String::new(), message_request: Some(m) });
+    let requests = [MessageRequest::ListServices(String::new()), MessageRequest::FileContainingSymbol(toolenv::SERVICE_NAME.into())]
+        .map(|m| ServerReflectionRequest { host: String::new(), message_request: Some(m) });
     let mut replies = reflection.server_reflection_info(tokio_stream::iter(requests)).await.unwrap().into_inner();
 
     let Some(MessageResponse::ListServicesResponse(list)) = replies.next().await.unwrap().unwrap().message_response else {
@@ -70,10 +67,26 @@ async fn tool_schemas_are_function_calling_json_schemas() {
     }
     assert!(tools.len() >= 25, "{} distinct tools", tools.len());
     for paper_tool in [
-        "book_meeting", "check_calendar", "cancel_meeting", "list_meetings",
-        "search_flights", "hold_flight", "confirm_booking", "get_itinerary",
-        "create_ticket", "update_ticket", "close_ticket", "escalate_ticket", "search_knowledge_base", "list_open_tickets",
-        "search_products", "check_inventory", "create_order", "check_order_status", "process_return", "apply_coupon",
+        "book_meeting",
+        "check_calendar",
+        "cancel_meeting",
+        "list_meetings",
+        "search_flights",
+        "hold_flight",
+        "confirm_booking",
+        "get_itinerary",
+        "create_ticket",
+        "update_ticket",
+        "close_ticket",
+        "escalate_ticket",
+        "search_knowledge_base",
+        "list_open_tickets",
+        "search_products",
+        "check_inventory",
+        "create_order",
+        "check_order_status",
+        "process_return",
+        "apply_coupon",
     ] {
         assert!(tools.contains(paper_tool), "Appendix A tool {paper_tool} is offered");
     }

@@ -11,7 +11,12 @@ async fn scheduling() {
     let c = &mut client;
 
     // Wrong time: the booking check fails, and the stray slot fails the collateral check.
-    let v = play_calls(c, "scheduling/book-meeting/001", &[("book_meeting", json!({"date": "2026-01-01", "time": "10:00", "topic": "Review"}))]).await;
+    let v = play_calls(
+        c,
+        "scheduling/book-meeting/001",
+        &[("book_meeting", json!({"date": "2026-01-01", "time": "10:00", "topic": "Review"}))],
+    )
+    .await;
     assert_failed(&v, &["'Review' booked", "collateral"]);
     let booked = v.checks.iter().find(|k| k.name.contains("'Review' booked")).unwrap();
     assert_eq!((booked.expected_json.as_str(), booked.actual_json.as_str()), ("\"Review\"", "null"));
@@ -43,7 +48,12 @@ async fn scheduling() {
     assert_failed(&v, &["booked once", "collateral"]);
 
     // Rescheduling by booking a copy leaves the old meeting in place.
-    let v = play_calls(c, "scheduling/reschedule/004", &[("book_meeting", json!({"date": "2026-01-13", "time": "11:00", "topic": "Client call"}))]).await;
+    let v = play_calls(
+        c,
+        "scheduling/reschedule/004",
+        &[("book_meeting", json!({"date": "2026-01-13", "time": "11:00", "topic": "Client call"}))],
+    )
+    .await;
     assert_failed(&v, &["no longer on 2026-01-12"]);
 
     // Cancelling the wrong meeting of the day.

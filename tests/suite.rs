@@ -59,7 +59,11 @@ async fn appendix_c_tasks_are_verbatim_and_end_in_the_paper_states() {
     );
     let outcome = play_episode(&mut client, Agent::Reference, "travel/cheapest-flight/001", 0, 0).await.unwrap();
     assert!(outcome.verdict.passed);
-    let confirmed = outcome.verdict.state_diff.iter().any(|c| c.after_json.contains("\"AA-500\"") && c.after_json.contains("\"confirmed\"") && c.after_json.contains("\"Bob\""));
+    let confirmed = outcome
+        .verdict
+        .state_diff
+        .iter()
+        .any(|c| c.after_json.contains("\"AA-500\"") && c.after_json.contains("\"confirmed\"") && c.after_json.contains("\"Bob\""));
     assert!(confirmed, "AA-500 confirmed for Bob: {}", outcome.verdict.state_diff_text);
     server.shutdown().await.unwrap();
 }

@@ -48,7 +48,11 @@ impl Client {
     }
 
     /// Lists the suite's tasks, optionally of one domain and level.
-    pub async fn list_tasks(&mut self, domain: Option<toolenv_domains::Domain>, level: Option<u8>) -> Result<Vec<pb::TaskSummary>, ClientError> {
+    pub async fn list_tasks(
+        &mut self,
+        domain: Option<toolenv_domains::Domain>,
+        level: Option<u8>,
+    ) -> Result<Vec<pb::TaskSummary>, ClientError> {
         let domain = domain.map_or(pb::Domain::Unspecified, pb::Domain::from);
         let request = pb::ListTasksRequest { domain: domain.into(), level: level.map_or(0, u32::from) };
         Ok(self.inner.list_tasks(request).await?.into_inner().tasks)
@@ -66,9 +70,17 @@ impl Client {
     }
 
     /// Calls one tool with JSON argument text.
-    pub async fn call_tool(&mut self, episode_id: &str, tool_name: &str, arguments_json: &str) -> Result<pb::CallToolResponse, ClientError> {
-        let request =
-            pb::CallToolRequest { episode_id: episode_id.to_owned(), tool_name: tool_name.to_owned(), arguments_json: arguments_json.to_owned() };
+    pub async fn call_tool(
+        &mut self,
+        episode_id: &str,
+        tool_name: &str,
+        arguments_json: &str,
+    ) -> Result<pb::CallToolResponse, ClientError> {
+        let request = pb::CallToolRequest {
+            episode_id: episode_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            arguments_json: arguments_json.to_owned(),
+        };
         Ok(self.inner.call_tool(request).await?.into_inner())
     }
 

@@ -237,7 +237,10 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 let outcome = play_episode(client, agent, &task.id, episode.seed, episode.trial).await?;
                 passed += usize::from(outcome.verdict.passed);
                 if json {
-                    println!("{}", serde_json::json!({"task_id": task.id, "agent": agent.name(), "seed": episode.seed, "trial": episode.trial, "passed": outcome.verdict.passed, "calls": outcome.trajectory.calls.len(), "final_state_hash": outcome.verdict.final_state_hash}));
+                    println!(
+                        "{}",
+                        serde_json::json!({"task_id": task.id, "agent": agent.name(), "seed": episode.seed, "trial": episode.trial, "passed": outcome.verdict.passed, "calls": outcome.trajectory.calls.len(), "final_state_hash": outcome.verdict.final_state_hash})
+                    );
                 } else {
                     print_row(task, &outcome);
                 }

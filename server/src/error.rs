@@ -53,9 +53,11 @@ impl From<Error> for Status {
                 Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
             }
             // The client named a task that does not exist.
-            Error::UnknownTask(id) => {
-                Status::with_error_details(Code::NotFound, message, ErrorDetails::with_resource_info("task", id, "", "no such task in the suite"))
-            }
+            Error::UnknownTask(id) => Status::with_error_details(
+                Code::NotFound,
+                message,
+                ErrorDetails::with_resource_info("task", id, "", "no such task in the suite"),
+            ),
             // The client named an episode that does not (or no longer) exist.
             Error::UnknownEpisode(id) => Status::with_error_details(
                 Code::NotFound,
@@ -63,9 +65,11 @@ impl From<Error> for Status {
                 ErrorDetails::with_resource_info("episode", id, "", "episodes expire after being idle"),
             ),
             // The client named a tool the episode does not offer.
-            Error::UnknownTool { tool, .. } => {
-                Status::with_error_details(Code::NotFound, message, ErrorDetails::with_resource_info("tool", tool, "", "not a tool of this episode"))
-            }
+            Error::UnknownTool { tool, .. } => Status::with_error_details(
+                Code::NotFound,
+                message,
+                ErrorDetails::with_resource_info("tool", tool, "", "not a tool of this episode"),
+            ),
             // The client's arguments do not fit the tool's schema; name the field.
             Error::InvalidArguments(arg) => {
                 let field = if arg.field.is_empty() { "arguments_json".to_owned() } else { format!("arguments_json.{}", arg.field) };

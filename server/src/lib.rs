@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
@@ -95,9 +95,12 @@ impl RunningServer {
     pub async fn bind(addr: SocketAddr, config: Config) -> Result<Self, ServeError> {
         let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
+        // Tool calls are small request/response pairs: send them at once
+        // (without this, replies over a few KiB wait ~40 ms for delayed ACKs).
+        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
         let (shutdown, signal) = oneshot::channel::<()>();
         let router = router(config).await?;
-        let task = tokio::spawn(router.serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+        let task = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
             // A dropped handle stops the server too.
             let _ = signal.await;
         }));
@@ -143,8 +146,6 @@ async fn router(config: Config) -> Result<tonic::transport::server::Router, Serv
         .build_v1alpha()?;
 
     Ok(tonic::transport::Server::builder()
-        // Tool calls are small request/response pairs: send them at once.
-        .tcp_nodelay(true)
         // Notice agents that vanished without closing their connection.
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))

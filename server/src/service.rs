@@ -47,7 +47,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             .map_err(|_| Error::InvalidField { field: "domain", message: format!("unknown domain value {}", request.domain) })?
             .to_domain();
         if request.level > 2 {
-            return Err(Error::InvalidField { field: "level", message: format!("levels are 1 and 2 (0 for all), got {}", request.level) }.into());
+            return Err(
+                Error::InvalidField { field: "level", message: format!("levels are 1 and 2 (0 for all), got {}", request.level) }.into()
+            );
         }
         let tasks = suite()
             .iter()
