@@ -56,3 +56,28 @@ fn same_calls_give_identical_trajectories() {
         assert_eq!(serde_json::to_string(a.trajectory()).unwrap(), serde_json::to_string(b.trajectory()).unwrap());
     }
 }
+
+#[test]
+fn random_call_sequences_never_panic_and_rejected_calls_change_nothing() {
+    for task in suite() {
+        for seed in 0..200 {
+            let mut episode = Episode::new(task, seed, 0);
+            for call in toolenv_domains::agent::random_calls(task, seed, 40) {
+                let before = episode.state();
+                let spec = task.domain.tool(call.tool).expect("random agent calls the domain's tools");
+                match episode.call(call.tool, &call.arguments.to_string()) {
+                    Ok(record) => {
+                        let changed = record.state_changed;
+                        let rejected = matches!(record.outcome, Outcome::Error(_));
+                        assert!(!(rejected && changed), "{}: a rejected {} changed the state", task.id, call.tool);
+                        assert!(spec.mutates_state || !changed, "{}: read-only {} changed the state", task.id, call.tool);
+                        assert_eq!(changed, before != episode.state(), "{}: state_changed is accurate for {}", task.id, call.tool);
+                    }
+                    Err(_) => assert_eq!(before, episode.state()),
+                }
+            }
+            let verdict = episode.finish().clone();
+            assert_eq!(&verdict, episode.finish(), "finishing is stable");
+        }
+    }
+}
