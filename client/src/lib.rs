@@ -12,17 +12,25 @@ use toolenv_domains::Call;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The URL is not a valid endpoint.
-    #[error("invalid server url '{url}': {source}")]
+    #[error("invalid server url '{url}'")]
     InvalidUrl { url: String, source: tonic::transport::Error },
     /// The server could not be reached.
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {url}")]
     Connect { url: String, source: tonic::transport::Error },
     /// The server answered with an error status.
-    #[error("{}: {}", .0.code(), .0.message())]
-    Status(#[from] tonic::Status),
+    #[error("{:?}: {}", .0.code(), .0.message())]
+    Status(tonic::Status),
     /// A built-in agent cannot play this task.
     #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
     UnknownTask(String),
+}
+
+// Not `#[from]`: that would also make the status the error's source, and
+// error reports would print it twice.
+impl From<tonic::Status> for ClientError {
+    fn from(status: tonic::Status) -> Self {
+        ClientError::Status(status)
+    }
 }
 
 /// A connection to a toolenv server.
@@ -142,7 +150,11 @@ pub struct EpisodeOutcome {
 /// A call the server rejects as malformed (the random agent makes some) is
 /// part of the episode, not a failure of the run; any other error status is.
 pub async fn play_episode(client: &mut Client, agent: Agent, task_id: &str, seed: u64, trial: u32) -> Result<EpisodeOutcome, ClientError> {
-    let task = toolenv_domains::task(task_id).ok_or_else(|| ClientError::UnknownTask(task_id.to_owned()))?;
+    let Some(task) = toolenv_domains::task(task_id) else {
+        // The server's NOT_FOUND says it best, if it does not know the task either.
+        client.get_task(task_id).await?;
+        return Err(ClientError::UnknownTask(task_id.to_owned()));
+    };
     let episode = client.create_episode(task_id, seed, trial).await?;
     for call in agent.calls(task, seed) {
         match client.call_tool(&episode.episode_id, call.tool, &call.arguments.to_string()).await {
