@@ -18,6 +18,17 @@ pub const DEFAULT_MAX_CALLS: u32 = 200;
 
 /// Most bytes of a rejected call's argument text kept in the trajectory.
 const MAX_RECORDED_INVALID_BYTES: usize = 1024;
+/// Most bytes of an unknown tool's name kept in the trajectory.
+const MAX_RECORDED_TOOL_NAME_BYTES: usize = 128;
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// What one call produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,7 +50,7 @@ pub struct CallRecord {
     /// The tool's name as sent.
     pub tool: String,
     /// The arguments: canonical JSON for a valid call, the text as sent
-    /// (cut to 1 KiB) for a rejected one.
+    /// (cut to 1 KiB) for a rejected one; an unknown tool's name is cut to 128 bytes.
     pub arguments: String,
     /// What the call produced.
     pub outcome: Outcome,
@@ -172,26 +183,21 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        let before = spec.mutates_state.then(|| self.world.clone());
-        let outcome = match self.world.call(spec.name, &args, &self.task.context()) {
+        let (result, state_changed) = self.world.apply(spec, &args, &self.task.context());
+        let outcome = match result {
             Ok(value) => Outcome::Result(value),
             Err(error) => Outcome::Error(error),
         };
-        let state_changed = before.is_some_and(|b| b != self.world);
         let arguments = json::canonical(&Value::Object(args.as_map().clone()));
         self.trajectory.calls.push(CallRecord { index, tool: tool.to_owned(), arguments, outcome, state_changed });
         Ok(&self.trajectory.calls[index as usize])
     }
 
     fn record_invalid(&mut self, tool: &str, arguments: &str, error: ArgError) {
-        let mut cut = arguments.len().min(MAX_RECORDED_INVALID_BYTES);
-        while !arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
         self.trajectory.calls.push(CallRecord {
             index: self.trajectory.calls.len() as u32,
-            tool: tool.to_owned(),
-            arguments: arguments[..cut].to_owned(),
+            tool: cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
+            arguments: cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
             outcome: Outcome::Invalid(error),
             state_changed: false,
         });

@@ -128,14 +128,23 @@ pub fn matches(pattern: &Value, value: &Value) -> bool {
     }
 }
 
-/// Whether a JSON pointer lies at or under a path pattern, whose segments are
-/// literal or `*` (any one segment).
-pub fn path_within(path: &str, pattern: &str) -> bool {
+/// Whether a JSON pointer lies at or under a path pattern. Pattern segments
+/// are literal, `*` (any one segment) or `+` (a key that `initial` does not
+/// have at that place: a record added by the episode, not an existing one).
+pub fn path_within(path: &str, pattern: &str, initial: &Value) -> bool {
     let mut path_segments = path.split('/').skip(1);
+    let mut prefix = String::new();
     for want in pattern.split('/').skip(1) {
-        match path_segments.next() {
-            Some(got) if want == "*" || want == got => {}
-            _ => return false,
+        let Some(got) = path_segments.next() else { return false };
+        prefix.push('/');
+        prefix.push_str(got);
+        let fits = match want {
+            "*" => true,
+            "+" => initial.pointer(&prefix).is_none(),
+            literal => literal == got,
+        };
+        if !fits {
+            return false;
         }
     }
     true
@@ -204,8 +213,11 @@ mod tests {
     fn matching_and_paths() {
         assert!(matches(&json!({"a": 1}), &json!({"a": 1.0, "b": 2})));
         assert!(!matches(&json!({"a": [1]}), &json!({"a": [1, 2]})));
-        assert!(path_within("/reservations/R-001/status", "/reservations/*"));
-        assert!(!path_within("/flights", "/flights/*/seats_left"));
-        assert!(!path_within("/flights/1/price", "/flights/*/seats_left"));
+        let initial = json!({"reservations": {"R-001": {"status": "held"}}});
+        assert!(path_within("/reservations/R-001/status", "/reservations/*", &initial));
+        assert!(!path_within("/reservations/R-001/status", "/reservations/+", &initial), "+ allows only new keys");
+        assert!(path_within("/reservations/R-002/status", "/reservations/+", &initial));
+        assert!(!path_within("/flights", "/flights/*/seats_left", &initial));
+        assert!(!path_within("/flights/1/price", "/flights/*/seats_left", &initial));
     }
 }

@@ -113,7 +113,7 @@ impl Verdict {
             }
         }
         let stray: Vec<Value> =
-            leaves.into_iter().filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p))).map(Value::from).collect();
+            leaves.into_iter().filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p, initial))).map(Value::from).collect();
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),

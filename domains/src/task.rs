@@ -55,8 +55,9 @@ pub struct Task {
     pub reference: Vec<Call>,
     /// Predicates over (S0, Sf), in the order the verdict lists them.
     pub checks: Vec<Check>,
-    /// JSON-pointer patterns (`*` = any one segment) of what the task may
-    /// change; a change anywhere else fails the collateral check.
+    /// JSON-pointer patterns of what the task may change (`*`: any one
+    /// segment; `+`: a key absent from S0, i.e. a new record); a change
+    /// anywhere else fails the collateral check.
     pub may_change: Vec<&'static str>,
 }
 

@@ -10,8 +10,9 @@ use crate::{ecommerce, scheduling, support, travel};
 /// What a domain's state type provides: its tools and their semantics.
 ///
 /// A call is a pure transition of the state. A call that returns a
-/// [`crate::DomainError`] may leave the state half-changed; the episode
-/// restores it, so a rejected call never changes anything.
+/// [`crate::DomainError`] may leave the state half-changed; [`World::apply`]
+/// restores it, so a rejected call never changes anything. Read-only tools
+/// must not change the state.
 pub(crate) trait DomainState: Clone + PartialEq + Serialize {
     /// The tools of the domain, in the order agents see them.
     const TOOLS: &'static [ToolSpec];
@@ -119,22 +120,28 @@ impl World {
         value.unwrap_or(Value::Null)
     }
 
-    /// Applies one validated call of one of the domain's tools. On a domain
-    /// error the state is left exactly as it was.
-    pub fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
-        fn transact<S: DomainState>(state: &mut S, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+    /// Applies one validated call of one of the domain's tools; returns its
+    /// result and whether the state changed. On a domain error the state is
+    /// left exactly as it was.
+    pub fn apply(&mut self, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
+        fn apply<S: DomainState>(state: &mut S, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
+            if !tool.mutates_state {
+                return (state.call(tool.name, args, ctx), false);
+            }
             let before = state.clone();
-            let result = state.call(tool, args, ctx);
+            let result = state.call(tool.name, args, ctx);
             if result.is_err() {
                 *state = before;
+                return (result, false);
             }
-            result
+            let changed = *state != before;
+            (result, changed)
         }
         match self {
-            World::Scheduling(s) => transact(s, tool, args, ctx),
-            World::Travel(s) => transact(s, tool, args, ctx),
-            World::Support(s) => transact(s, tool, args, ctx),
-            World::Ecommerce(s) => transact(s, tool, args, ctx),
+            World::Scheduling(s) => apply(s, tool, args, ctx),
+            World::Travel(s) => apply(s, tool, args, ctx),
+            World::Support(s) => apply(s, tool, args, ctx),
+            World::Ecommerce(s) => apply(s, tool, args, ctx),
         }
     }
 }
