@@ -61,3 +61,54 @@ async fn scheduling() {
     assert_failed(&v, &["'Vendor demo' cancelled", "'Vendor demo prep' kept", "collateral"]);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn travel() {
+    let (server, mut client) = start().await;
+    let c = &mut client;
+
+    // Booking the pricier flight: both booking checks fail, the seat count of
+    // AA-500 is unchanged, and BA-200's seat is collateral.
+    let v = play_calls(
+        c,
+        "travel/cheapest-flight/001",
+        &[
+            ("hold_flight", json!({"flight_id": "BA-200"})),
+            ("confirm_booking", json!({"flight_id": "BA-200", "passenger": "Bob", "payment_info": "card_4242"})),
+        ],
+    )
+    .await;
+    assert_failed(&v, &["AA-500 confirmed for Bob", "paid with card_4242", "AA-500 seats_left is 9", "collateral"]);
+    let collateral = v.checks.iter().find(|k| k.name == COLLATERAL_CHECK).unwrap();
+    assert!(collateral.actual_json.contains("/flights_db/0/seats_left"), "{}", collateral.actual_json);
+
+    // The paper's trap: an invented payment method is refused, so the flight stays only held.
+    let v = play_calls(
+        c,
+        "travel/cheapest-flight/001",
+        &[
+            ("hold_flight", json!({"flight_id": "AA-500"})),
+            ("confirm_booking", json!({"flight_id": "AA-500", "passenger": "Bob", "payment_info": "credit card"})),
+        ],
+    )
+    .await;
+    assert_failed(&v, &["AA-500 confirmed for Bob", "paid with card_4242"]);
+
+    // Cancelling only half of the round trip.
+    let v = play_calls(c, "travel/cancel-trip/004", &[("cancel_reservation", json!({"reservation_id": "R-0002"}))]).await;
+    assert!(v.checks.iter().any(|k| !k.passed && k.name.contains("R-0003")), "{:#?}", v.checks);
+    assert!(!v.passed);
+
+    // Booking the right flight but leaving the mistaken hold in place.
+    let v = play_calls(
+        c,
+        "travel/change-hold/005",
+        &[
+            ("hold_flight", json!({"flight_id": "BA-431"})),
+            ("confirm_booking", json!({"flight_id": "BA-431", "passenger": "Frank", "payment_info": "card_9001"})),
+        ],
+    )
+    .await;
+    assert!(v.checks.iter().any(|k| !k.passed && k.name.contains("R-0004")), "{:#?}", v.checks);
+    server.shutdown().await.unwrap();
+}
