@@ -112,8 +112,11 @@ impl Verdict {
                 json::leaf_paths(&change.path, value, &mut leaves);
             }
         }
-        let stray: Vec<Value> =
-            leaves.into_iter().filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p, initial))).map(Value::from).collect();
+        let stray: Vec<Value> = leaves
+            .into_iter()
+            .filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p, initial)))
+            .map(Value::from)
+            .collect();
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
