@@ -112,3 +112,89 @@ async fn travel() {
     assert!(v.checks.iter().any(|k| !k.passed && k.name.contains("R-0004")), "{:#?}", v.checks);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn support() {
+    let (server, mut client) = start().await;
+    let c = &mut client;
+    let close = |id: &str| ("close_ticket", json!({"ticket_id": id, "resolution": "Refund reviewed and handled."}));
+
+    // The paper's trap: closing a ticket that policy says must be escalated.
+    let v = play_calls(
+        c,
+        "support/escalate-dispute/003",
+        &[("update_ticket", json!({"ticket_id": "T-0002", "priority": "high"})), close("T-0002")],
+    )
+    .await;
+    assert_failed(&v, &["T-0002 escalated to tier2", "T-0002 escalated, not closed", "collateral"]);
+
+    // Escalating to the wrong tier.
+    let v = play_calls(
+        c,
+        "support/escalate-dispute/003",
+        &[
+            ("update_ticket", json!({"ticket_id": "T-0002", "priority": "high"})),
+            ("escalate_ticket", json!({"ticket_id": "T-0002", "reason": "dispute", "escalate_to": "tier3"})),
+        ],
+    )
+    .await;
+    assert_failed(&v, &["T-0002 escalated to tier2"]);
+
+    // The mirror image: escalating a small dispute that tier1 must close.
+    let create = (
+        "create_ticket",
+        json!({"customer_id": "C-106", "subject": "Refund dispute: returned smart plug", "description": "$45 refund disputed", "priority": "medium"}),
+    );
+    let escalate = ("escalate_ticket", json!({"ticket_id": "T-0007", "reason": "dispute", "escalate_to": "tier2"}));
+    let v = play_calls(c, "support/small-dispute/005", &[create, escalate]).await;
+    assert_failed(&v, &["T-0007 closed by tier1", "T-0007 not escalated"]);
+
+    // Wrong priority: the count check finds no matching ticket.
+    let create =
+        ("create_ticket", json!({"customer_id": "C-104", "subject": "Invoice email change", "description": "x", "priority": "high"}));
+    let v = play_calls(c, "support/create-close/001", &[create, close("T-0007")]).await;
+    assert_failed(&v, &["one ticket for C-104"]);
+    let count = v.checks.iter().find(|k| k.name.starts_with("one ticket")).unwrap();
+    assert_eq!((count.expected_json.as_str(), count.actual_json.as_str()), ("1", "0"));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn ecommerce() {
+    let (server, mut client) = start().await;
+    let c = &mut client;
+    let office = "900 Congress Avenue, Floor 3, Austin, TX 78701";
+    let order = |customer: &str, sku: &str, address: &str, coupon: Option<&str>| {
+        (
+            "create_order",
+            json!({"customer_id": customer, "items": [{"sku": sku, "quantity": 1}], "shipping_address": address, "coupon_code": coupon}),
+        )
+    };
+
+    // The cheapest mouse is out of stock: ordering it is refused and nothing happens.
+    let v = play_calls(c, "ecommerce/cheapest-coupon/002", &[order("C-203", "SKU-102", office, Some("SAVE10"))]).await;
+    assert_failed(&v, &["one order for C-203", "totals $19.35", "SKU-103 stock"]);
+
+    // A pricier mouse: wrong order, wrong total, untouched stock, and stray stock change.
+    let v = play_calls(c, "ecommerce/cheapest-coupon/002", &[order("C-203", "SKU-101", office, Some("SAVE10"))]).await;
+    assert_failed(&v, &["one order for C-203", "totals $19.35", "SKU-103 stock", "collateral"]);
+
+    // The expired coupon is refused; ordering without any coupon gets the total wrong.
+    let home = "27 Willow Court, Madison, WI 53703";
+    let v = play_calls(
+        c,
+        "ecommerce/cheapest-coupon/003",
+        &[order("C-204", "SKU-302", home, Some("WINTER25")), order("C-204", "SKU-302", home, None)],
+    )
+    .await;
+    assert_failed(&v, &["valid coupon HOME5", "totals $22.49"]);
+
+    // Returning both items of the recent order, to store credit.
+    let items = json!({"order_id": "O-0003", "items": ["SKU-204", "SKU-205"], "reason": "too tight", "refund_method": "store_credit"});
+    let v = play_calls(c, "ecommerce/return/005", &[("process_return", items)]).await;
+    assert!(!v.passed);
+    for fragment in ["returned, and nothing else", "refunds $67.99", "original payment"] {
+        assert!(v.checks.iter().any(|k| !k.passed && k.name.contains(fragment)), "{fragment}: {:#?}", v.checks);
+    }
+    server.shutdown().await.unwrap();
+}

@@ -608,7 +608,9 @@ impl State {
         for item in items {
             let (sku, product) = self.product(item.get("sku").and_then(Value::as_str).unwrap_or_default())?;
             let quantity = item.get("quantity").cloned().unwrap_or(Value::Null);
-            let Some(quantity) = integer(&quantity).and_then(|q| u32::try_from(q).ok()).filter(|q| (1..=MAX_QUANTITY).contains(q)) else {
+            let Some(quantity) =
+                crate::tool::as_integer(&quantity).and_then(|q| u32::try_from(q).ok()).filter(|q| (1..=MAX_QUANTITY).contains(q))
+            else {
                 return Err(DomainError::new(
                     "INVALID_QUANTITY",
                     format!("quantity of {sku} must be a whole number from 1 to {MAX_QUANTITY}; got {}", shown(&quantity.to_string())),
@@ -915,11 +917,6 @@ fn amount(args: &Args, name: &str) -> Result<Option<Money>, DomainError> {
     Money::from_dollars(dollars).map(Some).ok_or_else(|| {
         DomainError::new("INVALID_AMOUNT", format!("{name} must be between $0.00 and {}; got {dollars}", Money(MAX_AMOUNT_CENTS)))
     })
-}
-
-/// A JSON integer, accepting `2.0` for 2 as argument validation does.
-fn integer(value: &Value) -> Option<i64> {
-    value.as_i64().or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
 }
 
 /// Argument text as quoted in an error message: trimmed and cut short.

@@ -168,7 +168,8 @@ fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgEr
     Err(ArgError::new(field, format!("must be {expected}, got {}", json_type(value))))
 }
 
-fn as_integer(value: &Value) -> Option<i64> {
+/// A JSON integer, accepting `2.0` for 2 as argument validation does.
+pub(crate) fn as_integer(value: &Value) -> Option<i64> {
     value.as_i64().or_else(|| {
         let f = value.as_f64()?;
         // Models often write 2.0 for 2; anything with a fraction is not an integer.

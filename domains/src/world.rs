@@ -12,7 +12,9 @@ use crate::{ecommerce, scheduling, support, travel};
 /// A call is a pure transition of the state. A call that returns a
 /// [`crate::DomainError`] may leave the state half-changed; [`World::apply`]
 /// restores it, so a rejected call never changes anything. Read-only tools
-/// must not change the state.
+/// must not change the state. Fields kept out of the JSON (next-id counters)
+/// may change only together with the JSON, since `PartialEq` decides whether a
+/// call changed the state.
 pub(crate) trait DomainState: Clone + PartialEq + Serialize {
     /// The tools of the domain, in the order agents see them.
     const TOOLS: &'static [ToolSpec];
