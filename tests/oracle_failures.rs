@@ -126,7 +126,7 @@ async fn support() {
         &[("update_ticket", json!({"ticket_id": "T-0002", "priority": "high"})), close("T-0002")],
     )
     .await;
-    assert_failed(&v, &["T-0002 escalated to tier2", "T-0002 escalated, not closed", "collateral"]);
+    assert_failed(&v, &["T-0002 escalated to tier2", "T-0002 escalated, not closed", "T-0002 has an escalation reason", "collateral"]);
 
     // Escalating to the wrong tier.
     let v = play_calls(
@@ -147,7 +147,7 @@ async fn support() {
     );
     let escalate = ("escalate_ticket", json!({"ticket_id": "T-0007", "reason": "dispute", "escalate_to": "tier2"}));
     let v = play_calls(c, "support/small-dispute/005", &[create, escalate]).await;
-    assert_failed(&v, &["T-0007 closed by tier1", "T-0007 not escalated"]);
+    assert_failed(&v, &["T-0007 closed by tier1", "T-0007 has a resolution", "T-0007 not escalated"]);
 
     // Wrong priority: the count check finds no matching ticket.
     let create =

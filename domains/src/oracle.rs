@@ -22,6 +22,15 @@ pub enum Check {
         /// The expected value.
         expected: Value,
     },
+    /// The value at a JSON pointer is present and not empty (not null, not
+    /// blank text, not an empty list or object): for free text such as a
+    /// resolution, whose wording no check can predict.
+    Present {
+        /// What the check asserts, for people.
+        name: String,
+        /// JSON pointer into the final state.
+        path: String,
+    },
     /// Exactly `expected` members of the collection (object or array) at a
     /// JSON pointer match a pattern (see [`json::matches`]).
     Count {
@@ -42,6 +51,11 @@ impl Check {
         Check::Equals { name: name.into(), path: path.into(), expected }
     }
 
+    /// The value at `path` must be present and not empty.
+    pub fn present(name: impl Into<String>, path: impl Into<String>) -> Self {
+        Check::Present { name: name.into(), path: path.into() }
+    }
+
     /// Exactly `expected` members of the collection at `path` must match `pattern`.
     pub fn count(name: impl Into<String>, path: impl Into<String>, pattern: Value, expected: usize) -> Self {
         Check::Count { name: name.into(), path: path.into(), pattern, expected }
@@ -54,6 +68,17 @@ impl Check {
                 let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
                 let passed = json::matches(expected, &actual) && json::matches(&actual, expected);
                 CheckOutcome { name: name.clone(), passed, expected: expected.clone(), actual }
+            }
+            Check::Present { name, path } => {
+                let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
+                let passed = match &actual {
+                    Value::Null => false,
+                    Value::String(text) => !text.trim().is_empty(),
+                    Value::Array(items) => !items.is_empty(),
+                    Value::Object(map) => !map.is_empty(),
+                    Value::Bool(_) | Value::Number(_) => true,
+                };
+                CheckOutcome { name: name.clone(), passed, expected: Value::from("a non-empty value"), actual }
             }
             Check::Count { name, path, pattern, expected } => {
                 let found = json::members(final_state.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
@@ -140,5 +165,32 @@ impl Verdict {
     /// The state diff as readable lines (`+` added, `-` removed, `~` changed).
     pub fn diff_text(&self) -> String {
         self.diff.iter().map(|c| format!("{c}\n")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn checks_report_expected_and_actual_values() {
+        let state = json!({"a": {"x": 1, "text": "  ", "list": [], "note": "ok"}, "items": [{"k": 1}, {"k": 2}, {"k": 1, "z": 0}]});
+        let eq = Check::equals("x is 1", "/a/x", json!(1.0)).evaluate(&state);
+        assert!(eq.passed, "numbers compare by value");
+        let absent = Check::equals("gone", "/a/missing", Value::Null).evaluate(&state);
+        assert!(absent.passed);
+        let wrong = Check::equals("x is 2", "/a/x", json!(2)).evaluate(&state);
+        assert_eq!((wrong.passed, wrong.expected, wrong.actual), (false, json!(2), json!(1)));
+        let extra_keys = Check::equals("a is exactly", "/a", json!({"x": 1})).evaluate(&state);
+        assert!(!extra_keys.passed, "equality is exact, not a pattern match");
+        assert!(Check::present("note", "/a/note").evaluate(&state).passed);
+        for blank in ["/a/text", "/a/list", "/a/missing"] {
+            assert!(!Check::present("blank", blank).evaluate(&state).passed, "{blank}");
+        }
+        let count = Check::count("two k=1", "/items", json!({"k": 1}), 2).evaluate(&state);
+        assert_eq!((count.passed, count.actual), (true, json!(2)));
+        let count = Check::count("one k=2", "/missing", json!({"k": 2}), 1).evaluate(&state);
+        assert_eq!((count.passed, count.actual), (false, json!(0)));
     }
 }

@@ -758,6 +758,7 @@ pub(crate) fn tasks() -> Vec<Task> {
                     1,
                 ),
                 Check::equals("T-0007 closed with a resolution", "/tickets/T-0007/status", json!("closed")),
+                Check::present("T-0007 has a resolution", "/tickets/T-0007/resolution"),
             ],
             may_change: vec!["/tickets/T-0007"],
         },
@@ -821,6 +822,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             checks: vec![
                 Check::equals("T-0002 escalated to tier2", "/tickets/T-0002/tier", json!("tier2")),
                 Check::equals("T-0002 escalated, not closed", "/tickets/T-0002/status", json!("escalated")),
+                Check::present("T-0002 has an escalation reason", "/tickets/T-0002/escalation_reason"),
                 Check::equals("T-0002 priority set to high", "/tickets/T-0002/priority", json!("high")),
             ],
             may_change: vec![
@@ -876,6 +878,7 @@ pub(crate) fn tasks() -> Vec<Task> {
                 ),
                 Check::equals("T-0007 escalated to tier3", "/tickets/T-0007/tier", json!("tier3")),
                 Check::equals("T-0007 escalated, not closed", "/tickets/T-0007/status", json!("escalated")),
+                Check::present("T-0007 has an escalation reason", "/tickets/T-0007/escalation_reason"),
             ],
             may_change: vec!["/tickets/T-0007"],
         },
@@ -919,6 +922,7 @@ pub(crate) fn tasks() -> Vec<Task> {
                     1,
                 ),
                 Check::equals("T-0007 closed by tier1 with a resolution", "/tickets/T-0007/status", json!("closed")),
+                Check::present("T-0007 has a resolution", "/tickets/T-0007/resolution"),
                 Check::equals("T-0007 not escalated: stays at tier1", "/tickets/T-0007/tier", json!("tier1")),
             ],
             may_change: vec!["/tickets/T-0007"],
@@ -1300,7 +1304,7 @@ mod tests {
     #[test]
     fn create_close_fails_when_left_open_or_with_the_wrong_priority() {
         let id = "support/create-close/001";
-        assert_eq!(failed(id, &reference_without(id, "close_ticket")), ["T-0007 closed with a resolution"]);
+        assert_eq!(failed(id, &reference_without(id, "close_ticket")), ["T-0007 closed with a resolution", "T-0007 has a resolution"]);
         let mut calls = crate::task(id).unwrap().reference.clone();
         calls[0].arguments["priority"] = json!("medium");
         assert_eq!(failed(id, &calls), ["one ticket for C-104 about 'Invoice email change' with priority low"]);
@@ -1330,7 +1334,10 @@ mod tests {
         let mut closing = reference_without(id, "escalate_ticket");
         closing.push(Call::new("close_ticket", json!({"ticket_id": "T-0002", "resolution": "Refund refused per policy."})));
         let failures = failed(id, &closing);
-        assert_eq!(failures, ["T-0002 escalated to tier2", "T-0002 escalated, not closed", COLLATERAL_CHECK]);
+        assert_eq!(
+            failures,
+            ["T-0002 escalated to tier2", "T-0002 escalated, not closed", "T-0002 has an escalation reason", COLLATERAL_CHECK]
+        );
     }
 
     #[test]
@@ -1354,7 +1361,7 @@ mod tests {
         let id = "support/security-breach/004";
         let mut closing = reference_without(id, "escalate_ticket");
         closing.push(Call::new("close_ticket", json!({"ticket_id": "T-0007", "resolution": "Reset the account email."})));
-        assert_eq!(failed(id, &closing), ["T-0007 escalated to tier3", "T-0007 escalated, not closed"]);
+        assert_eq!(failed(id, &closing), ["T-0007 escalated to tier3", "T-0007 escalated, not closed", "T-0007 has an escalation reason"]);
         let mut tier2 = crate::task(id).unwrap().reference.clone();
         tier2.last_mut().unwrap().arguments["escalate_to"] = json!("tier2");
         assert_eq!(failed(id, &tier2), ["T-0007 escalated to tier3"]);
@@ -1368,7 +1375,10 @@ mod tests {
         let id = "support/small-dispute/005";
         let mut escalating = reference_without(id, "close_ticket");
         escalating.push(Call::new("escalate_ticket", json!({"ticket_id": "T-0007", "reason": "Refund dispute.", "escalate_to": "tier2"})));
-        assert_eq!(failed(id, &escalating), ["T-0007 closed by tier1 with a resolution", "T-0007 not escalated: stays at tier1"]);
+        assert_eq!(
+            failed(id, &escalating),
+            ["T-0007 closed by tier1 with a resolution", "T-0007 has a resolution", "T-0007 not escalated: stays at tier1"]
+        );
         let mut calls = crate::task(id).unwrap().reference.clone();
         calls.push(Call::new("close_ticket", json!({"ticket_id": "T-0004", "resolution": "Tidying up."})));
         assert_eq!(failed(id, &calls), [COLLATERAL_CHECK]);
