@@ -35,8 +35,8 @@ use serde_json::{Value, json};
 
 use crate::date::Date;
 use crate::oracle::Check;
-use crate::task::{Call, Slot, Task};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec};
+use crate::task::{Call, Task, slots};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
 use crate::world::{Context, DomainState, World};
 
 /// Most lines one order may have.
@@ -51,8 +51,6 @@ const RETURN_WINDOW_DAYS: i64 = 30;
 const MAX_AMOUNT_CENTS: i64 = 100_000_000;
 /// Most products one search returns.
 const MAX_SEARCH_RESULTS: usize = 50;
-/// Longest argument text quoted back in an error message, in characters.
-const MAX_ECHO_CHARS: usize = 60;
 
 /// An amount of money in whole cents. JSON shows it as a dollar number with
 /// at most two decimals (`19.99`), which reads back to the same cents.
@@ -502,7 +500,7 @@ impl DomainState for State {
                     self.orders.iter().filter(|(_, o)| o.customer_id == id).map(|(oid, o)| self.order_view(oid, o)).collect();
                 Ok(json!({"customer_id": id, "orders": orders}))
             }
-            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("e-commerce has no tool '{}'", shown(tool)))),
+            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("e-commerce has no tool '{}'", echo(tool)))),
         }
     }
 }
@@ -516,7 +514,7 @@ impl State {
             let known: Vec<&str> = known.into_iter().collect();
             return Err(DomainError::new(
                 "UNKNOWN_CATEGORY",
-                format!("no category '{}'; categories: {}", shown(category), known.join(", ")),
+                format!("no category '{}'; categories: {}", echo(category), known.join(", ")),
             ));
         }
         let min = amount(args, "min_price")?;
@@ -613,7 +611,7 @@ impl State {
             else {
                 return Err(DomainError::new(
                     "INVALID_QUANTITY",
-                    format!("quantity of {sku} must be a whole number from 1 to {MAX_QUANTITY}; got {}", shown(&quantity.to_string())),
+                    format!("quantity of {sku} must be a whole number from 1 to {MAX_QUANTITY}; got {}", echo(&quantity.to_string())),
                 ));
             };
             if lines.iter().any(|l| l.sku == sku) {
@@ -667,7 +665,7 @@ impl State {
                 let skus: Vec<&str> = order.items.iter().map(|l| l.sku.as_str()).collect();
                 return Err(DomainError::new(
                     "SKU_NOT_IN_ORDER",
-                    format!("order {id} has no item '{}'; its items: {}", shown(wanted), skus.join(", ")),
+                    format!("order {id} has no item '{}'; its items: {}", echo(wanted), skus.join(", ")),
                 ));
             };
             if order.returned_skus.contains(&line.sku) {
@@ -686,7 +684,7 @@ impl State {
         let refund_method = RefundMethod::parse(method).ok_or_else(|| {
             DomainError::new(
                 "INVALID_REFUND_METHOD",
-                format!("refund_method '{}' is not one of {}", shown(method), REFUND_METHODS.join(", ")),
+                format!("refund_method '{}' is not one of {}", echo(method), REFUND_METHODS.join(", ")),
             )
         })?;
         let paid = order
@@ -728,11 +726,11 @@ impl State {
         if several {
             return Err(DomainError::new(
                 "ONE_COUPON_PER_ORDER",
-                format!("'{}' names more than one coupon; an order takes exactly one coupon code", shown(requested)),
+                format!("'{}' names more than one coupon; an order takes exactly one coupon code", echo(requested)),
             ));
         }
         let (code, coupon) = lookup(&self.coupons, requested)
-            .ok_or_else(|| DomainError::new("UNKNOWN_COUPON", format!("no coupon '{}'", shown(requested))))?;
+            .ok_or_else(|| DomainError::new("UNKNOWN_COUPON", format!("no coupon '{}'", echo(requested))))?;
         if Date::parse(&coupon.expires).is_none_or(|expires| expires < ctx.today) {
             return Err(DomainError::new("COUPON_EXPIRED", format!("coupon {code} expired on {}; today is {}", coupon.expires, ctx.today)));
         }
@@ -741,12 +739,12 @@ impl State {
 
     fn product(&self, sku: &str) -> Result<(&str, &Product), DomainError> {
         lookup(&self.products, sku).ok_or_else(|| {
-            DomainError::new("UNKNOWN_SKU", format!("no product with sku '{}'; search_products lists the catalog", shown(sku)))
+            DomainError::new("UNKNOWN_SKU", format!("no product with sku '{}'; search_products lists the catalog", echo(sku)))
         })
     }
 
     fn customer(&self, id: &str) -> Result<(&str, &Customer), DomainError> {
-        lookup(&self.customers, id).ok_or_else(|| DomainError::new("UNKNOWN_CUSTOMER", format!("no customer '{}'", shown(id))))
+        lookup(&self.customers, id).ok_or_else(|| DomainError::new("UNKNOWN_CUSTOMER", format!("no customer '{}'", echo(id))))
     }
 
     fn order(&self, id: &str) -> Result<(&str, &Order), DomainError> {
@@ -890,7 +888,7 @@ fn address_on_file(customer_id: &str, customer: &Customer, requested: &str) -> R
     let on_file = if on_file.is_empty() { "none".to_owned() } else { on_file.join("; ") };
     Err(DomainError::new(
         "ADDRESS_NOT_ON_FILE",
-        format!("'{}' is not an address on file for {customer_id}; addresses on file: {on_file}", shown(requested)),
+        format!("'{}' is not an address on file for {customer_id}; addresses on file: {on_file}", echo(requested)),
     ))
 }
 
@@ -919,15 +917,6 @@ fn amount(args: &Args, name: &str) -> Result<Option<Money>, DomainError> {
     })
 }
 
-/// Argument text as quoted in an error message: trimmed and cut short.
-fn shown(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
-
 fn insufficient_stock(sku: &str, stock: u32, quantity: u32) -> DomainError {
     DomainError::new("INSUFFICIENT_STOCK", format!("only {stock} of {sku} in stock; {quantity} requested"))
 }
@@ -937,15 +926,11 @@ fn not_delivered(id: &str, status: OrderStatus) -> DomainError {
 }
 
 fn unknown_order(id: &str) -> DomainError {
-    DomainError::new("UNKNOWN_ORDER", format!("no order '{}'; list_orders shows a customer's orders", shown(id)))
+    DomainError::new("UNKNOWN_ORDER", format!("no order '{}'; list_orders shows a customer's orders", echo(id)))
 }
 
 fn world(state: Value) -> World {
     World::Ecommerce(serde_json::from_value(state).expect("e-commerce task states are valid"))
-}
-
-fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
-    pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
 }
 
 /// The shop every task starts from: three past orders, so new orders begin at O-0004.
@@ -1245,10 +1230,7 @@ mod tests {
     }
 
     fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
-        let ctx = Context { today: today() };
-        let spec = State::TOOLS.iter().find(|t| t.name == tool).unwrap();
-        let args = spec.parse_arguments(&args.to_string()).unwrap();
-        state.call(tool, &args, &ctx)
+        crate::world::testing::call(state, today(), tool, args)
     }
 
     /// Calls a tool and asserts it failed with `code` and left the state as it was.

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use crate::date::{Date, format_time, parse_time};
 use crate::oracle::Check;
-use crate::task::{Call, Slot, Task};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec};
+use crate::task::{Call, Task, slots};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
 use crate::world::{Context, DomainState, World};
 
 /// First and last allowed meeting start, in minutes after midnight.
@@ -134,7 +134,7 @@ impl DomainState for State {
                     (FIRST_START..=LAST_START).step_by(60).map(format_time).filter(|t| day.is_none_or(|d| !d.contains_key(t))).collect();
                 Ok(json!({"date": date, "time": time, "available": conflict.is_none(), "conflict": conflict, "free_slots": free_slots}))
             }
-            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("scheduling has no tool '{tool}'"))),
+            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("scheduling has no tool '{}'", echo(tool)))),
         }
     }
 }
@@ -186,17 +186,17 @@ fn no_meeting(date: &str, time: &str) -> DomainError {
 
 fn parse_date(text: &str, field: &str) -> Result<String, DomainError> {
     let date = Date::parse(text.trim())
-        .ok_or_else(|| DomainError::new("INVALID_DATE", format!("{field} '{text}' is not a date in YYYY-MM-DD form")))?;
+        .ok_or_else(|| DomainError::new("INVALID_DATE", format!("{field} '{}' is not a date in YYYY-MM-DD form", echo(text))))?;
     Ok(date.to_string())
 }
 
 fn parse_slot(text: &str) -> Result<String, DomainError> {
     let minutes =
-        parse_time(text.trim()).ok_or_else(|| DomainError::new("INVALID_TIME", format!("time '{text}' is not HH:MM (24-hour)")))?;
+        parse_time(text.trim()).ok_or_else(|| DomainError::new("INVALID_TIME", format!("time '{}' is not HH:MM (24-hour)", echo(text))))?;
     if minutes % 60 != 0 || !(FIRST_START..=LAST_START).contains(&minutes) {
         return Err(DomainError::new(
             "OUTSIDE_BUSINESS_HOURS",
-            format!("meetings start on the hour between {} and {}; got {text}", format_time(FIRST_START), format_time(LAST_START)),
+            format!("meetings start on the hour between {} and {}; got {}", format_time(FIRST_START), format_time(LAST_START), echo(text)),
         ));
     }
     Ok(format_time(minutes))
@@ -204,10 +204,6 @@ fn parse_slot(text: &str) -> Result<String, DomainError> {
 
 fn world(state: Value) -> World {
     World::Scheduling(serde_json::from_value(state).expect("scheduling task states are valid"))
-}
-
-fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
-    pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
 }
 
 /// The verified scheduling tasks.
@@ -313,10 +309,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
-        let ctx = Context { today: Date::from_ymd(2025, 12, 29).unwrap() };
-        let spec = State::TOOLS.iter().find(|t| t.name == tool).unwrap();
-        let args = spec.parse_arguments(&args.to_string()).unwrap();
-        state.call(tool, &args, &ctx)
+        crate::world::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)
     }
 
     fn code(result: ToolResult) -> &'static str {

@@ -27,8 +27,8 @@ use serde_json::{Value, json};
 
 use crate::date::Date;
 use crate::oracle::Check;
-use crate::task::{Call, Slot, Task};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec};
+use crate::task::{Call, Task, slots};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
 use crate::world::{Context, DomainState, World};
 
 /// Longest subject, in characters.
@@ -358,7 +358,7 @@ impl DomainState for State {
                 let tickets: Vec<Value> = self.tickets.iter().filter(|(_, t)| t.customer_id == id).map(|(tid, t)| t.summary(tid)).collect();
                 Ok(json!({"customer": {"customer_id": id, "name": customer.name, "plan": customer.plan, "tickets": tickets}}))
             }
-            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("support has no tool '{tool}'"))),
+            _ => Err(DomainError::new("UNKNOWN_TOOL", format!("support has no tool '{}'", echo(tool)))),
         }
     }
 }
@@ -442,7 +442,7 @@ impl State {
         query_words.sort();
         query_words.dedup();
         if query_words.is_empty() {
-            return Err(DomainError::new("EMPTY_QUERY", format!("query '{query}' has no words to search for")));
+            return Err(DomainError::new("EMPTY_QUERY", format!("query '{}' has no words to search for", echo(query))));
         }
         let category = match args.opt_str("category") {
             None => None,
@@ -475,7 +475,7 @@ impl State {
         let id = text.trim().to_ascii_uppercase();
         match self.customers.get(&id) {
             Some(customer) => Ok((id, customer)),
-            None => Err(DomainError::new("UNKNOWN_CUSTOMER", format!("no customer '{text}'; customer ids look like C-101"))),
+            None => Err(DomainError::new("UNKNOWN_CUSTOMER", format!("no customer '{}'; customer ids look like C-101", echo(text)))),
         }
     }
 
@@ -532,11 +532,11 @@ impl Ticket {
 }
 
 fn unknown_ticket(text: &str) -> DomainError {
-    DomainError::new("UNKNOWN_TICKET", format!("no ticket '{text}'; ticket ids look like T-0001 (list_open_tickets lists them)"))
+    DomainError::new("UNKNOWN_TICKET", format!("no ticket '{}'; ticket ids look like T-0001 (list_open_tickets lists them)", echo(text)))
 }
 
 fn invalid_choice(code: &'static str, field: &str, got: &str, valid: &[&str]) -> DomainError {
-    DomainError::new(code, format!("{field} '{got}' is not valid; use one of: {}", valid.join(", ")))
+    DomainError::new(code, format!("{field} '{}' is not valid; use one of: {}", echo(got), valid.join(", ")))
 }
 
 /// Reads a status `update_ticket` may set.
@@ -599,10 +599,6 @@ fn highest_ticket_number(tickets: &BTreeMap<String, Ticket>) -> u32 {
 
 fn world(state: Value) -> World {
     World::Support(serde_json::from_value(state).expect("support task states are valid"))
-}
-
-fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
-    pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
 }
 
 /// The support desk every task starts from: six customers, six tickets in
@@ -942,9 +938,7 @@ mod tests {
     }
 
     fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
-        let spec = State::TOOLS.iter().find(|t| t.name == tool).unwrap();
-        let args = spec.parse_arguments(&args.to_string()).unwrap();
-        state.call(tool, &args, &ctx())
+        crate::world::testing::call(state, ctx().today, tool, args)
     }
 
     fn code(result: ToolResult) -> &'static str {

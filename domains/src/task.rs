@@ -18,6 +18,11 @@ pub struct Slot {
     pub value: String,
 }
 
+/// Builds a task's slots from (name, value) pairs.
+pub(crate) fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
+    pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
+}
+
 /// One tool call of a reference solution.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Call {

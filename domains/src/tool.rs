@@ -249,6 +249,19 @@ impl Args {
     }
 }
 
+/// Most characters of an argument value quoted back in an error message.
+const MAX_ECHO_CHARS: usize = 60;
+
+/// An argument value as quoted back in an error message: trimmed and cut
+/// short, so a huge argument never comes back whole.
+pub(crate) fn echo(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 /// A broken business rule: an ordinary tool result the agent reads and acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{code}: {message}")]

@@ -22,14 +22,12 @@ use serde_json::{Value, json};
 
 use crate::date::Date;
 use crate::oracle::Check;
-use crate::task::{Call, Slot, Task};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec};
+use crate::task::{Call, Task, slots};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
 use crate::world::{Context, DomainState, World};
 
 /// Most characters a text argument (a name, a payment method) may have.
 const MAX_TEXT_CHARS: usize = 200;
-/// Most characters of an argument quoted back in an error message.
-const MAX_QUOTED_CHARS: usize = 60;
 /// Most reservations an episode's state may number (`R-9999`).
 const MAX_RESERVATION_NUMBER: u32 = 9999;
 
@@ -414,18 +412,11 @@ fn code_arg(args: &Args, field: &str) -> Result<String, DomainError> {
 
 /// Quotes an argument in an error message, cut to a readable length.
 fn quoted(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((cut, _)) => format!("'{}…'", &text[..cut]),
-        None => format!("'{text}'"),
-    }
+    format!("'{}'", echo(text))
 }
 
 fn world(state: Value) -> World {
     World::Travel(serde_json::from_value(state).expect("travel task states are valid"))
-}
-
-fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
-    pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
 }
 
 fn flight(id: &str, origin: &str, dest: &str, date: &str, price: u32, seats_left: u32) -> Value {
@@ -689,9 +680,7 @@ mod tests {
     }
 
     fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
-        let spec = State::TOOLS.iter().find(|t| t.name == tool).unwrap();
-        let args = spec.parse_arguments(&args.to_string()).unwrap();
-        state.call(tool, &args, &ctx())
+        crate::world::testing::call(state, ctx().today, tool, args)
     }
 
     fn code(result: ToolResult) -> &'static str {

@@ -147,3 +147,21 @@ impl World {
         }
     }
 }
+
+/// Helpers for the domains' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use serde_json::Value;
+
+    use super::{Context, DomainState};
+    use crate::date::Date;
+    use crate::tool::ToolResult;
+
+    /// Calls one tool of a domain state directly, with arguments that must be
+    /// valid for its schema, on the given day. No rollback on error.
+    pub(crate) fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> ToolResult {
+        let spec = S::TOOLS.iter().find(|t| t.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
+        let args = spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {tool}: {e}"));
+        state.call(tool, &args, &Context { today })
+    }
+}
