@@ -4,13 +4,16 @@
 //! the sequence of calls: the same inputs give the same trajectory, byte for
 //! byte, whatever else runs at the same time.
 
-use serde::Serialize;
-use serde_json::Value;
+use std::collections::BTreeMap;
 
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::chaos::{Chaos, Dice, FaultKind, Purpose};
 use crate::json;
-use crate::oracle::Verdict;
+use crate::oracle::{CheckOutcome, Verdict};
 use crate::task::Task;
-use crate::tool::{ArgError, DomainError};
+use crate::tool::{ArgError, DomainError, ToolSpec};
 use crate::world::World;
 
 /// Default for the most calls an episode accepts.
@@ -30,16 +33,60 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// What one call produced.
+/// What one call produced, as it reached the agent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The tool's result.
+    /// The tool's result (possibly delayed, emptied, cut or in the v2 shape by a fault).
     Result(Value),
+    /// A payload cut short so that it is no longer valid JSON.
+    Raw(String),
     /// A broken business rule; the state did not change.
     Error(DomainError),
     /// A malformed call (unknown tool, bad arguments), rejected before the tool ran.
     Invalid(ArgError),
+    /// A transport-level failure a production client would see as an error status.
+    Failure(Failure),
+}
+
+/// The gRPC status code of a [`Failure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FailureCode {
+    /// The call took too long.
+    DeadlineExceeded,
+    /// The service could not be reached (reset, outage).
+    Unavailable,
+    /// A rate limit or overload.
+    ResourceExhausted,
+    /// The caller is suspended.
+    PermissionDenied,
+}
+
+/// A failure the chaos layer delivers instead of (or after) running the tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// The status code.
+    pub code: FailureCode,
+    /// The `ErrorInfo` reason, e.g. `RATE_LIMIT_EXCEEDED`.
+    pub reason: &'static str,
+    /// A readable message.
+    pub message: String,
+    /// Simulated milliseconds to wait before retrying (RetryInfo and the
+    /// `grpc-retry-pushback-ms` trailer); -1: do not retry; `None`: no advice.
+    pub retry_after_ms: Option<i64>,
+}
+
+/// The fault that met a call: the ledger's ground truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FaultRecord {
+    /// The fault.
+    pub kind: FaultKind,
+    /// True when drawn on this call; false when a persistent fault state
+    /// (suspension, cascade, rate-limit window, drift) carried over.
+    pub new: bool,
+    /// Whether a retry or a later call can still succeed.
+    pub recoverable: bool,
 }
 
 /// One call as the episode saw it.
@@ -52,10 +99,14 @@ pub struct CallRecord {
     /// The arguments: canonical JSON for a valid call, the text as sent
     /// (cut to 1 KiB) for a rejected one; an unknown tool's name is cut to 128 bytes.
     pub arguments: String,
-    /// What the call produced.
+    /// What reached the agent.
     pub outcome: Outcome,
     /// Whether the call changed the state.
     pub state_changed: bool,
+    /// The fault that met the call, if any.
+    pub fault: Option<FaultRecord>,
+    /// Simulated delay before the reply, in milliseconds (before time scaling).
+    pub delay_ms: u64,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -75,6 +126,22 @@ pub enum CallError {
     CallLimit(u32),
 }
 
+/// Fault recovery figures of an episode (the paper's Table 8 columns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FaultStats {
+    /// Faults drawn (not counting calls a persistent state carried over).
+    pub injected: u32,
+    /// Calls answered with an explicit error status (timeouts, resets, rate
+    /// limits): the paper's "faults encountered".
+    pub encountered: u32,
+    /// Encountered faults followed by a later call of the same tool that got a
+    /// reply without a fault.
+    pub recovered: u32,
+    /// Calls of the same tool after an encountered fault, up to and including
+    /// the recovering one.
+    pub extra_calls: u32,
+}
+
 /// The ordered record of an episode: no ids, no clock readings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trajectory {
@@ -88,10 +155,45 @@ pub struct Trajectory {
     pub description: String,
     /// The episode's "today".
     pub today: String,
+    /// The fault profile the episode ran under.
+    pub fault_profile: crate::chaos::FaultProfile,
     /// Every call that reached the episode, in order.
     pub calls: Vec<CallRecord>,
     /// The verdict, once finished.
     pub verdict: Option<Verdict>,
+    /// Fault recovery figures, once finished.
+    pub fault_stats: Option<FaultStats>,
+}
+
+/// One call's request beyond tool and arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    /// Makes a state-changing call safe to retry: a repeat with the same key
+    /// returns the first execution's result instead of running again.
+    pub idempotency_key: Option<&'a str>,
+    /// Simulated milliseconds the agent waited since its previous call
+    /// (for rate-limit windows); `None` counts as long enough.
+    pub waited_ms: Option<u64>,
+}
+
+/// Persistent fault states, counted in calls (and virtual milliseconds for
+/// the rate-limit window).
+#[derive(Debug, Clone, Default)]
+struct FaultState {
+    suspended: bool,
+    drifted: bool,
+    cascade_left: u32,
+    /// Virtual time now, and until when a soft rate limit rejects calls.
+    clock_ms: u64,
+    limited_until_ms: u64,
+    /// The state before the most recent change: what a stale read sees.
+    previous: Option<World>,
+    /// Executed writes by idempotency key: (tool, canonical args, result).
+    idempotent: BTreeMap<String, (String, String, Result<Value, DomainError>)>,
+    /// Writes whose reply was lost, by (tool, canonical args).
+    ambiguous: Vec<(u32, String, String)>,
+    /// Later writes that repeated an ambiguous one: (call, repeated call).
+    duplicates: Vec<(u32, u32)>,
 }
 
 /// One attempt at one task.
@@ -100,24 +202,32 @@ pub struct Episode {
     task: &'static Task,
     world: World,
     max_calls: u32,
+    chaos: Chaos,
+    dice: Dice,
+    faults: FaultState,
     trajectory: Trajectory,
 }
 
 impl Episode {
-    /// Starts an episode of `task` from a fresh copy of its initial state.
+    /// Starts an episode of `task` from a fresh copy of its initial state, with no faults.
     pub fn new(task: &'static Task, seed: u64, trial: u32) -> Self {
         Self {
             task,
             world: task.initial.clone(),
             max_calls: DEFAULT_MAX_CALLS,
+            chaos: Chaos::default(),
+            dice: Dice::new(&task.id, seed, trial),
+            faults: FaultState::default(),
             trajectory: Trajectory {
                 task_id: task.id.clone(),
                 seed,
                 trial,
                 description: task.description(),
                 today: task.today.to_string(),
+                fault_profile: crate::chaos::FaultProfile::none(),
                 calls: Vec::new(),
                 verdict: None,
+                fault_stats: None,
             },
         }
     }
@@ -125,6 +235,19 @@ impl Episode {
     /// Sets the most calls the episode accepts.
     pub fn with_max_calls(mut self, max_calls: u32) -> Self {
         self.max_calls = max_calls;
+        self
+    }
+
+    /// Runs the episode under a fault profile.
+    pub fn with_chaos(mut self, chaos: Chaos) -> Self {
+        self.trajectory.fault_profile = chaos.profile().clone();
+        self.chaos = chaos;
+        self
+    }
+
+    /// Replaces the description the agent is given (a perturbed one).
+    pub fn with_description(mut self, description: String) -> Self {
+        self.trajectory.description = description;
         self
     }
 
@@ -158,12 +281,17 @@ impl Episode {
         self.trajectory.verdict.as_ref()
     }
 
+    /// Calls one tool with JSON argument text (empty text means `{}`), with no options.
+    pub fn call(&mut self, tool: &str, arguments: &str) -> Result<&CallRecord, CallError> {
+        self.call_with(tool, arguments, &CallOptions::default())
+    }
+
     /// Calls one tool with JSON argument text (empty text means `{}`).
     ///
-    /// A broken business rule is an `Ok` record with an [`Outcome::Error`].
-    /// A malformed call is recorded and returned as an error; calls after
-    /// finishing or past the limit are returned as errors and not recorded.
-    pub fn call(&mut self, tool: &str, arguments: &str) -> Result<&CallRecord, CallError> {
+    /// A broken business rule or an injected fault is an `Ok` record (see
+    /// [`Outcome`]). A malformed call is recorded and returned as an error;
+    /// calls after finishing or past the limit are returned as errors and not recorded.
+    pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
         }
@@ -183,14 +311,181 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        let (result, state_changed) = self.world.apply(spec, &args, &self.task.context());
-        let outcome = match result {
-            Ok(value) => Outcome::Result(value),
-            Err(error) => Outcome::Error(error),
+        let canonical_args = json::canonical(&Value::Object(args.as_map().clone()));
+        let key = options.idempotency_key.filter(|_| spec.mutates_state);
+        if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k)) {
+            if *first_tool != spec.name || *first_args != canonical_args {
+                let error = ArgError::new("idempotency_key", format!("key was first used for {first_tool}({first_args}); use a new key for a different call"));
+                self.record_invalid(tool, arguments, error.clone());
+                return Err(CallError::InvalidArgument(error));
+            }
+        }
+        self.faults.clock_ms = self.faults.clock_ms.saturating_add(options.waited_ms.unwrap_or(u64::MAX / 4));
+
+        let (fault, failure) = self.carried_over_fault(index);
+        let fault = fault.or_else(|| self.chaos.draw(&self.dice, index).map(|kind| FaultRecord { kind, new: true, recoverable: kind.recoverable() }));
+        let mut delay_ms = 0;
+        let mut state_changed = false;
+        let kind = fault.map(|f| f.kind);
+        let stopped = failure.or_else(|| kind.and_then(|k| self.stop(k, index, &mut delay_ms)));
+        let outcome = match stopped {
+            Some(failure) => Outcome::Failure(failure),
+            // A valid but empty reply; the tool did not run.
+            None if kind == Some(FaultKind::EmptyResponse) => Outcome::Result(json!({})),
+            None => {
+                let (result, changed) = self.execute(spec, &args, &canonical_args, key, kind == Some(FaultKind::StaleData));
+                state_changed = changed;
+                self.deliver(kind, result, spec, index, &canonical_args, changed, &mut delay_ms)
+            }
         };
-        let arguments = json::canonical(&Value::Object(args.as_map().clone()));
-        self.trajectory.calls.push(CallRecord { index, tool: tool.to_owned(), arguments, outcome, state_changed });
+        self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
+        let record = CallRecord { index, tool: tool.to_owned(), arguments: canonical_args, outcome, state_changed, fault, delay_ms };
+        self.trajectory.calls.push(record);
         Ok(&self.trajectory.calls[index as usize])
+    }
+
+    /// A persistent fault state that answers this call without a new draw.
+    fn carried_over_fault(&mut self, index: u32) -> (Option<FaultRecord>, Option<Failure>) {
+        let carried = |kind: FaultKind| Some(FaultRecord { kind, new: false, recoverable: kind.recoverable() });
+        if self.faults.suspended {
+            return (carried(FaultKind::HardRateLimit), Some(suspended()));
+        }
+        if self.faults.cascade_left > 0 {
+            self.faults.cascade_left -= 1;
+            return (carried(FaultKind::CascadingFailure), Some(self.cascade_failure(index)));
+        }
+        if self.faults.clock_ms < self.faults.limited_until_ms {
+            let left = self.faults.limited_until_ms - self.faults.clock_ms;
+            return (carried(FaultKind::SoftRateLimit), Some(rate_limited(left, "retried before the retry delay passed")));
+        }
+        (None, None)
+    }
+
+    /// The failure of a fault that answers the call before the tool runs,
+    /// setting the fault state it leaves; `None` for faults that let it run.
+    fn stop(&mut self, kind: FaultKind, index: u32, delay_ms: &mut u64) -> Option<Failure> {
+        let params = &self.chaos.profile().params;
+        Some(match kind {
+            FaultKind::TransientTimeout => {
+                *delay_ms = params.timeout_ms;
+                timed_out(params.timeout_ms)
+            }
+            FaultKind::ConnectionReset => reset(),
+            FaultKind::SoftRateLimit => {
+                self.faults.limited_until_ms = self.faults.clock_ms.saturating_add(params.retry_after_ms);
+                rate_limited(params.retry_after_ms, "rate limit exceeded")
+            }
+            FaultKind::HardRateLimit => {
+                self.faults.suspended = true;
+                suspended()
+            }
+            FaultKind::CascadingFailure => {
+                self.faults.cascade_left = params.cascade_calls;
+                self.cascade_failure(index)
+            }
+            FaultKind::EmptyResponse
+            | FaultKind::HighLatency
+            | FaultKind::PartialResponse
+            | FaultKind::SchemaDrift
+            | FaultKind::StaleData
+            | FaultKind::AmbiguousCommit => return None,
+        })
+    }
+
+    fn cascade_failure(&self, index: u32) -> Failure {
+        // Mostly outages, one call in three an overload with a retry hint.
+        if self.dice.below(index, Purpose::Variant, 3) == 0 {
+            let retry = self.chaos.profile().params.retry_after_ms;
+            Failure {
+                code: FailureCode::ResourceExhausted,
+                reason: "BACKEND_OVERLOADED",
+                message: "backend overloaded (cascading failure)".into(),
+                retry_after_ms: Some(retry as i64),
+            }
+        } else {
+            Failure {
+                code: FailureCode::Unavailable,
+                reason: "BACKEND_UNAVAILABLE",
+                message: "service unavailable (cascading failure)".into(),
+                retry_after_ms: None,
+            }
+        }
+    }
+
+    /// Runs the tool (against an older snapshot for a stale read) and keeps
+    /// the idempotency and duplicate bookkeeping.
+    fn execute(
+        &mut self,
+        spec: &ToolSpec,
+        args: &crate::Args,
+        canonical_args: &str,
+        key: Option<&str>,
+        stale: bool,
+    ) -> (Result<Value, DomainError>, bool) {
+        if let Some((_, _, result)) = key.and_then(|k| self.faults.idempotent.get(k)) {
+            // A retry of an executed write: the first result, nothing runs again.
+            return (result.clone(), false);
+        }
+        let ctx = self.task.context();
+        if stale && !spec.mutates_state {
+            if let Some(mut previous) = self.faults.previous.clone() {
+                return (previous.apply(spec, args, &ctx).0, false);
+            }
+        }
+        let before = spec.mutates_state.then(|| self.world.clone());
+        let (result, changed) = self.world.apply(spec, args, &ctx);
+        if changed {
+            self.faults.previous = before;
+            let repeats = self.faults.ambiguous.iter().find(|(_, t, a)| t == spec.name && a == canonical_args).map(|(i, _, _)| *i);
+            if let (Some(first), None) = (repeats, key) {
+                self.faults.duplicates.push((first, self.trajectory.calls.len() as u32));
+            }
+        }
+        if let Some(key) = key {
+            self.faults.idempotent.insert(key.to_owned(), (spec.name.to_owned(), canonical_args.to_owned(), result.clone()));
+        }
+        (result, changed)
+    }
+
+    /// What reaches the agent after the tool ran, given the call's fault.
+    #[allow(clippy::too_many_arguments)]
+    fn deliver(
+        &mut self,
+        kind: Option<FaultKind>,
+        result: Result<Value, DomainError>,
+        spec: &ToolSpec,
+        index: u32,
+        canonical_args: &str,
+        changed: bool,
+        delay_ms: &mut u64,
+    ) -> Outcome {
+        let value = match result {
+            Ok(value) => value,
+            Err(error) => return Outcome::Error(error),
+        };
+        if kind == Some(FaultKind::SchemaDrift) {
+            self.faults.drifted = true;
+        }
+        let value = if self.faults.drifted { crate::drift::to_v2(self.task.domain, spec.name, &value) } else { value };
+        match kind {
+            Some(FaultKind::HighLatency) => {
+                *delay_ms = self.chaos.latency_ms(&self.dice, index);
+                Outcome::Result(value)
+            }
+            Some(FaultKind::PartialResponse) => partial(value, self.dice.draw(index, Purpose::Partial)),
+            Some(FaultKind::AmbiguousCommit) => {
+                if changed {
+                    self.faults.ambiguous.push((index, spec.name.to_owned(), canonical_args.to_owned()));
+                }
+                if self.dice.below(index, Purpose::Variant, 2) == 0 {
+                    *delay_ms = self.chaos.profile().params.timeout_ms;
+                    Outcome::Failure(timed_out(*delay_ms))
+                } else {
+                    Outcome::Failure(reset())
+                }
+            }
+            _ => Outcome::Result(value),
+        }
     }
 
     fn record_invalid(&mut self, tool: &str, arguments: &str, error: ArgError) {
@@ -200,14 +495,116 @@ impl Episode {
             arguments: cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
             outcome: Outcome::Invalid(error),
             state_changed: false,
+            fault: None,
+            delay_ms: 0,
         });
     }
 
     /// Finishes the episode and judges its end state. Finishing again
     /// returns the same verdict.
     pub fn finish(&mut self) -> &Verdict {
-        let task = self.task;
-        let world = &self.world;
-        self.trajectory.verdict.get_or_insert_with(|| Verdict::judge(task, &task.initial.to_json(), &world.to_json()))
+        let verdict = match self.trajectory.verdict.take() {
+            Some(verdict) => verdict,
+            None => {
+                let mut verdict = Verdict::judge(self.task, &self.task.initial.to_json(), &self.world.to_json());
+                let duplicates: Vec<Value> = self
+                    .faults
+                    .duplicates
+                    .iter()
+                    .map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first}))
+                    .collect();
+                verdict.passed &= duplicates.is_empty();
+                verdict.checks.push(CheckOutcome {
+                    name: crate::oracle::DUPLICATE_CHECK.to_owned(),
+                    passed: duplicates.is_empty(),
+                    expected: Value::Array(Vec::new()),
+                    actual: Value::Array(duplicates),
+                });
+                self.trajectory.fault_stats = Some(fault_stats(&self.trajectory.calls));
+                verdict
+            }
+        };
+        self.trajectory.verdict.insert(verdict)
     }
+
+    /// Fault recovery figures, once finished.
+    pub fn fault_stats(&self) -> Option<FaultStats> {
+        self.trajectory.fault_stats
+    }
+}
+
+fn timed_out(timeout_ms: u64) -> Failure {
+    Failure {
+        code: FailureCode::DeadlineExceeded,
+        reason: "UPSTREAM_TIMEOUT",
+        message: format!("deadline exceeded: no reply within {timeout_ms} ms"),
+        retry_after_ms: None,
+    }
+}
+
+fn reset() -> Failure {
+    Failure { code: FailureCode::Unavailable, reason: "CONNECTION_RESET", message: "connection reset by peer".into(), retry_after_ms: None }
+}
+
+fn rate_limited(retry_after_ms: u64, why: &str) -> Failure {
+    Failure {
+        code: FailureCode::ResourceExhausted,
+        reason: "RATE_LIMIT_EXCEEDED",
+        message: format!("{why}; retry after {retry_after_ms} ms"),
+        retry_after_ms: Some(retry_after_ms as i64),
+    }
+}
+
+fn suspended() -> Failure {
+    Failure {
+        code: FailureCode::PermissionDenied,
+        reason: "CONSUMER_SUSPENDED",
+        message: "consumer suspended for exceeding its quota; calls will keep failing".into(),
+        retry_after_ms: Some(-1),
+    }
+}
+
+/// Cuts a result short: the first list found loses its second half (marked
+/// as truncated or not), or, when there is no list to cut, the JSON text is cut.
+fn partial(value: Value, draw: u64) -> Outcome {
+    let mut value = value;
+    let marked = draw & 1 == 0;
+    if let Value::Object(map) = &mut value {
+        if let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2) {
+            list.truncate(list.len().div_ceil(2));
+            if marked {
+                map.insert("truncated".into(), Value::Bool(true));
+            }
+            return Outcome::Result(value);
+        }
+    }
+    let text = json::canonical(&value);
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    // Keep between a quarter and three quarters of the text.
+    let keep = chars.len() / 4 + (draw >> 1) as usize % (chars.len() / 2).max(1);
+    let end = chars.get(keep).map_or(text.len(), |&(i, _)| i);
+    Outcome::Raw(text[..end].to_owned())
+}
+
+/// Counts the fault ledger of a finished episode.
+fn fault_stats(calls: &[CallRecord]) -> FaultStats {
+    let mut stats = FaultStats::default();
+    for (i, call) in calls.iter().enumerate() {
+        stats.injected += u32::from(call.fault.is_some_and(|f| f.new));
+        if !matches!(call.outcome, Outcome::Failure(_)) {
+            continue;
+        }
+        stats.encountered += 1;
+        let later = calls[i + 1..].iter().filter(|c| c.tool == call.tool);
+        let mut extra = 0;
+        for next in later {
+            extra += 1;
+            if next.fault.is_none() && matches!(next.outcome, Outcome::Result(_) | Outcome::Error(_)) {
+                stats.recovered += 1;
+                stats.extra_calls += extra;
+                break;
+            }
+        }
+    }
+    stats
 }

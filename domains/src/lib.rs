@@ -33,8 +33,10 @@
 use std::sync::OnceLock;
 
 pub mod agent;
+pub mod chaos;
 pub mod date;
 pub mod ecommerce;
+pub mod drift;
 mod episode;
 pub mod json;
 mod oracle;
@@ -45,8 +47,10 @@ mod tool;
 pub mod travel;
 mod world;
 
-pub use episode::{CallError, CallRecord, DEFAULT_MAX_CALLS, Episode, Outcome, Trajectory};
-pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, Verdict};
+pub use episode::{
+    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, Failure, FailureCode, FaultRecord, FaultStats, Outcome, Trajectory,
+};
+pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
 pub use world::{Context, Domain, World};

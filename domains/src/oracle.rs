@@ -96,6 +96,10 @@ impl Check {
 /// The name of the check every verdict ends with.
 pub const COLLATERAL_CHECK: &str = "collateral: nothing changed that the task did not ask for";
 
+/// The name of the check that flags a write applied twice: a blind retry of
+/// a call whose reply was lost (an ambiguous commit) without an idempotency key.
+pub const DUPLICATE_CHECK: &str = "collateral: no write applied twice by a blind retry";
+
 /// The result of one check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckOutcome {
