@@ -83,6 +83,7 @@ impl From<&domains::DomainError> for pb::DomainError {
 impl From<&domains::Verdict> for pb::Verdict {
     fn from(verdict: &domains::Verdict) -> Self {
         let json = |value: &Option<serde_json::Value>| value.as_ref().map(domains::json::canonical).unwrap_or_default();
+        let stats = &verdict.fault_stats;
         pb::Verdict {
             passed: verdict.passed,
             checks: verdict
@@ -103,6 +104,24 @@ impl From<&domains::Verdict> for pb::Verdict {
             state_diff_text: verdict.diff_text(),
             final_state_hash: verdict.final_state_hash.clone(),
             initial_state_hash: verdict.initial_state_hash.clone(),
+            fault_stats: Some(pb::FaultStats {
+                injected: stats.injected,
+                encountered: stats.encountered,
+                recovered: stats.recovered,
+                extra_calls: stats.extra_calls,
+            }),
+            fault_notes: verdict.fault_notes.clone(),
+        }
+    }
+}
+
+impl From<&domains::Failure> for pb::Failure {
+    fn from(failure: &domains::Failure) -> Self {
+        pb::Failure {
+            code: failure.code.name().to_owned(),
+            reason: failure.reason.to_owned(),
+            message: failure.message.clone(),
+            retry_after_ms: failure.retry_after_ms,
         }
     }
 }
@@ -112,10 +131,12 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
         use pb::tool_call_record::Outcome;
         let outcome = match &record.outcome {
             domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
+            domains::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
             domains::Outcome::Error(error) => Outcome::Error(error.into()),
             domains::Outcome::Invalid(error) => {
                 Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
             }
+            domains::Outcome::Failure(failure) => Outcome::Failure(failure.into()),
         };
         pb::ToolCallRecord {
             index: record.index,
@@ -123,20 +144,27 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
             arguments_json: record.arguments.clone(),
             outcome: Some(outcome),
             state_changed: record.state_changed,
+            fault: record.fault.map(|f| pb::FaultRecord { kind: f.kind.name().to_owned(), new: f.new, recoverable: f.recoverable }),
+            delay_ms: record.delay_ms,
         }
     }
 }
 
-impl From<&domains::CallRecord> for pb::CallToolResponse {
-    fn from(record: &domains::CallRecord) -> Self {
+impl pb::CallToolResponse {
+    /// The reply to a call that reached the tool layer. A failure is
+    /// delivered in-band (as an error object in `result_json`) when
+    /// `in_band`; otherwise the caller sends it as a status and this is
+    /// `None`. Invalid calls are always answered with a status.
+    pub fn from_record(record: &domains::CallRecord, in_band: bool, time_scale: f64) -> Option<Self> {
         use pb::call_tool_response::Outcome;
         let outcome = match &record.outcome {
-            domains::Outcome::Result(value) => Some(Outcome::ResultJson(domains::json::canonical(value))),
-            domains::Outcome::Error(error) => Some(Outcome::Error(error.into())),
-            // Invalid calls are answered with a status, never with a response.
-            domains::Outcome::Invalid(_) => None,
+            domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
+            domains::Outcome::Raw(text) => Outcome::ResultJson(text.clone()),
+            domains::Outcome::Error(error) => Outcome::Error(error.into()),
+            domains::Outcome::Failure(failure) if in_band => Outcome::ResultJson(domains::json::canonical(&failure.in_band(time_scale))),
+            domains::Outcome::Failure(_) | domains::Outcome::Invalid(_) => return None,
         };
-        pb::CallToolResponse { call_index: record.index, outcome }
+        Some(pb::CallToolResponse { call_index: record.index, outcome: Some(outcome) })
     }
 }
 
@@ -150,6 +178,7 @@ impl From<&domains::Trajectory> for pb::Trajectory {
             today: trajectory.today.clone(),
             calls: trajectory.calls.iter().map(Into::into).collect(),
             verdict: trajectory.verdict.as_ref().map(Into::into),
+            fault_profile_json: domains::json::canonical(&serde_json::to_value(&trajectory.fault_profile).unwrap_or_default()),
         }
     }
 }

@@ -1,5 +1,5 @@
 use toolenv_client::{Agent, play_episode};
-use toolenv_domains::{COLLATERAL_CHECK, suite};
+use toolenv_domains::{COLLATERAL_CHECK, DUPLICATE_CHECK, suite};
 use toolenv_tests::start;
 
 #[tokio::test]
@@ -10,8 +10,8 @@ async fn every_task_passes_with_the_reference_agent() {
     for task in &tasks {
         let outcome = play_episode(&mut client, Agent::Reference, &task.id, 0, 0).await.unwrap();
         assert!(outcome.verdict.passed, "{}: {:#?}", task.id, outcome.verdict.checks);
-        let last = outcome.verdict.checks.last().unwrap();
-        assert_eq!(last.name, COLLATERAL_CHECK);
+        let names: Vec<&str> = outcome.verdict.checks.iter().rev().take(2).map(|c| c.name.as_str()).collect();
+        assert_eq!(names, [DUPLICATE_CHECK, COLLATERAL_CHECK], "the collateral checks come last");
         assert!(!outcome.verdict.state_diff.is_empty(), "{} changed something", task.id);
         assert_ne!(outcome.verdict.final_state_hash, outcome.verdict.initial_state_hash);
     }

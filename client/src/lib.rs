@@ -71,9 +71,13 @@ impl Client {
         Ok(self.inner.get_task(pb::GetTaskRequest { task_id: task_id.to_owned() }).await?.into_inner())
     }
 
-    /// Starts an episode of a task.
+    /// Starts an episode of a task, with no faults.
     pub async fn create_episode(&mut self, task_id: &str, seed: u64, trial: u32) -> Result<pb::Episode, ClientError> {
-        let request = pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial };
+        self.create_episode_with(pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial, ..Default::default() }).await
+    }
+
+    /// Starts an episode as the request says (fault profile, delivery, time scale).
+    pub async fn create_episode_with(&mut self, request: pb::CreateEpisodeRequest) -> Result<pb::Episode, ClientError> {
         Ok(self.inner.create_episode(request).await?.into_inner())
     }
 
@@ -84,10 +88,22 @@ impl Client {
         tool_name: &str,
         arguments_json: &str,
     ) -> Result<pb::CallToolResponse, ClientError> {
+        self.call_tool_with(episode_id, tool_name, arguments_json, None).await
+    }
+
+    /// Calls one tool, with an idempotency key that makes a retried write safe.
+    pub async fn call_tool_with(
+        &mut self,
+        episode_id: &str,
+        tool_name: &str,
+        arguments_json: &str,
+        idempotency_key: Option<&str>,
+    ) -> Result<pb::CallToolResponse, ClientError> {
         let request = pb::CallToolRequest {
             episode_id: episode_id.to_owned(),
             tool_name: tool_name.to_owned(),
             arguments_json: arguments_json.to_owned(),
+            idempotency_key: idempotency_key.unwrap_or_default().to_owned(),
         };
         Ok(self.inner.call_tool(request).await?.into_inner())
     }
@@ -106,8 +122,11 @@ impl Client {
 /// The agents built into the client, which need no model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
-    /// Plays the task's reference solution: what a perfect agent does.
+    /// Plays the task's reference solution, retrying what faults break: what
+    /// a perfect agent does.
     Reference,
+    /// The reference solution without retries: each call is made once.
+    ReferenceNoRetry,
     /// Makes seeded random calls with plausible arguments; should fail every task.
     Random,
     /// Does nothing and finishes; should fail every task.
@@ -119,6 +138,7 @@ impl Agent {
     pub fn name(self) -> &'static str {
         match self {
             Agent::Reference => "reference",
+            Agent::ReferenceNoRetry => "reference-no-retry",
             Agent::Random => "random",
             Agent::Idle => "idle",
         }
@@ -127,7 +147,7 @@ impl Agent {
     /// The calls this agent makes on a task.
     fn calls(self, task: &toolenv_domains::Task, seed: u64) -> Vec<Call> {
         match self {
-            Agent::Reference => task.reference.clone(),
+            Agent::Reference | Agent::ReferenceNoRetry => task.reference.clone(),
             Agent::Random => toolenv_domains::agent::random_calls(task, seed, toolenv_domains::agent::RANDOM_AGENT_CALLS),
             Agent::Idle => Vec::new(),
         }
@@ -145,25 +165,115 @@ pub struct EpisodeOutcome {
     pub trajectory: pb::Trajectory,
 }
 
-/// Plays one episode of `task_id` with a built-in agent, over gRPC.
+/// Plays one episode of `task_id` with a built-in agent, over gRPC, with no faults.
+pub async fn play_episode(client: &mut Client, agent: Agent, task_id: &str, seed: u64, trial: u32) -> Result<EpisodeOutcome, ClientError> {
+    play(client, agent, pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial, ..Default::default() }).await
+}
+
+/// Most attempts the retrying agent makes per call.
+pub const MAX_ATTEMPTS: u32 = 8;
+
+/// Plays one episode with a built-in agent, over gRPC, as the request says
+/// (fault profile, delivery, time scale).
 ///
 /// A call the server rejects as malformed (the random agent makes some) is
-/// part of the episode, not a failure of the run; any other error status is.
-pub async fn play_episode(client: &mut Client, agent: Agent, task_id: &str, seed: u64, trial: u32) -> Result<EpisodeOutcome, ClientError> {
-    let Some(task) = toolenv_domains::task(task_id) else {
+/// part of the episode, not a failure of the run; so are injected faults. Any
+/// other error status is.
+pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeRequest) -> Result<EpisodeOutcome, ClientError> {
+    let task_id = request.task_id.clone();
+    let seed = request.seed;
+    let Some(task) = toolenv_domains::task(&task_id) else {
         // The server's NOT_FOUND says it best, if it does not know the task either.
-        client.get_task(task_id).await?;
-        return Err(ClientError::UnknownTask(task_id.to_owned()));
+        client.get_task(&task_id).await?;
+        return Err(ClientError::UnknownTask(task_id));
     };
-    let episode = client.create_episode(task_id, seed, trial).await?;
-    for call in agent.calls(task, seed) {
-        match client.call_tool(&episode.episode_id, call.tool, &call.arguments.to_string()).await {
-            Ok(_) => {}
-            Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument => {}
-            Err(error) => return Err(error),
+    let episode = client.create_episode_with(request).await?;
+    for (i, call) in agent.calls(task, seed).into_iter().enumerate() {
+        let arguments = call.arguments.to_string();
+        if agent == Agent::Reference {
+            let mutates = task.domain.tool(call.tool).is_some_and(|t| t.mutates_state);
+            let key = mutates.then(|| format!("{}-{i}", episode.episode_id));
+            call_with_retries(client, &episode.episode_id, call.tool, &arguments, key.as_deref(), mutates).await?;
+        } else {
+            match client.call_tool(&episode.episode_id, call.tool, &arguments).await {
+                Ok(_) => {}
+                Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument || is_fault(&status) => {}
+                Err(error) => return Err(error),
+            }
         }
     }
     let verdict = client.finish_episode(&episode.episode_id).await?;
     let trajectory = client.trajectory(&episode.episode_id).await?;
-    Ok(EpisodeOutcome { task_id: task_id.to_owned(), verdict, trajectory })
+    Ok(EpisodeOutcome { task_id, verdict, trajectory })
+}
+
+/// Whether a status is one an injected fault (a flaky backend) sends.
+fn is_fault(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(status.code(), Code::DeadlineExceeded | Code::Unavailable | Code::ResourceExhausted | Code::PermissionDenied)
+}
+
+/// What one attempt of a call came to.
+enum Attempt {
+    /// A usable reply (a result or a domain error), or one not worth
+    /// retrying (a suspension, a malformed call): move on.
+    Done,
+    /// A failure worth retrying, after the advised delay if any.
+    Retry(Option<Duration>),
+}
+
+/// Makes one call, retrying faults: bounded attempts, backoff that honours
+/// RetryInfo (or the in-band retry delay), no retry when told not to
+/// (pushback -1, a suspension), and a write whose reply is empty or
+/// unreadable counts as unconfirmed. The idempotency key makes each retried
+/// write safe.
+async fn call_with_retries(
+    client: &mut Client,
+    episode_id: &str,
+    tool: &str,
+    arguments: &str,
+    key: Option<&str>,
+    mutates: bool,
+) -> Result<(), ClientError> {
+    use tonic_types::StatusExt;
+    for attempt in 0..MAX_ATTEMPTS {
+        let outcome = match client.call_tool_with(episode_id, tool, arguments, key).await {
+            Ok(reply) => judge_reply(&reply, mutates),
+            Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument => Attempt::Done,
+            Err(ClientError::Status(status)) if is_fault(&status) => {
+                let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
+                if pushback.is_some_and(|ms| ms < 0) || status.code() == tonic::Code::PermissionDenied {
+                    Attempt::Done
+                } else {
+                    Attempt::Retry(status.get_details_retry_info().and_then(|r| r.retry_delay))
+                }
+            }
+            Err(error) => return Err(error),
+        };
+        match outcome {
+            Attempt::Done => return Ok(()),
+            // Without advice, a short exponential backoff.
+            Attempt::Retry(delay) => tokio::time::sleep(delay.unwrap_or(Duration::from_millis(1 << attempt.min(7)))).await,
+        }
+    }
+    Ok(())
+}
+
+/// Reads an OK reply: a fault delivered in-band, an unconfirmed write, or done.
+fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
+    let Some(pb::call_tool_response::Outcome::ResultJson(text)) = &reply.outcome else { return Attempt::Done };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return if mutates { Attempt::Retry(None) } else { Attempt::Done };
+    };
+    if let Some(error) = value.get("error").filter(|e| e.get("reason").is_some()) {
+        let retry_ms = error.get("retry_after_ms").and_then(serde_json::Value::as_i64);
+        return match (error.get("code").and_then(serde_json::Value::as_str), retry_ms) {
+            (Some("PERMISSION_DENIED"), _) | (_, Some(-1)) => Attempt::Done,
+            (_, ms) => Attempt::Retry(ms.map(|ms| Duration::from_millis(ms.max(0) as u64))),
+        };
+    }
+    if mutates && value.as_object().is_some_and(serde_json::Map::is_empty) {
+        return Attempt::Retry(None);
+    }
+    Attempt::Done
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv::pb;
-use toolenv_client::{Agent, Client, EpisodeOutcome, play_episode};
+use toolenv_client::{Agent, Client, EpisodeOutcome, play};
 use toolenv_domains::Domain;
 use toolenv_server::{Config, RunningServer};
 
@@ -95,6 +95,14 @@ struct ServeArgs {
     /// Seconds after which an untouched episode is dropped.
     #[arg(long, default_value_t = Config::default().episode_idle_timeout.as_secs())]
     idle_timeout_secs: u64,
+    /// Real milliseconds per simulated millisecond of fault delays (0: never
+    /// sleep), unless an episode asks for another.
+    #[arg(long, default_value_t = Config::default().time_scale)]
+    time_scale: f64,
+    /// A JSON file of named fault profiles: {"name": {"failure_rate": 0.1,
+    /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
+    #[arg(long)]
+    fault_profiles: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -118,6 +126,39 @@ struct EpisodeArgs {
     /// Trial index.
     #[arg(long, default_value_t = 0)]
     trial: u32,
+    /// Fault profile: a λ preset (0.0, 0.1, 0.2, 0.3), an ablation
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed) or a
+    /// name from the server's profile file.
+    #[arg(long, value_name = "PROFILE")]
+    faults: Option<String>,
+    /// Keep only these fault types of the profile (comma-separated, e.g.
+    /// TransientTimeout,SoftRateLimit).
+    #[arg(long, value_delimiter = ',', requires = "faults")]
+    only: Vec<String>,
+    /// Deliver faults in-band, as error objects in OK replies.
+    #[arg(long)]
+    in_band: bool,
+    /// Real milliseconds per simulated millisecond of fault delays; the
+    /// built-in agents need no real waiting, so 0 by default.
+    #[arg(long, default_value_t = 0.0)]
+    time_scale: f64,
+}
+
+impl EpisodeArgs {
+    fn request(&self, task_id: &str) -> pb::CreateEpisodeRequest {
+        pb::CreateEpisodeRequest {
+            task_id: task_id.to_owned(),
+            seed: self.seed,
+            trial: self.trial,
+            fault_profile: self.faults.as_ref().map(|name| pb::FaultProfile {
+                name: name.clone(),
+                only: self.only.clone(),
+                ..Default::default()
+            }),
+            fault_delivery: if self.in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status }.into(),
+            time_scale: Some(self.time_scale),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -141,8 +182,10 @@ impl From<DomainArg> for Domain {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum AgentArg {
-    /// The task's reference solution.
+    /// The task's reference solution, retrying faults.
     Reference,
+    /// The reference solution without retries.
+    ReferenceNoRetry,
     /// Seeded random calls.
     Random,
     /// No calls at all.
@@ -153,6 +196,7 @@ impl From<AgentArg> for Agent {
     fn from(arg: AgentArg) -> Self {
         match arg {
             AgentArg::Reference => Agent::Reference,
+            AgentArg::ReferenceNoRetry => Agent::ReferenceNoRetry,
             AgentArg::Random => Agent::Random,
             AgentArg::Idle => Agent::Idle,
         }
@@ -216,7 +260,7 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
             }
         }
         ClientCommand::Play { task_id, episode, json } => {
-            let outcome = play_episode(client, episode.agent.into(), &task_id, episode.seed, episode.trial).await?;
+            let outcome = play(client, episode.agent.into(), episode.request(&task_id)).await?;
             if json {
                 println!("{}", trajectory_json(&outcome.trajectory));
             } else {
@@ -230,11 +274,11 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 bail!("no task matches the filter");
             }
             if !json {
-                println!("{:<36} {:>5}  {:<6} {:>5}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS");
+                println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
             }
             let mut passed = 0;
             for task in &tasks {
-                let outcome = play_episode(client, agent, &task.id, episode.seed, episode.trial).await?;
+                let outcome = play(client, agent, episode.request(&task.id)).await?;
                 passed += usize::from(outcome.verdict.passed);
                 if json {
                     println!(
@@ -254,11 +298,28 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1000.0).contains(&args.time_scale) {
+        bail!("--time-scale must be within [0, 1000], got {}", args.time_scale);
+    }
+    let fault_profiles = match &args.fault_profiles {
+        None => Default::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let profiles: std::collections::BTreeMap<String, toolenv_domains::chaos::FaultProfile> =
+                serde_json::from_str(&text).with_context(|| format!("parsing fault profiles in {}", path.display()))?;
+            for (name, profile) in &profiles {
+                profile.validate().with_context(|| format!("fault profile '{name}' in {}", path.display()))?;
+            }
+            profiles
+        }
+    };
     let config = Config {
         max_episodes: args.max_episodes,
         max_calls_per_episode: args.max_calls,
         max_argument_bytes: args.max_argument_bytes,
         episode_idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
+        time_scale: args.time_scale,
+        fault_profiles,
     };
     let server = RunningServer::bind(args.addr, config).await?;
     eprintln!("toolenv listening on {} (Ctrl-C to stop)", server.url());
@@ -316,12 +377,14 @@ fn domain_name(domain: i32) -> &'static str {
 
 fn print_row(task: &pb::TaskSummary, outcome: &EpisodeOutcome) {
     let failed: Vec<&str> = outcome.verdict.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect();
+    let encountered = outcome.verdict.fault_stats.map_or(0, |s| s.encountered);
     println!(
-        "{:<36} {:>5}  {:<6} {:>5}  {}",
+        "{:<36} {:>5}  {:<6} {:>5} {:>6}  {}",
         task.id,
         task.level,
         if outcome.verdict.passed { "pass" } else { "FAIL" },
         outcome.trajectory.calls.len(),
+        encountered,
         failed.join("; ")
     );
 }
@@ -351,9 +414,13 @@ fn print_trajectory(trajectory: &pb::Trajectory) {
             Some(Outcome::ResultJson(json)) => format!("-> {json}"),
             Some(Outcome::Error(error)) => format!("-> domain error {}: {}", error.code, error.message),
             Some(Outcome::Invalid(invalid)) => format!("-> rejected ({}): {}", invalid.field, invalid.message),
+            Some(Outcome::RawResult(text)) => format!("-> (cut short) {text}"),
+            Some(Outcome::Failure(f)) => format!("-> {} {}: {}", f.code, f.reason, f.message),
             None => "-> (no outcome)".to_owned(),
         };
-        println!("#{:<3} {}({}) {outcome}", call.index, call.tool_name, call.arguments_json);
+        let fault =
+            call.fault.as_ref().map_or(String::new(), |f| format!("  [fault: {}{}]", f.kind, if f.new { "" } else { ", carried over" }));
+        println!("#{:<3} {}({}) {outcome}{fault}", call.index, call.tool_name, call.arguments_json);
     }
     let Some(verdict) = &trajectory.verdict else { return };
     println!("\nverdict: {}", if verdict.passed { "PASS" } else { "FAIL" });
@@ -363,6 +430,15 @@ fn print_trajectory(trajectory: &pb::Trajectory) {
     }
     println!("state diff:\n{}", indent(if verdict.state_diff_text.is_empty() { "(none)" } else { verdict.state_diff_text.trim_end() }, 2));
     println!("final state hash: {}", verdict.final_state_hash);
+    if let Some(stats) = &verdict.fault_stats {
+        println!(
+            "faults: {} injected, {} encountered, {} recovered, {} extra calls",
+            stats.injected, stats.encountered, stats.recovered, stats.extra_calls
+        );
+    }
+    for note in &verdict.fault_notes {
+        println!("  {note}");
+    }
 }
 
 fn trajectory_json(trajectory: &pb::Trajectory) -> String {
@@ -376,9 +452,14 @@ fn trajectory_json(trajectory: &pb::Trajectory) -> String {
                 Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
                 Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
                 Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
+                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
+                Some(Outcome::Failure(f)) => {
+                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
+                }
                 None => serde_json::Value::Null,
             };
-            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed})
+            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
+            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
         })
         .collect();
     let verdict = trajectory.verdict.as_ref().map(|v| {
@@ -387,7 +468,8 @@ fn trajectory_json(trajectory: &pb::Trajectory) -> String {
             .iter()
             .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
             .collect();
-        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash})
+        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
+        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
     });
     serde_json::json!({
         "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial,

@@ -186,7 +186,8 @@ impl FaultProfile {
     pub fn preset(name: &str) -> Result<Self, ProfileError> {
         use FaultKind::*;
         let weights = |pairs: &[(FaultKind, f64)]| pairs.iter().copied().collect::<BTreeMap<_, _>>();
-        let medium = weights(&[(TransientTimeout, 0.25), (SoftRateLimit, 0.25), (PartialResponse, 0.2), (SchemaDrift, 0.15), (StaleData, 0.15)]);
+        let medium =
+            weights(&[(TransientTimeout, 0.25), (SoftRateLimit, 0.25), (PartialResponse, 0.2), (SchemaDrift, 0.15), (StaleData, 0.15)]);
         let (failure_rate, fault_weights) = match name.strip_prefix("lambda-").unwrap_or(name) {
             "0" | "0.0" => (0.0, BTreeMap::new()),
             "0.1" => (0.075, weights(&[(TransientTimeout, 0.4), (HighLatency, 0.3), (EmptyResponse, 0.3)])),

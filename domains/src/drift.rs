@@ -1,10 +1,1080 @@
-//! Placeholder until the v2 result shapes land.
+//! Schema drift: the v2 shape of every tool result, as an API version bump
+//! would change it, and the way back.
+//!
+//! The SchemaDrift fault makes an episode's results arrive, from some call
+//! on, in a v2 shape: fields renamed, fields nested into objects, and dates
+//! in another format. Retrying does not undo it; adapting does. So the v2
+//! shape is not noise: each domain has one mapping, applied to every object
+//! of every tool's result, so a flight (or a ticket, a meeting, an order)
+//! looks the same in every v2 result and a field is always renamed the same
+//! way. [`to_v2`] applies a domain's mapping, [`from_v2`] inverts it:
+//! `from_v2(d, t, &to_v2(d, t, &r)) == r` for every real result `r` of every
+//! tool, so no information is lost.
+//!
+//! Every v2 object result carries a top-level `"api_version": "v2"`.
+//!
+//! The mapping works on keys, wherever they occur: a row `a` → `b.c` moves
+//! the value of key `a` of any object of the result to key `c` of an object
+//! under key `b` of that same object (created as needed), converting the
+//! value as the row says. Rows apply to a domain's result objects at every
+//! depth, so nested records (a flight inside a hold, the tickets of a
+//! customer) change the same way as top-level ones.
+//!
+//! ## Scheduling: dates `DD/MM/YYYY` (`05/01/2026`), times 12-hour (`9:00 AM`)
+//!
+//! | v1 | v2 |
+//! |---|---|
+//! | `topic` | `title` |
+//! | `date` | `when.day`, `DD/MM/YYYY` |
+//! | `time` | `when.start`, 12-hour (`09:00` → `9:00 AM`, `16:00` → `4:00 PM`) |
+//! | `meetings` | `events` |
+//! | `available` | `is_free` |
+//! | `free_slots` | `open_slots`, each 12-hour |
+//!
+//! A rescheduled meeting's `from`/`to` slots become `from.when`/`to.when`.
+//!
+//! ## Travel: dates `DDMONYYYY` (`05JAN2026`, airline style)
+//!
+//! | v1 | v2 |
+//! |---|---|
+//! | `id` (a flight's) | `flight_number` |
+//! | `origin`, `dest` | `route.from`, `route.to` |
+//! | `date` | `departure_date`, `DDMONYYYY` |
+//! | `price` | `fare.amount` |
+//! | `seats_left` | `availability.seats` |
+//! | `reservation_id` | `booking_ref` |
+//! | `reservations` | `bookings` |
+//! | `payment_info` | `payment_method` |
+//! | `name` (a traveler's) | `traveler` |
+//!
+//! A reservation's flat `flight_id`, `origin`, `dest` and `date` become a
+//! nested `flight` object (`flight.flight_number`, `flight.route`,
+//! `flight.departure_date`), so a reservation's flight looks like the flight
+//! of a hold or a search. No currency is added: the travel domain has none.
+//!
+//! ## Support: no date fields
+//!
+//! Support results have no date fields (dates occur only inside free text,
+//! which is never rewritten), so only names and nesting change. The tier
+//! becomes a number.
+//!
+//! | v1 | v2 |
+//! |---|---|
+//! | `ticket_id` | `ticket_ref` |
+//! | `customer_id` | `account_id` |
+//! | `customer` (get_customer's record) | `account` |
+//! | `subject` | `summary` |
+//! | `status`, `priority` | `state.status`, `state.priority` |
+//! | `tier` | `escalation.level`, a number (`tier2` → `2`) |
+//! | `escalation_reason` | `escalation.reason` |
+//! | `name` (a customer's) | `display_name` |
+//! | `plan` | `subscription.plan` |
+//! | `id` (an article's) | `article_id` |
+//! | `body` | `content` |
+//! | `matched_words` | `relevance.matched_words` |
+//! | `total_matches` | `total` |
+//!
+//! ## E-commerce: dates `MM/DD/YYYY` (`01/05/2026`, US style); money in cents
+//!
+//! | v1 | v2 |
+//! |---|---|
+//! | `sku`, `skus`, `returned_skus` | `product_id`, `product_ids`, `returned_product_ids` |
+//! | `order_id` | `order_number` |
+//! | money: `price`, `unit_price`, `subtotal`, `discount`, `total`, `refunded`, `refund`, `amount`, `order_subtotal` | same key, `{"amount_cents": 2499, "currency": "USD"}` for `24.99` |
+//! | `stock`, `in_stock` | `inventory.available`, `inventory.in_stock` |
+//! | `status` | `fulfillment.status` |
+//! | `delivered_on` | `fulfillment.delivered_on`, `MM/DD/YYYY` |
+//! | `returnable_until` | `fulfillment.return_by`, `MM/DD/YYYY` |
+//! | `shipping_address` | `shipping.address` |
+//! | `coupon_code` | `coupon.code` |
+//! | `addresses` | `address_book` |
+//! | `terms` (a coupon's, generated text) | same key, its dates `MM/DD/YYYY` |
+//!
+//! ## What does not change
+//!
+//! Free text an agent or a customer wrote (topics, subjects, descriptions,
+//! notes, reasons, queries, addresses) and echoed codes pass through
+//! verbatim, even when they contain a date: an API does not rewrite its
+//! users' text. Values, ids and list order are kept; `null` stays `null` in
+//! its new place. Only results change shape: tool arguments and domain errors
+//! are not part of this mapping.
+//!
+//! ## Unexpected shapes
+//!
+//! Both functions accept any JSON value and never panic. A value a row does
+//! not recognize keeps its form in its v2 place (a date field that holds no
+//! date, money that is not a whole number of cents, a tier that is not
+//! `tierN`); a key whose v2 place is already taken stays where it is.
+//! Objects and arrays nested deeper than 64 levels are copied unchanged.
+//! Neither function reads anything but its arguments; output maps are
+//! `serde_json` maps built in a fixed order.
+//!
+//! ## Example
+//!
+//! ```
+//! use serde_json::json;
+//! use toolenv_domains::{Domain, drift};
+//!
+//! let v1 = json!({"held": {"reservation_id": "R-0001", "flight": {
+//!     "id": "AA-500", "origin": "LON", "dest": "PAR", "date": "2026-01-05", "price": 300, "seats_left": 9
+//! }}});
+//! let v2 = drift::to_v2(Domain::Travel, "hold_flight", &v1);
+//! assert_eq!(v2, json!({"api_version": "v2", "held": {"booking_ref": "R-0001", "flight": {
+//!     "flight_number": "AA-500", "route": {"from": "LON", "to": "PAR"}, "departure_date": "05JAN2026",
+//!     "fare": {"amount": 300}, "availability": {"seats": 9}
+//! }}}));
+//! assert_eq!(drift::from_v2(Domain::Travel, "hold_flight", &v2), v1);
+//! ```
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::date::{Date, format_time, parse_time};
 use crate::world::Domain;
 
-/// The v2 shape of a result.
-pub fn to_v2(_domain: Domain, _tool: &str, result: &Value) -> Value {
-    result.clone()
+/// The top-level key marking a v2 result.
+pub const API_VERSION_KEY: &str = "api_version";
+/// The value of [`API_VERSION_KEY`] in a v2 result.
+pub const API_VERSION: &str = "v2";
+
+/// Deepest nesting that is converted; anything deeper is copied as it is.
+const MAX_DEPTH: usize = 64;
+
+/// The currency of every e-commerce amount (the shop prices in dollars).
+const CURRENCY: &str = "USD";
+
+/// Returns a tool's v1 result in its domain's v2 shape.
+///
+/// The mapping depends only on the domain (see the module documentation), so
+/// a record looks the same whichever tool returned it; `_tool` names the tool
+/// for callers' convenience and may be anything. An object result gains
+/// `"api_version": "v2"`.
+pub fn to_v2(domain: Domain, _tool: &str, result: &Value) -> Value {
+    let mut v2 = convert(domain, Direction::ToV2, result, 0);
+    if let Value::Object(map) = &mut v2 {
+        map.insert(API_VERSION_KEY.to_owned(), Value::from(API_VERSION));
+    }
+    v2
+}
+
+/// Returns a v2 result in its v1 shape: the inverse of [`to_v2`].
+///
+/// For every real result `r`, `from_v2(d, t, &to_v2(d, t, &r)) == r`.
+pub fn from_v2(domain: Domain, _tool: &str, v2: &Value) -> Value {
+    match v2 {
+        Value::Object(map) if map.get(API_VERSION_KEY).and_then(Value::as_str) == Some(API_VERSION) => {
+            let mut map = map.clone();
+            map.remove(API_VERSION_KEY);
+            convert(domain, Direction::ToV1, &Value::Object(map), 0)
+        }
+        other => convert(domain, Direction::ToV1, other, 0),
+    }
+}
+
+/// Which way a conversion goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    ToV2,
+    ToV1,
+}
+
+/// Converts a value bottom-up: the children of an object first, then the
+/// object's own keys, so a row sees its nested records already converted
+/// and only moves them.
+fn convert(domain: Domain, direction: Direction, value: &Value, depth: usize) -> Value {
+    if depth >= MAX_DEPTH {
+        return value.clone();
+    }
+    match value {
+        Value::Object(map) => {
+            let children: Map<String, Value> =
+                map.iter().map(|(key, child)| (key.clone(), convert(domain, direction, child, depth + 1))).collect();
+            let converted = match direction {
+                Direction::ToV2 => object_to_v2(domain, children),
+                Direction::ToV1 => object_to_v1(domain, children),
+            };
+            Value::Object(converted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| convert(domain, direction, item, depth + 1)).collect()),
+        scalar => scalar.clone(),
+    }
+}
+
+/// One row of a domain's mapping: a v1 key, its place in v2 and how its
+/// value changes.
+#[derive(Debug, Clone, Copy)]
+struct Field {
+    /// The key in v1.
+    v1: &'static str,
+    /// The object the value moves into in v2, if it is nested.
+    within: Option<&'static str>,
+    /// The key in v2 (inside `within` when nested).
+    v2: &'static str,
+    /// How the value is written in v2.
+    conv: Conv,
+}
+
+impl Field {
+    const fn renamed(v1: &'static str, v2: &'static str) -> Self {
+        Self { v1, within: None, v2, conv: Conv::Same }
+    }
+
+    /// A key that keeps its name; only its value's form changes.
+    const fn kept(key: &'static str) -> Self {
+        Self::renamed(key, key)
+    }
+
+    const fn nested(v1: &'static str, within: &'static str, v2: &'static str) -> Self {
+        Self { v1, within: Some(within), v2, conv: Conv::Same }
+    }
+
+    const fn with(self, conv: Conv) -> Self {
+        Self { conv, ..self }
+    }
+}
+
+/// How a value is written in v2.
+#[derive(Debug, Clone, Copy)]
+enum Conv {
+    /// As it is.
+    Same,
+    /// A `YYYY-MM-DD` date, in another format.
+    Date(DateStyle),
+    /// Text whose `YYYY-MM-DD` dates are rewritten in another format.
+    DatesInText(DateStyle),
+    /// An `HH:MM` time, 12-hour (`9:00 AM`).
+    Time,
+    /// A list of `HH:MM` times, each 12-hour.
+    Times,
+    /// A support tier (`tier2`) as its number (`2`).
+    Tier,
+    /// A dollar amount as `{"amount_cents", "currency"}`.
+    Money,
+}
+
+/// A v2 date format.
+#[derive(Debug, Clone, Copy)]
+enum DateStyle {
+    /// `05/01/2026`, day first (scheduling).
+    DayFirst,
+    /// `05JAN2026`, airline style (travel).
+    Airline,
+    /// `01/05/2026`, month first (e-commerce).
+    MonthFirst,
+}
+
+const SCHEDULING: &[Field] = &[
+    Field::renamed("topic", "title"),
+    Field::nested("date", "when", "day").with(Conv::Date(DateStyle::DayFirst)),
+    Field::nested("time", "when", "start").with(Conv::Time),
+    Field::renamed("meetings", "events"),
+    Field::renamed("available", "is_free"),
+    Field::renamed("free_slots", "open_slots").with(Conv::Times),
+];
+
+const TRAVEL: &[Field] = &[
+    Field::renamed("id", "flight_number"),
+    Field::nested("origin", "route", "from"),
+    Field::nested("dest", "route", "to"),
+    Field::renamed("date", "departure_date").with(Conv::Date(DateStyle::Airline)),
+    Field::nested("price", "fare", "amount"),
+    Field::nested("seats_left", "availability", "seats"),
+    Field::renamed("reservation_id", "booking_ref"),
+    Field::renamed("reservations", "bookings"),
+    Field::renamed("payment_info", "payment_method"),
+    Field::renamed("name", "traveler"),
+];
+
+/// The v1 keys of a reservation that describe its flight; v2 nests them
+/// under `flight`, `flight_id` as the flight's `id`.
+const RESERVATION_FLIGHT_KEYS: [&str; 3] = ["origin", "dest", "date"];
+
+const SUPPORT: &[Field] = &[
+    Field::renamed("ticket_id", "ticket_ref"),
+    Field::renamed("customer_id", "account_id"),
+    Field::renamed("customer", "account"),
+    Field::renamed("subject", "summary"),
+    Field::nested("status", "state", "status"),
+    Field::nested("priority", "state", "priority"),
+    Field::nested("tier", "escalation", "level").with(Conv::Tier),
+    Field::nested("escalation_reason", "escalation", "reason"),
+    Field::renamed("name", "display_name"),
+    Field::nested("plan", "subscription", "plan"),
+    Field::renamed("id", "article_id"),
+    Field::renamed("body", "content"),
+    Field::nested("matched_words", "relevance", "matched_words"),
+    Field::renamed("total_matches", "total"),
+];
+
+const ECOMMERCE: &[Field] = &[
+    Field::renamed("sku", "product_id"),
+    Field::renamed("skus", "product_ids"),
+    Field::renamed("returned_skus", "returned_product_ids"),
+    Field::renamed("order_id", "order_number"),
+    Field::kept("price").with(Conv::Money),
+    Field::kept("unit_price").with(Conv::Money),
+    Field::kept("subtotal").with(Conv::Money),
+    Field::kept("discount").with(Conv::Money),
+    Field::kept("total").with(Conv::Money),
+    Field::kept("refunded").with(Conv::Money),
+    Field::kept("refund").with(Conv::Money),
+    Field::kept("amount").with(Conv::Money),
+    Field::kept("order_subtotal").with(Conv::Money),
+    Field::nested("stock", "inventory", "available"),
+    Field::nested("in_stock", "inventory", "in_stock"),
+    Field::nested("status", "fulfillment", "status"),
+    Field::nested("delivered_on", "fulfillment", "delivered_on").with(Conv::Date(DateStyle::MonthFirst)),
+    Field::nested("returnable_until", "fulfillment", "return_by").with(Conv::Date(DateStyle::MonthFirst)),
+    Field::nested("shipping_address", "shipping", "address"),
+    Field::nested("coupon_code", "coupon", "code"),
+    Field::renamed("addresses", "address_book"),
+    Field::kept("terms").with(Conv::DatesInText(DateStyle::MonthFirst)),
+];
+
+/// A domain's mapping.
+fn fields(domain: Domain) -> &'static [Field] {
+    match domain {
+        Domain::Scheduling => SCHEDULING,
+        Domain::Travel => TRAVEL,
+        Domain::Support => SUPPORT,
+        Domain::Ecommerce => ECOMMERCE,
+    }
+}
+
+/// Applies a domain's rows to one object whose children are already v2.
+fn object_to_v2(domain: Domain, mut map: Map<String, Value>) -> Map<String, Value> {
+    if domain == Domain::Travel {
+        nest_reservation_flight(&mut map);
+    }
+    for field in fields(domain) {
+        let Some(value) = map.get(field.v1) else { continue };
+        match field.within {
+            None => {
+                // Never overwrite: a key already in the v2 place keeps both values.
+                if field.v2 != field.v1 && map.contains_key(field.v2) {
+                    continue;
+                }
+                let value = field.conv.to_v2(value);
+                map.remove(field.v1);
+                map.insert(field.v2.to_owned(), value);
+            }
+            Some(within) => {
+                let free = match map.get(within) {
+                    None => true,
+                    Some(Value::Object(inner)) => !inner.contains_key(field.v2),
+                    Some(_) => false,
+                };
+                if !free {
+                    continue;
+                }
+                let value = field.conv.to_v2(value);
+                map.remove(field.v1);
+                if let Value::Object(inner) = map.entry(within).or_insert_with(|| Value::Object(Map::new())) {
+                    inner.insert(field.v2.to_owned(), value);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// Applies a domain's rows backwards to one object whose children are already v1.
+fn object_to_v1(domain: Domain, mut map: Map<String, Value>) -> Map<String, Value> {
+    // Undone in reverse order, as a sequence of moves is.
+    for field in fields(domain).iter().rev() {
+        // Never overwrite: a v1 key already present keeps its value, and the v2 one stays.
+        let moves = field.within.is_some() || field.v1 != field.v2;
+        if moves && map.contains_key(field.v1) {
+            continue;
+        }
+        match field.within {
+            None => {
+                if let Some(value) = map.remove(field.v2) {
+                    map.insert(field.v1.to_owned(), field.conv.to_v1(&value));
+                }
+            }
+            Some(within) => {
+                let Some(Value::Object(inner)) = map.get_mut(within) else { continue };
+                let Some(value) = inner.remove(field.v2) else { continue };
+                if inner.is_empty() {
+                    map.remove(within);
+                }
+                map.insert(field.v1.to_owned(), field.conv.to_v1(&value));
+            }
+        }
+    }
+    if domain == Domain::Travel {
+        flatten_reservation_flight(&mut map);
+    }
+    map
+}
+
+/// Moves a v1 reservation's flight fields into a v2 `flight` object shaped
+/// like every other v2 flight.
+fn nest_reservation_flight(map: &mut Map<String, Value>) {
+    if map.contains_key("flight") {
+        return;
+    }
+    let Some(flight_id) = map.remove("flight_id") else { return };
+    let mut flight = Map::new();
+    flight.insert("id".to_owned(), flight_id);
+    for key in RESERVATION_FLIGHT_KEYS {
+        if let Some(value) = map.remove(key) {
+            flight.insert(key.to_owned(), value);
+        }
+    }
+    map.insert("flight".to_owned(), Value::Object(object_to_v2(Domain::Travel, flight)));
+}
+
+/// Undoes [`nest_reservation_flight`]: a `flight` object holding only a
+/// reservation's flight fields (already back in v1) is flattened. The full
+/// flight of a hold also has a price and seats, and stays nested.
+fn flatten_reservation_flight(map: &mut Map<String, Value>) {
+    let is_reservation_flight = match map.get("flight") {
+        Some(Value::Object(flight)) => {
+            flight.contains_key("id")
+                && flight.keys().all(|k| k == "id" || RESERVATION_FLIGHT_KEYS.contains(&k.as_str()))
+                && !map.contains_key("flight_id")
+                && RESERVATION_FLIGHT_KEYS.iter().all(|k| !map.contains_key(*k))
+        }
+        _ => false,
+    };
+    if !is_reservation_flight {
+        return;
+    }
+    if let Some(Value::Object(flight)) = map.remove("flight") {
+        for (key, value) in flight {
+            let key = if key == "id" { "flight_id".to_owned() } else { key };
+            map.insert(key, value);
+        }
+    }
+}
+
+impl Conv {
+    /// The v2 form of a v1 value; unchanged when it is not what the row expects.
+    fn to_v2(self, value: &Value) -> Value {
+        let converted = match (self, value) {
+            (Conv::Same, _) => None,
+            (Conv::Date(style), Value::String(s)) => Date::parse(s).map(|d| Value::from(style.format(d))),
+            (Conv::DatesInText(style), Value::String(s)) => Some(Value::from(rewrite_dates(s, Date::parse, ISO_LEN, |d| style.format(d)))),
+            (Conv::Time, Value::String(s)) => parse_time(s).map(|m| Value::from(format_12h(m))),
+            (Conv::Times, Value::Array(items)) => Some(Value::Array(items.iter().map(|item| Conv::Time.to_v2(item)).collect())),
+            (Conv::Tier, Value::String(s)) => tier_number(s).map(Value::from),
+            (Conv::Money, Value::Number(n)) => n.as_f64().and_then(whole_cents).map(money),
+            _ => None,
+        };
+        converted.unwrap_or_else(|| value.clone())
+    }
+
+    /// The v1 form of a v2 value; unchanged when it is not what the row writes.
+    fn to_v1(self, value: &Value) -> Value {
+        let converted = match (self, value) {
+            (Conv::Same, _) => None,
+            (Conv::Date(style), Value::String(s)) => style.parse(s).map(|d| Value::from(d.to_string())),
+            (Conv::DatesInText(style), Value::String(s)) => {
+                Some(Value::from(rewrite_dates(s, |t| style.parse(t), style.len(), |d| d.to_string())))
+            }
+            (Conv::Time, Value::String(s)) => parse_12h(s).map(|m| Value::from(format_time(m))),
+            (Conv::Times, Value::Array(items)) => Some(Value::Array(items.iter().map(|item| Conv::Time.to_v1(item)).collect())),
+            (Conv::Tier, Value::Number(n)) => n.as_u64().map(|level| Value::from(format!("tier{level}"))),
+            (Conv::Money, Value::Object(m)) => dollars(m),
+            _ => None,
+        };
+        converted.unwrap_or_else(|| value.clone())
+    }
+}
+
+/// Length of a `YYYY-MM-DD` date.
+const ISO_LEN: usize = 10;
+
+const MONTHS: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+
+impl DateStyle {
+    fn format(self, date: Date) -> String {
+        let (y, m, d) = date.ymd();
+        match self {
+            DateStyle::DayFirst => format!("{d:02}/{m:02}/{y:04}"),
+            DateStyle::Airline => format!("{d:02}{}{y:04}", MONTHS[(m - 1) as usize % 12]),
+            DateStyle::MonthFirst => format!("{m:02}/{d:02}/{y:04}"),
+        }
+    }
+
+    /// Length of a date written in this style.
+    fn len(self) -> usize {
+        match self {
+            DateStyle::DayFirst | DateStyle::MonthFirst => 10,
+            DateStyle::Airline => 9,
+        }
+    }
+
+    /// Reads a date written by [`DateStyle::format`]; `None` for anything else.
+    fn parse(self, text: &str) -> Option<Date> {
+        if text.len() != self.len() || !text.is_ascii() {
+            return None;
+        }
+        let number = |range: std::ops::Range<usize>| -> Option<i64> {
+            let part = text.get(range)?;
+            // Digits only: `parse` would also take a sign.
+            part.bytes().all(|b| b.is_ascii_digit()).then(|| part.parse().ok())?
+        };
+        let (year, month, day) = match self {
+            DateStyle::DayFirst | DateStyle::MonthFirst => {
+                if text.as_bytes()[2] != b'/' || text.as_bytes()[5] != b'/' {
+                    return None;
+                }
+                let (first, second) = (number(0..2)?, number(3..5)?);
+                let (month, day) = if matches!(self, DateStyle::MonthFirst) { (first, second) } else { (second, first) };
+                (number(6..10)?, month, day)
+            }
+            DateStyle::Airline => {
+                let month = MONTHS.iter().position(|m| Some(*m) == text.get(2..5))? + 1;
+                (number(5..9)?, month as i64, number(0..2)?)
+            }
+        };
+        Date::from_ymd(year, u32::try_from(month).ok()?, u32::try_from(day).ok()?)
+    }
+}
+
+/// Rewrites every date in `text` that `parse` reads from exactly `len` bytes
+/// not touching other digits.
+fn rewrite_dates(text: &str, parse: impl Fn(&str) -> Option<Date>, len: usize, write: impl Fn(Date) -> String) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut i) = (0, 0);
+    while i + len <= bytes.len() {
+        let bounded = (i == 0 || !bytes[i - 1].is_ascii_digit()) && bytes.get(i + len).is_none_or(|b| !b.is_ascii_digit());
+        match text.get(i..i + len).filter(|_| bounded).and_then(&parse) {
+            Some(date) => {
+                out.push_str(&text[copied..i]);
+                out.push_str(&write(date));
+                i += len;
+                copied = i;
+            }
+            None => i += 1,
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// `570` (minutes after midnight) → `9:30 AM`.
+fn format_12h(minutes: u32) -> String {
+    let (hour, minute) = (minutes / 60, minutes % 60);
+    let suffix = if hour < 12 { "AM" } else { "PM" };
+    let hour = match hour % 12 {
+        0 => 12,
+        h => h,
+    };
+    format!("{hour}:{minute:02} {suffix}")
+}
+
+/// Reads what [`format_12h`] writes; `None` for anything else.
+fn parse_12h(text: &str) -> Option<u32> {
+    let (clock, suffix) = text.split_once(' ')?;
+    let (hour, minute) = clock.split_once(':')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(hour) || !digits(minute) || hour.len() > 2 || hour.starts_with('0') || minute.len() != 2 {
+        return None;
+    }
+    let (hour, minute): (u32, u32) = (hour.parse().ok()?, minute.parse().ok()?);
+    if !(1..=12).contains(&hour) || minute >= 60 {
+        return None;
+    }
+    let afternoon = match suffix {
+        "AM" => 0,
+        "PM" => 12,
+        _ => return None,
+    };
+    Some(((hour % 12) + afternoon) * 60 + minute)
+}
+
+/// `tier2` → 2; `None` unless written exactly so (no sign, no leading zero).
+fn tier_number(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix("tier")?;
+    let canonical = !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0');
+    canonical.then(|| digits.parse().ok())?
+}
+
+/// A dollar amount in whole cents, if it is one exactly (as every amount the
+/// shop writes is), so that the cents read back to the same number.
+fn whole_cents(dollars: f64) -> Option<i64> {
+    let cents = (dollars * 100.0).round();
+    // 2^53: every integer up to it is an exact f64.
+    let exact = cents.abs() <= 9_007_199_254_740_992.0 && cents / 100.0 == dollars;
+    exact.then_some(cents as i64)
+}
+
+fn money(cents: i64) -> Value {
+    let mut map = Map::new();
+    map.insert("amount_cents".to_owned(), Value::from(cents));
+    map.insert("currency".to_owned(), Value::from(CURRENCY));
+    Value::Object(map)
+}
+
+/// Reads what [`money`] writes back as dollars.
+fn dollars(map: &Map<String, Value>) -> Option<Value> {
+    if map.len() != 2 || map.get("currency").and_then(Value::as_str) != Some(CURRENCY) {
+        return None;
+    }
+    let cents = map.get("amount_cents")?.as_i64()?;
+    Some(Value::from(cents as f64 / 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pretty_assertions::assert_eq;
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::{Rng, SeedableRng};
+    use serde_json::json;
+
+    use super::*;
+    use crate::Outcome;
+    use crate::agent::{play, random_calls};
+
+    /// Random-agent seeds per task in the round-trip corpus.
+    const SEEDS: u64 = 30;
+    /// Calls per random-agent episode.
+    const CALLS: usize = 40;
+
+    /// One real result: its domain, tool and v1 value.
+    type Sample = (Domain, String, Value);
+
+    /// Real results of every tool: each task's reference solution, seeded
+    /// random agents from the initial state, and seeded random agents after
+    /// the reference solution (so reads see what the writes made).
+    fn corpus() -> Vec<Sample> {
+        let mut samples = Vec::new();
+        for task in crate::suite() {
+            let mut episodes = vec![play(task, 0, 0, &task.reference)];
+            for seed in 0..SEEDS {
+                let random = random_calls(task, seed, CALLS);
+                episodes.push(play(task, seed, 0, &random));
+                episodes.push(play(task, seed, 1, &[task.reference.clone(), random].concat()));
+            }
+            for episode in &episodes {
+                for record in &episode.trajectory().calls {
+                    if let Outcome::Result(value) = &record.outcome {
+                        samples.push((task.domain, record.tool.clone(), value.clone()));
+                    }
+                }
+            }
+        }
+        samples
+    }
+
+    #[test]
+    fn every_real_result_of_every_tool_round_trips() {
+        let samples = corpus();
+        let mut per_tool: BTreeMap<(Domain, &str), usize> = BTreeMap::new();
+        let mut changed: BTreeMap<(Domain, &str), usize> = BTreeMap::new();
+        let (mut empty_lists, mut nulls) = (BTreeMap::new(), BTreeMap::new());
+        for (domain, tool, v1) in &samples {
+            let v2 = to_v2(*domain, tool, v1);
+            assert_eq!(from_v2(*domain, tool, &v2), *v1, "{domain} {tool}: v2 was {v2:#}");
+            assert_eq!(to_v2(*domain, tool, v1), v2, "{domain} {tool}: not deterministic");
+            *per_tool.entry((*domain, tool.as_str())).or_default() += 1;
+            let mut unmarked = v2.clone();
+            if let Some(map) = unmarked.as_object_mut() {
+                map.remove(API_VERSION_KEY);
+            }
+            if unmarked != *v1 {
+                *changed.entry((*domain, tool.as_str())).or_default() += 1;
+            }
+            if contains(v1, &|v| v.as_array().is_some_and(Vec::is_empty)) {
+                *empty_lists.entry(*domain).or_insert(0) += 1;
+            }
+            if contains(v1, &Value::is_null) {
+                *nulls.entry(*domain).or_insert(0) += 1;
+            }
+        }
+        for domain in Domain::ALL {
+            for tool in domain.tools() {
+                assert!(per_tool.contains_key(&(domain, tool.name)), "no real result of {domain} {}", tool.name);
+                assert!(changed.contains_key(&(domain, tool.name)), "v2 never changes {domain} {}", tool.name);
+            }
+            assert!(empty_lists.contains_key(&domain), "no {domain} result with an empty list");
+            assert!(nulls.contains_key(&domain), "no {domain} result with a null");
+        }
+        assert!(samples.len() > 5_000, "only {} samples", samples.len());
+    }
+
+    fn contains(value: &Value, pred: &dyn Fn(&Value) -> bool) -> bool {
+        pred(value)
+            || match value {
+                Value::Object(map) => map.values().any(|v| contains(v, pred)),
+                Value::Array(items) => items.iter().any(|v| contains(v, pred)),
+                _ => false,
+            }
+    }
+
+    /// v2 keys whose values are free text or echoed codes, passed through
+    /// verbatim even when they hold a date.
+    fn free_text(domain: Domain) -> &'static [&'static str] {
+        match domain {
+            Domain::Scheduling => &["title"],
+            // search_flights echoes the codes searched for, whatever they were.
+            Domain::Travel => &["from", "to"],
+            Domain::Support => &["summary", "description", "notes", "resolution", "reason", "query", "content", "title", "display_name"],
+            Domain::Ecommerce => &["reason", "address", "name"],
+        }
+    }
+
+    /// Where a string holds a `YYYY-MM-DD` date outside free text: (key, text).
+    fn iso_dates(domain: Domain, value: &Value) -> Vec<(String, String)> {
+        fn walk(domain: Domain, key: &str, value: &Value, out: &mut Vec<(String, String)>) {
+            match value {
+                Value::String(s) if !free_text(domain).contains(&key) && has_iso_date(s) => out.push((key.to_owned(), s.clone())),
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        if has_iso_date(k) {
+                            out.push((k.clone(), "(a key)".to_owned()));
+                        }
+                        walk(domain, k, v, out);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|v| walk(domain, key, v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(domain, "", value, &mut out);
+        out
+    }
+
+    fn has_iso_date(text: &str) -> bool {
+        (0..text.len()).any(|i| text.get(i..i + ISO_LEN).is_some_and(|t| Date::parse(t).is_some()))
+    }
+
+    #[test]
+    fn no_iso_date_survives_in_v2() {
+        let mut v1_dates: BTreeMap<Domain, usize> = BTreeMap::new();
+        for (domain, tool, v1) in corpus() {
+            *v1_dates.entry(domain).or_default() += iso_dates(domain, &v1).len();
+            let v2 = to_v2(domain, &tool, &v1);
+            assert_eq!(iso_dates(domain, &v2), Vec::<(String, String)>::new(), "{domain} {tool}: {v2:#}");
+        }
+        // The check has teeth: v1 results are full of dates (support has none outside free text).
+        for domain in [Domain::Scheduling, Domain::Travel, Domain::Ecommerce] {
+            assert!(v1_dates.get(&domain).is_some_and(|n| *n > 100), "{domain}: {v1_dates:?}");
+        }
+    }
+
+    #[test]
+    fn every_object_result_is_marked_v2() {
+        for (domain, tool, v1) in corpus().into_iter().step_by(7) {
+            assert_eq!(to_v2(domain, &tool, &v1)[API_VERSION_KEY], json!("v2"), "{domain} {tool}");
+        }
+        assert_eq!(to_v2(Domain::Travel, "x", &json!({})), json!({"api_version": "v2"}));
+        assert_eq!(from_v2(Domain::Travel, "x", &json!({"api_version": "v2"})), json!({}));
+        assert_eq!(to_v2(Domain::Travel, "x", &json!([1])), json!([1]), "only objects are marked");
+    }
+
+    /// The result of call `index` of a task's reference solution, played from its initial state.
+    fn reference_result(task_id: &str, index: usize) -> Value {
+        let task = crate::task(task_id).unwrap_or_else(|| panic!("no task {task_id}"));
+        match &play(task, 0, 0, &task.reference).trajectory().calls[index].outcome {
+            Outcome::Result(value) => value.clone(),
+            other => panic!("{task_id} call {index}: {other:?}"),
+        }
+    }
+
+    /// Checks that `v1` is the real result of a reference call, that its v2
+    /// form is `v2` exactly, and that `v2` reads back to `v1`.
+    fn check_example(domain: Domain, (task_id, index): (&str, usize), v1: Value, v2: Value) {
+        let tool = crate::task(task_id).unwrap().reference[index].tool;
+        assert_eq!(reference_result(task_id, index), v1, "the v1 example is not what {task_id} call {index} returns");
+        assert_eq!(to_v2(domain, tool, &v1), v2);
+        assert_eq!(from_v2(domain, tool, &v2), v1);
+    }
+
+    #[test]
+    fn scheduling_v2_examples() {
+        check_example(
+            Domain::Scheduling,
+            ("scheduling/conflict/003", 0),
+            json!({
+                "date": "2026-01-08", "time": "10:00", "available": false,
+                "conflict": {"time": "10:00", "topic": "Hiring sync"},
+                "free_slots": ["12:00", "13:00", "14:00", "15:00"]
+            }),
+            json!({
+                "api_version": "v2",
+                "when": {"day": "08/01/2026", "start": "10:00 AM"},
+                "is_free": false,
+                "conflict": {"title": "Hiring sync", "when": {"start": "10:00 AM"}},
+                "open_slots": ["12:00 PM", "1:00 PM", "2:00 PM", "3:00 PM"]
+            }),
+        );
+        check_example(
+            Domain::Scheduling,
+            ("scheduling/reschedule/004", 2),
+            json!({"rescheduled": {
+                "topic": "Client call", "from": {"date": "2026-01-12", "time": "15:00"}, "to": {"date": "2026-01-13", "time": "11:00"}
+            }}),
+            json!({"api_version": "v2", "rescheduled": {
+                "title": "Client call",
+                "from": {"when": {"day": "12/01/2026", "start": "3:00 PM"}},
+                "to": {"when": {"day": "13/01/2026", "start": "11:00 AM"}}
+            }}),
+        );
+    }
+
+    #[test]
+    fn travel_v2_examples() {
+        let flight = |number: &str, price: u32| {
+            json!({
+                "flight_number": number, "route": {"from": "LON", "to": "PAR"}, "departure_date": "05JAN2026",
+                "fare": {"amount": price}, "availability": {"seats": 10}
+            })
+        };
+        check_example(
+            Domain::Travel,
+            ("travel/cheapest-flight/001", 0),
+            json!({"origin": "LON", "dest": "PAR", "date": "2026-01-05", "flights": [
+                {"id": "BA-200", "origin": "LON", "dest": "PAR", "date": "2026-01-05", "price": 500, "seats_left": 10},
+                {"id": "AA-500", "origin": "LON", "dest": "PAR", "date": "2026-01-05", "price": 300, "seats_left": 10}
+            ]}),
+            json!({
+                "api_version": "v2", "route": {"from": "LON", "to": "PAR"}, "departure_date": "05JAN2026",
+                "flights": [flight("BA-200", 500), flight("AA-500", 300)]
+            }),
+        );
+        // A reservation's flight is nested and looks like the flights above.
+        check_example(
+            Domain::Travel,
+            ("travel/cheapest-flight/001", 3),
+            json!({"confirmed": {
+                "reservation_id": "R-0001", "flight_id": "AA-500", "origin": "LON", "dest": "PAR", "date": "2026-01-05",
+                "passenger": "Bob", "status": "confirmed", "payment_info": "card_4242", "price": 300
+            }}),
+            json!({"api_version": "v2", "confirmed": {
+                "booking_ref": "R-0001",
+                "flight": {"flight_number": "AA-500", "route": {"from": "LON", "to": "PAR"}, "departure_date": "05JAN2026"},
+                "passenger": "Bob", "status": "confirmed", "payment_method": "card_4242", "fare": {"amount": 300}
+            }}),
+        );
+    }
+
+    #[test]
+    fn support_v2_example() {
+        let description = "Customer disputes our refusal to refund the $749.00 annual Pro renewal charged on 2025-12-20. \
+                           She says she cancelled on 2025-12-18, before the renewal date.";
+        let reason = "Refund dispute over $500: customer contests the refused $749.00 annual renewal refund.";
+        check_example(
+            Domain::Support,
+            ("support/escalate-dispute/003", 4),
+            json!({"escalated": {
+                "ticket_id": "T-0002", "customer_id": "C-101", "subject": "Disputed refund for annual plan renewal",
+                "description": description, "priority": "high", "status": "escalated", "tier": "tier2",
+                "notes": [], "resolution": null, "escalation_reason": reason
+            }}),
+            json!({"api_version": "v2", "escalated": {
+                "ticket_ref": "T-0002", "account_id": "C-101", "summary": "Disputed refund for annual plan renewal",
+                "description": description, "state": {"priority": "high", "status": "escalated"},
+                "escalation": {"level": 2, "reason": reason}, "notes": [], "resolution": null
+            }}),
+        );
+    }
+
+    #[test]
+    fn ecommerce_v2_examples() {
+        let usd = |cents: i64| json!({"amount_cents": cents, "currency": "USD"});
+        check_example(
+            Domain::Ecommerce,
+            ("ecommerce/return/005", 1),
+            json!({"order": {
+                "order_id": "O-0003", "customer_id": "C-202", "status": "delivered",
+                "items": [
+                    {"sku": "SKU-204", "name": "Studio Over-Ear Headphones", "quantity": 1, "unit_price": 79.99},
+                    {"sku": "SKU-106", "name": "USB-C Cable 2 m", "quantity": 2, "unit_price": 9.99}
+                ],
+                "subtotal": 99.97, "discount": 15.0, "total": 84.97, "coupon_code": "TECH15",
+                "shipping_address": "88 Harbor Road, Portland, ME 04101",
+                "delivered_on": "2026-01-14", "returnable_until": "2026-02-13",
+                "refunded": 0.0, "returned_skus": [], "returns": []
+            }}),
+            json!({"api_version": "v2", "order": {
+                "order_number": "O-0003", "customer_id": "C-202",
+                "fulfillment": {"status": "delivered", "delivered_on": "01/14/2026", "return_by": "02/13/2026"},
+                "items": [
+                    {"product_id": "SKU-204", "name": "Studio Over-Ear Headphones", "quantity": 1, "unit_price": usd(7999)},
+                    {"product_id": "SKU-106", "name": "USB-C Cable 2 m", "quantity": 2, "unit_price": usd(999)}
+                ],
+                "subtotal": usd(9997), "discount": usd(1500), "total": usd(8497), "coupon": {"code": "TECH15"},
+                "shipping": {"address": "88 Harbor Road, Portland, ME 04101"},
+                "refunded": usd(0), "returned_product_ids": [], "returns": []
+            }}),
+        );
+        // A coupon's terms are generated text: their date changes format too.
+        let note = "one coupon per order; each customer may use a coupon once";
+        check_example(
+            Domain::Ecommerce,
+            ("ecommerce/cheapest-coupon/002", 2),
+            json!({
+                "code": "SAVE10", "valid": true, "order_subtotal": 21.5, "discount": 2.15, "total": 19.35,
+                "terms": "10% off subtotals of at least $0.00, until 2026-03-31", "note": note
+            }),
+            json!({
+                "api_version": "v2", "code": "SAVE10", "valid": true,
+                "order_subtotal": usd(2150), "discount": usd(215), "total": usd(1935),
+                "terms": "10% off subtotals of at least $0.00, until 03/31/2026", "note": note
+            }),
+        );
+    }
+
+    #[test]
+    fn date_and_time_formats_round_trip() {
+        let start = Date::parse("1999-12-25").unwrap();
+        for i in 0..20_000 {
+            let date = start.add_days(i);
+            for style in [DateStyle::DayFirst, DateStyle::Airline, DateStyle::MonthFirst] {
+                let text = style.format(date);
+                assert_eq!(text.len(), style.len());
+                assert_eq!(style.parse(&text), Some(date), "{text}");
+            }
+        }
+        assert_eq!(DateStyle::Airline.format(Date::parse("2026-12-31").unwrap()), "31DEC2026");
+        for minutes in 0..24 * 60 {
+            assert_eq!(parse_12h(&format_12h(minutes)), Some(minutes));
+        }
+        assert_eq!([0, 60, 719, 720, 780].map(format_12h), ["12:00 AM", "1:00 AM", "11:59 AM", "12:00 PM", "1:00 PM"]);
+        for bad in ["09:00 AM", "13:00 PM", "0:30 AM", "9:00", "9:0 AM", "9:00 am", "+9:00 AM"] {
+            assert_eq!(parse_12h(bad), None, "{bad}");
+        }
+        for bad in ["31/02/2026", "5/01/2026", "+5/01/2026", "05/01/26", "05jan2026", "05JAN+026"] {
+            assert_eq!(DateStyle::DayFirst.parse(bad).or(DateStyle::Airline.parse(bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn rows_never_collide() {
+        // No v2 key of a domain is another row's v1 key, so the inverse reads each key one way.
+        for domain in Domain::ALL {
+            let rows = fields(domain);
+            for row in rows {
+                let v2_top = row.within.unwrap_or(row.v2);
+                for other in rows {
+                    let same_row = std::ptr::eq(row, other);
+                    assert!(same_row || other.v1 != v2_top, "{domain}: {} → {v2_top} is {}'s v1 key", row.v1, other.v1);
+                    assert!(same_row || other.v1 != row.v1, "{domain}: {} mapped twice", row.v1);
+                }
+            }
+        }
+    }
+
+    /// Awkward values for every domain: wrong types under every key the
+    /// mappings know, v2 shapes where v1 ones are expected, extremes.
+    fn garbage() -> Vec<Value> {
+        let mut keys: Vec<&str> = Domain::ALL
+            .iter()
+            .flat_map(|d| fields(*d))
+            .flat_map(|f| [f.v1, f.v2].into_iter().chain(f.within))
+            .chain(["flight", "flight_id", "api_version", "amount_cents", "currency", "day", "start"])
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let scalars = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-1),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e308),
+            json!(-0.0),
+            json!(0.1),
+            json!(19.99),
+            json!(""),
+            json!("2026-01-05"),
+            json!("05/01/2026"),
+            json!("05JAN2026"),
+            json!("99/99/9999"),
+            json!("12:00 PM"),
+            json!("23:59"),
+            json!("tier0"),
+            json!("tier99999999999999999999"),
+            json!("ü2026-01-05ü until 2026-02-30 and 12/31/2026"),
+            json!({"amount_cents": i64::MAX, "currency": "USD"}),
+            json!({"amount_cents": 1e300, "currency": "USD"}),
+            json!({"amount_cents": 5}),
+        ];
+        let mut values: Vec<Value> = scalars.to_vec();
+        values.push(Value::Array(scalars.to_vec()));
+        values.push(json!([1, "a", null, [], {}, [[{"date": 3}]], {"time": ["09:00", 9]}]));
+        for key in &keys {
+            for scalar in &scalars {
+                values.push(json!({ *key: scalar }));
+                values.push(json!({ *key: [scalar, {*key: scalar}] }));
+            }
+            values.push(json!({*key: {"from": 1, "to": [], "day": 2, "start": {}, "amount": null, "seats": "x", "flight_number": 1}}));
+        }
+        // Every key at once, with a date, a v2 shape and a v1 shape.
+        let all: Map<String, Value> = keys.iter().map(|k| (k.to_string(), json!("2026-01-05"))).collect();
+        values.push(Value::Object(all.clone()));
+        let mut shaped = all;
+        for container in ["when", "route", "fare", "availability", "state", "escalation", "fulfillment", "flight", "coupon"] {
+            shaped.insert(container.to_owned(), json!({"day": "05/01/2026", "from": "x", "id": "AA-1", "status": 1, "level": 3}));
+        }
+        values.push(Value::Object(shaped));
+        // Deep nesting, past the conversion limit.
+        let (mut deep_object, mut deep_array) = (json!({"date": "2026-01-05"}), json!(["09:00"]));
+        for i in 0..1000 {
+            let key = keys[i % keys.len()];
+            deep_object = json!({ key: deep_object, "date": "2026-01-05" });
+            deep_array = json!([deep_array, {"free_slots": ["09:00"]}]);
+        }
+        values.push(deep_object);
+        values.push(deep_array);
+        values.extend(random_values(&keys, &scalars, 2_000));
+        values
+    }
+
+    /// Seeded random JSON built from the mappings' keys and awkward scalars.
+    fn random_values(keys: &[&str], scalars: &[Value], count: usize) -> Vec<Value> {
+        fn build(rng: &mut ChaCha8Rng, keys: &[&str], scalars: &[Value], depth: u32) -> Value {
+            let pick = |rng: &mut ChaCha8Rng, n: usize| (rng.next_u64() % n as u64) as usize;
+            match pick(rng, if depth > 4 { 1 } else { 3 }) {
+                0 => scalars[pick(rng, scalars.len())].clone(),
+                1 => Value::Array((0..pick(rng, 4)).map(|_| build(rng, keys, scalars, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..pick(rng, 6)).map(|_| (keys[pick(rng, keys.len())].to_owned(), build(rng, keys, scalars, depth + 1))).collect(),
+                ),
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        (0..count).map(|_| build(&mut rng, keys, scalars, 0)).collect()
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let values = garbage();
+        for domain in Domain::ALL {
+            for value in &values {
+                let v2 = to_v2(domain, "no_such_tool", value);
+                let back = from_v2(domain, "no_such_tool", &v2);
+                assert_eq!(to_v2(domain, "no_such_tool", value), v2, "deterministic");
+                let _ = from_v2(domain, "", value);
+                let _ = to_v2(domain, "", &back);
+            }
+        }
+    }
+
+    #[test]
+    fn unrecognized_values_pass_through() {
+        // A date field that holds no date, money that is not whole cents, a taken v2 place.
+        let odd = json!({"date": "soon", "time": 9, "free_slots": "all"});
+        assert_eq!(
+            to_v2(Domain::Scheduling, "check_availability", &odd),
+            json!({"api_version": "v2", "when": {"day": "soon", "start": 9}, "open_slots": "all"})
+        );
+        let odd = json!({"price": 0.125, "total": "n/a", "sku": "A", "product_id": "B"});
+        let v2 = to_v2(Domain::Ecommerce, "check_inventory", &odd);
+        assert_eq!(v2, json!({"api_version": "v2", "price": 0.125, "total": "n/a", "sku": "A", "product_id": "B"}));
+        assert_eq!(from_v2(Domain::Ecommerce, "check_inventory", &v2), odd);
+        assert_eq!(
+            to_v2(Domain::Support, "get_ticket", &json!({"tier": "gold"})),
+            json!({"api_version": "v2", "escalation": {"level": "gold"}})
+        );
+    }
 }

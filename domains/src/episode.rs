@@ -63,6 +63,18 @@ pub enum FailureCode {
     PermissionDenied,
 }
 
+impl FailureCode {
+    /// The code's name as gRPC writes it, e.g. `RESOURCE_EXHAUSTED`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            FailureCode::Unavailable => "UNAVAILABLE",
+            FailureCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            FailureCode::PermissionDenied => "PERMISSION_DENIED",
+        }
+    }
+}
+
 /// A failure the chaos layer delivers instead of (or after) running the tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Failure {
@@ -75,6 +87,25 @@ pub struct Failure {
     /// Simulated milliseconds to wait before retrying (RetryInfo and the
     /// `grpc-retry-pushback-ms` trailer); -1: do not retry; `None`: no advice.
     pub retry_after_ms: Option<i64>,
+}
+
+impl Failure {
+    /// The retry delay an agent should wait, in real milliseconds at this
+    /// time scale (-1: do not retry).
+    pub fn retry_after_real_ms(&self, time_scale: f64) -> Option<i64> {
+        self.retry_after_ms.map(|ms| if ms < 0 { -1 } else { (ms as f64 * time_scale).round() as i64 })
+    }
+
+    /// The failure as an in-band error result: the same code, reason,
+    /// message and retry delay, inside an OK reply.
+    pub fn in_band(&self, time_scale: f64) -> Value {
+        json!({"error": {
+            "code": self.code.name(),
+            "reason": self.reason,
+            "message": self.message,
+            "retry_after_ms": self.retry_after_real_ms(time_scale),
+        }})
+    }
 }
 
 /// The fault that met a call: the ledger's ground truth.
@@ -161,8 +192,6 @@ pub struct Trajectory {
     pub calls: Vec<CallRecord>,
     /// The verdict, once finished.
     pub verdict: Option<Verdict>,
-    /// Fault recovery figures, once finished.
-    pub fault_stats: Option<FaultStats>,
 }
 
 /// One call's request beyond tool and arguments.
@@ -227,7 +256,6 @@ impl Episode {
                 fault_profile: crate::chaos::FaultProfile::none(),
                 calls: Vec::new(),
                 verdict: None,
-                fault_stats: None,
             },
         }
     }
@@ -313,17 +341,21 @@ impl Episode {
         };
         let canonical_args = json::canonical(&Value::Object(args.as_map().clone()));
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
-        if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k)) {
-            if *first_tool != spec.name || *first_args != canonical_args {
-                let error = ArgError::new("idempotency_key", format!("key was first used for {first_tool}({first_args}); use a new key for a different call"));
-                self.record_invalid(tool, arguments, error.clone());
-                return Err(CallError::InvalidArgument(error));
-            }
+        if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
+            && (*first_tool != spec.name || *first_args != canonical_args)
+        {
+            let error = ArgError::new(
+                "idempotency_key",
+                format!("key was first used for {first_tool}({first_args}); use a new key for a different call"),
+            );
+            self.record_invalid(tool, arguments, error.clone());
+            return Err(CallError::InvalidArgument(error));
         }
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(options.waited_ms.unwrap_or(u64::MAX / 4));
 
         let (fault, failure) = self.carried_over_fault(index);
-        let fault = fault.or_else(|| self.chaos.draw(&self.dice, index).map(|kind| FaultRecord { kind, new: true, recoverable: kind.recoverable() }));
+        let fault = fault
+            .or_else(|| self.chaos.draw(&self.dice, index).map(|kind| FaultRecord { kind, new: true, recoverable: kind.recoverable() }));
         let mut delay_ms = 0;
         let mut state_changed = false;
         let kind = fault.map(|f| f.kind);
@@ -427,10 +459,11 @@ impl Episode {
             return (result.clone(), false);
         }
         let ctx = self.task.context();
-        if stale && !spec.mutates_state {
-            if let Some(mut previous) = self.faults.previous.clone() {
-                return (previous.apply(spec, args, &ctx).0, false);
-            }
+        if stale
+            && !spec.mutates_state
+            && let Some(mut previous) = self.faults.previous.clone()
+        {
+            return (previous.apply(spec, args, &ctx).0, false);
         }
         let before = spec.mutates_state.then(|| self.world.clone());
         let (result, changed) = self.world.apply(spec, args, &ctx);
@@ -520,16 +553,12 @@ impl Episode {
                     expected: Value::Array(Vec::new()),
                     actual: Value::Array(duplicates),
                 });
-                self.trajectory.fault_stats = Some(fault_stats(&self.trajectory.calls));
+                verdict.fault_stats = fault_stats(&self.trajectory.calls);
+                verdict.fault_notes = fault_notes(&self.trajectory.calls);
                 verdict
             }
         };
         self.trajectory.verdict.insert(verdict)
-    }
-
-    /// Fault recovery figures, once finished.
-    pub fn fault_stats(&self) -> Option<FaultStats> {
-        self.trajectory.fault_stats
     }
 }
 
@@ -569,14 +598,14 @@ fn suspended() -> Failure {
 fn partial(value: Value, draw: u64) -> Outcome {
     let mut value = value;
     let marked = draw & 1 == 0;
-    if let Value::Object(map) = &mut value {
-        if let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2) {
-            list.truncate(list.len().div_ceil(2));
-            if marked {
-                map.insert("truncated".into(), Value::Bool(true));
-            }
-            return Outcome::Result(value);
+    if let Value::Object(map) = &mut value
+        && let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)
+    {
+        list.truncate(list.len().div_ceil(2));
+        if marked {
+            map.insert("truncated".into(), Value::Bool(true));
         }
+        return Outcome::Result(value);
     }
     let text = json::canonical(&value);
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -584,6 +613,33 @@ fn partial(value: Value, draw: u64) -> Outcome {
     let keep = chars.len() / 4 + (draw >> 1) as usize % (chars.len() / 2).max(1);
     let end = chars.get(keep).map_or(text.len(), |&(i, _)| i);
     Outcome::Raw(text[..end].to_owned())
+}
+
+/// Notes on the faults that change what an agent could do.
+fn fault_notes(calls: &[CallRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let first = |kind| calls.iter().find(|c| c.fault.is_some_and(|f| f.kind == kind && f.new)).map(|c| c.index);
+    if let Some(i) = first(FaultKind::HardRateLimit) {
+        let refused = calls.iter().filter(|c| c.index > i && c.fault.is_some_and(|f| !f.new)).count();
+        notes.push(format!("suspended by HardRateLimit at call {i}; {refused} later calls refused"));
+    }
+    if let Some(i) = first(FaultKind::SchemaDrift) {
+        notes.push(format!("results switched to the v2 schema at call {i} (SchemaDrift)"));
+    }
+    let stale: Vec<String> =
+        calls.iter().filter(|c| c.fault.is_some_and(|f| f.kind == FaultKind::StaleData)).map(|c| c.index.to_string()).collect();
+    if !stale.is_empty() {
+        notes.push(format!("calls {} were answered from an older snapshot (StaleData)", stale.join(", ")));
+    }
+    let lost: Vec<String> = calls
+        .iter()
+        .filter(|c| c.state_changed && c.fault.is_some_and(|f| f.kind == FaultKind::AmbiguousCommit))
+        .map(|c| c.index.to_string())
+        .collect();
+    if !lost.is_empty() {
+        notes.push(format!("calls {} were applied but their replies lost (AmbiguousCommit)", lost.join(", ")));
+    }
+    notes
 }
 
 /// Counts the fault ledger of a finished episode.

@@ -126,6 +126,10 @@ pub struct Verdict {
     pub initial_state_hash: String,
     /// SHA-256 of Sf's canonical JSON.
     pub final_state_hash: String,
+    /// Fault recovery figures of the episode.
+    pub fault_stats: crate::FaultStats,
+    /// What the faults met may explain, e.g. a suspension or a schema change.
+    pub fault_notes: Vec<String>,
 }
 
 impl Verdict {
@@ -158,6 +162,8 @@ impl Verdict {
             diff,
             initial_state_hash: json::state_hash(initial),
             final_state_hash: json::state_hash(final_state),
+            fault_stats: crate::FaultStats::default(),
+            fault_notes: Vec::new(),
         }
     }
 

@@ -13,7 +13,7 @@ pub enum Error {
     MissingField(&'static str),
     /// A request field has a value the server does not accept.
     #[error("{field}: {message}")]
-    InvalidField { field: &'static str, message: String },
+    InvalidField { field: String, message: String },
     /// No task has this id.
     #[error("task '{0}' not found")]
     UnknownTask(String),
@@ -38,6 +38,13 @@ pub enum Error {
     /// The server itself failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
+}
+
+impl Error {
+    /// A field with a value the server does not accept.
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidField { field: field.into(), message: message.into() }
+    }
 }
 
 impl From<Error> for Status {

@@ -28,6 +28,7 @@ use tonic::transport::server::TcpIncoming;
 use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
+mod fault;
 mod registry;
 mod service;
 
@@ -46,6 +47,12 @@ pub struct Config {
     pub max_argument_bytes: usize,
     /// An episode untouched for this long is dropped.
     pub episode_idle_timeout: Duration,
+    /// Real milliseconds per simulated millisecond of fault delays, unless an
+    /// episode asks for another: 1 waits for real, 0 never sleeps.
+    pub time_scale: f64,
+    /// Named fault profiles (from a profile file), usable by name in
+    /// create-episode requests; they shadow presets of the same name.
+    pub fault_profiles: std::collections::BTreeMap<String, toolenv_domains::chaos::FaultProfile>,
 }
 
 impl Default for Config {
@@ -55,6 +62,8 @@ impl Default for Config {
             max_calls_per_episode: toolenv_domains::DEFAULT_MAX_CALLS,
             max_argument_bytes: toolenv_domains::MAX_ARGUMENTS_BYTES,
             episode_idle_timeout: Duration::from_secs(15 * 60),
+            time_scale: 1.0,
+            fault_profiles: std::collections::BTreeMap::new(),
         }
     }
 }

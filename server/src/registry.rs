@@ -12,6 +12,18 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use toolenv_domains::Episode;
 
+/// An episode with how the server delivers its faults.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) episode: Episode,
+    /// Faults arrive as error objects inside OK replies, not as statuses.
+    pub(crate) in_band: bool,
+    /// Real milliseconds per simulated millisecond.
+    pub(crate) time_scale: f64,
+    /// When the previous reply went out (after its delay).
+    pub(crate) last_reply: Option<Instant>,
+}
+
 use crate::error::Error;
 
 const SHARDS: usize = 64;
@@ -19,7 +31,7 @@ const SHARDS: usize = 64;
 /// A live episode and when it was last used.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub(crate) episode: Episode,
+    pub(crate) session: Session,
     last_used: Instant,
 }
 
@@ -44,7 +56,7 @@ impl Registry {
     }
 
     /// Stores a new episode under a fresh, unguessable id.
-    pub(crate) fn insert(&self, episode: Episode) -> Result<String, Error> {
+    pub(crate) fn insert(&self, session: Session) -> Result<String, Error> {
         // Reserve a place first, so concurrent creations cannot overshoot the limit.
         if self.len.fetch_add(1, Ordering::AcqRel) >= self.max_episodes {
             self.len.fetch_sub(1, Ordering::AcqRel);
@@ -54,17 +66,17 @@ impl Registry {
             self.len.fetch_sub(1, Ordering::AcqRel);
             return Err(Error::Internal("the operating system's random number generator failed"));
         };
-        let entry = Arc::new(Mutex::new(Entry { episode, last_used: Instant::now() }));
+        let entry = Arc::new(Mutex::new(Entry { session, last_used: Instant::now() }));
         self.shard(&id).lock().insert(id.clone(), entry);
         Ok(id)
     }
 
     /// Runs `f` on an episode, marking it used.
-    pub(crate) fn with<T>(&self, id: &str, f: impl FnOnce(&mut Episode) -> T) -> Result<T, Error> {
+    pub(crate) fn with<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> Result<T, Error> {
         let entry = self.shard(id).lock().get(id).cloned().ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
         let mut entry = entry.lock();
         entry.last_used = Instant::now();
-        Ok(f(&mut entry.episode))
+        Ok(f(&mut entry.session))
     }
 
     /// Drops episodes idle for longer than `idle`; returns how many.
@@ -105,8 +117,8 @@ fn new_episode_id() -> Option<String> {
 mod tests {
     use super::*;
 
-    fn episode() -> Episode {
-        Episode::new(&toolenv_domains::suite()[0], 0, 0)
+    fn episode() -> Session {
+        Session { episode: Episode::new(&toolenv_domains::suite()[0], 0, 0), in_band: false, time_scale: 0.0, last_reply: None }
     }
 
     #[tokio::test(start_paused = true)]

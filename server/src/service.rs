@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use tokio::time::Instant;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
-use toolenv_domains::{CallError, Episode, suite};
+use toolenv_domains::{CallError, CallOptions, Episode, Outcome, suite};
 
-use crate::Config;
 use crate::error::Error;
-use crate::registry::Registry;
+use crate::registry::{Registry, Session};
+use crate::{Config, fault};
 
 /// The service implementation, cheap to clone.
 #[derive(Debug, Clone)]
@@ -44,12 +45,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
         let request = request.into_inner();
         let domain = pb::Domain::try_from(request.domain)
-            .map_err(|_| Error::InvalidField { field: "domain", message: format!("unknown domain value {}", request.domain) })?
+            .map_err(|_| Error::invalid("domain", format!("unknown domain value {}", request.domain)))?
             .to_domain();
         if request.level > 2 {
-            return Err(
-                Error::InvalidField { field: "level", message: format!("levels are 1 and 2 (0 for all), got {}", request.level) }.into()
-            );
+            return Err(Error::invalid("level", format!("levels are 1 and 2 (0 for all), got {}", request.level)).into());
         }
         let tasks = suite()
             .iter()
@@ -68,7 +67,14 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn create_episode(&self, request: Request<pb::CreateEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
         let request = request.into_inner();
         let task = self.task(&request.task_id)?;
-        let episode = Episode::new(task, request.seed, request.trial).with_max_calls(self.config.max_calls_per_episode);
+        let chaos = fault::chaos(request.fault_profile.as_ref(), &self.config.fault_profiles)?;
+        let time_scale = request.time_scale.unwrap_or(self.config.time_scale);
+        if !(0.0..=1000.0).contains(&time_scale) {
+            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {time_scale}")).into());
+        }
+        let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
+        let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
+        let episode = Episode::new(task, request.seed, request.trial).with_max_calls(self.config.max_calls_per_episode).with_chaos(chaos);
         let reply = pb::Episode {
             episode_id: String::new(),
             task_id: task.id.clone(),
@@ -76,8 +82,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             tools: task.tools().iter().map(Into::into).collect(),
             today: task.today.to_string(),
             max_calls: episode.max_calls(),
+            fault_profile_json,
         };
-        let episode_id = self.registry.insert(episode)?;
+        let episode_id = self.registry.insert(Session { episode, in_band, time_scale, last_reply: None })?;
         tracing::debug!(%episode_id, task_id = %task.id, seed = request.seed, trial = request.trial, "episode created");
         Ok(Response::new(pb::Episode { episode_id, ..reply }))
     }
@@ -90,31 +97,56 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         if request.arguments_json.len() > self.config.max_argument_bytes {
             let message = format!("arguments are larger than {} bytes", self.config.max_argument_bytes);
-            return Err(Error::InvalidField { field: "arguments_json", message }.into());
+            return Err(Error::invalid("arguments_json", message).into());
         }
-        let reply = self.registry.with(id, |episode| match episode.call(&request.tool_name, &request.arguments_json) {
-            Ok(record) => Ok(pb::CallToolResponse::from(record)),
-            Err(CallError::UnknownTool(tool)) => {
-                let available = episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
-                Err(Error::UnknownTool { tool, available })
+        let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
+        let (reply, delay) = self.registry.with(id, |session| {
+            let now = Instant::now();
+            // The agent's pause since the previous reply, in simulated time;
+            // at time scale 0 every pause counts as long enough.
+            let waited_ms = session.last_reply.filter(|_| session.time_scale > 0.0).map(|last| {
+                let real_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
+                (real_ms / session.time_scale) as u64
+            });
+            let options = CallOptions { idempotency_key: key, waited_ms };
+            let (in_band, time_scale) = (session.in_band, session.time_scale);
+            match session.episode.call_with(&request.tool_name, &request.arguments_json, &options) {
+                Ok(record) => {
+                    let delay = fault::real_delay(record.delay_ms, time_scale);
+                    session.last_reply = Some(now + delay);
+                    let reply = match (pb::CallToolResponse::from_record(record, in_band, time_scale), &record.outcome) {
+                        (Some(reply), _) => Ok(reply),
+                        (None, Outcome::Failure(failure)) => Err(fault::status(failure, time_scale)),
+                        (None, _) => Err(Status::internal("a call that reached the tool layer has no reply")),
+                    };
+                    Ok((reply, delay))
+                }
+                Err(CallError::UnknownTool(tool)) => {
+                    let available = session.episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
+                    Err(Error::UnknownTool { tool, available })
+                }
+                Err(CallError::InvalidArgument(arg)) => Err(Error::InvalidArguments(arg)),
+                Err(CallError::Finished) => Err(Error::EpisodeFinished),
+                Err(CallError::CallLimit(limit)) => Err(Error::CallLimit(limit)),
             }
-            Err(CallError::InvalidArgument(arg)) => Err(Error::InvalidArguments(arg)),
-            Err(CallError::Finished) => Err(Error::EpisodeFinished),
-            Err(CallError::CallLimit(limit)) => Err(Error::CallLimit(limit)),
         })??;
-        Ok(Response::new(reply))
+        // The simulated delay, for real, with no lock held.
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        Ok(Response::new(reply?))
     }
 
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
-        let verdict = self.registry.with(id, |episode| pb::Verdict::from(episode.finish()))?;
+        let verdict = self.registry.with(id, |session| pb::Verdict::from(session.episode.finish()))?;
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
         Ok(Response::new(verdict))
     }
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
-        let trajectory = self.registry.with(id, |episode| pb::Trajectory::from(episode.trajectory()))?;
+        let trajectory = self.registry.with(id, |session| pb::Trajectory::from(session.episode.trajectory()))?;
         Ok(Response::new(trajectory))
     }
 }

@@ -1,0 +1,90 @@
+//! The wire side of fault injection: reading a requested fault profile, and
+//! turning an injected failure into the status a production client sees.
+//! Which fault meets which call is decided in `toolenv_domains::chaos`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+use toolenv::pb;
+use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
+use toolenv_domains::{Failure, FailureCode};
+
+use crate::error::Error;
+
+/// The `ErrorInfo` domain of injected faults.
+const ERROR_DOMAIN: &str = "toolenv.chaos";
+
+/// Builds the fault profile a create-episode request asks for. `named` holds
+/// the profiles of the server's profile file, which shadow the presets.
+pub(crate) fn chaos(spec: Option<&pb::FaultProfile>, named: &BTreeMap<String, FaultProfile>) -> Result<Chaos, Error> {
+    let Some(spec) = spec else { return Ok(Chaos::default()) };
+    let mut profile = if spec.name.is_empty() {
+        FaultProfile::custom(spec.failure_rate, &spec.fault_weights.clone().into_iter().collect(), Default::default()).map_err(invalid)?
+    } else {
+        if spec.failure_rate != 0.0 || !spec.fault_weights.is_empty() {
+            return Err(Error::invalid("fault_profile.name", "give a profile name or a custom failure_rate and fault_weights, not both"));
+        }
+        match named.get(&spec.name) {
+            Some(profile) => profile.clone(),
+            None => FaultProfile::preset(&spec.name).map_err(invalid)?,
+        }
+    };
+    if let Some(p) = &spec.params {
+        let params = &mut profile.params;
+        params.timeout_ms = p.timeout_ms.unwrap_or(params.timeout_ms);
+        params.latency_min_ms = p.latency_min_ms.unwrap_or(params.latency_min_ms);
+        params.latency_max_ms = p.latency_max_ms.unwrap_or(params.latency_max_ms);
+        params.latency_shape_centi = p.latency_shape_centi.unwrap_or(params.latency_shape_centi);
+        params.retry_after_ms = p.retry_after_ms.unwrap_or(params.retry_after_ms);
+        params.cascade_calls = p.cascade_calls.unwrap_or(params.cascade_calls);
+    }
+    if !spec.only.is_empty() {
+        let kinds = spec.only.iter().map(|name| FaultKind::parse(name).ok_or_else(|| ProfileError::UnknownKind(name.clone())));
+        let kinds: Vec<FaultKind> = kinds.collect::<Result<_, _>>().map_err(|e| Error::invalid("fault_profile.only", e.to_string()))?;
+        profile = profile.restricted_to(&kinds).map_err(invalid)?;
+    }
+    Chaos::new(profile).map_err(invalid)
+}
+
+/// Names the request field a profile problem is about.
+fn invalid(error: ProfileError) -> Error {
+    let field = match &error {
+        ProfileError::Rate(_) => "fault_profile.failure_rate".to_owned(),
+        ProfileError::Weight { .. } | ProfileError::WeightSum(_) | ProfileError::NoWeights | ProfileError::UnknownKind(_) => {
+            "fault_profile.fault_weights".to_owned()
+        }
+        ProfileError::UnknownProfile(_) => "fault_profile.name".to_owned(),
+        ProfileError::EmptyAblation(_) => "fault_profile.only".to_owned(),
+        ProfileError::Param { field, .. } => format!("fault_profile.params.{field}"),
+    };
+    Error::invalid(field, error.to_string())
+}
+
+/// The status of an injected failure: its code and message, `ErrorInfo` with
+/// its reason, `RetryInfo` with the (time-scaled) delay when it has one, and
+/// the `grpc-retry-pushback-ms` trailer (-1: do not retry).
+pub(crate) fn status(failure: &Failure, time_scale: f64) -> Status {
+    let code = match failure.code {
+        FailureCode::DeadlineExceeded => Code::DeadlineExceeded,
+        FailureCode::Unavailable => Code::Unavailable,
+        FailureCode::ResourceExhausted => Code::ResourceExhausted,
+        FailureCode::PermissionDenied => Code::PermissionDenied,
+    };
+    let mut details = ErrorDetails::with_error_info(failure.reason, ERROR_DOMAIN, std::collections::HashMap::new());
+    let mut metadata = MetadataMap::new();
+    if let Some(ms) = failure.retry_after_real_ms(time_scale) {
+        if ms >= 0 {
+            details.set_retry_info(Some(Duration::from_millis(ms as u64)));
+        }
+        metadata.insert("grpc-retry-pushback-ms", MetadataValue::from(ms));
+    }
+    Status::with_error_details_and_metadata(code, failure.message.clone(), details, metadata)
+}
+
+/// A simulated delay as a real one.
+pub(crate) fn real_delay(simulated_ms: u64, time_scale: f64) -> Duration {
+    Duration::from_secs_f64(simulated_ms as f64 / 1000.0 * time_scale)
+}
