@@ -12,5 +12,7 @@ mod lifecycle;
 mod determinism;
 // Hundreds of concurrent episodes give the same verdicts as one by one.
 mod concurrency;
+// Injected faults as a tonic client sees them, determinism under concurrency, retries.
+mod faults;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;

@@ -456,4 +456,37 @@ mod tests {
         assert!((3_000..3_400).contains(&median), "median {median}");
         assert!(delays.iter().filter(|&&d| d >= 20_000).count() > 100, "a heavy tail reaches the cap");
     }
+
+    /// Over 200 000 calls per preset, the empirical fault rate and the share
+    /// of each fault type match Appendix B within five standard deviations
+    /// of the binomial sampling error (fixed keys: the test is deterministic).
+    #[test]
+    fn empirical_rates_and_shares_match_the_presets() {
+        const EPISODES: u32 = 2_000;
+        const CALLS: u32 = 100;
+        for name in ["0.1", "0.2", "0.3"] {
+            let chaos = Chaos::new(FaultProfile::preset(name).unwrap()).unwrap();
+            let mut counts: BTreeMap<FaultKind, u64> = BTreeMap::new();
+            for episode in 0..EPISODES {
+                let dice = Dice::new("travel/cheapest-flight/001", u64::from(episode), 0);
+                for call in 0..CALLS {
+                    if let Some(kind) = chaos.draw(&dice, call) {
+                        *counts.entry(kind).or_default() += 1;
+                    }
+                }
+            }
+            let n = f64::from(EPISODES * CALLS);
+            let faults: u64 = counts.values().sum();
+            let p = chaos.profile().failure_rate;
+            let rate = faults as f64 / n;
+            let sigma = (p * (1.0 - p) / n).sqrt();
+            assert!((rate - p).abs() < 5.0 * sigma, "λ={name}: rate {rate:.5} vs {p} (σ {sigma:.5})");
+            for (&kind, &weight) in &chaos.profile().fault_weights {
+                let share = *counts.get(&kind).unwrap_or(&0) as f64 / faults as f64;
+                let sigma = (weight * (1.0 - weight) / faults as f64).sqrt();
+                assert!((share - weight).abs() < 5.0 * sigma, "λ={name} {kind}: share {share:.4} vs {weight} (σ {sigma:.4})");
+            }
+            assert!(counts.keys().all(|k| chaos.profile().fault_weights.contains_key(k)), "λ={name}: only the profile's types");
+        }
+    }
 }

@@ -1,0 +1,147 @@
+//! Fault injection as an episode sees it: persistent states, the rate-limit
+//! window, stale reads, lost replies and idempotency keys.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_domains::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome, task};
+
+/// Every call meets `kind`.
+fn always(kind: FaultKind) -> Chaos {
+    let weights = BTreeMap::from([(kind.name().to_owned(), 1.0)]);
+    Chaos::new(FaultProfile::custom(1.0, &weights, FaultParams::default()).unwrap()).unwrap()
+}
+
+fn failure_code(outcome: &Outcome) -> Option<FailureCode> {
+    match outcome {
+        Outcome::Failure(f) => Some(f.code),
+        _ => None,
+    }
+}
+
+const TICKET: &str = r#"{"customer_id": "C-104", "subject": "Invoice email change", "description": "x", "priority": "low"}"#;
+
+#[test]
+fn a_blind_retry_after_a_lost_reply_is_flagged_and_a_keyed_one_is_not() {
+    let task = task("support/create-close/001").unwrap();
+    for (key, duplicated) in [(None, true), (Some("k-1"), false)] {
+        let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::AmbiguousCommit));
+        let options = CallOptions { idempotency_key: key, waited_ms: None };
+        let first = episode.call_with("create_ticket", TICKET, &options).unwrap().clone();
+        assert!(first.state_changed, "the write was applied");
+        assert!(
+            matches!(failure_code(&first.outcome), Some(FailureCode::DeadlineExceeded | FailureCode::Unavailable)),
+            "but its reply was lost"
+        );
+        let retry = episode.call_with("create_ticket", TICKET, &options).unwrap().clone();
+        assert_eq!(retry.state_changed, duplicated, "key {key:?}");
+        let tickets = episode.state()["tickets"].as_object().unwrap().len();
+        let verdict = episode.finish().clone();
+        let check = verdict.checks.iter().find(|c| c.name == DUPLICATE_CHECK).unwrap();
+        assert_eq!(!check.passed, duplicated, "key {key:?}: {check:?}");
+        assert_eq!(tickets, if duplicated { 8 } else { 7 });
+        if duplicated {
+            assert_eq!(check.actual, json!([{"call": 1, "repeats_lost_reply_of_call": 0}]));
+            assert!(verdict.fault_notes.iter().any(|n| n.contains("AmbiguousCommit")), "{:?}", verdict.fault_notes);
+        }
+    }
+}
+
+#[test]
+fn an_idempotency_key_cannot_be_reused_for_another_call() {
+    let task = task("support/create-close/001").unwrap();
+    let mut episode = Episode::new(task, 1, 0);
+    let options = CallOptions { idempotency_key: Some("k"), waited_ms: None };
+    episode.call_with("create_ticket", TICKET, &options).unwrap();
+    let other = TICKET.replace("low", "high");
+    let error = episode.call_with("create_ticket", &other, &options).unwrap_err();
+    assert!(error.to_string().contains("idempotency_key"), "{error}");
+}
+
+#[test]
+fn soft_rate_limit_rejects_retries_before_its_delay() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::SoftRateLimit));
+    let args = r#"{"date": "2026-01-01"}"#;
+    let first = episode.call_with("check_calendar", args, &CallOptions::default()).unwrap().clone();
+    let Outcome::Failure(f) = &first.outcome else { panic!("{first:?}") };
+    assert_eq!((f.code, f.reason, f.retry_after_ms), (FailureCode::ResourceExhausted, "RATE_LIMIT_EXCEEDED", Some(1000)));
+    // 400 ms later: still inside the window, rejected again without a new draw.
+    let early = episode.call_with("check_calendar", args, &CallOptions { idempotency_key: None, waited_ms: Some(400) }).unwrap().clone();
+    assert_eq!(early.fault.map(|f| (f.kind, f.new)), Some((FaultKind::SoftRateLimit, false)));
+    let Outcome::Failure(f) = &early.outcome else { panic!("{early:?}") };
+    assert_eq!(f.retry_after_ms, Some(600), "the rest of the window");
+    // After the delay, the call gets a fresh draw (limited again here, since every draw is).
+    let late = episode.call_with("check_calendar", args, &CallOptions { idempotency_key: None, waited_ms: Some(600) }).unwrap().clone();
+    assert_eq!(late.fault.map(|f| f.new), Some(true));
+}
+
+#[test]
+fn hard_rate_limit_suspends_for_the_rest_of_the_episode_and_the_verdict_says_so() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::HardRateLimit));
+    for call in &task.reference {
+        for _ in 0..3 {
+            let record = episode.call(call.tool, &call.arguments.to_string()).unwrap();
+            let Outcome::Failure(f) = &record.outcome else { panic!("{record:?}") };
+            assert_eq!((f.code, f.reason, f.retry_after_ms), (FailureCode::PermissionDenied, "CONSUMER_SUSPENDED", Some(-1)));
+        }
+    }
+    let verdict = episode.finish().clone();
+    assert!(!verdict.passed);
+    assert_eq!(verdict.fault_notes, ["suspended by HardRateLimit at call 0; 2 later calls refused"]);
+    assert_eq!((verdict.fault_stats.injected, verdict.fault_stats.encountered, verdict.fault_stats.recovered), (1, 3, 0));
+}
+
+#[test]
+fn stale_data_reads_an_older_snapshot_and_writes_still_apply() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::StaleData));
+    let booked = episode.call("book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#).unwrap().clone();
+    assert!(booked.state_changed);
+    let read = episode.call("check_calendar", r#"{"date": "2026-01-01"}"#).unwrap().clone();
+    assert_eq!(read.outcome, Outcome::Result(json!({"date": "2026-01-01", "meetings": []})), "read-your-writes is broken");
+    assert!(episode.finish().passed, "the write itself happened");
+}
+
+#[test]
+fn schema_drift_persists_and_empty_and_partial_replies_stay_valid() {
+    let task = task("travel/cheapest-flight/001").unwrap();
+    let search = r#"{"origin": "LON", "dest": "PAR", "date": "2026-01-05"}"#;
+    let mut drifted = Episode::new(task, 1, 0).with_chaos(always(FaultKind::SchemaDrift));
+    for _ in 0..2 {
+        let Outcome::Result(value) = &drifted.call("search_flights", search).unwrap().outcome else { panic!() };
+        assert_eq!(value["api_version"], "v2");
+    }
+    let mut empty = Episode::new(task, 1, 0).with_chaos(always(FaultKind::EmptyResponse));
+    assert_eq!(empty.call("search_flights", search).unwrap().outcome, Outcome::Result(json!({})));
+    let mut partial = Episode::new(task, 1, 0).with_chaos(always(FaultKind::PartialResponse));
+    match &partial.call("search_flights", search).unwrap().outcome {
+        Outcome::Result(value) => assert_eq!(value["flights"].as_array().unwrap().len(), 1, "the list is cut"),
+        other => panic!("{other:?}"),
+    }
+    // A result with no list to cut is cut as text.
+    match &partial.call("get_traveler_profile", r#"{"name": "Bob"}"#).unwrap().outcome {
+        Outcome::Raw(text) => assert!(serde_json::from_str::<serde_json::Value>(text).is_err() && !text.is_empty()),
+        Outcome::Result(value) => assert_eq!(value["truncated"], true, "{value}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_same_episode_meets_the_same_faults() {
+    let chaos = Chaos::new(FaultProfile::preset("0.3").unwrap()).unwrap();
+    for task in toolenv_domains::suite() {
+        let calls = toolenv_domains::agent::random_calls(task, 9, 40);
+        let run = || {
+            let mut episode = Episode::new(task, 9, 1).with_chaos(chaos.clone());
+            for call in &calls {
+                let _ = episode.call(call.tool, &call.arguments.to_string());
+            }
+            episode.finish();
+            serde_json::to_string(episode.trajectory()).unwrap()
+        };
+        assert_eq!(run(), run(), "{}", task.id);
+    }
+}
