@@ -316,3 +316,22 @@ async fn hard_rate_limit_fails_the_task_and_the_verdict_says_why() {
     assert_eq!(outcome.verdict.fault_notes, ["suspended by HardRateLimit at call 0; 3 later calls refused"]);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn named_profiles_from_the_server_profile_file_are_used_by_name() {
+    let file = r#"{"resets": {"failure_rate": 1.0, "fault_weights": {"ConnectionReset": 1.0}}, "0.1": {"failure_rate": 0.0}}"#;
+    let fault_profiles = serde_json::from_str(file).unwrap();
+    let (server, mut client) = toolenv_tests::start_with(toolenv_server::Config { fault_profiles, ..Default::default() }).await;
+    let named = |name: &str| pb::CreateEpisodeRequest {
+        task_id: "scheduling/book-meeting/001".into(),
+        fault_profile: Some(pb::FaultProfile { name: name.into(), ..Default::default() }),
+        time_scale: Some(0.0),
+        ..Default::default()
+    };
+    let episode = client.create_episode_with(named("resets")).await.unwrap().episode_id;
+    assert_eq!(call(&mut client, &episode, CALENDAR).await.unwrap_err().code(), Code::Unavailable);
+    // A file profile shadows the preset of the same name.
+    let episode = client.create_episode_with(named("0.1")).await.unwrap();
+    assert!(episode.fault_profile_json.contains(r#""failure_rate":0.0"#), "{}", episode.fault_profile_json);
+    server.shutdown().await.unwrap();
+}
