@@ -179,6 +179,12 @@ impl From<&domains::Trajectory> for pb::Trajectory {
             calls: trajectory.calls.iter().map(Into::into).collect(),
             verdict: trajectory.verdict.as_ref().map(Into::into),
             fault_profile_json: domains::json::canonical(&serde_json::to_value(&trajectory.fault_profile).unwrap_or_default()),
+            epsilon: trajectory.epsilon,
+            perturbations: trajectory
+                .perturbations
+                .iter()
+                .map(|a| pb::Perturbation { relation: a.relation.name().to_owned(), params: a.params.clone() })
+                .collect(),
         }
     }
 }

@@ -30,6 +30,7 @@ fn always(task: &str, kind: &str, delivery: pb::FaultDelivery, time_scale: f64) 
         }),
         fault_delivery: delivery.into(),
         time_scale: Some(time_scale),
+        ..Default::default()
     }
 }
 
@@ -250,6 +251,7 @@ fn recoverable(task: &str, seed: u64) -> pb::CreateEpisodeRequest {
         }),
         fault_delivery: pb::FaultDelivery::Status.into(),
         time_scale: Some(0.0),
+        ..Default::default()
     }
 }
 

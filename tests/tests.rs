@@ -14,5 +14,7 @@ mod determinism;
 mod concurrency;
 // Injected faults as a tonic client sees them, determinism under concurrency, retries.
 mod faults;
+// Perturbed descriptions (ε): recorded, deterministic, meaning-preserving.
+mod perturbations;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;

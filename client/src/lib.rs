@@ -127,6 +127,10 @@ pub enum Agent {
     Reference,
     /// The reference solution without retries: each call is made once.
     ReferenceNoRetry,
+    /// Reads the slots from the description with fixed patterns that only
+    /// understand the canonical phrasing, then plays the reference solution
+    /// with what it read: robustness falls with ε.
+    Brittle,
     /// Makes seeded random calls with plausible arguments; should fail every task.
     Random,
     /// Does nothing and finishes; should fail every task.
@@ -139,15 +143,17 @@ impl Agent {
         match self {
             Agent::Reference => "reference",
             Agent::ReferenceNoRetry => "reference-no-retry",
+            Agent::Brittle => "brittle",
             Agent::Random => "random",
             Agent::Idle => "idle",
         }
     }
 
-    /// The calls this agent makes on a task.
-    fn calls(self, task: &toolenv_domains::Task, seed: u64) -> Vec<Call> {
+    /// The calls this agent makes on a task, given the description it was told.
+    fn calls(self, task: &toolenv_domains::Task, seed: u64, description: &str) -> Vec<Call> {
         match self {
             Agent::Reference | Agent::ReferenceNoRetry => task.reference.clone(),
+            Agent::Brittle => toolenv_domains::perturb::brittle_calls(task, description),
             Agent::Random => toolenv_domains::agent::random_calls(task, seed, toolenv_domains::agent::RANDOM_AGENT_CALLS),
             Agent::Idle => Vec::new(),
         }
@@ -188,7 +194,7 @@ pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeR
         return Err(ClientError::UnknownTask(task_id));
     };
     let episode = client.create_episode_with(request).await?;
-    for (i, call) in agent.calls(task, seed).into_iter().enumerate() {
+    for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
         let arguments = call.arguments.to_string();
         if agent == Agent::Reference {
             let mutates = task.domain.tool(call.tool).is_some_and(|t| t.mutates_state);

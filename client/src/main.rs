@@ -103,6 +103,10 @@ struct ServeArgs {
     /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
     #[arg(long)]
     fault_profiles: Option<std::path::PathBuf>,
+    /// A JSON file of alternative descriptions per task, used at ε ≥ 0.2:
+    /// {"task id": ["description", ...]}; every slot value must appear.
+    #[arg(long)]
+    paraphrases: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -126,6 +130,9 @@ struct EpisodeArgs {
     /// Trial index.
     #[arg(long, default_value_t = 0)]
     trial: u32,
+    /// Perturbation level ε of the description: 0, 0.1, 0.2 or 0.3.
+    #[arg(long, default_value_t = 0.0)]
+    epsilon: f64,
     /// Fault profile: a λ preset (0.0, 0.1, 0.2, 0.3), an ablation
     /// (timeout-only, rate-limit-only, partial-response-only, mixed) or a
     /// name from the server's profile file.
@@ -150,6 +157,7 @@ impl EpisodeArgs {
             task_id: task_id.to_owned(),
             seed: self.seed,
             trial: self.trial,
+            epsilon: self.epsilon,
             fault_profile: self.faults.as_ref().map(|name| pb::FaultProfile {
                 name: name.clone(),
                 only: self.only.clone(),
@@ -186,6 +194,8 @@ enum AgentArg {
     Reference,
     /// The reference solution without retries.
     ReferenceNoRetry,
+    /// Reads the description with fixed patterns for the canonical phrasing.
+    Brittle,
     /// Seeded random calls.
     Random,
     /// No calls at all.
@@ -197,6 +207,7 @@ impl From<AgentArg> for Agent {
         match arg {
             AgentArg::Reference => Agent::Reference,
             AgentArg::ReferenceNoRetry => Agent::ReferenceNoRetry,
+            AgentArg::Brittle => Agent::Brittle,
             AgentArg::Random => Agent::Random,
             AgentArg::Idle => Agent::Idle,
         }
@@ -313,7 +324,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             profiles
         }
     };
+    let paraphrases = match &args.paraphrases {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let bank =
+                toolenv_domains::perturb::ParaphraseBank::from_json(&text).with_context(|| format!("paraphrases in {}", path.display()))?;
+            Some(std::sync::Arc::new(bank))
+        }
+    };
     let config = Config {
+        paraphrases,
         max_episodes: args.max_episodes,
         max_calls_per_episode: args.max_calls,
         max_argument_bytes: args.max_argument_bytes,
@@ -407,7 +428,11 @@ fn print_trajectory(trajectory: &pb::Trajectory) {
     use pb::tool_call_record::Outcome;
     println!("task:        {}", trajectory.task_id);
     println!("description: {}", trajectory.description);
-    println!("today:       {}  seed: {}  trial: {}", trajectory.today, trajectory.seed, trajectory.trial);
+    println!("today:       {}  seed: {}  trial: {}  ε: {}", trajectory.today, trajectory.seed, trajectory.trial, trajectory.epsilon);
+    for applied in &trajectory.perturbations {
+        let params: Vec<String> = applied.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("perturbation: {} {}", applied.relation, params.join(" "));
+    }
     println!();
     for call in &trajectory.calls {
         let outcome = match &call.outcome {
@@ -472,7 +497,8 @@ fn trajectory_json(trajectory: &pb::Trajectory) -> String {
         serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
     });
     serde_json::json!({
-        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial,
+        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
+        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
         "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
     })
     .to_string()

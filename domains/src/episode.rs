@@ -188,6 +188,10 @@ pub struct Trajectory {
     pub today: String,
     /// The fault profile the episode ran under.
     pub fault_profile: crate::chaos::FaultProfile,
+    /// The perturbation level ε of the description.
+    pub epsilon: f64,
+    /// The Action Metamorphic Relations applied to the description, with their parameters.
+    pub perturbations: Vec<crate::perturb::Applied>,
     /// Every call that reached the episode, in order.
     pub calls: Vec<CallRecord>,
     /// The verdict, once finished.
@@ -254,6 +258,8 @@ impl Episode {
                 description: task.description(),
                 today: task.today.to_string(),
                 fault_profile: crate::chaos::FaultProfile::none(),
+                epsilon: 0.0,
+                perturbations: Vec::new(),
                 calls: Vec::new(),
                 verdict: None,
             },
@@ -273,9 +279,12 @@ impl Episode {
         self
     }
 
-    /// Replaces the description the agent is given (a perturbed one).
-    pub fn with_description(mut self, description: String) -> Self {
-        self.trajectory.description = description;
+    /// Gives the agent a perturbed description at level ε (the task, its
+    /// oracle and its "today" are unchanged), and records what was applied.
+    pub fn with_perturbation(mut self, level: crate::perturb::Level, perturbed: crate::perturb::Perturbed) -> Self {
+        self.trajectory.description = perturbed.description;
+        self.trajectory.epsilon = level.epsilon();
+        self.trajectory.perturbations = perturbed.applied;
         self
     }
 

@@ -40,6 +40,7 @@ pub mod ecommerce;
 mod episode;
 pub mod json;
 mod oracle;
+pub mod perturb;
 pub mod scheduling;
 pub mod support;
 mod task;

@@ -53,6 +53,8 @@ pub struct Config {
     /// Named fault profiles (from a profile file), usable by name in
     /// create-episode requests; they shadow presets of the same name.
     pub fault_profiles: std::collections::BTreeMap<String, toolenv_domains::chaos::FaultProfile>,
+    /// Alternative task descriptions (from a paraphrase file), used at ε ≥ 0.2.
+    pub paraphrases: Option<std::sync::Arc<toolenv_domains::perturb::ParaphraseBank>>,
 }
 
 impl Default for Config {
@@ -64,6 +66,7 @@ impl Default for Config {
             episode_idle_timeout: Duration::from_secs(15 * 60),
             time_scale: 1.0,
             fault_profiles: std::collections::BTreeMap::new(),
+            paraphrases: None,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
+use toolenv_domains::perturb::{Level, perturb};
 use toolenv_domains::{CallError, CallOptions, Episode, Outcome, suite};
 
 use crate::error::Error;
@@ -72,9 +73,15 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if !(0.0..=1000.0).contains(&time_scale) {
             return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {time_scale}")).into());
         }
+        let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
+        // The seed, not the trial: all k trials of a configuration read the same text.
+        let perturbed = perturb(task, level, request.seed, self.config.paraphrases.as_deref());
         let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
         let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
-        let episode = Episode::new(task, request.seed, request.trial).with_max_calls(self.config.max_calls_per_episode).with_chaos(chaos);
+        let episode = Episode::new(task, request.seed, request.trial)
+            .with_max_calls(self.config.max_calls_per_episode)
+            .with_chaos(chaos)
+            .with_perturbation(level, perturbed);
         let reply = pb::Episode {
             episode_id: String::new(),
             task_id: task.id.clone(),

@@ -1,0 +1,60 @@
+//! Bytes of memory per live episode of each suite task, counted by a global
+//! allocator that adds up every allocation and deallocation.
+//!
+//! A binary of its own: the counting (atomic adds on every allocation) would
+//! slow the timed benchmarks of `toolenv-bench`, which runs this one as a
+//! child process and prints its figures. `stats_alloc` holds the `unsafe impl
+//! GlobalAlloc`, so this crate keeps the workspace's `unsafe_code = "forbid"`.
+//!
+//! Prints one tab-separated line per task: task id, then net bytes per
+//! episode and live heap blocks per episode when fresh (λ = 0), fresh
+//! (λ = 0.2), after playing the reference solution, and finished.
+#![forbid(unsafe_code)]
+
+use std::alloc::System;
+use std::hint::black_box;
+
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use toolenv_domains::Episode;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Episodes kept alive per measurement.
+const EPISODES: u64 = 1_000;
+
+/// Net heap bytes and live blocks per episode of `make`, plus the episode's
+/// own inline size.
+fn per_episode(make: impl Fn(u64) -> Episode) -> (u64, u64) {
+    let mut episodes: Vec<Episode> = Vec::with_capacity(EPISODES as usize);
+    let region = Region::new(GLOBAL);
+    for seed in 0..EPISODES {
+        episodes.push(make(seed));
+    }
+    let change = region.change();
+    black_box(&episodes);
+    let bytes = change.bytes_allocated as i64 - change.bytes_deallocated as i64;
+    let blocks = change.allocations as i64 - change.deallocations as i64;
+    drop(episodes);
+    ((bytes.max(0) as u64) / EPISODES + std::mem::size_of::<Episode>() as u64, blocks.max(0) as u64 / EPISODES)
+}
+
+fn main() {
+    // Build the suite (a shared, static part) before counting.
+    let suite = toolenv_domains::suite();
+    println!("#size_of_episode\t{}", std::mem::size_of::<Episode>());
+    for task in suite {
+        let fresh = per_episode(|seed| toolenv_bench::create(task, seed, false));
+        let chaos = per_episode(|seed| toolenv_bench::create(task, seed, true));
+        let played = per_episode(|seed| toolenv_bench::played(task, seed, false));
+        let finished = per_episode(|seed| {
+            let mut episode = toolenv_bench::played(task, seed, false);
+            episode.finish();
+            episode
+        });
+        println!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            task.id, fresh.0, fresh.1, chaos.0, chaos.1, played.0, played.1, finished.0, finished.1
+        );
+    }
+}
