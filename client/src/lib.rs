@@ -2,6 +2,8 @@
 //! episode runner that plays one episode over gRPC.
 #![forbid(unsafe_code)]
 
+pub mod metrics;
+
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
