@@ -16,5 +16,7 @@ mod concurrency;
 mod faults;
 // Perturbed descriptions (ε): recorded, deterministic, meaning-preserving.
 mod perturbations;
+// Grids of episodes (agents × ε × λ × trials) and their reports.
+mod runs;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;

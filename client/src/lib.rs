@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod metrics;
+pub mod report;
 
 use std::time::Duration;
 
@@ -284,4 +285,82 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
         return Attempt::Retry(None);
     }
     Attempt::Done
+}
+
+/// One planned episode of a run: who plays, and the episode to create.
+#[derive(Debug, Clone)]
+pub struct PlannedEpisode {
+    /// The built-in agent that plays it.
+    pub agent: Agent,
+    /// The episode (task, seed, trial, ε, fault profile, delivery, time scale).
+    pub request: pb::CreateEpisodeRequest,
+    /// The fault profile's name for reports ("none" without faults).
+    pub fault_profile: String,
+    /// The fault level λ for the surface (ablations sit at their profile's λ).
+    pub lambda: f64,
+}
+
+/// Plays planned episodes concurrently (at most `concurrency` at once) and
+/// returns their results in plan order, calling `on_result` as each ends.
+/// An episode that fails for an infrastructure reason (the server or the
+/// network) is recorded as such, not dropped.
+pub async fn run_plan(
+    client: &Client,
+    plan: &[PlannedEpisode],
+    concurrency: usize,
+    mut on_result: impl FnMut(&metrics::EpisodeResult),
+) -> Vec<metrics::EpisodeResult> {
+    let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, planned) in plan.iter().cloned().enumerate() {
+        let mut client = client.clone();
+        let semaphore = semaphore.clone();
+        tasks.spawn(async move {
+            let _permit = semaphore.acquire_owned().await;
+            let result = match play(&mut client, planned.agent, planned.request.clone()).await {
+                Ok(outcome) => metrics::EpisodeResult::from_trajectory(
+                    &outcome.trajectory,
+                    planned.agent.name(),
+                    &planned.fault_profile,
+                    planned.lambda,
+                ),
+                Err(error) => infra_error(&planned, error.to_string()),
+            };
+            (index, result)
+        });
+    }
+    let mut results: Vec<Option<metrics::EpisodeResult>> = vec![None; plan.len()];
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, result)) => {
+                on_result(&result);
+                results[index] = Some(result);
+            }
+            Err(error) => tracing::error!(%error, "an episode task ended abnormally"),
+        }
+    }
+    results
+        .into_iter()
+        .zip(plan)
+        .map(|(result, planned)| result.unwrap_or_else(|| infra_error(planned, "episode task panicked".into())))
+        .collect()
+}
+
+fn infra_error(planned: &PlannedEpisode, reason: String) -> metrics::EpisodeResult {
+    let request = &planned.request;
+    metrics::EpisodeResult {
+        task_id: request.task_id.clone(),
+        domain: request.task_id.split('/').next().unwrap_or_default().to_owned(),
+        agent: planned.agent.name().to_owned(),
+        epsilon: request.epsilon,
+        lambda: planned.lambda,
+        fault_profile: planned.fault_profile.clone(),
+        trial: request.trial,
+        outcome: metrics::Outcome::InfraError(reason),
+        fault_stats: Default::default(),
+        faults_by_kind: Default::default(),
+        tokens: None,
+        cost_usd: None,
+        calls: 0,
+    }
 }

@@ -55,13 +55,15 @@ enum ClientCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Play every task of the suite with a built-in agent and print a verdict table.
+    /// Play the suite with built-in agents, over a grid of ε, fault profiles
+    /// and trials, and print a verdict table (one configuration) or the
+    /// paper-shaped report (a grid).
     Run {
         #[command(flatten)]
         filter: Filter,
         #[command(flatten)]
-        episode: EpisodeArgs,
-        /// Print one JSON object per episode instead of a table.
+        grid: GridArgs,
+        /// Print one JSON object per episode instead of tables.
         #[arg(long)]
         json: bool,
     },
@@ -167,6 +169,100 @@ impl EpisodeArgs {
             time_scale: Some(self.time_scale),
         }
     }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct GridArgs {
+    /// Built-in agents to compare (comma-separated).
+    #[arg(long = "agent", value_enum, value_delimiter = ',', default_value = "reference")]
+    agents: Vec<AgentArg>,
+    /// Perturbation levels ε (comma-separated): 0, 0.1, 0.2, 0.3.
+    #[arg(long = "epsilon", value_delimiter = ',', default_value = "0")]
+    epsilons: Vec<f64>,
+    /// Fault profiles (comma-separated): λ presets (0.0, 0.1, 0.2, 0.3),
+    /// ablations (timeout-only, rate-limit-only, partial-response-only,
+    /// mixed) or names from the server's profile file. None by default.
+    #[arg(long = "faults", value_delimiter = ',')]
+    faults: Vec<String>,
+    /// Trials per configuration: the k of pass^k.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    trials: u32,
+    /// A preset grid, replacing --epsilon, --faults and --trials: "paper"
+    /// (ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials) or "ablation"
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed × 2 trials).
+    #[arg(long, value_enum)]
+    grid: Option<GridPreset>,
+    /// Episode seed (trials of a configuration share it and differ by trial index).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Deliver faults in-band, as error objects in OK replies.
+    #[arg(long)]
+    in_band: bool,
+    /// Real milliseconds per simulated millisecond of fault delays.
+    #[arg(long, default_value_t = 0.0)]
+    time_scale: f64,
+    /// Episodes played at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum GridPreset {
+    /// The paper's main grid: ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials.
+    Paper,
+    /// The paper's ablation grid at λ = 0.2: one fault type at a time, and mixed.
+    Ablation,
+}
+
+impl GridArgs {
+    /// The run's episodes: agents × ε × fault profiles × tasks × trials.
+    fn plan(&self, tasks: &[pb::TaskSummary]) -> Vec<toolenv_client::PlannedEpisode> {
+        let (epsilons, faults, trials) = match self.grid {
+            Some(GridPreset::Paper) => (vec![0.0, 0.1, 0.2], vec!["0.0".to_owned(), "0.2".to_owned()], 2),
+            Some(GridPreset::Ablation) => {
+                (vec![0.0], ["timeout-only", "rate-limit-only", "partial-response-only", "mixed"].map(String::from).to_vec(), 2)
+            }
+            None => (self.epsilons.clone(), self.faults.clone(), self.trials),
+        };
+        let profiles: Vec<Option<String>> = if faults.is_empty() { vec![None] } else { faults.into_iter().map(Some).collect() };
+        let mut plan = Vec::new();
+        for &agent in &self.agents {
+            for &epsilon in &epsilons {
+                for profile in &profiles {
+                    for task in tasks {
+                        for trial in 0..trials {
+                            plan.push(toolenv_client::PlannedEpisode {
+                                agent: agent.into(),
+                                request: pb::CreateEpisodeRequest {
+                                    task_id: task.id.clone(),
+                                    seed: self.seed,
+                                    trial,
+                                    epsilon,
+                                    fault_profile: profile
+                                        .as_ref()
+                                        .map(|name| pb::FaultProfile { name: name.clone(), ..Default::default() }),
+                                    fault_delivery: if self.in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status }.into(),
+                                    time_scale: Some(self.time_scale),
+                                },
+                                fault_profile: profile.clone().unwrap_or_else(|| "none".to_owned()),
+                                lambda: profile.as_deref().map_or(0.0, lambda_of),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        plan
+    }
+}
+
+/// The λ a profile name stands for: its level for the presets, 0.2 for the
+/// paper's ablations, unknown (NaN, kept off the surface) otherwise.
+fn lambda_of(profile: &str) -> f64 {
+    if toolenv_client::report::is_ablation(profile) {
+        return 0.2;
+    }
+    profile.strip_prefix("lambda-").unwrap_or(profile).parse().unwrap_or(f64::NAN)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -278,12 +374,26 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 print_trajectory(&outcome.trajectory);
             }
         }
-        ClientCommand::Run { filter, episode, json } => {
-            let agent: Agent = episode.agent.into();
+        ClientCommand::Run { filter, grid, json } => {
             let tasks = client.list_tasks(filter.domain.map(Into::into), filter.level).await?;
             if tasks.is_empty() {
                 bail!("no task matches the filter");
             }
+            let plan = grid.plan(&tasks);
+            if plan.len() > tasks.len() {
+                return run_grid(client, &grid, &plan, json).await;
+            }
+            let agent: Agent = grid.agents[0].into();
+            let episode = EpisodeArgs {
+                agent: grid.agents[0],
+                seed: grid.seed,
+                trial: 0,
+                epsilon: grid.epsilons[0],
+                faults: grid.faults.first().cloned(),
+                only: Vec::new(),
+                in_band: grid.in_band,
+                time_scale: grid.time_scale,
+            };
             if !json {
                 println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
             }
@@ -304,6 +414,33 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 println!("\n{passed}/{} passed ({} agent, seed {}, trial {})", tasks.len(), agent.name(), episode.seed, episode.trial);
             }
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plays a grid concurrently with a progress bar, then prints the report.
+async fn run_grid(client: &mut Client, grid: &GridArgs, plan: &[toolenv_client::PlannedEpisode], json: bool) -> anyhow::Result<ExitCode> {
+    let bar = indicatif::ProgressBar::new(plan.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} episodes  {msg}  [{elapsed}, eta {eta}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let (mut passed, mut infra) = (0u64, 0u64);
+    let results = toolenv_client::run_plan(client, plan, grid.concurrency, |result| {
+        passed += u64::from(result.outcome == toolenv_client::metrics::Outcome::Passed);
+        infra += u64::from(result.is_infra_error());
+        bar.inc(1);
+        bar.set_message(format!("{passed} passed, {infra} infrastructure errors"));
+    })
+    .await;
+    bar.finish_and_clear();
+    if json {
+        for result in &results {
+            println!("{}", serde_json::to_string(result)?);
+        }
+    } else {
+        let k = results.iter().map(|r| r.trial + 1).max().unwrap_or(1);
+        print!("{}", toolenv_client::report::render(&results, k)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -66,3 +66,17 @@ fn serve_stops_gracefully_on_sigterm() {
     let status = child.wait().unwrap();
     assert!(status.success(), "serve exits 0 after SIGTERM: {status}");
 }
+
+#[test]
+fn run_plays_a_grid_and_prints_the_report() {
+    let out = toolenv(&["run", "--grid", "ablation", "--domain", "scheduling", "--agent", "reference,reference-no-retry"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for expected in ["80 episodes, pass^2", "== agent reference ", "fault-type ablation (vs mixed)", "rate-limit-only"] {
+        assert!(stdout.contains(expected), "{expected}:\n{stdout}");
+    }
+    let out = toolenv(&["run", "--epsilon", "0,0.2", "--agent", "brittle", "--domain", "travel", "--json"]);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 10);
+    assert!(lines.iter().all(|l| l["agent"] == "brittle"));
+}

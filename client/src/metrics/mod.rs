@@ -195,7 +195,7 @@ impl EpisodeResult {
         }
     }
 
-    fn is_infra_error(&self) -> bool {
+    pub fn is_infra_error(&self) -> bool {
         matches!(self.outcome, Outcome::InfraError(_))
     }
 }
