@@ -63,11 +63,19 @@ impl From<&domains::Task> for pb::TaskSummary {
     }
 }
 
+/// The wire descriptions of a domain's tools, built once: every episode
+/// sends them, and building the JSON Schemas is not free.
+pub fn tool_specs(domain: domains::Domain) -> &'static [pb::ToolSpec] {
+    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; 4] = [const { std::sync::OnceLock::new() }; 4];
+    let index = domains::Domain::ALL.iter().position(|&d| d == domain).unwrap_or_default();
+    SPECS[index].get_or_init(|| domain.tools().iter().map(Into::into).collect())
+}
+
 impl From<&domains::Task> for pb::Task {
     fn from(task: &domains::Task) -> Self {
         pb::Task {
             summary: Some(task.into()),
-            tools: task.tools().iter().map(Into::into).collect(),
+            tools: tool_specs(task.domain).to_vec(),
             today: task.today.to_string(),
             initial_state_json: domains::json::canonical(&task.initial.to_json()),
         }

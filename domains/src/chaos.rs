@@ -367,6 +367,11 @@ impl Chaos {
         &self.profile
     }
 
+    /// Whether the profile can ever draw `kind`.
+    pub fn can_draw(&self, kind: FaultKind) -> bool {
+        self.thresholds.iter().any(|&(k, _)| k == kind)
+    }
+
     pub(crate) fn draw(&self, dice: &Dice, call_index: u32) -> Option<FaultKind> {
         draw_fault(&self.profile, &self.thresholds, dice, call_index)
     }

@@ -474,7 +474,8 @@ impl Episode {
         {
             return (previous.apply(spec, args, &ctx).0, false);
         }
-        let before = spec.mutates_state.then(|| self.world.clone());
+        // Only a profile that can serve stale reads needs the state before each change.
+        let before = (spec.mutates_state && self.chaos.can_draw(FaultKind::StaleData)).then(|| self.world.clone());
         let (result, changed) = self.world.apply(spec, args, &ctx);
         if changed {
             self.faults.previous = before;
@@ -548,7 +549,8 @@ impl Episode {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
             None => {
-                let mut verdict = Verdict::judge(self.task, &self.task.initial.to_json(), &self.world.to_json());
+                let (initial, initial_hash) = initial_snapshot(self.task);
+                let mut verdict = Verdict::judge_hashed(self.task, &initial, initial_hash.into_owned(), &self.world.to_json());
                 let duplicates: Vec<Value> = self
                     .faults
                     .duplicates
@@ -568,6 +570,34 @@ impl Episode {
             }
         };
         self.trajectory.verdict.insert(verdict)
+    }
+}
+
+/// A task's initial state as JSON and its hash: computed once for the
+/// suite's tasks (every finish needs them), fresh for any other task.
+fn initial_snapshot(task: &Task) -> (std::borrow::Cow<'static, Value>, std::borrow::Cow<'static, str>) {
+    use std::borrow::Cow;
+    static SUITE: std::sync::OnceLock<BTreeMap<&'static str, (Value, String)>> = std::sync::OnceLock::new();
+    let cached = SUITE.get_or_init(|| {
+        crate::suite()
+            .iter()
+            .map(|t| {
+                let initial = t.initial.to_json();
+                let hash = json::state_hash(&initial);
+                (t.id.as_str(), (initial, hash))
+            })
+            .collect()
+    });
+    match cached.get(task.id.as_str()) {
+        // The id alone is not enough: a task built outside the suite may reuse one.
+        Some((initial, hash)) if crate::task(&task.id).is_some_and(|t| std::ptr::eq(t, task)) => {
+            (Cow::Borrowed(initial), Cow::Borrowed(hash))
+        }
+        _ => {
+            let initial = task.initial.to_json();
+            let hash = json::state_hash(&initial);
+            (Cow::Owned(initial), Cow::Owned(hash))
+        }
     }
 }
 

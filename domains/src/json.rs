@@ -8,46 +8,64 @@ use sha2::{Digest, Sha256};
 /// Writes a value as canonical JSON: object keys sorted, no whitespace.
 ///
 /// `serde_json` sorts keys only while no crate in the build enables its
-/// `preserve_order` feature; this does not depend on that.
+/// `preserve_order` feature; this does not depend on that (it sorts when the
+/// keys are not already in order). Strings and numbers are written by
+/// serde_json itself, straight into one buffer.
 pub fn canonical(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::with_capacity(256);
     write_canonical(value, &mut out);
-    out
+    // serde_json writes UTF-8 and so does everything else here.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, so the writers' results carry nothing.
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
+            out.push(b'{');
+            let mut entry = |i: usize, key: &str, value: &Value| {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::from(key.as_str()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
+                let _ = serde_json::to_writer(&mut *out, key);
+                out.push(b':');
+                write_canonical(value, out);
+            };
+            if map.keys().is_sorted() {
+                map.iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by_key(|&(key, _)| key);
+                entries.into_iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
     }
 }
 
 /// SHA-256 (lowercase hex) of a value's canonical JSON.
 pub fn state_hash(value: &Value) -> String {
-    Sha256::digest(canonical(value).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(canonical(value).as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
 }
 
 /// One changed location between two states.

@@ -135,6 +135,11 @@ pub struct Verdict {
 impl Verdict {
     /// Judges a final state against a task's checks and its initial state.
     pub fn judge(task: &Task, initial: &Value, final_state: &Value) -> Self {
+        Self::judge_hashed(task, initial, json::state_hash(initial), final_state)
+    }
+
+    /// [`Verdict::judge`] with the initial state's hash already known.
+    pub(crate) fn judge_hashed(task: &Task, initial: &Value, initial_state_hash: String, final_state: &Value) -> Self {
         let diff = json::diff(initial, final_state);
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate(final_state)).collect();
         // Judge each change by its leaves, so that adding a whole record (or a
@@ -160,7 +165,7 @@ impl Verdict {
             passed: checks.iter().all(|c| c.passed),
             checks,
             diff,
-            initial_state_hash: json::state_hash(initial),
+            initial_state_hash,
             final_state_hash: json::state_hash(final_state),
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),

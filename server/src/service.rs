@@ -86,7 +86,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             episode_id: String::new(),
             task_id: task.id.clone(),
             description: episode.description().to_owned(),
-            tools: task.tools().iter().map(Into::into).collect(),
+            tools: toolenv::tool_specs(task.domain).to_vec(),
             today: task.today.to_string(),
             max_calls: episode.max_calls(),
             fault_profile_json,
