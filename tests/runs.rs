@@ -41,7 +41,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
     let plan = plan(&agents, &[0.0, 0.1, 0.2], &["0.0", "0.2"], 2);
     assert_eq!(plan.len(), 3 * 3 * 2 * 20 * 2);
     let mut seen = 0;
-    let results = run_plan(&client, &plan, 32, |_| seen += 1).await;
+    let results = run_plan(&client, &plan, 32, |_, _, _| seen += 1).await;
     assert_eq!((results.len(), seen), (plan.len(), plan.len()), "every episode reported once");
     assert!(results.iter().all(|r| !r.is_infra_error()));
     for (result, planned) in results.iter().zip(&plan) {
@@ -90,7 +90,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
 async fn the_ablation_grid_reports_each_fault_type_against_mixed() {
     let (server, client) = start().await;
     let plan = plan(&[Agent::ReferenceNoRetry], &[0.0], &["timeout-only", "rate-limit-only", "partial-response-only", "mixed"], 2);
-    let results = run_plan(&client, &plan, 32, |_| {}).await;
+    let results = run_plan(&client, &plan, 32, |_, _, _| {}).await;
     let rows = metrics::ablation(&results, "mixed", InfraConvention::CountAsFailure);
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.pass.rate.total == 40));

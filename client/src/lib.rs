@@ -4,6 +4,7 @@
 
 pub mod metrics;
 pub mod report;
+pub mod store;
 
 use std::time::Duration;
 
@@ -152,6 +153,14 @@ impl Agent {
         }
     }
 
+    /// Every built-in agent.
+    pub const ALL: [Agent; 5] = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Idle];
+
+    /// The agent of a name as [`Agent::name`] spells it.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|agent| agent.name() == name)
+    }
+
     /// The calls this agent makes on a task, given the description it was told.
     fn calls(self, task: &toolenv_domains::Task, seed: u64, description: &str) -> Vec<Call> {
         match self {
@@ -196,13 +205,15 @@ pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeR
         client.get_task(&task_id).await?;
         return Err(ClientError::UnknownTask(task_id));
     };
+    // The server default time scale is unknown here; 1 (real time) is the safe guess.
+    let time_scale = request.time_scale.unwrap_or(1.0).max(0.0);
     let episode = client.create_episode_with(request).await?;
     for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
         let arguments = call.arguments.to_string();
         if agent == Agent::Reference {
             let mutates = task.domain.tool(call.tool).is_some_and(|t| t.mutates_state);
             let key = mutates.then(|| format!("{}-{i}", episode.episode_id));
-            call_with_retries(client, &episode.episode_id, call.tool, &arguments, key.as_deref(), mutates).await?;
+            call_with_retries(client, &episode.episode_id, call.tool, &arguments, key.as_deref(), mutates, time_scale).await?;
         } else {
             match client.call_tool(&episode.episode_id, call.tool, &arguments).await {
                 Ok(_) => {}
@@ -243,6 +254,7 @@ async fn call_with_retries(
     arguments: &str,
     key: Option<&str>,
     mutates: bool,
+    time_scale: f64,
 ) -> Result<(), ClientError> {
     use tonic_types::StatusExt;
     for attempt in 0..MAX_ATTEMPTS {
@@ -261,8 +273,16 @@ async fn call_with_retries(
         };
         match outcome {
             Attempt::Done => return Ok(()),
-            // Without advice, a short exponential backoff.
-            Attempt::Retry(delay) => tokio::time::sleep(delay.unwrap_or(Duration::from_millis(1 << attempt.min(7)))).await,
+            // Without advice, a short exponential backoff in the episode's time
+            // scale (RetryInfo delays are scaled by the server already).
+            Attempt::Retry(delay) => {
+                let delay = delay.unwrap_or_else(|| Duration::from_millis(1 << attempt.min(7)).mul_f64(time_scale));
+                if delay.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(delay).await;
+                }
+            }
         }
     }
     Ok(())
@@ -287,6 +307,46 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
     Attempt::Done
 }
 
+/// A trajectory as readable JSON: argument, result and state texts parsed
+/// (kept as strings when they are not JSON), outcomes and faults as objects.
+/// What `toolenv play --json` prints and `toolenv export` writes.
+pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
+    use pb::tool_call_record::Outcome;
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
+    let calls: Vec<_> = trajectory
+        .calls
+        .iter()
+        .map(|c| {
+            let outcome = match &c.outcome {
+                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
+                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
+                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
+                Some(Outcome::Failure(f)) => {
+                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
+                }
+                None => serde_json::Value::Null,
+            };
+            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
+            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
+        })
+        .collect();
+    let verdict = trajectory.verdict.as_ref().map(|v| {
+        let checks: Vec<_> = v
+            .checks
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
+            .collect();
+        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
+        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
+    });
+    serde_json::json!({
+        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
+        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
+        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
+    })
+}
+
 /// One planned episode of a run: who plays, and the episode to create.
 #[derive(Debug, Clone)]
 pub struct PlannedEpisode {
@@ -301,14 +361,16 @@ pub struct PlannedEpisode {
 }
 
 /// Plays planned episodes concurrently (at most `concurrency` at once) and
-/// returns their results in plan order, calling `on_result` as each ends.
-/// An episode that fails for an infrastructure reason (the server or the
-/// network) is recorded as such, not dropped.
+/// returns their results in plan order, calling `on_result` as each ends with
+/// its index in `plan`, its result and, when it reached the server's
+/// trajectory, that trajectory (to store it; it is not kept). An episode that
+/// fails for an infrastructure reason (the server or the network) is recorded
+/// as such, with no trajectory, not dropped.
 pub async fn run_plan(
     client: &Client,
     plan: &[PlannedEpisode],
     concurrency: usize,
-    mut on_result: impl FnMut(&metrics::EpisodeResult),
+    mut on_result: impl FnMut(usize, &metrics::EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<metrics::EpisodeResult> {
     let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
@@ -317,23 +379,25 @@ pub async fn run_plan(
         let semaphore = semaphore.clone();
         tasks.spawn(async move {
             let _permit = semaphore.acquire_owned().await;
-            let result = match play(&mut client, planned.agent, planned.request.clone()).await {
-                Ok(outcome) => metrics::EpisodeResult::from_trajectory(
-                    &outcome.trajectory,
-                    planned.agent.name(),
-                    &planned.fault_profile,
-                    planned.lambda,
-                ),
-                Err(error) => infra_error(&planned, error.to_string()),
-            };
-            (index, result)
+            match play(&mut client, planned.agent, planned.request.clone()).await {
+                Ok(outcome) => {
+                    let result = metrics::EpisodeResult::from_trajectory(
+                        &outcome.trajectory,
+                        planned.agent.name(),
+                        &planned.fault_profile,
+                        planned.lambda,
+                    );
+                    (index, result, Some(outcome.trajectory))
+                }
+                Err(error) => (index, infra_error(&planned, error.to_string()), None),
+            }
         });
     }
     let mut results: Vec<Option<metrics::EpisodeResult>> = vec![None; plan.len()];
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok((index, result)) => {
-                on_result(&result);
+            Ok((index, result, trajectory)) => {
+                on_result(index, &result, trajectory.as_ref());
                 results[index] = Some(result);
             }
             Err(error) => tracing::error!(%error, "an episode task ended abnormally"),

@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv::pb;
-use toolenv_client::{Agent, Client, EpisodeOutcome, play};
+use toolenv_client::metrics::EpisodeResult;
+use toolenv_client::store::{RunId, Store, StoreError};
+use toolenv_client::{Agent, Client, EpisodeOutcome, PlannedEpisode, play};
 use toolenv_domains::Domain;
 use toolenv_server::{Config, RunningServer};
 
@@ -31,8 +33,57 @@ enum Command {
     /// Check every task's oracle: the reference solution passes, doing
     /// nothing fails, a seeded random agent fails. Runs in-process.
     Selfcheck,
+    /// List the runs in the store: id, episodes finished of planned, status.
+    Runs {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print a stored run's report (the paper's Tables 5–9), or its summary as JSON.
+    Report {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// Write a machine-readable JSON summary instead of tables.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Write a stored run's episodes to stdout as JSON lines: one object per
+    /// episode with its plan entry, result and trajectory.
+    Export {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     #[command(flatten)]
     Client(ClientCommand),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct StoreArgs {
+    /// The SQLite file runs are stored in.
+    #[arg(long, value_name = "PATH", default_value = toolenv_client::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    store: std::path::PathBuf,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct RunStoreArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Do not store the run.
+    #[arg(long, conflicts_with = "resume")]
+    no_store: bool,
+    /// Continue a stored run: play its episodes that have no verdict yet (never
+    /// played, or ended in an infrastructure error), then print the report of
+    /// all its episodes. The plan is the stored one; only --concurrency and
+    /// --json apply.
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with_all = ["domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "in_band", "time_scale"]
+    )]
+    resume: Option<String>,
 }
 
 /// Commands that talk gRPC, to --url or to an embedded server.
@@ -57,12 +108,16 @@ enum ClientCommand {
     },
     /// Play the suite with built-in agents, over a grid of ε, fault profiles
     /// and trials, and print a verdict table (one configuration) or the
-    /// paper-shaped report (a grid).
+    /// paper-shaped report (a grid). Each finished episode is stored at once
+    /// (--store, toolenv.db by default), so a killed run loses only the
+    /// episodes in flight and `--resume RUN` continues it.
     Run {
         #[command(flatten)]
         filter: Filter,
         #[command(flatten)]
         grid: GridArgs,
+        #[command(flatten)]
+        store: RunStoreArgs,
         /// Print one JSON object per episode instead of tables.
         #[arg(long)]
         json: bool,
@@ -337,6 +392,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Selfcheck => Ok(selfcheck()),
+        Command::Runs { store } => list_runs(&store),
+        Command::Report { run, json, store } => report(&store, &run, json),
+        Command::Export { run, store } => export(&store, &run),
         Command::Client(command) => {
             let embedded = match &cli.url {
                 Some(_) => None,
@@ -369,19 +427,33 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
         ClientCommand::Play { task_id, episode, json } => {
             let outcome = play(client, episode.agent.into(), episode.request(&task_id)).await?;
             if json {
-                println!("{}", trajectory_json(&outcome.trajectory));
+                println!("{}", toolenv_client::trajectory_json(&outcome.trajectory));
             } else {
                 print_trajectory(&outcome.trajectory);
             }
         }
-        ClientCommand::Run { filter, grid, json } => {
+        ClientCommand::Run { store, grid, json, .. } if store.resume.is_some() => {
+            return resume(client, &store.store.store, store.resume.as_deref().unwrap_or_default(), grid.concurrency, json).await;
+        }
+        ClientCommand::Run { filter, grid, json, store } => {
             let tasks = client.list_tasks(filter.domain.map(Into::into), filter.level).await?;
             if tasks.is_empty() {
                 bail!("no task matches the filter");
             }
             let plan = grid.plan(&tasks);
+            let mut recording = if store.no_store { None } else { Some(Recording::create(&store.store.store, &plan)?) };
             if plan.len() > tasks.len() {
-                return run_grid(client, &grid, &plan, json).await;
+                let results = play_grid(client, &plan, grid.concurrency, |index, result, trajectory| {
+                    if let Some(recording) = &mut recording {
+                        recording.record(index, result, trajectory);
+                    }
+                })
+                .await;
+                print_results(&results, trials_of(&plan), json)?;
+                return match recording {
+                    Some(recording) => recording.finish(),
+                    None => Ok(ExitCode::SUCCESS),
+                };
             }
             let agent: Agent = grid.agents[0].into();
             let episode = EpisodeArgs {
@@ -398,8 +470,12 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
             }
             let mut passed = 0;
-            for task in &tasks {
+            for (index, (task, planned)) in tasks.iter().zip(&plan).enumerate() {
                 let outcome = play(client, agent, episode.request(&task.id)).await?;
+                if let Some(recording) = &mut recording {
+                    let result = EpisodeResult::from_trajectory(&outcome.trajectory, agent.name(), &planned.fault_profile, planned.lambda);
+                    recording.record(index, &result, Some(&outcome.trajectory));
+                }
                 passed += usize::from(outcome.verdict.passed);
                 if json {
                     println!(
@@ -413,20 +489,103 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
             if !json {
                 println!("\n{passed}/{} passed ({} agent, seed {}, trial {})", tasks.len(), agent.name(), episode.seed, episode.trial);
             }
+            if let Some(recording) = recording {
+                return recording.finish();
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Plays a grid concurrently with a progress bar, then prints the report.
-async fn run_grid(client: &mut Client, grid: &GridArgs, plan: &[toolenv_client::PlannedEpisode], json: bool) -> anyhow::Result<ExitCode> {
+/// A run being recorded in the store as its episodes finish.
+struct Recording {
+    store: Store,
+    run: RunId,
+    /// The first failure to record, reported when the run ends; playing goes on.
+    error: Option<StoreError>,
+    recorded: u64,
+}
+
+impl Recording {
+    /// Stores a new run of `plan` and says how to resume it.
+    fn create(path: &std::path::Path, plan: &[PlannedEpisode]) -> anyhow::Result<Recording> {
+        let store = Store::open(path)?;
+        let run = store.create_run(plan, &command_line())?;
+        eprintln!("run {run}: {} episodes; resume with `toolenv run --resume {run}{}`", plan.len(), store_flag(path));
+        Ok(Recording { store, run, error: None, recorded: 0 })
+    }
+
+    /// Records one episode; a failure is kept for [`Recording::finish`].
+    fn record(&mut self, index: usize, result: &EpisodeResult, trajectory: Option<&pb::Trajectory>) {
+        match self.store.record(&self.run, index, result, trajectory) {
+            Ok(()) => self.recorded += 1,
+            // Another process resuming the same run got there first: its verdict stands.
+            Err(error @ StoreError::AlreadyRecorded { .. }) => tracing::warn!(%error, "episode not stored"),
+            Err(error) => {
+                tracing::error!(%error, "episode not stored");
+                self.error.get_or_insert(error);
+            }
+        }
+    }
+
+    /// Says where the run is stored and what is left of it; fails if an episode could not be stored.
+    fn finish(self) -> anyhow::Result<ExitCode> {
+        let path = self.store.path().to_path_buf();
+        if let Some(error) = self.error {
+            return Err(anyhow::Error::new(error).context(format!("storing episodes of {} in {}", self.run, path.display())));
+        }
+        let summary = self.store.summary(&self.run)?;
+        eprintln!(
+            "stored {} episodes of {} in {}: {}/{} finished, {}",
+            self.recorded,
+            self.run,
+            path.display(),
+            summary.finished(),
+            summary.planned,
+            summary.status()
+        );
+        if summary.infra_errors > 0 {
+            eprintln!(
+                "{} episodes ended in an infrastructure error; `toolenv run --resume {}{}` plays them again",
+                summary.infra_errors,
+                self.run,
+                store_flag(&path)
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The command line, stored as the run's description.
+fn command_line() -> String {
+    std::iter::once("toolenv".to_owned()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
+}
+
+/// ` --store PATH`, unless PATH is the default.
+fn store_flag(path: &std::path::Path) -> String {
+    if path == std::path::Path::new(toolenv_client::store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
+}
+
+/// The k of pass^k of a plan: its number of trials.
+fn trials_of(plan: &[PlannedEpisode]) -> u32 {
+    plan.iter().map(|p| p.request.trial + 1).max().unwrap_or(1)
+}
+
+/// Plays planned episodes concurrently with a progress bar.
+async fn play_grid(
+    client: &Client,
+    plan: &[PlannedEpisode],
+    concurrency: usize,
+    mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
+) -> Vec<EpisodeResult> {
     let bar = indicatif::ProgressBar::new(plan.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} episodes  {msg}  [{elapsed}, eta {eta}]")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let (mut passed, mut infra) = (0u64, 0u64);
-    let results = toolenv_client::run_plan(client, plan, grid.concurrency, |result| {
+    let results = toolenv_client::run_plan(client, plan, concurrency, |index, result, trajectory| {
+        on_result(index, result, trajectory);
         passed += u64::from(result.outcome == toolenv_client::metrics::Outcome::Passed);
         infra += u64::from(result.is_infra_error());
         bar.inc(1);
@@ -434,15 +593,103 @@ async fn run_grid(client: &mut Client, grid: &GridArgs, plan: &[toolenv_client::
     })
     .await;
     bar.finish_and_clear();
+    results
+}
+
+/// Prints a grid's results: one JSON object per episode, or the report.
+fn print_results(results: &[EpisodeResult], k: u32, json: bool) -> anyhow::Result<()> {
     if json {
-        for result in &results {
+        for result in results {
             println!("{}", serde_json::to_string(result)?);
         }
     } else {
-        let k = results.iter().map(|r| r.trial + 1).max().unwrap_or(1);
+        print!("{}", toolenv_client::report::render(results, k)?);
+    }
+    Ok(())
+}
+
+/// Continues a stored run: plays its pending episodes, then prints the report of all of them.
+async fn resume(client: &Client, path: &std::path::Path, run: &str, concurrency: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(path)?;
+    let run = store.find_run(run)?;
+    let before = store.summary(&run)?;
+    let pending = store.pending(&run)?;
+    let session = store.begin_session(&run)?;
+    eprintln!(
+        "resuming {run} (session {session}): {}/{} episodes finished; playing {} ({} after an infrastructure error)",
+        before.finished(),
+        before.planned,
+        pending.len(),
+        before.infra_errors
+    );
+    let plan: Vec<PlannedEpisode> = pending.iter().map(|(_, planned)| planned.clone()).collect();
+    let mut recording = Recording { store, run, error: None, recorded: 0 };
+    play_grid(client, &plan, concurrency, |index, result, trajectory| recording.record(pending[index].0, result, trajectory)).await;
+    eprintln!("played {} episodes in this session", plan.len());
+    let results = recording.store.results(&recording.run)?;
+    let k = trials_of(&recording.store.plan(&recording.run)?);
+    print_results(&results, k, json)?;
+    recording.finish()
+}
+
+fn list_runs(args: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(&args.store)?;
+    println!(
+        "{:<10} {:<10} {:>16} {:>7} {:>7} {:>6} {:>8}  {:<20}  COMMAND",
+        "RUN", "STATUS", "FINISHED/PLANNED", "PASSED", "FAILED", "INFRA", "SESSIONS", "CREATED"
+    );
+    for run in store.runs()? {
+        println!(
+            "{:<10} {:<10} {:>16} {:>7} {:>7} {:>6} {:>8}  {:<20}  {}",
+            run.id,
+            run.status(),
+            format!("{}/{}", run.finished(), run.planned),
+            run.passed,
+            run.failed,
+            run.infra_errors,
+            run.sessions,
+            run.created_at,
+            run.description
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: &StoreArgs, run: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(&args.store)?;
+    let run = store.find_run(run)?;
+    let summary = store.summary(&run)?;
+    let results = store.results(&run)?;
+    let k = trials_of(&store.plan(&run)?);
+    if json {
+        let report = toolenv_client::report::summary(&results, k, summary.planned)?;
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": summary, "report": report}))?);
+    } else {
+        println!(
+            "{run}: {}/{} episodes finished ({}), {} infrastructure errors, {} session(s)\n{}\n",
+            summary.finished(),
+            summary.planned,
+            summary.status(),
+            summary.infra_errors,
+            summary.sessions,
+            summary.description
+        );
         print!("{}", toolenv_client::report::render(&results, k)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn export(args: &StoreArgs, run: &str) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(&args.store)?;
+    let run = store.find_run(run)?;
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    match store.export_jsonl(&run, stdout) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        // `toolenv export RUN | head` is not an error.
+        Err(StoreError::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(StoreError::Json(error)) if error.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
+        Err(error) => Err(error.into()),
+    }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -601,44 +848,6 @@ fn print_trajectory(trajectory: &pb::Trajectory) {
     for note in &verdict.fault_notes {
         println!("  {note}");
     }
-}
-
-fn trajectory_json(trajectory: &pb::Trajectory) -> String {
-    use pb::tool_call_record::Outcome;
-    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
-    let calls: Vec<_> = trajectory
-        .calls
-        .iter()
-        .map(|c| {
-            let outcome = match &c.outcome {
-                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
-                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
-                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
-                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
-                Some(Outcome::Failure(f)) => {
-                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
-                }
-                None => serde_json::Value::Null,
-            };
-            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
-            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
-        })
-        .collect();
-    let verdict = trajectory.verdict.as_ref().map(|v| {
-        let checks: Vec<_> = v
-            .checks
-            .iter()
-            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
-            .collect();
-        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
-        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
-    });
-    serde_json::json!({
-        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
-        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
-        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
-    })
-    .to_string()
 }
 
 fn pretty(json: &str) -> String {

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use crate::metrics::{self, Breakdown, EpisodeResult, InfraConvention, PassK};
 
 /// Formats a pass^k as a percentage with its Wilson interval.
@@ -97,4 +99,99 @@ pub fn render(episodes: &[EpisodeResult], k: u32) -> Result<String, metrics::Met
 /// Whether a profile name is one of the paper's single-fault ablations.
 pub fn is_ablation(profile: &str) -> bool {
     matches!(profile, "timeout-only" | "rate-limit-only" | "partial-response-only" | "mixed")
+}
+
+/// A run's figures for machines: what [`render`] prints, as data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The k of pass^k (the number of trials).
+    pub k: u32,
+    /// How infrastructure errors count in the figures (as failures).
+    pub convention: InfraConvention,
+    /// Episodes by outcome.
+    pub counts: Counts,
+    /// Per agent, in name order.
+    pub agents: Vec<AgentSummary>,
+}
+
+/// Episodes of a run by outcome; `passed + failed + infra_errors = recorded`
+/// and `recorded + not_recorded = planned`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Episodes in the plan.
+    pub planned: u64,
+    /// Episodes recorded (infrastructure errors included).
+    pub recorded: u64,
+    /// Planned episodes never recorded (the run was interrupted).
+    pub not_recorded: u64,
+    /// Verdicts that passed.
+    pub passed: u64,
+    /// Verdicts that failed.
+    pub failed: u64,
+    /// Episodes that ended in an infrastructure error.
+    pub infra_errors: u64,
+}
+
+/// One agent's figures (Tables 5–9).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentSummary {
+    /// The agent's label.
+    pub agent: String,
+    /// Over all its episodes.
+    pub overall: metrics::BreakdownRow,
+    /// By perturbation level ε (Table 5).
+    pub by_epsilon: Vec<metrics::BreakdownRow>,
+    /// By fault level λ.
+    pub by_lambda: Vec<metrics::BreakdownRow>,
+    /// By domain (Table 7).
+    pub by_domain: Vec<metrics::BreakdownRow>,
+    /// By fault profile.
+    pub by_fault_profile: Vec<metrics::BreakdownRow>,
+    /// pass^1 and pass^k per (ε, λ) cell of the main grid (ablation profiles left out).
+    pub surface: metrics::Surface,
+    /// The surface's volume, when the grid has more than one cell.
+    pub surface_volume: Option<metrics::SurfaceVolume>,
+    /// R_fault and R_prompt at pass^k.
+    pub relative: metrics::RelativeReliability,
+    /// Fault recovery (Table 8).
+    pub recovery: metrics::FaultRecovery,
+    /// Each fault profile against `mixed` (Table 9); empty without a `mixed` profile.
+    pub ablation: Vec<metrics::AblationRow>,
+}
+
+/// The summary of a run's recorded episodes, of which `planned` were planned.
+pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64) -> Result<Summary, metrics::MetricsError> {
+    let conv = InfraConvention::CountAsFailure;
+    let count = |outcome: fn(&metrics::Outcome) -> bool| episodes.iter().filter(|e| outcome(&e.outcome)).count() as u64;
+    let counts = Counts {
+        planned,
+        recorded: episodes.len() as u64,
+        not_recorded: planned.saturating_sub(episodes.len() as u64),
+        passed: count(|o| *o == metrics::Outcome::Passed),
+        failed: count(|o| *o == metrics::Outcome::Failed),
+        infra_errors: count(|o| matches!(o, metrics::Outcome::InfraError(_))),
+    };
+    let mut agents = Vec::new();
+    for overall in metrics::breakdown(episodes, Breakdown::Agent, k, conv)? {
+        let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == overall.label).collect();
+        let by = |by| metrics::breakdown(mine.iter().copied(), by, k, conv);
+        let main_grid = mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile));
+        let surface = metrics::reliability_surface(main_grid, &[1, k], conv)?;
+        let cells = surface.epsilons().len() * surface.lambdas().len();
+        let with_mixed = mine.iter().any(|e| e.fault_profile == "mixed");
+        agents.push(AgentSummary {
+            agent: overall.label.clone(),
+            by_epsilon: by(Breakdown::Epsilon)?,
+            by_lambda: by(Breakdown::Lambda)?,
+            by_domain: by(Breakdown::Domain)?,
+            by_fault_profile: by(Breakdown::FaultProfile)?,
+            surface_volume: if cells > 1 { metrics::surface_volume(&surface) } else { None },
+            relative: metrics::relative_reliability(&surface, k),
+            surface,
+            recovery: metrics::fault_recovery(mine.iter().copied()),
+            ablation: if with_mixed { metrics::ablation(mine.iter().copied(), "mixed", conv) } else { Vec::new() },
+            overall,
+        });
+    }
+    Ok(Summary { k, convention: conv, counts, agents })
 }

@@ -2,9 +2,30 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
+use prost::Message as _;
+use toolenv_client::store::Store;
+
+/// Runs toolenv to its end, storing runs in a temporary file unless `--store` says otherwise.
 fn toolenv(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_toolenv")).args(args).env_remove("TOOLENV_URL").output().expect("toolenv runs")
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(args)
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .output()
+        .expect("toolenv runs")
+}
+
+/// A child process killed when the test ends, however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
@@ -79,4 +100,125 @@ fn run_plays_a_grid_and_prints_the_report() {
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 10);
     assert!(lines.iter().all(|l| l["agent"] == "brittle"));
+}
+
+#[test]
+fn a_killed_run_resumes_without_losing_or_repeating_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_arg = db.to_str().unwrap();
+    // 480 episodes; fault delays at 2 % of simulated time make it last a few seconds.
+    let args = ["run", "--grid", "paper", "--agent", "reference,reference-no-retry", "--concurrency", "2", "--time-scale", "0.02"];
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_toolenv"))
+            .args(args)
+            .args(["--store", db_arg])
+            .env_remove("TOOLENV_URL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("toolenv starts"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let run = loop {
+        assert!(Instant::now() < deadline, "no episodes were stored in time");
+        if let Some(status) = child.0.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it could be killed: make it longer");
+        }
+        let stored = if db.is_file() { Store::open_existing(&db).unwrap().runs().unwrap() } else { Vec::new() };
+        if let Some(run) = stored.into_iter().next().filter(|run| run.finished() >= 30) {
+            break run;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+
+    let store = Store::open_existing(&db).unwrap();
+    let id = run.id.clone();
+    let killed = store.episodes(&id).unwrap();
+    let planned = run.planned as usize;
+    assert_eq!(planned, 480);
+    assert!(killed.len() >= 30 && killed.len() < planned, "killed mid-run: {} of {planned} stored", killed.len());
+    assert!(killed.iter().all(|e| e.session == 1 && e.trajectory.is_some()));
+    drop(store);
+
+    let out = toolenv(&["run", "--resume", id.as_str(), "--store", db_arg, "--concurrency", "4"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let remaining = planned - killed.len();
+    assert!(stderr.contains(&format!("{}/{planned} episodes finished; playing {remaining} ", killed.len())), "{stderr}");
+    assert!(stderr.contains(&format!("played {remaining} episodes in this session")), "{stderr}");
+    assert!(stdout.contains("480 episodes, pass^2") && stdout.contains("== agent reference-no-retry"), "{stdout}");
+
+    let store = Store::open_existing(&db).unwrap();
+    let summary = store.summary(&id).unwrap();
+    assert_eq!((summary.finished(), summary.status(), summary.sessions), (480, "complete", 2));
+    let after = store.episodes(&id).unwrap();
+    let indices: Vec<usize> = after.iter().map(|e| e.plan_index).collect();
+    assert_eq!(indices, (0..planned).collect::<Vec<_>>(), "every planned episode stored exactly once");
+    for before in &killed {
+        let now = &after[before.plan_index];
+        assert_eq!(now.session, 1, "episode {} was played again", before.plan_index);
+        let bytes = |e: &toolenv_client::store::StoredEpisode| e.trajectory.as_ref().map(|t| t.encode_to_vec());
+        assert_eq!(bytes(now), bytes(before), "episode {}'s trajectory changed", before.plan_index);
+        assert_eq!(now.result, before.result);
+    }
+    assert_eq!(after.iter().filter(|e| e.session == 2).count(), remaining);
+
+    // The report's JSON summary adds up.
+    let out = toolenv(&["report", id.as_str(), "--json", "--store", db_arg]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report --json prints JSON");
+    let counts = &json["report"]["counts"];
+    let count = |name: &str| counts[name].as_u64().unwrap();
+    assert_eq!((count("planned"), count("recorded"), count("not_recorded")), (480, 480, 0));
+    assert_eq!(count("passed") + count("failed") + count("infra_errors"), 480);
+    let agents = json["report"]["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    let episodes = |rows: &serde_json::Value| rows.as_array().unwrap().iter().map(|r| r["episodes"].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(agents.iter().map(|a| a["overall"]["episodes"].as_u64().unwrap()).sum::<u64>(), 480);
+    for agent in agents {
+        let total = agent["overall"]["episodes"].as_u64().unwrap();
+        for by in ["by_epsilon", "by_lambda", "by_domain", "by_fault_profile"] {
+            assert_eq!(episodes(&agent[by]), total, "{by}");
+        }
+        assert_eq!(agent["surface"]["points"].as_array().unwrap().len(), 2 * 3 * 2, "k ∈ {{1, 2}} × 3 ε × 2 λ");
+    }
+    assert_eq!(json["run"]["id"], id.as_str());
+
+    // Export: one parsable line per episode, in plan order.
+    let out = toolenv(&["export", id.as_str(), "--store", db_arg]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.iter().map(|l| l["plan_index"].as_u64().unwrap() as usize).collect::<Vec<_>>(), indices);
+    assert!(lines.iter().all(|l| l["trajectory"]["verdict"]["passed"].as_bool() == Some(l["result"]["outcome"] == "passed")));
+}
+
+#[test]
+fn stored_runs_are_listed_and_unknown_ones_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_arg = db.to_str().unwrap();
+    let out = toolenv(&["runs", "--store", db_arg]);
+    assert_eq!(out.status.code(), Some(2), "no store yet");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("runs.db"));
+    let out = toolenv(&["run", "--domain", "travel", "--store", db_arg]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run run-0001: 5 episodes; resume with `toolenv run --resume run-0001 --store"));
+    let out = toolenv(&["run", "--domain", "travel", "--no-store", "--store", db_arg]);
+    assert!(out.status.success());
+    let out = toolenv(&["runs", "--store", db_arg]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 2, "a header and one run (--no-store stores nothing): {stdout}");
+    assert!(stdout.contains("run-0001") && stdout.contains("complete") && stdout.contains("5/5"), "{stdout}");
+    for command in [&["report", "run-0009"][..], &["export", "run-0009"], &["run", "--resume", "run-0009"]] {
+        let out = toolenv(&[command, &["--store", db_arg]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert!(stderr.contains("no run 'run-0009' in the store at") && stderr.contains("runs.db"), "{command:?}: {stderr}");
+    }
+    let out = toolenv(&["run", "--resume", "run-0001", "--grid", "paper", "--store", db_arg]);
+    assert_eq!(out.status.code(), Some(2), "a resumed run keeps its plan");
 }

@@ -140,7 +140,9 @@ pub struct EpisodeResult {
     /// The perturbation level ε.
     pub epsilon: f64,
     /// The fault intensity λ of the fault profile (0.2 for the ablation
-    /// profiles, which the paper runs at λ = 0.2).
+    /// profiles, which the paper runs at λ = 0.2). NaN when unknown (a
+    /// custom profile), which JSON writes as null and reads back as NaN.
+    #[serde(deserialize_with = "nan_if_null")]
     pub lambda: f64,
     /// The fault profile's name, e.g. `0.2`, `timeout-only`, `mixed`.
     pub fault_profile: String,
@@ -198,6 +200,11 @@ impl EpisodeResult {
     pub fn is_infra_error(&self) -> bool {
         matches!(self.outcome, Outcome::InfraError(_))
     }
+}
+
+/// Reads a number, or null (how JSON writes NaN) as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
 }
 
 /// What an infrastructure error counts as. Either way, results report how
