@@ -202,8 +202,8 @@ impl pb::echo_server::Echo for EchoService {
     async fn call(&self, request: tonic::Request<pb::EchoRequest>) -> Result<tonic::Response<pb::EchoReply>, tonic::Status> {
         let request = request.into_inner();
         // Read the request as a handler would, so it is not optimized away.
-        let call_index = black_box(request.arguments_json.len()) as u32 & 0;
-        Ok(tonic::Response::new(pb::EchoReply { call_index, result_json: self.result_json.clone() }))
+        black_box(&request);
+        Ok(tonic::Response::new(pb::EchoReply { call_index: 0, result_json: self.result_json.clone() }))
     }
 }
 
@@ -227,4 +227,163 @@ pub mod proc {
         // USER_HZ is 100 on every Linux this runs on.
         Some(ticks as f64 / 100.0)
     }
+}
+
+/// An allocation-free canonical JSON writer: the same text as
+/// `toolenv_domains::json::canonical` (keys sorted, no whitespace), written
+/// straight into one buffer. A prototype of the proposed fix, measured next
+/// to the core's version; `anatomy` checks that both give the same bytes.
+pub fn canonical_fast(value: &serde_json::Value) -> String {
+    let mut out = Vec::with_capacity(256);
+    write_canonical_fast(value, &mut out);
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+fn write_canonical_fast(value: &serde_json::Value, out: &mut Vec<u8>) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            out.push(b'{');
+            let entry = |i: usize, key: &String, value: &Value, out: &mut Vec<u8>| {
+                if i > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, key.as_str()).expect("writing to a Vec cannot fail");
+                out.push(b':');
+                write_canonical_fast(value, out);
+            };
+            // serde_json's map is already sorted unless `preserve_order` is on.
+            if map.keys().is_sorted() {
+                for (i, (key, value)) in map.iter().enumerate() {
+                    entry(i, key, value, out);
+                }
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by_key(|&(key, _)| key);
+                for (i, (key, value)) in entries.into_iter().enumerate() {
+                    entry(i, key, value, out);
+                }
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical_fast(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar).expect("writing to a Vec cannot fail"),
+    }
+}
+
+/// One step of a call or a finish, timed on its own through public APIs.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// What the step is, with where it happens in the core.
+    pub name: &'static str,
+    /// Its median time.
+    pub timing: Timing,
+}
+
+/// The steps of a benchmarked call, each timed alone: where the time of
+/// `Episode::call_with` plus the server's reply text goes.
+pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<Step> {
+    use serde_json::Value;
+    let spec = case.task.domain.tool(case.tool).expect("a tool of the domain");
+    let args = spec.parse_arguments(&case.arguments).expect("valid arguments");
+    let ctx = case.task.context();
+    let mut probe = case.prepared(false);
+    let result = match &probe.call(case.tool, &case.arguments).expect("a valid call").outcome {
+        Outcome::Result(value) => value.clone(),
+        other => panic!("{}: expected a result, got {other:?}", case.name),
+    };
+    assert_eq!(canonical_fast(&result), toolenv_domains::json::canonical(&result), "the prototype writes the same bytes");
+    // The world after the prefix, as the benchmarked call meets it.
+    let world = || {
+        let mut world = case.task.initial.clone();
+        for (tool, arguments) in &case.prefix {
+            let spec = case.task.domain.tool(tool).expect("a tool");
+            let _ = world.apply(spec, &spec.parse_arguments(arguments).expect("valid"), &ctx);
+        }
+        world
+    };
+    let prepared_world = world();
+    let t = |name, timing| Step { name, timing };
+    let mut steps = vec![
+        t(
+            "parse + validate arguments (tool.rs ToolSpec::parse_arguments)",
+            time_batched(|| (), |()| spec.parse_arguments(&case.arguments), 64, samples, budget),
+        ),
+        t(
+            "canonical args (episode.rs: json::canonical(&Value::Object(map.clone())))",
+            time_batched(|| (), |()| toolenv_domains::json::canonical(&Value::Object(args.as_map().clone())), 64, samples, budget),
+        ),
+        t(
+            "World::apply (world.rs; a write clones + compares the state)",
+            time_batched(|| prepared_world.clone(), |mut w| (w.apply(spec, &args, &ctx), w), 64, samples, budget),
+        ),
+    ];
+    if case.write {
+        steps.push(t(
+            "World clone kept for StaleData (episode.rs Episode::execute)",
+            time_batched(|| (), |()| prepared_world.clone(), 64, samples, budget),
+        ));
+    }
+    steps.push(t(
+        "result text: json::canonical (json.rs write_canonical)",
+        time_batched(|| (), |()| toolenv_domains::json::canonical(&result), 64, samples, budget),
+    ));
+    steps.push(t(
+        "result text: allocation-free prototype (bench canonical_fast)",
+        time_batched(|| (), |()| canonical_fast(&result), 64, samples, budget),
+    ));
+    steps
+}
+
+/// The steps of finishing an episode of `task` after its reference
+/// solution, each timed alone.
+pub fn finish_anatomy(task: &'static Task, samples: usize, budget: Duration) -> Vec<Step> {
+    let played = played(task, 7, false);
+    let initial = task.initial.to_json();
+    let last = played.state();
+    assert_eq!(canonical_fast(&last), toolenv_domains::json::canonical(&last), "the prototype writes the same bytes");
+    let t = |name, timing| Step { name, timing };
+    vec![
+        t(
+            "World::to_json, initial state (episode.rs finish: every time)",
+            time_batched(|| (), |()| task.initial.to_json(), 64, samples, budget),
+        ),
+        t("World::to_json, final state", time_batched(|| (), |()| played.state(), 64, samples, budget)),
+        t(
+            "json::state_hash, initial state (oracle.rs judge: every time)",
+            time_batched(|| (), |()| toolenv_domains::json::state_hash(&initial), 64, samples, budget),
+        ),
+        t("json::state_hash, final state", time_batched(|| (), |()| toolenv_domains::json::state_hash(&last), 64, samples, budget)),
+        t(
+            "  of which json::canonical (json.rs write_canonical)",
+            time_batched(|| (), |()| toolenv_domains::json::canonical(&last), 64, samples, budget),
+        ),
+        t("  allocation-free prototype (bench canonical_fast)", time_batched(|| (), |()| canonical_fast(&last), 64, samples, budget)),
+        t(
+            "json::diff initial → final (json.rs)",
+            time_batched(|| (), |()| toolenv_domains::json::diff(&initial, &last), 64, samples, budget),
+        ),
+        t(
+            "Episode::finish, all of it",
+            time_batched(
+                || played.clone(),
+                |mut e| {
+                    e.finish();
+                    e
+                },
+                64,
+                samples,
+                budget,
+            ),
+        ),
+    ]
 }

@@ -46,6 +46,9 @@ For a profiler (valgrind --tool=callgrind, perf), a bare loop of one operation:
   profile call-chaos CASE [N] the same under λ = 0.2 (no fault met)
   profile create TASK [N]     N episodes created (λ = 0.2)
   profile finish TASK [N]     N played episodes finished
+  load echo|toolenv C SECS [MAX_CALLS]
+                              one closed-loop gRPC phase against a server child whose pid is
+                              printed first (attach `perf record -p PID` to profile the server)
 
 Build first: cargo build --release -p toolenv-bench (it also builds
 toolenv-bench-alloc, which the inprocess section runs for the memory figures).";
@@ -72,6 +75,9 @@ fn main() -> Result<(), Error> {
     if args.first().map(String::as_str) == Some("profile") {
         return profile(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("load") {
+        return load_only(&args[1..]);
+    }
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return Ok(());
@@ -89,7 +95,7 @@ fn main() -> Result<(), Error> {
     if let Some(bad) = sections.iter().find(|s| !["inprocess", "grpc", "scale"].contains(s)) {
         return Err(format!("unknown section '{bad}'\n\n{USAGE}").into());
     }
-    println!("toolenv-bench: {} cores, {}", cores(), if quick { "--quick (smoke run)" } else { "full run" });
+    println!("toolenv-bench: {}, {}", cores(), if quick { "--quick (smoke run)" } else { "full run" });
     let mut summary = Vec::new();
     if sections.contains(&"inprocess") {
         summary.extend(inprocess(&settings)?);
@@ -101,7 +107,7 @@ fn main() -> Result<(), Error> {
         summary.extend(scale(&settings)?);
     }
     println!("\n== Targets ==");
-    println!("{:<58} {:>16} {:>14}  {}", "target", "measured", "limit", "");
+    println!("{:<58} {:>16} {:>14}", "target", "measured", "limit");
     for line in &summary {
         println!("{line}");
     }
@@ -268,6 +274,21 @@ fn inprocess(s: &Settings) -> Result<Vec<String>, Error> {
     println!("{:<32} {:>49}", "mean over the 20 tasks", us(mean));
     summary.push(target(&format!("create (λ=0.2) + finish, worst task ({})", worst.1), us(worst.0), "≤ 50 µs".into(), worst.0 <= 50_000.0));
 
+    println!("\nWhere the time goes: each step alone, through the public APIs (median; the steps overlap the totals above).");
+    let anatomy_budget = s.budget / 2;
+    for name in ["travel/read", "ecommerce/write"] {
+        let case = call_cases().into_iter().find(|c| c.name == name).expect("a case");
+        println!("  {name} ({}):", case.tool);
+        for step in toolenv_bench::call_anatomy(&case, s.samples, anatomy_budget) {
+            println!("    {:<78} {:>10}", step.name, us(step.timing.median_ns));
+        }
+    }
+    let worst_task = toolenv_domains::task(&worst.1).expect("a suite task");
+    println!("  finish {}:", worst_task.id);
+    for step in toolenv_bench::finish_anatomy(worst_task, s.samples, anatomy_budget) {
+        println!("    {:<78} {:>10}", step.name, us(step.timing.median_ns));
+    }
+
     summary.extend(memory_per_episode()?);
     Ok(summary)
 }
@@ -275,7 +296,8 @@ fn inprocess(s: &Settings) -> Result<Vec<String>, Error> {
 /// Runs `toolenv-bench-alloc` and prints its per-task figures.
 fn memory_per_episode() -> Result<Vec<String>, Error> {
     println!("\nBytes per live episode (net heap bytes counted by a global allocator + the Episode itself;");
-    println!("blocks: live heap allocations, each costing malloc a further 8–16 bytes of overhead):\n");
+    println!("blocks: live heap allocations, each costing malloc a further 8–16 bytes of overhead). World copy: one");
+    println!("clone of the task's state; results: the played calls' results as JSON value trees / as canonical text:\n");
     let exe = std::env::current_exe()?.with_file_name("toolenv-bench-alloc");
     let output = match Command::new(&exe).output() {
         Ok(output) if output.status.success() => output,
@@ -286,7 +308,10 @@ fn memory_per_episode() -> Result<Vec<String>, Error> {
         }
     };
     let text = String::from_utf8(output.stdout)?;
-    println!("{:<32} {:>15} {:>15} {:>19} {:>15}", "task", "fresh λ=0", "fresh λ=0.2", "reference played", "finished");
+    println!(
+        "{:<32} {:>15} {:>15} {:>19} {:>15} {:>11} {:>19}",
+        "task", "fresh λ=0", "fresh λ=0.2", "reference played", "finished", "world copy", "results tree / text"
+    );
     let mut worst = (0u64, String::new());
     for line in text.lines() {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -296,7 +321,17 @@ fn memory_per_episode() -> Result<Vec<String>, Error> {
         }
         let n = |i: usize| fields[i].parse::<u64>().unwrap_or(0);
         let cell = |bytes: u64, blocks: u64| format!("{:.1} KiB/{blocks:>3}", bytes as f64 / 1024.0);
-        println!("{:<32} {:>15} {:>15} {:>19} {:>15}", fields[0], cell(n(1), n(2)), cell(n(3), n(4)), cell(n(5), n(6)), cell(n(7), n(8)));
+        let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
+        println!(
+            "{:<32} {:>15} {:>15} {:>19} {:>15} {:>11} {:>19}",
+            fields[0],
+            cell(n(1), n(2)),
+            cell(n(3), n(4)),
+            cell(n(5), n(6)),
+            cell(n(7), n(8)),
+            kib(n(9)),
+            format!("{} / {}", kib(n(10)), kib(n(11)))
+        );
         let live = n(1).max(n(3)).max(n(5));
         if live > worst.0 {
             worst = (live, fields[0].to_owned());
@@ -365,7 +400,18 @@ struct Servers {
 
 impl Servers {
     fn start(max_episodes: Option<usize>) -> Result<Self, Error> {
-        let mut command = Command::new(std::env::current_exe()?);
+        // TOOLENV_BENCH_SERVER_PREFIX runs the child under a tool, e.g.
+        // "valgrind --tool=callgrind" (for `load` with a profiler).
+        let prefix = std::env::var("TOOLENV_BENCH_SERVER_PREFIX").unwrap_or_default();
+        let mut words = prefix.split_whitespace();
+        let mut command = match words.next() {
+            Some(program) => {
+                let mut command = Command::new(program);
+                command.args(words).arg(std::env::current_exe()?);
+                command
+            }
+            None => Command::new(std::env::current_exe()?),
+        };
         command.arg("serve");
         if let Some(n) = max_episodes {
             command.arg(n.to_string());
@@ -658,13 +704,17 @@ fn grpc(s: &Settings) -> Result<Vec<String>, Error> {
         );
         for c in [1usize, 16, 64] {
             let mut stats = [Stats::default(), Stats::default()];
+            // Warm-up; its rate sizes the bound (and the toolenv episode pool) of the measured phases.
+            let mut warm_rate: f64 = 0.0;
             for target in [Target::Echo, Target::Toolenv] {
-                load.phase(target, c, s.phase / 4, MAX_CALLS_PER_PHASE / 4, &servers).await?;
+                let warm = load.phase(target, c, s.phase / 4, MAX_CALLS_PER_PHASE / 4, &servers).await?;
+                warm_rate = warm_rate.max(warm.calls as f64 / warm.elapsed.as_secs_f64());
             }
+            let max_calls = ((warm_rate * s.phase.as_secs_f64() * 2.0) as u64).clamp(1_000, MAX_CALLS_PER_PHASE);
             for round in 0..s.rounds {
                 let order = if round % 2 == 0 { [Target::Echo, Target::Toolenv] } else { [Target::Toolenv, Target::Echo] };
                 for target in order {
-                    let phase = load.phase(target, c, s.phase, MAX_CALLS_PER_PHASE, &servers).await?;
+                    let phase = load.phase(target, c, s.phase, max_calls, &servers).await?;
                     stats[target as usize].add(phase);
                 }
             }
@@ -701,21 +751,59 @@ fn grpc(s: &Settings) -> Result<Vec<String>, Error> {
     Ok(summary)
 }
 
+/// `load echo|toolenv C SECS`: one phase of the gRPC load alone, for a
+/// profiler attached to the server child.
+fn load_only(args: &[String]) -> Result<(), Error> {
+    let target = match args.first().map(String::as_str) {
+        Some("echo") => Target::Echo,
+        Some("toolenv") => Target::Toolenv,
+        _ => return Err(USAGE.into()),
+    };
+    let c: usize = args.get(1).map(|a| a.parse()).transpose()?.unwrap_or(64);
+    let secs: f64 = args.get(2).map(|a| a.parse()).transpose()?.unwrap_or(5.0);
+    let max_calls: u64 = args.get(3).map(|a| a.parse()).transpose()?.unwrap_or(MAX_CALLS_PER_PHASE);
+    let servers = Servers::start(None)?;
+    println!("server pid {}", servers.pid());
+    std::io::stdout().flush()?;
+    client_runtime()?.block_on(async {
+        let mut load = Load { case: grpc_case(), toolenv: Vec::new(), echo: Vec::new() };
+        for _ in 0..4 {
+            load.toolenv.push(channel(&servers.toolenv_url).await?);
+            load.echo.push(channel(&servers.echo_url).await?);
+        }
+        // Let a profiler attach (or zero its counters).
+        let wait = std::env::var("TOOLENV_BENCH_ATTACH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+        tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+        let mut stats = Stats::default();
+        stats.add(load.phase(target, c, Duration::from_secs_f64(secs), max_calls, &servers).await?);
+        stats.sort();
+        println!(
+            "{} c={c}: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, server CPU {:.1} µs/call",
+            target.name(),
+            stats.rate(),
+            stats.p(0.5) / 1000.0,
+            stats.p(0.99) / 1000.0,
+            stats.server_cpu_s / stats.calls as f64 * 1e6
+        );
+        Ok::<(), Error>(())
+    })
+}
+
 // ---------------------------------------------------------------------------
 // 3. Scale
 // ---------------------------------------------------------------------------
 
 /// The paper's 1,280 episodes: the main grid (20 tasks × 3 ε × 2 λ × 2
 /// agents × 2 runs, for each of 2 models = 960) and the ablation grid (20
-/// tasks × 4 fault types at λ = 0.2 × 2 agents × 2 runs = 320). The server has
-/// no ε yet (the proto reserves it) and every episode here is played by the
-/// same built-in agent, so ε, model and agent become distinct seeds and
-/// each run a trial.
+/// tasks × 4 fault types at λ = 0.2 × 2 agents × 2 runs = 320). Every episode
+/// here is played by the same built-in agent, so model and agent become
+/// distinct seeds, and each run a trial.
 fn paper_grid() -> Vec<pb::CreateEpisodeRequest> {
-    let request = |task: &toolenv_domains::Task, seed: u64, trial: u32, profile: &str| pb::CreateEpisodeRequest {
+    let request = |task: &toolenv_domains::Task, seed: u64, trial: u32, epsilon: f64, profile: &str| pb::CreateEpisodeRequest {
         task_id: task.id.clone(),
         seed,
         trial,
+        epsilon,
         fault_profile: Some(pb::FaultProfile { name: profile.to_owned(), ..Default::default() }),
         time_scale: Some(0.0),
         ..Default::default()
@@ -727,7 +815,7 @@ fn paper_grid() -> Vec<pb::CreateEpisodeRequest> {
                 for agent in 0..2u64 {
                     for run in 0..2u32 {
                         for task in toolenv_domains::suite() {
-                            grid.push(request(task, 1000 * model + 100 * epsilon + 10 * agent, run, lambda));
+                            grid.push(request(task, 1000 * model + 10 * agent, run, epsilon as f64 / 10.0, lambda));
                         }
                     }
                 }
@@ -738,7 +826,7 @@ fn paper_grid() -> Vec<pb::CreateEpisodeRequest> {
         for agent in 0..2u64 {
             for run in 0..2u32 {
                 for task in toolenv_domains::suite() {
-                    grid.push(request(task, 5000 + 100 * i as u64 + 10 * agent, run, ablation));
+                    grid.push(request(task, 5000 + 100 * i as u64 + 10 * agent, run, 0.0, ablation));
                 }
             }
         }
@@ -756,7 +844,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
         let n = s.live_episodes;
         let servers = Servers::start(Some(n))?;
         runtime.block_on(async {
-            let channels = vec![channel(&servers.toolenv_url).await?, channel(&servers.toolenv_url).await?];
+            let channels = [channel(&servers.toolenv_url).await?, channel(&servers.toolenv_url).await?];
             let suite = toolenv_domains::suite();
             // Warm up every code path once, then read the baseline.
             let mut warm = ToolEnvClient::new(channels[0].clone());
@@ -871,7 +959,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
         let servers = Servers::start(None)?;
         let grid = paper_grid();
         println!(
-            "\nThe paper's {} episodes (main grid 960 + ablations 320; fault profiles 0.0, 0.2, timeout-only, rate-limit-only,",
+            "\nThe paper's {} episodes (main grid 960 at ε 0, 0.1, 0.2 + ablations 320; fault profiles 0.0, 0.2, timeout-only, rate-limit-only,",
             grid.len()
         );
         println!("partial-response-only, mixed), each played with Agent::Reference (retries with backoff) over gRPC at time scale 0:");

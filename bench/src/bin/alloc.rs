@@ -8,7 +8,9 @@
 //!
 //! Prints one tab-separated line per task: task id, then net bytes per
 //! episode and live heap blocks per episode when fresh (λ = 0), fresh
-//! (λ = 0.2), after playing the reference solution, and finished.
+//! (λ = 0.2), after playing the reference solution, and finished; then the
+//! bytes of one copy of the task's world, and of the played calls' results
+//! as JSON value trees and as canonical text.
 #![forbid(unsafe_code)]
 
 use std::alloc::System;
@@ -39,6 +41,16 @@ fn per_episode(make: impl Fn(u64) -> Episode) -> (u64, u64) {
     ((bytes.max(0) as u64) / EPISODES + std::mem::size_of::<Episode>() as u64, blocks.max(0) as u64 / EPISODES)
 }
 
+/// Net heap bytes of what `make` returns (kept alive while counting).
+fn bytes_of<T>(make: impl Fn() -> T) -> u64 {
+    let region = Region::new(GLOBAL);
+    let value = make();
+    let change = region.change();
+    black_box(&value);
+    drop(value);
+    (change.bytes_allocated as i64 - change.bytes_deallocated as i64).max(0) as u64
+}
+
 fn main() {
     // Build the suite (a shared, static part) before counting.
     let suite = toolenv_domains::suite();
@@ -52,9 +64,24 @@ fn main() {
             episode.finish();
             episode
         });
+        // What the played episode holds: a copy of the world, and each
+        // call's result as a JSON value tree (vs. as canonical text).
+        let world = bytes_of(|| task.initial.clone());
+        let episode = toolenv_bench::played(task, 7, false);
+        let results: Vec<&serde_json::Value> = episode
+            .trajectory()
+            .calls
+            .iter()
+            .filter_map(|c| match &c.outcome {
+                toolenv_domains::Outcome::Result(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let as_values = bytes_of(|| results.iter().map(|v| (*v).clone()).collect::<Vec<_>>());
+        let as_text: u64 = results.iter().map(|v| toolenv_domains::json::canonical(v).len() as u64).sum();
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-            task.id, fresh.0, fresh.1, chaos.0, chaos.1, played.0, played.1, finished.0, finished.1
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            task.id, fresh.0, fresh.1, chaos.0, chaos.1, played.0, played.1, finished.0, finished.1, world, as_values, as_text
         );
     }
 }
