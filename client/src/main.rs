@@ -455,23 +455,14 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                     None => Ok(ExitCode::SUCCESS),
                 };
             }
-            let agent: Agent = grid.agents[0].into();
-            let episode = EpisodeArgs {
-                agent: grid.agents[0],
-                seed: grid.seed,
-                trial: 0,
-                epsilon: grid.epsilons[0],
-                faults: grid.faults.first().cloned(),
-                only: Vec::new(),
-                in_band: grid.in_band,
-                time_scale: grid.time_scale,
-            };
+            // One configuration: a verdict per task, played in order.
+            let agent = plan[0].agent;
             if !json {
                 println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
             }
             let mut passed = 0;
             for (index, (task, planned)) in tasks.iter().zip(&plan).enumerate() {
-                let outcome = play(client, agent, episode.request(&task.id)).await?;
+                let outcome = play(client, agent, planned.request.clone()).await?;
                 if let Some(recording) = &mut recording {
                     let result = EpisodeResult::from_trajectory(&outcome.trajectory, agent.name(), &planned.fault_profile, planned.lambda);
                     recording.record(index, &result, Some(&outcome.trajectory));
@@ -480,14 +471,14 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 if json {
                     println!(
                         "{}",
-                        serde_json::json!({"task_id": task.id, "agent": agent.name(), "seed": episode.seed, "trial": episode.trial, "passed": outcome.verdict.passed, "calls": outcome.trajectory.calls.len(), "final_state_hash": outcome.verdict.final_state_hash})
+                        serde_json::json!({"task_id": task.id, "agent": agent.name(), "seed": planned.request.seed, "trial": planned.request.trial, "passed": outcome.verdict.passed, "calls": outcome.trajectory.calls.len(), "final_state_hash": outcome.verdict.final_state_hash})
                     );
                 } else {
                     print_row(task, &outcome);
                 }
             }
             if !json {
-                println!("\n{passed}/{} passed ({} agent, seed {}, trial {})", tasks.len(), agent.name(), episode.seed, episode.trial);
+                println!("\n{passed}/{} passed ({} agent, seed {}, trial 0)", tasks.len(), agent.name(), grid.seed);
             }
             if let Some(recording) = recording {
                 return recording.finish();
