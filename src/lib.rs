@@ -138,7 +138,7 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
     fn from(record: &domains::CallRecord) -> Self {
         use pb::tool_call_record::Outcome;
         let outcome = match &record.outcome {
-            domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
+            domains::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
             domains::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
             domains::Outcome::Error(error) => Outcome::Error(error.into()),
             domains::Outcome::Invalid(error) => {
@@ -166,8 +166,7 @@ impl pb::CallToolResponse {
     pub fn from_record(record: &domains::CallRecord, in_band: bool, time_scale: f64) -> Option<Self> {
         use pb::call_tool_response::Outcome;
         let outcome = match &record.outcome {
-            domains::Outcome::Result(value) => Outcome::ResultJson(domains::json::canonical(value)),
-            domains::Outcome::Raw(text) => Outcome::ResultJson(text.clone()),
+            domains::Outcome::Result(text) | domains::Outcome::Raw(text) => Outcome::ResultJson(text.clone()),
             domains::Outcome::Error(error) => Outcome::Error(error.into()),
             domains::Outcome::Failure(failure) if in_band => Outcome::ResultJson(domains::json::canonical(&failure.in_band(time_scale))),
             domains::Outcome::Failure(_) | domains::Outcome::Invalid(_) => return None,

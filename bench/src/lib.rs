@@ -110,7 +110,8 @@ impl CallCase {
     pub fn call(&self, episode: &mut Episode) -> String {
         let record = episode.call_with(self.tool, &self.arguments, &CallOptions::default()).expect("a valid call");
         match &record.outcome {
-            Outcome::Result(value) => toolenv_domains::json::canonical(value),
+            // The episode keeps the canonical text; the server sends it as is.
+            Outcome::Result(text) => text.clone(),
             other => panic!("{}: expected a result, got {other:?}", self.name),
         }
     }
@@ -297,10 +298,8 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     let args = spec.parse_arguments(&case.arguments).expect("valid arguments");
     let ctx = case.task.context();
     let mut probe = case.prepared(false);
-    let result = match &probe.call(case.tool, &case.arguments).expect("a valid call").outcome {
-        Outcome::Result(value) => value.clone(),
-        other => panic!("{}: expected a result, got {other:?}", case.name),
-    };
+    let outcome = &probe.call(case.tool, &case.arguments).expect("a valid call").outcome;
+    let result: Value = outcome.result_value().unwrap_or_else(|| panic!("{}: expected a result, got {outcome:?}", case.name));
     assert_eq!(canonical_fast(&result), toolenv_domains::json::canonical(&result), "the prototype writes the same bytes");
     // The world after the prefix, as the benchmarked call meets it.
     let world = || {

@@ -629,7 +629,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::Outcome;
     use crate::agent::{play, random_calls};
 
     /// Random-agent seeds per task in the round-trip corpus.
@@ -654,8 +653,8 @@ mod tests {
             }
             for episode in &episodes {
                 for record in &episode.trajectory().calls {
-                    if let Outcome::Result(value) = &record.outcome {
-                        samples.push((task.domain, record.tool.clone(), value.clone()));
+                    if let Some(value) = record.outcome.result_value() {
+                        samples.push((task.domain, record.tool.clone(), value));
                     }
                 }
             }
@@ -773,10 +772,9 @@ mod tests {
     /// The result of call `index` of a task's reference solution, played from its initial state.
     fn reference_result(task_id: &str, index: usize) -> Value {
         let task = crate::task(task_id).unwrap_or_else(|| panic!("no task {task_id}"));
-        match &play(task, 0, 0, &task.reference).trajectory().calls[index].outcome {
-            Outcome::Result(value) => value.clone(),
-            other => panic!("{task_id} call {index}: {other:?}"),
-        }
+        let episode = play(task, 0, 0, &task.reference);
+        let outcome = &episode.trajectory().calls[index].outcome;
+        outcome.result_value().unwrap_or_else(|| panic!("{task_id} call {index}: {outcome:?}"))
     }
 
     /// Checks that `v1` is the real result of a reference call, that its v2

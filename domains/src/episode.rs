@@ -37,8 +37,10 @@ fn cut(text: &str, max: usize) -> &str {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The tool's result (possibly delayed, emptied, cut or in the v2 shape by a fault).
-    Result(Value),
+    /// The tool's result as canonical JSON text (possibly delayed, emptied,
+    /// cut or in the v2 shape by a fault). Kept as text: replies and
+    /// trajectories send it as is, and text is far smaller than a value tree.
+    Result(String),
     /// A payload cut short so that it is no longer valid JSON.
     Raw(String),
     /// A broken business rule; the state did not change.
@@ -47,6 +49,16 @@ pub enum Outcome {
     Invalid(ArgError),
     /// A transport-level failure a production client would see as an error status.
     Failure(Failure),
+}
+
+impl Outcome {
+    /// The result as a JSON value, when the call produced a whole result.
+    pub fn result_value(&self) -> Option<Value> {
+        match self {
+            Outcome::Result(text) => serde_json::from_str(text).ok(),
+            Outcome::Raw(_) | Outcome::Error(_) | Outcome::Invalid(_) | Outcome::Failure(_) => None,
+        }
+    }
 }
 
 /// The gRPC status code of a [`Failure`].
@@ -372,7 +384,7 @@ impl Episode {
         let outcome = match stopped {
             Some(failure) => Outcome::Failure(failure),
             // A valid but empty reply; the tool did not run.
-            None if kind == Some(FaultKind::EmptyResponse) => Outcome::Result(json!({})),
+            None if kind == Some(FaultKind::EmptyResponse) => Outcome::Result("{}".to_owned()),
             None => {
                 let (result, changed) = self.execute(spec, &args, &canonical_args, key, kind == Some(FaultKind::StaleData));
                 state_changed = changed;
@@ -513,7 +525,7 @@ impl Episode {
         match kind {
             Some(FaultKind::HighLatency) => {
                 *delay_ms = self.chaos.latency_ms(&self.dice, index);
-                Outcome::Result(value)
+                Outcome::Result(json::canonical(&value))
             }
             Some(FaultKind::PartialResponse) => partial(value, self.dice.draw(index, Purpose::Partial)),
             Some(FaultKind::AmbiguousCommit) => {
@@ -527,7 +539,7 @@ impl Episode {
                     Outcome::Failure(reset())
                 }
             }
-            _ => Outcome::Result(value),
+            _ => Outcome::Result(json::canonical(&value)),
         }
     }
 
@@ -644,7 +656,7 @@ fn partial(value: Value, draw: u64) -> Outcome {
         if marked {
             map.insert("truncated".into(), Value::Bool(true));
         }
-        return Outcome::Result(value);
+        return Outcome::Result(json::canonical(&value));
     }
     let text = json::canonical(&value);
     let chars: Vec<(usize, char)> = text.char_indices().collect();

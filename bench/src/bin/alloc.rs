@@ -68,16 +68,8 @@ fn main() {
         // call's result as a JSON value tree (vs. as canonical text).
         let world = bytes_of(|| task.initial.clone());
         let episode = toolenv_bench::played(task, 7, false);
-        let results: Vec<&serde_json::Value> = episode
-            .trajectory()
-            .calls
-            .iter()
-            .filter_map(|c| match &c.outcome {
-                toolenv_domains::Outcome::Result(v) => Some(v),
-                _ => None,
-            })
-            .collect();
-        let as_values = bytes_of(|| results.iter().map(|v| (*v).clone()).collect::<Vec<_>>());
+        let results: Vec<serde_json::Value> = episode.trajectory().calls.iter().filter_map(|c| c.outcome.result_value()).collect();
+        let as_values = bytes_of(|| results.clone());
         let as_text: u64 = results.iter().map(|v| toolenv_domains::json::canonical(v).len() as u64).sum();
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
