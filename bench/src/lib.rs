@@ -230,57 +230,6 @@ pub mod proc {
     }
 }
 
-/// An allocation-free canonical JSON writer: the same text as
-/// `toolenv_domains::json::canonical` (keys sorted, no whitespace), written
-/// straight into one buffer. A prototype of the proposed fix, measured next
-/// to the core's version; `anatomy` checks that both give the same bytes.
-pub fn canonical_fast(value: &serde_json::Value) -> String {
-    let mut out = Vec::with_capacity(256);
-    write_canonical_fast(value, &mut out);
-    String::from_utf8(out).expect("serde_json writes UTF-8")
-}
-
-fn write_canonical_fast(value: &serde_json::Value, out: &mut Vec<u8>) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            out.push(b'{');
-            let entry = |i: usize, key: &String, value: &Value, out: &mut Vec<u8>| {
-                if i > 0 {
-                    out.push(b',');
-                }
-                serde_json::to_writer(&mut *out, key.as_str()).expect("writing to a Vec cannot fail");
-                out.push(b':');
-                write_canonical_fast(value, out);
-            };
-            // serde_json's map is already sorted unless `preserve_order` is on.
-            if map.keys().is_sorted() {
-                for (i, (key, value)) in map.iter().enumerate() {
-                    entry(i, key, value, out);
-                }
-            } else {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_by_key(|&(key, _)| key);
-                for (i, (key, value)) in entries.into_iter().enumerate() {
-                    entry(i, key, value, out);
-                }
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_canonical_fast(item, out);
-            }
-            out.push(b']');
-        }
-        scalar => serde_json::to_writer(&mut *out, scalar).expect("writing to a Vec cannot fail"),
-    }
-}
-
 /// One step of a call or a finish, timed on its own through public APIs.
 #[derive(Debug, Clone)]
 pub struct Step {
@@ -300,7 +249,6 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     let mut probe = case.prepared(false);
     let outcome = &probe.call(case.tool, &case.arguments).expect("a valid call").outcome;
     let result: Value = outcome.result_value().unwrap_or_else(|| panic!("{}: expected a result, got {outcome:?}", case.name));
-    assert_eq!(canonical_fast(&result), toolenv_domains::json::canonical(&result), "the prototype writes the same bytes");
     // The world after the prefix, as the benchmarked call meets it.
     let world = || {
         let mut world = case.task.initial.clone();
@@ -328,17 +276,13 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     ];
     if case.write {
         steps.push(t(
-            "World clone kept for StaleData (episode.rs Episode::execute)",
+            "World clone kept for StaleData (only when the profile can draw it)",
             time_batched(|| (), |()| prepared_world.clone(), 64, samples, budget),
         ));
     }
     steps.push(t(
         "result text: json::canonical (json.rs write_canonical)",
         time_batched(|| (), |()| toolenv_domains::json::canonical(&result), 64, samples, budget),
-    ));
-    steps.push(t(
-        "result text: allocation-free prototype (bench canonical_fast)",
-        time_batched(|| (), |()| canonical_fast(&result), 64, samples, budget),
     ));
     steps
 }
@@ -349,16 +293,15 @@ pub fn finish_anatomy(task: &'static Task, samples: usize, budget: Duration) -> 
     let played = played(task, 7, false);
     let initial = task.initial.to_json();
     let last = played.state();
-    assert_eq!(canonical_fast(&last), toolenv_domains::json::canonical(&last), "the prototype writes the same bytes");
     let t = |name, timing| Step { name, timing };
     vec![
         t(
-            "World::to_json, initial state (episode.rs finish: every time)",
+            "World::to_json, initial state (cached per suite task since)",
             time_batched(|| (), |()| task.initial.to_json(), 64, samples, budget),
         ),
         t("World::to_json, final state", time_batched(|| (), |()| played.state(), 64, samples, budget)),
         t(
-            "json::state_hash, initial state (oracle.rs judge: every time)",
+            "json::state_hash, initial state (cached per suite task since)",
             time_batched(|| (), |()| toolenv_domains::json::state_hash(&initial), 64, samples, budget),
         ),
         t("json::state_hash, final state", time_batched(|| (), |()| toolenv_domains::json::state_hash(&last), 64, samples, budget)),
@@ -366,7 +309,6 @@ pub fn finish_anatomy(task: &'static Task, samples: usize, budget: Duration) -> 
             "  of which json::canonical (json.rs write_canonical)",
             time_batched(|| (), |()| toolenv_domains::json::canonical(&last), 64, samples, budget),
         ),
-        t("  allocation-free prototype (bench canonical_fast)", time_batched(|| (), |()| canonical_fast(&last), 64, samples, budget)),
         t(
             "json::diff initial → final (json.rs)",
             time_batched(|| (), |()| toolenv_domains::json::diff(&initial, &last), 64, samples, budget),

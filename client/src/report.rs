@@ -42,18 +42,13 @@ pub fn render(episodes: &[EpisodeResult], k: u32) -> Result<String, metrics::Met
                 continue;
             }
             let _ = writeln!(out, "  by {title}:");
-            let _ = writeln!(out, "    {:<12} {:>8}  {:<22} {:<22} {:>10}", "", "episodes", "pass^1", format!("pass^{k}"), "avg calls");
+            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, calls: &str| {
+                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {calls:>10}")
+            };
+            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), "avg calls"));
             for row in rows {
                 let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
-                let _ = writeln!(
-                    out,
-                    "    {:<12} {:>8}  {:<22} {:<22} {:>10}",
-                    row.label,
-                    row.episodes,
-                    pct(&row.pass_1),
-                    pct(&row.pass_k),
-                    calls
-                );
+                let _ = writeln!(out, "{}", line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &calls));
             }
         }
         let recovery = metrics::fault_recovery(mine.iter().copied());

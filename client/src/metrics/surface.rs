@@ -459,6 +459,20 @@ mod tests {
         }
     }
 
+    /// ε ∈ {0, 0.1, 0.2} × λ ∈ {0, 0.2}, 10 tasks of 2 trials per cell, with
+    /// `both` tasks passing both trials (the rest pass one): 10, 8 / 8, 6 / 6, 6.
+    fn three_by_two_grid() -> Vec<EpisodeResult> {
+        [
+            cell(0.0, 0.0, 10, 10),
+            cell(0.0, 0.2, 8, 10),
+            cell(0.1, 0.0, 8, 10),
+            cell(0.1, 0.2, 6, 10),
+            cell(0.2, 0.0, 6, 10),
+            cell(0.2, 0.2, 6, 10),
+        ]
+        .concat()
+    }
+
     #[test]
     fn gradient_along_every_axis() {
         // ε ∈ {0, 0.1, 0.2} at λ = 0 and λ = 0.2, k ∈ {1, 2}; pass^2 = both/10:
@@ -470,15 +484,7 @@ mod tests {
         // λ steps at k = 2: −0.2/0.2 = −1, −1, 0 → mean −2/3.
         // k steps (1 → 2): pass^1 = (both + 10)/20, so pass^2 − pass^1 =
         // (both − 10)/20: 0, −0.1, −0.1, −0.2, −0.2, −0.2 → mean −0.8/6.
-        let episodes = [
-            cell(0.0, 0.0, 10, 10),
-            cell(0.0, 0.2, 8, 10),
-            cell(0.1, 0.0, 8, 10),
-            cell(0.1, 0.2, 6, 10),
-            cell(0.2, 0.0, 6, 10),
-            cell(0.2, 0.2, 6, 10),
-        ]
-        .concat();
+        let episodes = three_by_two_grid();
         let s = reliability_surface(&episodes, &[1, 2], InfraConvention::default()).unwrap();
         let g = degradation_gradient(&s);
         // 6 k steps; ε: 2 steps × 2 λ × 2 k = 8; λ: 1 step × 3 ε × 2 k = 6.
@@ -506,15 +512,7 @@ mod tests {
         //   ε=0.1    0.8   0.6
         //   ε=0.2    0.6   0.6
         // and pass^1 = (both + 10)/20: 1.0, 0.9 / 0.9, 0.8 / 0.8, 0.8.
-        let episodes = [
-            cell(0.0, 0.0, 10, 10),
-            cell(0.0, 0.2, 8, 10),
-            cell(0.1, 0.0, 8, 10),
-            cell(0.1, 0.2, 6, 10),
-            cell(0.2, 0.0, 6, 10),
-            cell(0.2, 0.2, 6, 10),
-        ]
-        .concat();
+        let episodes = three_by_two_grid();
         let s = reliability_surface(&episodes, &[1, 2], InfraConvention::default()).unwrap();
         // θ = 0.85: along k at (ε 0, λ 0) R is 1.0, 1.0 → no k*; along ε at k = 1,
         // λ = 0: 1.0, 0.9, 0.8 → ε* = 0.2; along λ at k = 1, ε = 0: 1.0, 0.9 → none.
