@@ -192,6 +192,8 @@ impl From<&domains::Trajectory> for pb::Trajectory {
                 .iter()
                 .map(|a| pb::Perturbation { relation: a.relation.name().to_owned(), params: a.params.clone() })
                 .collect(),
+            // The agent reports it with its finish call; the server adds it.
+            usage: None,
         }
     }
 }

@@ -1,44 +1,20 @@
 //! Grids of episodes over gRPC and their reports.
 
-use toolenv::pb;
 use toolenv_client::metrics::{self, Breakdown, InfraConvention, Outcome};
-use toolenv_client::{Agent, PlannedEpisode, run_plan};
+use toolenv_client::{Agent, Grid, PlannedEpisode, run_plan};
 use toolenv_tests::start;
 
-fn plan(agents: &[Agent], epsilons: &[f64], profiles: &[&str], trials: u32) -> Vec<PlannedEpisode> {
-    let mut plan = Vec::new();
-    for &agent in agents {
-        for &epsilon in epsilons {
-            for &profile in profiles {
-                for task in toolenv_domains::suite() {
-                    for trial in 0..trials {
-                        plan.push(PlannedEpisode {
-                            agent,
-                            request: pb::CreateEpisodeRequest {
-                                task_id: task.id.clone(),
-                                seed: 7,
-                                trial,
-                                epsilon,
-                                fault_profile: Some(pb::FaultProfile { name: profile.into(), ..Default::default() }),
-                                time_scale: Some(0.0),
-                                ..Default::default()
-                            },
-                            fault_profile: profile.into(),
-                            lambda: profile.parse().unwrap_or(0.2),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    plan
+/// A grid of built-in agents at seed 7 and time scale 0, over the whole suite.
+fn plan(agents: &[Agent], grid: fn(Vec<String>) -> Grid) -> Vec<PlannedEpisode> {
+    let grid = Grid { seed: 7, time_scale: Some(0.0), ..grid(agents.iter().map(|a| a.name().to_owned()).collect()) };
+    grid.plan(toolenv_domains::suite().iter().map(|t| t.id.as_str()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_paper_grid_runs_and_its_report_is_consistent() {
     let (server, client) = start().await;
     let agents = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle];
-    let plan = plan(&agents, &[0.0, 0.1, 0.2], &["0.0", "0.2"], 2);
+    let plan = plan(&agents, Grid::paper);
     assert_eq!(plan.len(), 3 * 3 * 2 * 20 * 2);
     let mut seen = 0;
     let results = run_plan(&client, &plan, 32, |_, _, _| seen += 1).await;
@@ -89,7 +65,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ablation_grid_reports_each_fault_type_against_mixed() {
     let (server, client) = start().await;
-    let plan = plan(&[Agent::ReferenceNoRetry], &[0.0], &["timeout-only", "rate-limit-only", "partial-response-only", "mixed"], 2);
+    let plan = plan(&[Agent::ReferenceNoRetry], Grid::ablation);
     let results = run_plan(&client, &plan, 32, |_, _, _| {}).await;
     let rows = metrics::ablation(&results, "mixed", InfraConvention::CountAsFailure);
     assert_eq!(rows.len(), 4);

@@ -18,5 +18,7 @@ mod faults;
 mod perturbations;
 // Grids of episodes (agents × ε × λ × trials) and their reports.
 mod runs;
+// Runs hosted as work queues: leases, expiry, aggregation, restarts.
+mod hosted;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;

@@ -2,14 +2,14 @@
 //! episode runner that plays one episode over gRPC.
 #![forbid(unsafe_code)]
 
-pub mod metrics;
-pub mod report;
-pub mod store;
+pub mod worker;
+
+pub use toolenv_runs::{Grid, PlannedEpisode, metrics, report, store, trajectory_json};
 
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
-use toolenv::pb::{self, tool_env_client::ToolEnvClient};
+use toolenv::pb::{self, runs_client::RunsClient, tool_env_client::ToolEnvClient};
 use toolenv_domains::Call;
 
 /// Why a client request failed.
@@ -41,6 +41,7 @@ impl From<tonic::Status> for ClientError {
 #[derive(Debug, Clone)]
 pub struct Client {
     inner: ToolEnvClient<Channel>,
+    runs: RunsClient<Channel>,
 }
 
 impl Client {
@@ -51,12 +52,17 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true);
         let channel = endpoint.connect().await.map_err(|source| ClientError::Connect { url: url.to_owned(), source })?;
-        Ok(Self { inner: ToolEnvClient::new(channel) })
+        Ok(Self { inner: ToolEnvClient::new(channel.clone()), runs: RunsClient::new(channel) })
     }
 
     /// The generated stub, for requests this wrapper does not cover.
     pub fn raw(&mut self) -> &mut ToolEnvClient<Channel> {
         &mut self.inner
+    }
+
+    /// The generated stub of the `Runs` service (hosted runs, leases, reports).
+    pub fn runs(&mut self) -> &mut RunsClient<Channel> {
+        &mut self.runs
     }
 
     /// Lists the suite's tasks, optionally of one domain and level.
@@ -114,7 +120,13 @@ impl Client {
 
     /// Finishes an episode and returns the verdict.
     pub async fn finish_episode(&mut self, episode_id: &str) -> Result<pb::Verdict, ClientError> {
-        Ok(self.inner.finish_episode(pb::FinishEpisodeRequest { episode_id: episode_id.to_owned() }).await?.into_inner())
+        self.finish_episode_with(episode_id, None).await
+    }
+
+    /// Finishes an episode, reporting what the agent spent, and returns the verdict.
+    pub async fn finish_episode_with(&mut self, episode_id: &str, usage: Option<pb::Usage>) -> Result<pb::Verdict, ClientError> {
+        let request = pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), usage };
+        Ok(self.inner.finish_episode(request).await?.into_inner())
     }
 
     /// Returns an episode's trajectory.
@@ -198,16 +210,36 @@ pub const MAX_ATTEMPTS: u32 = 8;
 /// part of the episode, not a failure of the run; so are injected faults. Any
 /// other error status is.
 pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeRequest) -> Result<EpisodeOutcome, ClientError> {
-    let task_id = request.task_id.clone();
+    let task = known_task(client, &request.task_id).await?;
     let seed = request.seed;
-    let Some(task) = toolenv_domains::task(&task_id) else {
-        // The server's NOT_FOUND says it best, if it does not know the task either.
-        client.get_task(&task_id).await?;
-        return Err(ClientError::UnknownTask(task_id));
-    };
-    // The server default time scale is unknown here; 1 (real time) is the safe guess.
-    let time_scale = request.time_scale.unwrap_or(1.0).max(0.0);
     let episode = client.create_episode_with(request).await?;
+    play_created(client, agent, task, seed, &episode).await?;
+    let verdict = client.finish_episode(&episode.episode_id).await?;
+    let trajectory = client.trajectory(&episode.episode_id).await?;
+    Ok(EpisodeOutcome { task_id: task.id.clone(), verdict, trajectory })
+}
+
+/// The suite's task of an id, or why a built-in agent cannot play it.
+async fn known_task(client: &mut Client, task_id: &str) -> Result<&'static toolenv_domains::Task, ClientError> {
+    match toolenv_domains::task(task_id) {
+        Some(task) => Ok(task),
+        None => {
+            // The server's NOT_FOUND says it best, if it does not know the task either.
+            client.get_task(task_id).await?;
+            Err(ClientError::UnknownTask(task_id.to_owned()))
+        }
+    }
+}
+
+/// Makes a built-in agent's calls in an episode created already; does not finish it.
+async fn play_created(
+    client: &mut Client,
+    agent: Agent,
+    task: &toolenv_domains::Task,
+    seed: u64,
+    episode: &pb::Episode,
+) -> Result<(), ClientError> {
+    let time_scale = episode.time_scale.max(0.0);
     for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
         let arguments = call.arguments.to_string();
         if agent == Agent::Reference {
@@ -222,9 +254,7 @@ pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeR
             }
         }
     }
-    let verdict = client.finish_episode(&episode.episode_id).await?;
-    let trajectory = client.trajectory(&episode.episode_id).await?;
-    Ok(EpisodeOutcome { task_id, verdict, trajectory })
+    Ok(())
 }
 
 /// Whether a status is one an injected fault (a flaky backend) sends.
@@ -307,65 +337,14 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
     Attempt::Done
 }
 
-/// A trajectory as readable JSON: argument, result and state texts parsed
-/// (kept as strings when they are not JSON), outcomes and faults as objects.
-/// What `toolenv play --json` prints and `toolenv export` writes.
-pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
-    use pb::tool_call_record::Outcome;
-    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
-    let calls: Vec<_> = trajectory
-        .calls
-        .iter()
-        .map(|c| {
-            let outcome = match &c.outcome {
-                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
-                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
-                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
-                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
-                Some(Outcome::Failure(f)) => {
-                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
-                }
-                None => serde_json::Value::Null,
-            };
-            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
-            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
-        })
-        .collect();
-    let verdict = trajectory.verdict.as_ref().map(|v| {
-        let checks: Vec<_> = v
-            .checks
-            .iter()
-            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
-            .collect();
-        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
-        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
-    });
-    serde_json::json!({
-        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
-        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
-        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
-    })
-}
-
-/// One planned episode of a run: who plays, and the episode to create.
-#[derive(Debug, Clone)]
-pub struct PlannedEpisode {
-    /// The built-in agent that plays it.
-    pub agent: Agent,
-    /// The episode (task, seed, trial, ε, fault profile, delivery, time scale).
-    pub request: pb::CreateEpisodeRequest,
-    /// The fault profile's name for reports ("none" without faults).
-    pub fault_profile: String,
-    /// The fault level λ for the surface (ablations sit at their profile's λ).
-    pub lambda: f64,
-}
-
 /// Plays planned episodes concurrently (at most `concurrency` at once) and
 /// returns their results in plan order, calling `on_result` as each ends with
 /// its index in `plan`, its result and, when it reached the server's
 /// trajectory, that trajectory (to store it; it is not kept). An episode that
 /// fails for an infrastructure reason (the server or the network) is recorded
-/// as such, with no trajectory, not dropped.
+/// as such, with no trajectory, not dropped. Every planned agent label must
+/// name a built-in agent ([`Agent::from_name`]); one that does not is
+/// recorded as an infrastructure error.
 pub async fn run_plan(
     client: &Client,
     plan: &[PlannedEpisode],
@@ -379,17 +358,12 @@ pub async fn run_plan(
         let semaphore = semaphore.clone();
         tasks.spawn(async move {
             let _permit = semaphore.acquire_owned().await;
-            match play(&mut client, planned.agent, planned.request.clone()).await {
-                Ok(outcome) => {
-                    let result = metrics::EpisodeResult::from_trajectory(
-                        &outcome.trajectory,
-                        planned.agent.name(),
-                        &planned.fault_profile,
-                        planned.lambda,
-                    );
-                    (index, result, Some(outcome.trajectory))
-                }
-                Err(error) => (index, infra_error(&planned, error.to_string()), None),
+            let Some(agent) = Agent::from_name(&planned.agent) else {
+                return (index, planned.infra_error(format!("'{}' is not a built-in agent", planned.agent)), None);
+            };
+            match play(&mut client, agent, planned.request.clone()).await {
+                Ok(outcome) => (index, planned.result(&outcome.trajectory), Some(outcome.trajectory)),
+                Err(error) => (index, planned.infra_error(error.to_string()), None),
             }
         });
     }
@@ -406,25 +380,6 @@ pub async fn run_plan(
     results
         .into_iter()
         .zip(plan)
-        .map(|(result, planned)| result.unwrap_or_else(|| infra_error(planned, "episode task panicked".into())))
+        .map(|(result, planned)| result.unwrap_or_else(|| planned.infra_error("episode task panicked".into())))
         .collect()
-}
-
-fn infra_error(planned: &PlannedEpisode, reason: String) -> metrics::EpisodeResult {
-    let request = &planned.request;
-    metrics::EpisodeResult {
-        task_id: request.task_id.clone(),
-        domain: request.task_id.split('/').next().unwrap_or_default().to_owned(),
-        agent: planned.agent.name().to_owned(),
-        epsilon: request.epsilon,
-        lambda: planned.lambda,
-        fault_profile: planned.fault_profile.clone(),
-        trial: request.trial,
-        outcome: metrics::Outcome::InfraError(reason),
-        fault_stats: Default::default(),
-        faults_by_kind: Default::default(),
-        tokens: None,
-        cost_usd: None,
-        calls: 0,
-    }
 }

@@ -10,8 +10,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use toolenv::pb;
 use toolenv_client::metrics::EpisodeResult;
 use toolenv_client::store::{RunId, Store, StoreError};
-use toolenv_client::{Agent, Client, EpisodeOutcome, PlannedEpisode, play};
+use toolenv_client::{Agent, Client, EpisodeOutcome, Grid, PlannedEpisode, play};
 use toolenv_domains::Domain;
+use toolenv_runs::trials_of;
 use toolenv_server::{Config, RunningServer};
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
@@ -33,12 +34,14 @@ enum Command {
     /// Check every task's oracle: the reference solution passes, doing
     /// nothing fails, a seeded random agent fails. Runs in-process.
     Selfcheck,
-    /// List the runs in the store: id, episodes finished of planned, status.
+    /// List the runs in the store (or, with --url, the server's): id,
+    /// episodes finished of planned, status.
     Runs {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print a stored run's report (the paper's Tables 5–9), or its summary as JSON.
+    /// Print a stored run's report (the paper's Tables 5–9), or its summary
+    /// as JSON; with --url, a run hosted by that server.
     Report {
         /// The run's id, e.g. run-0003.
         run: String,
@@ -106,6 +109,45 @@ enum ClientCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Host a run on the server (--url) for agent workers in any language:
+    /// plan the grid, print the run's id, then follow it until every episode
+    /// has a verdict and print its report. Workers lease episodes with
+    /// Runs.NextEpisode (see examples/python/worker.py, or `toolenv work`).
+    Host {
+        #[command(flatten)]
+        filter: Filter,
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Labels of the agents that will play the run, one per agent
+        /// (comma-separated); workers ask for episodes by label.
+        #[arg(long = "label", value_delimiter = ',', required = true)]
+        labels: Vec<String>,
+        /// What the run is for, shown in listings.
+        #[arg(long, default_value = "")]
+        description: String,
+        /// Seconds a leased episode may go without a call before it is
+        /// handed to another worker.
+        #[arg(long, default_value_t = toolenv_server::DEFAULT_LEASE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=604_800))]
+        lease_timeout_secs: u64,
+        /// Print the run's id and return at once, without following it.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Work on a run hosted by the server (--url): lease its episodes, play
+    /// each with a built-in agent and finish it, until none is left.
+    Work {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// The built-in agent to play with.
+        #[arg(long, value_enum, default_value = "reference")]
+        agent: AgentArg,
+        /// Play the episodes planned for this label (default: the agent's name).
+        #[arg(long)]
+        label: Option<String>,
+        /// Workers in this process, each leasing its own episodes.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        workers: u32,
+    },
     /// Play the suite with built-in agents, over a grid of ε, fault profiles
     /// and trials, and print a verdict table (one configuration) or the
     /// paper-shaped report (a grid). Each finished episode is stored at once
@@ -164,6 +206,12 @@ struct ServeArgs {
     /// {"task id": ["description", ...]}; every slot value must appear.
     #[arg(long)]
     paraphrases: Option<std::path::PathBuf>,
+    /// Where hosted runs are kept (see `toolenv host`).
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Keep hosted runs in memory only: they are lost when the server stops.
+    #[arg(long)]
+    no_store: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -270,54 +318,26 @@ enum GridPreset {
 }
 
 impl GridArgs {
-    /// The run's episodes: agents × ε × fault profiles × tasks × trials.
-    fn plan(&self, tasks: &[pb::TaskSummary]) -> Vec<toolenv_client::PlannedEpisode> {
-        let (epsilons, faults, trials) = match self.grid {
-            Some(GridPreset::Paper) => (vec![0.0, 0.1, 0.2], vec!["0.0".to_owned(), "0.2".to_owned()], 2),
-            Some(GridPreset::Ablation) => {
-                (vec![0.0], ["timeout-only", "rate-limit-only", "partial-response-only", "mixed"].map(String::from).to_vec(), 2)
+    /// The grid these flags describe, for the given agent labels.
+    fn grid(&self, agents: Vec<String>) -> Grid {
+        let mut grid = match self.grid {
+            Some(GridPreset::Paper) => Grid::paper(agents),
+            Some(GridPreset::Ablation) => Grid::ablation(agents),
+            None => {
+                Grid { epsilons: self.epsilons.clone(), fault_profiles: self.faults.clone(), trials: self.trials, ..Grid::single(agents) }
             }
-            None => (self.epsilons.clone(), self.faults.clone(), self.trials),
         };
-        let profiles: Vec<Option<String>> = if faults.is_empty() { vec![None] } else { faults.into_iter().map(Some).collect() };
-        let mut plan = Vec::new();
-        for &agent in &self.agents {
-            for &epsilon in &epsilons {
-                for profile in &profiles {
-                    for task in tasks {
-                        for trial in 0..trials {
-                            plan.push(toolenv_client::PlannedEpisode {
-                                agent: agent.into(),
-                                request: pb::CreateEpisodeRequest {
-                                    task_id: task.id.clone(),
-                                    seed: self.seed,
-                                    trial,
-                                    epsilon,
-                                    fault_profile: profile
-                                        .as_ref()
-                                        .map(|name| pb::FaultProfile { name: name.clone(), ..Default::default() }),
-                                    fault_delivery: if self.in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status }.into(),
-                                    time_scale: Some(self.time_scale),
-                                },
-                                fault_profile: profile.clone().unwrap_or_else(|| "none".to_owned()),
-                                lambda: profile.as_deref().map_or(0.0, lambda_of),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        plan
+        grid.seed = self.seed;
+        grid.fault_delivery = if self.in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status };
+        grid.time_scale = Some(self.time_scale);
+        grid
     }
-}
 
-/// The λ a profile name stands for: its level for the presets, 0.2 for the
-/// paper's ablations, unknown (NaN, kept off the surface) otherwise.
-fn lambda_of(profile: &str) -> f64 {
-    if toolenv_client::report::is_ablation(profile) {
-        return 0.2;
+    /// The run's episodes with the built-in agents: agents × ε × fault profiles × tasks × trials.
+    fn plan(&self, tasks: &[pb::TaskSummary]) -> Vec<PlannedEpisode> {
+        let agents = self.agents.iter().map(|&agent| Agent::from(agent).name().to_owned()).collect();
+        self.grid(agents).plan(tasks.iter().map(|t| t.id.as_str()))
     }
-    profile.strip_prefix("lambda-").unwrap_or(profile).parse().unwrap_or(f64::NAN)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -392,9 +412,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Selfcheck => Ok(selfcheck()),
-        Command::Runs { store } => list_runs(&store),
-        Command::Report { run, json, store } => report(&store, &run, json),
+        Command::Runs { store } => match &cli.url {
+            Some(url) => list_server_runs(url).await,
+            None => list_runs(&store),
+        },
+        Command::Report { run, json, store } => match &cli.url {
+            Some(url) => server_report(url, &run, json).await,
+            None => report(&store, &run, json),
+        },
         Command::Export { run, store } => export(&store, &run),
+        Command::Client(command @ (ClientCommand::Host { .. } | ClientCommand::Work { .. })) => {
+            let Some(url) = &cli.url else {
+                bail!("hosted runs live on a server: start one with `toolenv serve` and pass its address with --url (or TOOLENV_URL)");
+            };
+            let mut client = Client::connect(url).await?;
+            client_command(command, &mut client).await
+        }
         Command::Client(command) => {
             let embedded = match &cli.url {
                 Some(_) => None,
@@ -432,6 +465,10 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 print_trajectory(&outcome.trajectory);
             }
         }
+        ClientCommand::Host { filter, grid, labels, description, lease_timeout_secs, no_wait } => {
+            return host(client, &filter, &grid, labels, description, lease_timeout_secs, no_wait).await;
+        }
+        ClientCommand::Work { run, agent, label, workers } => return work(client, &run, agent.into(), label, workers).await,
         ClientCommand::Run { store, grid, json, .. } if store.resume.is_some() => {
             return resume(client, &store.store.store, store.resume.as_deref().unwrap_or_default(), grid.concurrency, json).await;
         }
@@ -456,7 +493,7 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
                 };
             }
             // One configuration: a verdict per task, played in order.
-            let agent = plan[0].agent;
+            let agent = plans_agent(&plan[0])?;
             if !json {
                 println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
             }
@@ -557,9 +594,9 @@ fn store_flag(path: &std::path::Path) -> String {
     if path == std::path::Path::new(toolenv_client::store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
 }
 
-/// The k of pass^k of a plan: its number of trials.
-fn trials_of(plan: &[PlannedEpisode]) -> u32 {
-    plan.iter().map(|p| p.request.trial + 1).max().unwrap_or(1)
+/// The built-in agent a planned episode names.
+fn plans_agent(planned: &PlannedEpisode) -> anyhow::Result<Agent> {
+    Agent::from_name(&planned.agent).with_context(|| format!("'{}' is not a built-in agent", planned.agent))
 }
 
 /// Plays planned episodes concurrently with a progress bar.
@@ -569,11 +606,7 @@ async fn play_grid(
     concurrency: usize,
     mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<EpisodeResult> {
-    let bar = indicatif::ProgressBar::new(plan.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} episodes  {msg}  [{elapsed}, eta {eta}]")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(plan.len() as u64);
     let (mut passed, mut infra) = (0u64, 0u64);
     let results = toolenv_client::run_plan(client, plan, concurrency, |index, result, trajectory| {
         on_result(index, result, trajectory);
@@ -604,6 +637,9 @@ async fn resume(client: &Client, path: &std::path::Path, run: &str, concurrency:
     let store = Store::open_existing(path)?;
     let run = store.find_run(run)?;
     let before = store.summary(&run)?;
+    if before.lease_timeout.is_some() {
+        bail!("{run} is hosted by a server for workers; `toolenv work {run} --url URL` plays it there");
+    }
     let pending = store.pending(&run)?;
     let session = store.begin_session(&run)?;
     eprintln!(
@@ -621,6 +657,165 @@ async fn resume(client: &Client, path: &std::path::Path, run: &str, concurrency:
     let k = trials_of(&recording.store.plan(&recording.run)?);
     print_results(&results, k, json)?;
     recording.finish()
+}
+
+/// Plans a hosted run on the server, then follows it to its report.
+async fn host(
+    client: &mut Client,
+    filter: &Filter,
+    grid: &GridArgs,
+    labels: Vec<String>,
+    description: String,
+    lease_timeout_secs: u64,
+    no_wait: bool,
+) -> anyhow::Result<ExitCode> {
+    let planned = grid.grid(labels.clone());
+    let request = pb::CreateRunRequest {
+        description: if description.is_empty() { command_line() } else { description },
+        agents: labels,
+        preset: String::new(),
+        epsilons: planned.epsilons,
+        fault_profiles: planned.fault_profiles,
+        trials: planned.trials,
+        seed: planned.seed,
+        domain: filter.domain.map_or(pb::Domain::Unspecified, |d| Domain::from(d).into()).into(),
+        level: filter.level.map_or(0, u32::from),
+        fault_delivery: planned.fault_delivery.into(),
+        time_scale: planned.time_scale,
+        lease_timeout_ms: lease_timeout_secs.saturating_mul(1000),
+    };
+    let run = client.runs().create_run(request).await.map_err(toolenv_client::ClientError::from)?.into_inner();
+    println!("{}", run.run_id);
+    eprintln!(
+        "hosting {}: {} episodes for {}; workers lease them with Runs.NextEpisode (e.g. `toolenv work {} --url URL`)",
+        run.run_id,
+        run.planned,
+        run.agents.join(", "),
+        run.run_id
+    );
+    if no_wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bar = progress_bar(run.planned);
+    let mut run = run;
+    while !run.complete {
+        bar.set_position(run.passed + run.failed);
+        bar.set_message(format!("{} passed, {} leased", run.passed, run.leased));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let request = pb::GetRunRequest { run_id: run.run_id.clone() };
+        run = client.runs().get_run(request).await.map_err(toolenv_client::ClientError::from)?.into_inner();
+    }
+    bar.finish_and_clear();
+    print_server_report(client, &run.run_id, false).await
+}
+
+/// Works on a hosted run with built-in agents until nothing is left for the label.
+async fn work(client: &mut Client, run: &str, agent: Agent, label: Option<String>, workers: u32) -> anyhow::Result<ExitCode> {
+    let label = label.unwrap_or_else(|| agent.name().to_owned());
+    let first = client.runs().get_run(pb::GetRunRequest { run_id: run.to_owned() }).await.map_err(toolenv_client::ClientError::from)?;
+    let first = first.into_inner();
+    if !first.agents.contains(&label) {
+        bail!("{run} plans no episode for '{label}'; its agents are: {} (choose one with --label)", first.agents.join(", "));
+    }
+    let bar = progress_bar(first.planned);
+    bar.set_position(first.passed + first.failed);
+    let mut tasks = tokio::task::JoinSet::new();
+    for index in 0..workers {
+        let mut client = client.clone();
+        let (run, label, bar) = (run.to_owned(), label.clone(), bar.clone());
+        let name = format!("{}-{}-{index}", label, std::process::id());
+        tasks.spawn(async move {
+            toolenv_client::worker::work(&mut client, &run, agent, &label, &name, |_, _, progress| {
+                if let Some(progress) = progress {
+                    bar.set_position((progress.passed + progress.failed).max(bar.position()));
+                    bar.set_message(format!("{} passed, {} leased", progress.passed, progress.leased));
+                }
+            })
+            .await
+        });
+    }
+    let mut total = toolenv_client::worker::WorkSummary::default();
+    let mut failure = None;
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(Ok(summary)) => {
+                total.played += summary.played;
+                total.passed += summary.passed;
+                total.lost_leases += summary.lost_leases;
+            }
+            Ok(Err(error)) => failure = Some(anyhow::Error::new(error)),
+            Err(error) => failure = Some(anyhow::Error::new(error)),
+        }
+    }
+    bar.finish_and_clear();
+    eprintln!(
+        "played {} episodes of {run} as '{label}' ({} passed); {} lost to expired leases",
+        total.played, total.passed, total.lost_leases
+    );
+    match failure {
+        Some(error) => Err(error.context(format!("a worker on {run} stopped"))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn progress_bar(len: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} episodes  {msg}  [{elapsed}, eta {eta}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+async fn list_server_runs(url: &str) -> anyhow::Result<ExitCode> {
+    let mut client = Client::connect(url).await?;
+    let runs = client.runs().list_runs(pb::ListRunsRequest {}).await.map_err(toolenv_client::ClientError::from)?.into_inner().runs;
+    println!(
+        "{:<10} {:<10} {:>16} {:>7} {:>7} {:>6}  {:<20}  {:<24}  DESCRIPTION",
+        "RUN", "STATUS", "FINISHED/PLANNED", "PASSED", "FAILED", "LEASED", "CREATED", "AGENTS"
+    );
+    for run in runs {
+        println!(
+            "{:<10} {:<10} {:>16} {:>7} {:>7} {:>6}  {:<20}  {:<24}  {}",
+            run.run_id,
+            if run.complete { "complete" } else { "incomplete" },
+            format!("{}/{}", run.passed + run.failed, run.planned),
+            run.passed,
+            run.failed,
+            run.leased,
+            run.created_at,
+            run.agents.join(","),
+            run.description
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn server_report(url: &str, run: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let mut client = Client::connect(url).await?;
+    print_server_report(&mut client, run, json).await
+}
+
+/// Prints a hosted run's report, as `toolenv report` prints a stored one.
+async fn print_server_report(client: &mut Client, run: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let request = pb::GetRunReportRequest { run_id: run.to_owned() };
+    let report = client.runs().get_run_report(request).await.map_err(toolenv_client::ClientError::from)?.into_inner();
+    if json {
+        println!("{}", pretty(&report.summary_json));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let progress = report.run.unwrap_or_default();
+    println!(
+        "{}: {}/{} episodes finished ({}), {} leased now\n{}\n",
+        progress.run_id,
+        progress.passed + progress.failed,
+        progress.planned,
+        if progress.complete { "complete" } else { "incomplete" },
+        progress.leased,
+        progress.description
+    );
+    print!("{}", report.text);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list_runs(args: &StoreArgs) -> anyhow::Result<ExitCode> {
@@ -716,9 +911,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         episode_idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
         time_scale: args.time_scale,
         fault_profiles,
+        store: (!args.no_store).then(|| args.store.store.clone()),
     };
     let server = RunningServer::bind(args.addr, config).await?;
-    eprintln!("toolenv listening on {} (Ctrl-C to stop)", server.url());
+    let kept = if args.no_store { "in memory only".to_owned() } else { format!("in {}", args.store.store.display()) };
+    eprintln!("toolenv listening on {} (Ctrl-C to stop); hosted runs are kept {kept}", server.url());
     shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;

@@ -35,6 +35,18 @@ pub enum Error {
     /// The server holds as many episodes as it accepts.
     #[error("server holds its limit of {0} episodes; finish or abandon some (idle ones expire), or raise --max-episodes")]
     TooManyEpisodes(usize),
+    /// No run has this id.
+    #[error("run '{0}' not found in the server's store")]
+    UnknownRun(String),
+    /// The run was played by the command-line tool, not hosted for workers.
+    #[error("run '{0}' is not hosted for workers (the command-line tool played it); create one with Runs.CreateRun")]
+    RunNotHosted(String),
+    /// The episode's lease expired and its plan entry went to another worker.
+    #[error("this episode's lease expired (no call for {0} ms) and it was handed to another worker; ask for the next episode")]
+    LeaseExpired(u64),
+    /// The store of runs failed.
+    #[error("the store of runs failed: {0}")]
+    Store(String),
     /// The server itself failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -88,8 +100,22 @@ impl From<Error> for Status {
             Error::CallLimit(_) => Status::resource_exhausted(message),
             // A server-wide quota is used up.
             Error::TooManyEpisodes(_) => Status::resource_exhausted(message),
+            // The client named a run that does not exist.
+            Error::UnknownRun(id) => Status::with_error_details(
+                Code::NotFound,
+                message,
+                ErrorDetails::with_resource_info("run", id, "", "Runs.ListRuns lists the runs"),
+            ),
+            // The run exists but is not one workers may lease from.
+            Error::RunNotHosted(_) => Status::failed_precondition(message),
+            // The worker was too slow; another one has its episode now.
+            Error::LeaseExpired(_) => Status::with_error_details(
+                Code::FailedPrecondition,
+                message,
+                ErrorDetails::with_error_info("LEASE_EXPIRED", "toolenv.runs", std::collections::HashMap::new()),
+            ),
             // Not the client's doing.
-            Error::Internal(_) => Status::internal(message),
+            Error::Store(_) | Error::Internal(_) => Status::internal(message),
         }
     }
 }

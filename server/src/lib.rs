@@ -1,5 +1,6 @@
 //! The toolenv gRPC server: hosts episodes of the suite's tasks for agents
-//! in any language, with health checks and server reflection.
+//! in any language, and runs of them as work queues for agent workers, with
+//! health checks and server reflection.
 //!
 //! Start one inside a test, on an ephemeral loopback port, with one call:
 //!
@@ -25,14 +26,17 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
+use toolenv::pb::runs_server::RunsServer;
 use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
 mod fault;
 mod registry;
+mod runs;
 mod service;
 
 pub use error::Error;
+pub use runs::{DEFAULT_LEASE_TIMEOUT, RunsService};
 pub use service::ToolEnvService;
 
 /// Limits and timeouts of a server.
@@ -55,6 +59,9 @@ pub struct Config {
     pub fault_profiles: std::collections::BTreeMap<String, toolenv_domains::chaos::FaultProfile>,
     /// Alternative task descriptions (from a paraphrase file), used at ε ≥ 0.2.
     pub paraphrases: Option<std::sync::Arc<toolenv_domains::perturb::ParaphraseBank>>,
+    /// The SQLite file that keeps hosted runs, their episodes and results
+    /// (created if missing); `None` keeps them in memory, lost at shutdown.
+    pub store: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -67,6 +74,7 @@ impl Default for Config {
             time_scale: 1.0,
             fault_profiles: std::collections::BTreeMap::new(),
             paraphrases: None,
+            store: None,
         }
     }
 }
@@ -85,6 +93,9 @@ pub enum ServeError {
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    /// The store of runs could not be opened.
+    #[error(transparent)]
+    Store(#[from] toolenv_runs::store::StoreError),
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -141,12 +152,18 @@ impl RunningServer {
 /// Builds the services and the transport settings, each with its reason.
 async fn router(config: Config) -> Result<tonic::transport::server::Router, ServeError> {
     let idle_timeout = config.episode_idle_timeout;
-    let service = ToolEnvService::new(config);
+    let store = match &config.store {
+        Some(path) => toolenv_runs::store::Store::open(path)?,
+        None => toolenv_runs::store::Store::open_in_memory()?,
+    };
+    let service = ToolEnvService::new(config, store);
     spawn_expiry(service.registry(), idle_timeout);
+    let runs = RunsService::new(service.clone());
 
     // Health: load balancers and orchestrators probe grpc.health.v1.
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ToolEnvServer<ToolEnvService>>().await;
+    health.set_serving::<RunsServer<RunsService>>().await;
     // Reflection: generic clients (grpcurl, Postman) discover the API without the .proto.
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(toolenv::pb::FILE_DESCRIPTOR_SET)
@@ -164,7 +181,8 @@ async fn router(config: Config) -> Result<tonic::transport::server::Router, Serv
         .add_service(health_service)
         .add_service(reflection)
         .add_service(reflection_alpha)
-        .add_service(ToolEnvServer::new(service)))
+        .add_service(ToolEnvServer::new(service))
+        .add_service(RunsServer::new(runs)))
 }
 
 /// Drops idle episodes in the background until the service is gone.

@@ -22,9 +22,24 @@ pub(crate) struct Session {
     pub(crate) time_scale: f64,
     /// When the previous reply went out (after its delay).
     pub(crate) last_reply: Option<Instant>,
+    /// The run and planned episode this episode plays, until it is recorded.
+    pub(crate) lease: Option<LeaseTag>,
+    /// Set when its lease expired and its planned episode went to another
+    /// worker: the lease timeout in milliseconds. Every request is refused.
+    pub(crate) revoked: Option<u64>,
+    /// What the agent reported spending, with its first finish.
+    pub(crate) usage: Option<toolenv::pb::Usage>,
+}
+
+impl Session {
+    /// The episode's trajectory, with the usage the agent reported.
+    pub(crate) fn trajectory(&self) -> toolenv::pb::Trajectory {
+        toolenv::pb::Trajectory { usage: self.usage, ..self.episode.trajectory().into() }
+    }
 }
 
 use crate::error::Error;
+use crate::runs::LeaseTag;
 
 const SHARDS: usize = 64;
 
@@ -79,6 +94,25 @@ impl Registry {
         Ok(f(&mut entry.session))
     }
 
+    /// How long an episode has gone unused (zero while a request is using
+    /// it); `None` when it is not held.
+    pub(crate) fn idle_for(&self, id: &str) -> Option<std::time::Duration> {
+        let entry = self.shard(id).lock().get(id).cloned()?;
+        let idle = entry.try_lock().map_or(Duration::ZERO, |e| e.last_used.elapsed());
+        Some(idle)
+    }
+
+    /// Refuses every further request on an episode whose lease expired after
+    /// `timeout` (its planned episode goes to another worker). The episode
+    /// stays readable as refused until it expires.
+    pub(crate) fn revoke(&self, id: &str, timeout: Duration) {
+        if let Some(entry) = self.shard(id).lock().get(id).cloned() {
+            let mut entry = entry.lock();
+            entry.session.revoked = Some(timeout.as_millis() as u64);
+            entry.session.lease = None;
+        }
+    }
+
     /// Drops episodes idle for longer than `idle`; returns how many.
     pub(crate) fn expire(&self, idle: Duration) -> usize {
         let now = Instant::now();
@@ -118,7 +152,8 @@ mod tests {
     use super::*;
 
     fn episode() -> Session {
-        Session { episode: Episode::new(&toolenv_domains::suite()[0], 0, 0), in_band: false, time_scale: 0.0, last_reply: None }
+        let episode = Episode::new(&toolenv_domains::suite()[0], 0, 0);
+        Session { episode, in_band: false, time_scale: 0.0, last_reply: None, lease: None, revoked: None, usage: None }
     }
 
     #[tokio::test(start_paused = true)]

@@ -11,6 +11,7 @@ use toolenv_domains::{CallError, CallOptions, Episode, Outcome, suite};
 
 use crate::error::Error;
 use crate::registry::{Registry, Session};
+use crate::runs::{LeaseTag, RunHost};
 use crate::{Config, fault};
 
 /// The service implementation, cheap to clone.
@@ -18,60 +19,44 @@ use crate::{Config, fault};
 pub struct ToolEnvService {
     registry: Arc<Registry>,
     config: Arc<Config>,
+    runs: Arc<RunHost>,
 }
 
 impl ToolEnvService {
-    pub(crate) fn new(config: Config) -> Self {
-        Self { registry: Arc::new(Registry::new(config.max_episodes)), config: Arc::new(config) }
+    pub(crate) fn new(config: Config, store: toolenv_runs::store::Store) -> Self {
+        Self { registry: Arc::new(Registry::new(config.max_episodes)), config: Arc::new(config), runs: Arc::new(RunHost::new(store)) }
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
-    fn task(&self, id: &str) -> Result<&'static toolenv_domains::Task, Error> {
-        if id.is_empty() {
-            return Err(Error::MissingField("task_id"));
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(crate) fn runs(&self) -> &RunHost {
+        &self.runs
+    }
+
+    /// The suite's tasks of a domain (a `pb::Domain` value, 0 for all) and level (0 for all).
+    pub(crate) fn tasks(&self, domain: i32, level: u32) -> Result<Vec<&'static toolenv_domains::Task>, Error> {
+        let domain =
+            pb::Domain::try_from(domain).map_err(|_| Error::invalid("domain", format!("unknown domain value {domain}")))?.to_domain();
+        if level > 2 {
+            return Err(Error::invalid("level", format!("levels are 1 and 2 (0 for all), got {level}")));
         }
-        toolenv_domains::task(id).ok_or_else(|| Error::UnknownTask(id.to_owned()))
-    }
-}
-
-fn episode_id(id: &str) -> Result<&str, Error> {
-    if id.is_empty() { Err(Error::MissingField("episode_id")) } else { Ok(id) }
-}
-
-#[tonic::async_trait]
-impl pb::tool_env_server::ToolEnv for ToolEnvService {
-    async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
-        let request = request.into_inner();
-        let domain = pb::Domain::try_from(request.domain)
-            .map_err(|_| Error::invalid("domain", format!("unknown domain value {}", request.domain)))?
-            .to_domain();
-        if request.level > 2 {
-            return Err(Error::invalid("level", format!("levels are 1 and 2 (0 for all), got {}", request.level)).into());
-        }
-        let tasks = suite()
-            .iter()
-            .filter(|t| domain.is_none_or(|d| t.domain == d))
-            .filter(|t| request.level == 0 || u32::from(t.level) == request.level)
-            .map(Into::into)
-            .collect();
-        Ok(Response::new(pb::ListTasksResponse { tasks }))
+        Ok(suite().iter().filter(|t| domain.is_none_or(|d| t.domain == d)).filter(|t| level == 0 || u32::from(t.level) == level).collect())
     }
 
-    async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {
-        let task = self.task(&request.get_ref().task_id)?;
-        Ok(Response::new(task.into()))
-    }
-
-    async fn create_episode(&self, request: Request<pb::CreateEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
-        let request = request.into_inner();
+    /// Creates an episode as the request says; a leased one records its
+    /// result in its run when finished.
+    pub(crate) fn open_episode(&self, request: pb::CreateEpisodeRequest, lease: Option<LeaseTag>) -> Result<pb::Episode, Error> {
         let task = self.task(&request.task_id)?;
         let chaos = fault::chaos(request.fault_profile.as_ref(), &self.config.fault_profiles)?;
         let time_scale = request.time_scale.unwrap_or(self.config.time_scale);
         if !(0.0..=1000.0).contains(&time_scale) {
-            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {time_scale}")).into());
+            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {time_scale}")));
         }
         let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
         // The seed, not the trial: all k trials of a configuration read the same text.
@@ -90,10 +75,41 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             today: task.today.to_string(),
             max_calls: episode.max_calls(),
             fault_profile_json,
+            time_scale,
         };
-        let episode_id = self.registry.insert(Session { episode, in_band, time_scale, last_reply: None })?;
+        let session = Session { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None };
+        let episode_id = self.registry.insert(session)?;
         tracing::debug!(%episode_id, task_id = %task.id, seed = request.seed, trial = request.trial, "episode created");
-        Ok(Response::new(pb::Episode { episode_id, ..reply }))
+        Ok(pb::Episode { episode_id, ..reply })
+    }
+
+    fn task(&self, id: &str) -> Result<&'static toolenv_domains::Task, Error> {
+        if id.is_empty() {
+            return Err(Error::MissingField("task_id"));
+        }
+        toolenv_domains::task(id).ok_or_else(|| Error::UnknownTask(id.to_owned()))
+    }
+}
+
+fn episode_id(id: &str) -> Result<&str, Error> {
+    if id.is_empty() { Err(Error::MissingField("episode_id")) } else { Ok(id) }
+}
+
+#[tonic::async_trait]
+impl pb::tool_env_server::ToolEnv for ToolEnvService {
+    async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
+        let request = request.into_inner();
+        let tasks = self.tasks(request.domain, request.level)?.into_iter().map(Into::into).collect();
+        Ok(Response::new(pb::ListTasksResponse { tasks }))
+    }
+
+    async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {
+        let task = self.task(&request.get_ref().task_id)?;
+        Ok(Response::new(task.into()))
+    }
+
+    async fn create_episode(&self, request: Request<pb::CreateEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
+        Ok(Response::new(self.open_episode(request.into_inner(), None)?))
     }
 
     async fn call_tool(&self, request: Request<pb::CallToolRequest>) -> Result<Response<pb::CallToolResponse>, Status> {
@@ -108,6 +124,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
         let (reply, delay) = self.registry.with(id, |session| {
+            if let Some(timeout_ms) = session.revoked {
+                return Err(Error::LeaseExpired(timeout_ms));
+            }
             let now = Instant::now();
             // The agent's pause since the previous reply, in simulated time;
             // at time scale 0 every pause counts as long enough.
@@ -145,15 +164,30 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     }
 
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
-        let id = episode_id(&request.get_ref().episode_id)?;
-        let verdict = self.registry.with(id, |session| pb::Verdict::from(session.episode.finish()))?;
+        let request = request.into_inner();
+        let id = episode_id(&request.episode_id)?;
+        let (verdict, lease) = self.registry.with(id, |session| {
+            if let Some(timeout_ms) = session.revoked {
+                return Err(Error::LeaseExpired(timeout_ms));
+            }
+            if session.episode.verdict().is_none() {
+                session.usage = request.usage;
+            }
+            let verdict = pb::Verdict::from(session.episode.finish());
+            // A leased episode is recorded in its run once, at its first finish.
+            let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
+            Ok((verdict, lease))
+        })??;
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
+        if let Some((lease, trajectory)) = lease {
+            self.runs.record(lease, id, trajectory).await?;
+        }
         Ok(Response::new(verdict))
     }
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
-        let trajectory = self.registry.with(id, |session| pb::Trajectory::from(session.episode.trajectory()))?;
+        let trajectory = self.registry.with(id, |session| session.trajectory())?;
         Ok(Response::new(trajectory))
     }
 }

@@ -61,6 +61,15 @@ pub fn render(episodes: &[EpisodeResult], k: u32) -> Result<String, metrics::Met
                 recovery.injected, recovery.encountered, recovery.recovered
             );
         }
+        let usage = metrics::usage_totals(mine.iter().copied());
+        if usage.episodes_with_tokens > 0 || usage.episodes_with_cost > 0 {
+            let per_100 = usage.cost_per_100_episodes_usd.map_or(String::new(), |c| format!(" (${c:.4} per 100 episodes)"));
+            let _ = writeln!(
+                out,
+                "  usage: {} input + {} output tokens over {} episodes; cost ${:.4} over {}{per_100}",
+                usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens, usage.cost_usd, usage.episodes_with_cost
+            );
+        }
         let profiles: Vec<&str> = mine.iter().map(|e| e.fault_profile.as_str()).collect();
         if profiles.contains(&"mixed") {
             let _ = writeln!(out, "  fault-type ablation (vs mixed):");
@@ -93,7 +102,7 @@ pub fn render(episodes: &[EpisodeResult], k: u32) -> Result<String, metrics::Met
 
 /// Whether a profile name is one of the paper's single-fault ablations.
 pub fn is_ablation(profile: &str) -> bool {
-    matches!(profile, "timeout-only" | "rate-limit-only" | "partial-response-only" | "mixed")
+    crate::ABLATION_PROFILES.contains(&profile)
 }
 
 /// A run's figures for machines: what [`render`] prints, as data.
@@ -152,6 +161,8 @@ pub struct AgentSummary {
     pub recovery: metrics::FaultRecovery,
     /// Each fault profile against `mixed` (Table 9); empty without a `mixed` profile.
     pub ablation: Vec<metrics::AblationRow>,
+    /// Tokens and cost, over the episodes whose agent reported them (Table 10).
+    pub usage: metrics::UsageTotals,
 }
 
 /// The summary of a run's recorded episodes, of which `planned` were planned.
@@ -185,6 +196,7 @@ pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64) -> Result<Summa
             surface,
             recovery: metrics::fault_recovery(mine.iter().copied()),
             ablation: if with_mixed { metrics::ablation(mine.iter().copied(), "mixed", conv) } else { Vec::new() },
+            usage: metrics::usage_totals(mine.iter().copied()),
             overall,
         });
     }

@@ -22,11 +22,12 @@ use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde::Serialize;
 use toolenv::pb;
 
+use crate::PlannedEpisode;
 use crate::metrics::{EpisodeResult, Outcome};
-use crate::{Agent, PlannedEpisode};
 
-/// The schema this code reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema this code reads and writes. Version 1 (no hosted runs) is
+/// upgraded in place when opened.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The default store file of the CLI, in the current directory.
 pub const DEFAULT_PATH: &str = "toolenv.db";
@@ -39,12 +40,13 @@ CREATE TABLE IF NOT EXISTS runs (
     description TEXT    NOT NULL,             -- what started it, e.g. the command line
     planned     INTEGER NOT NULL,             -- episodes in the plan
     sessions    INTEGER NOT NULL DEFAULT 1,   -- processes that played it: 1 + resumes
-    created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    lease_timeout_ms INTEGER                  -- hosted for workers by a server; NULL: played by the CLI
 );
 CREATE TABLE IF NOT EXISTS planned_episodes (
     run_id        TEXT    NOT NULL REFERENCES runs (id),
     plan_index    INTEGER NOT NULL,
-    agent         TEXT    NOT NULL,           -- Agent::name
+    agent         TEXT    NOT NULL,           -- the agent's label
     task_id       TEXT    NOT NULL,           -- copied from the request, for queries
     epsilon       REAL    NOT NULL,
     trial         INTEGER NOT NULL,
@@ -140,6 +142,14 @@ pub struct RunSummary {
     pub infra_errors: u64,
     /// Processes that played the run: 1 + the number of resumes.
     pub sessions: u32,
+    /// For a run hosted by a server for workers, how long a leased episode
+    /// may go without a call before it is handed out again.
+    #[serde(serialize_with = "millis")]
+    pub lease_timeout: Option<Duration>,
+}
+
+fn millis<S: serde::Serializer>(duration: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_some(&duration.map(|d| d.as_millis() as u64))
 }
 
 impl RunSummary {
@@ -190,6 +200,14 @@ impl Store {
         Store::init(conn, path)
     }
 
+    /// Opens a store that lives in memory only, gone when dropped: for a
+    /// server told to keep nothing.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open { path: path.clone(), source })?;
+        Store::init(conn, path)
+    }
+
     /// Opens the store at `path`, which must exist (for reading runs back).
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref();
@@ -216,6 +234,9 @@ impl Store {
                 tx.execute("INSERT INTO schema_version (version) VALUES (?1)", [SCHEMA_VERSION])?;
             }
             Some(SCHEMA_VERSION) => {}
+            Some(1) => {
+                tx.execute_batch("ALTER TABLE runs ADD COLUMN lease_timeout_ms INTEGER; UPDATE schema_version SET version = 2;")?;
+            }
             Some(found) => return Err(StoreError::SchemaVersion { path, found }),
         }
         tx.commit()?;
@@ -229,12 +250,23 @@ impl Store {
 
     /// Records a new run and its plan, and returns its id (the next `run-NNNN`).
     pub fn create_run(&self, plan: &[PlannedEpisode], description: &str) -> Result<RunId, StoreError> {
+        self.insert_run(plan, description, None)
+    }
+
+    /// Records a new run that a server hosts for workers, whose leases
+    /// expire after `lease_timeout` without a call.
+    pub fn host_run(&self, plan: &[PlannedEpisode], description: &str, lease_timeout: Duration) -> Result<RunId, StoreError> {
+        self.insert_run(plan, description, Some(lease_timeout))
+    }
+
+    fn insert_run(&self, plan: &[PlannedEpisode], description: &str, lease_timeout: Option<Duration>) -> Result<RunId, StoreError> {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs", [], |row| row.get(0))?;
         let id = RunId(format!("run-{seq:04}"));
+        let lease_ms = lease_timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         tx.execute(
-            "INSERT INTO runs (seq, id, description, planned) VALUES (?1, ?2, ?3, ?4)",
-            params![seq, id.0, description, plan.len()],
+            "INSERT INTO runs (seq, id, description, planned, lease_timeout_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![seq, id.0, description, plan.len(), lease_ms],
         )?;
         {
             let mut insert = tx.prepare(
@@ -246,7 +278,7 @@ impl Store {
                 insert.execute(params![
                     id.0,
                     index,
-                    planned.agent.name(),
+                    planned.agent,
                     request.task_id,
                     request.epsilon,
                     request.trial,
@@ -280,6 +312,14 @@ impl Store {
         self.planned_where(run, "TRUE").map(|rows| rows.into_iter().map(|(_, planned)| planned).collect())
     }
 
+    /// The run's agent labels, in plan order.
+    pub fn agents(&self, run: &RunId) -> Result<Vec<String>, StoreError> {
+        let mut query =
+            self.conn.prepare("SELECT agent FROM planned_episodes WHERE run_id = ?1 GROUP BY agent ORDER BY MIN(plan_index)")?;
+        let agents = query.query_map([&run.0], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        Ok(agents)
+    }
+
     /// The planned episodes without a verdict yet, in plan order: those never
     /// recorded and those whose last attempt was an infrastructure error.
     pub fn pending(&self, run: &RunId) -> Result<Vec<(usize, PlannedEpisode)>, StoreError> {
@@ -305,7 +345,6 @@ impl Store {
         let mut planned = Vec::new();
         for row in rows {
             let (index, agent, fault_profile, lambda, request) = row?;
-            let agent = Agent::from_name(&agent).ok_or_else(|| StoreError::Corrupt(format!("{run} #{index}: unknown agent '{agent}'")))?;
             let request = pb::CreateEpisodeRequest::decode(request.as_slice())
                 .map_err(|error| StoreError::Corrupt(format!("{run} #{index}: planned request: {error}")))?;
             planned.push((index, PlannedEpisode { agent, request, fault_profile, lambda: lambda.unwrap_or(f64::NAN) }));
@@ -391,7 +430,7 @@ impl Store {
 
     fn summaries(&self, only: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
         let mut query = self.conn.prepare(
-            "SELECT r.id, r.description, r.created_at, r.planned, r.sessions,
+            "SELECT r.id, r.description, r.created_at, r.planned, r.sessions, r.lease_timeout_ms,
                     COALESCE(SUM(e.passed = 1), 0), COALESCE(SUM(e.passed = 0), 0), COALESCE(SUM(e.infra_error IS NOT NULL), 0)
              FROM runs r LEFT JOIN episodes e ON e.run_id = r.id
              WHERE ?1 IS NULL OR r.id = ?1
@@ -404,9 +443,10 @@ impl Store {
                 created_at: row.get(2)?,
                 planned: row.get(3)?,
                 sessions: row.get(4)?,
-                passed: row.get(5)?,
-                failed: row.get(6)?,
-                infra_errors: row.get(7)?,
+                lease_timeout: row.get::<_, Option<u64>>(5)?.map(Duration::from_millis),
+                passed: row.get(6)?,
+                failed: row.get(7)?,
+                infra_errors: row.get(8)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -430,7 +470,7 @@ impl Store {
                 "session": episode.session,
                 "replaced_infra_errors": episode.replaced_infra_errors,
                 "planned": {
-                    "agent": planned.agent.name(),
+                    "agent": planned.agent,
                     "task_id": request.task_id,
                     "seed": request.seed,
                     "trial": request.trial,
@@ -474,7 +514,7 @@ mod tests {
     fn plan(n: u32) -> Vec<PlannedEpisode> {
         (0..n)
             .map(|trial| PlannedEpisode {
-                agent: if trial % 2 == 0 { Agent::Reference } else { Agent::ReferenceNoRetry },
+                agent: if trial % 2 == 0 { "reference" } else { "reference-no-retry" }.into(),
                 request: pb::CreateEpisodeRequest {
                     task_id: "travel/cheapest-flight/001".into(),
                     seed: 7,
@@ -494,7 +534,7 @@ mod tests {
         EpisodeResult {
             task_id: planned.request.task_id.clone(),
             domain: "travel".into(),
-            agent: planned.agent.name().into(),
+            agent: planned.agent.clone(),
             epsilon: planned.request.epsilon,
             lambda: planned.lambda,
             fault_profile: planned.fault_profile.clone(),
@@ -544,7 +584,7 @@ mod tests {
         // The plan round-trips, NaN λ included.
         assert_eq!(planned_back.len(), plan.len());
         for (back, planned) in planned_back.iter().zip(&plan) {
-            assert_eq!((back.agent, &back.request, &back.fault_profile), (planned.agent, &planned.request, &planned.fault_profile));
+            assert_eq!((&back.agent, &back.request, &back.fault_profile), (&planned.agent, &planned.request, &planned.fault_profile));
             assert!(back.lambda == planned.lambda || (back.lambda.is_nan() && planned.lambda.is_nan()));
         }
 

@@ -1,0 +1,227 @@
+//! Runs of the suite: the grid a run plays ([`Grid`] → [`PlannedEpisode`]s),
+//! the metrics of its results ([`metrics`]), the paper-shaped report
+//! ([`report`]) and the SQLite store that keeps runs across processes
+//! ([`store`]).
+//!
+//! Shared by the command-line tool, which plays runs with built-in agents,
+//! and the server, which hosts runs as work queues for external workers.
+#![forbid(unsafe_code)]
+
+pub mod metrics;
+pub mod report;
+pub mod store;
+
+use toolenv::pb;
+
+/// One planned episode of a run: who plays, and the episode to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedEpisode {
+    /// The agent's label: a built-in agent's name, or whatever an external
+    /// worker's agent is called (a model name, say).
+    pub agent: String,
+    /// The episode (task, seed, trial, ε, fault profile, delivery, time scale).
+    pub request: pb::CreateEpisodeRequest,
+    /// The fault profile's name for reports ("none" without faults).
+    pub fault_profile: String,
+    /// The fault level λ for the surface (ablations sit at their profile's
+    /// λ); NaN when unknown, which keeps the episode off the surface.
+    pub lambda: f64,
+}
+
+impl PlannedEpisode {
+    /// The result of this episode when it could not be played to a verdict
+    /// for a reason outside the agent (the server or the network).
+    pub fn infra_error(&self, reason: String) -> metrics::EpisodeResult {
+        let request = &self.request;
+        metrics::EpisodeResult {
+            task_id: request.task_id.clone(),
+            domain: request.task_id.split('/').next().unwrap_or_default().to_owned(),
+            agent: self.agent.clone(),
+            epsilon: request.epsilon,
+            lambda: self.lambda,
+            fault_profile: self.fault_profile.clone(),
+            trial: request.trial,
+            outcome: metrics::Outcome::InfraError(reason),
+            fault_stats: Default::default(),
+            faults_by_kind: Default::default(),
+            tokens: None,
+            cost_usd: None,
+            calls: 0,
+        }
+    }
+
+    /// The result of this episode from its trajectory, with the usage the
+    /// agent reported (if any) as its tokens and cost.
+    pub fn result(&self, trajectory: &pb::Trajectory) -> metrics::EpisodeResult {
+        let mut result = metrics::EpisodeResult::from_trajectory(trajectory, &self.agent, &self.fault_profile, self.lambda);
+        if let Some(usage) = &trajectory.usage {
+            result.tokens = Some(metrics::TokenUsage { input: usage.input_tokens, output: usage.output_tokens });
+            result.cost_usd = usage.cost_usd;
+        }
+        result
+    }
+}
+
+/// A trajectory as readable JSON: argument, result and state texts parsed
+/// (kept as strings when they are not JSON), outcomes and faults as objects.
+/// What `toolenv play --json` prints and `toolenv export` writes.
+pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
+    use pb::tool_call_record::Outcome;
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
+    let calls: Vec<_> = trajectory
+        .calls
+        .iter()
+        .map(|c| {
+            let outcome = match &c.outcome {
+                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
+                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
+                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
+                Some(Outcome::Failure(f)) => {
+                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
+                }
+                None => serde_json::Value::Null,
+            };
+            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
+            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
+        })
+        .collect();
+    let verdict = trajectory.verdict.as_ref().map(|v| {
+        let checks: Vec<_> = v
+            .checks
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
+            .collect();
+        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
+        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
+    });
+    serde_json::json!({
+        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
+        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
+        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
+    })
+}
+
+/// The paper's ablation profiles, each at λ = 0.2 (Table 9).
+pub const ABLATION_PROFILES: [&str; 4] = ["timeout-only", "rate-limit-only", "partial-response-only", "mixed"];
+
+/// A grid of episodes: agents × ε × fault profiles × tasks × trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Agent labels.
+    pub agents: Vec<String>,
+    /// Perturbation levels ε.
+    pub epsilons: Vec<f64>,
+    /// Fault profile names (presets, ablations or named profiles); empty
+    /// for no faults.
+    pub fault_profiles: Vec<String>,
+    /// Trials per configuration: the k of pass^k.
+    pub trials: u32,
+    /// The seed every episode shares (trials differ by their index).
+    pub seed: u64,
+    /// How faults reach the agent.
+    pub fault_delivery: pb::FaultDelivery,
+    /// Real milliseconds per simulated millisecond of fault delays; `None`
+    /// for the server's default.
+    pub time_scale: Option<f64>,
+}
+
+impl Grid {
+    /// One configuration: ε 0, no faults, one trial.
+    pub fn single(agents: Vec<String>) -> Grid {
+        Grid {
+            agents,
+            epsilons: vec![0.0],
+            fault_profiles: Vec::new(),
+            trials: 1,
+            seed: 0,
+            fault_delivery: pb::FaultDelivery::Status,
+            time_scale: None,
+        }
+    }
+
+    /// The paper's main grid: ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials.
+    pub fn paper(agents: Vec<String>) -> Grid {
+        Grid { epsilons: vec![0.0, 0.1, 0.2], fault_profiles: vec!["0.0".into(), "0.2".into()], trials: 2, ..Grid::single(agents) }
+    }
+
+    /// The paper's ablation grid: one fault type at a time, and mixed, at
+    /// λ = 0.2 × 2 trials.
+    pub fn ablation(agents: Vec<String>) -> Grid {
+        Grid { fault_profiles: ABLATION_PROFILES.map(String::from).to_vec(), trials: 2, ..Grid::single(agents) }
+    }
+
+    /// The grid's episodes over the given tasks, in the order agents × ε ×
+    /// profiles × tasks × trials.
+    pub fn plan<'a>(&self, task_ids: impl IntoIterator<Item = &'a str> + Clone) -> Vec<PlannedEpisode> {
+        let profiles: Vec<Option<&str>> =
+            if self.fault_profiles.is_empty() { vec![None] } else { self.fault_profiles.iter().map(|p| Some(p.as_str())).collect() };
+        let mut plan = Vec::new();
+        for agent in &self.agents {
+            for &epsilon in &self.epsilons {
+                for &profile in &profiles {
+                    for task_id in task_ids.clone() {
+                        for trial in 0..self.trials {
+                            plan.push(PlannedEpisode {
+                                agent: agent.clone(),
+                                request: pb::CreateEpisodeRequest {
+                                    task_id: task_id.to_owned(),
+                                    seed: self.seed,
+                                    trial,
+                                    epsilon,
+                                    fault_profile: profile.map(|name| pb::FaultProfile { name: name.to_owned(), ..Default::default() }),
+                                    fault_delivery: self.fault_delivery.into(),
+                                    time_scale: self.time_scale,
+                                },
+                                fault_profile: profile.unwrap_or("none").to_owned(),
+                                lambda: profile.map_or(0.0, lambda_of),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        plan
+    }
+}
+
+/// The λ a profile name stands for: its level for the presets, 0.2 for the
+/// paper's ablations, unknown (NaN, kept off the surface) otherwise.
+pub fn lambda_of(profile: &str) -> f64 {
+    if report::is_ablation(profile) {
+        return 0.2;
+    }
+    profile.strip_prefix("lambda-").unwrap_or(profile).parse().unwrap_or(f64::NAN)
+}
+
+/// The k of pass^k of a plan: its number of trials.
+pub fn trials_of(plan: &[PlannedEpisode]) -> u32 {
+    plan.iter().map(|p| p.request.trial + 1).max().unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paper_grids_have_the_papers_sizes() {
+        let tasks: Vec<&str> = toolenv_domains::suite().iter().map(|t| t.id.as_str()).collect();
+        let paper = Grid::paper(vec!["a".into(), "b".into()]).plan(tasks.iter().copied());
+        assert_eq!(paper.len(), 2 * 3 * 2 * 20 * 2);
+        assert_eq!(Grid::ablation(vec!["a".into()]).plan(tasks.iter().copied()).len(), 4 * 20 * 2);
+        assert_eq!(trials_of(&paper), 2);
+        let last = paper.last().unwrap();
+        assert_eq!((last.agent.as_str(), last.request.epsilon, last.fault_profile.as_str(), last.lambda), ("b", 0.2, "0.2", 0.2));
+        assert_eq!(paper[0].fault_profile, "0.0");
+        let single = Grid::single(vec!["a".into()]).plan(tasks.iter().copied());
+        assert_eq!((single.len(), single[0].fault_profile.as_str(), single[0].request.fault_profile.is_none()), (20, "none", true));
+    }
+
+    #[test]
+    fn lambda_is_known_for_presets_and_ablations_only() {
+        assert_eq!(lambda_of("0.3"), 0.3);
+        assert_eq!(lambda_of("lambda-0.1"), 0.1);
+        assert_eq!(lambda_of("rate-limit-only"), 0.2);
+        assert!(lambda_of("my-profile").is_nan());
+    }
+}

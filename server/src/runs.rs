@@ -1,0 +1,452 @@
+//! Runs hosted as work queues: the `toolenv.v1.Runs` service.
+//!
+//! A hosted run is a plan stored in the server's SQLite store. Each planned
+//! episode is a slot: waiting, leased to a worker, or done. `NextEpisode`
+//! hands out the first waiting slot in plan order (or one whose lease
+//! expired) by creating its episode in the registry with a [`LeaseTag`];
+//! `FinishEpisode` of such an episode records its result and trajectory in
+//! the store, one committed statement, and marks the slot done.
+//!
+//! A lease lives as long as its episode is used: every call renews it. One
+//! untouched for the run's lease timeout expires lazily, when a worker asks
+//! for an episode: the old episode is revoked (its worker's next request is
+//! refused with LEASE_EXPIRED) and the slot goes to the asking worker. The
+//! store is the truth: a server restarted on the same file resumes every run
+//! with its finished episodes kept and its unfinished ones waiting again.
+//!
+//! The store is synchronous; it is used on blocking threads only, behind a
+//! mutex. The slots of a run sit behind their own mutex, never held across an
+//! `.await` or while an episode is locked.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tonic::{Request, Response, Status};
+use toolenv::pb;
+use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
+use toolenv_runs::{Grid, PlannedEpisode, report, trials_of};
+
+use crate::error::Error;
+use crate::service::ToolEnvService;
+
+/// The lease timeout of a run that does not choose one.
+pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// Most episodes one run may plan.
+const MAX_PLANNED: usize = 200_000;
+
+/// Longest agent label.
+const MAX_LABEL: usize = 100;
+
+/// Marks an episode as a run's planned episode: finishing it records it.
+#[derive(Debug, Clone)]
+pub(crate) struct LeaseTag {
+    queue: Arc<Queue>,
+    index: usize,
+}
+
+/// The state of one planned episode.
+#[derive(Debug, Clone, PartialEq)]
+enum Slot {
+    /// No verdict and no lease: the next worker gets it.
+    Waiting,
+    /// Leased; `None` while its episode is being created.
+    Leased(Option<String>),
+    /// Has a verdict in the store.
+    Done,
+}
+
+/// A hosted run in memory: its plan and the state of each planned episode.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    run: RunId,
+    plan: Vec<PlannedEpisode>,
+    /// The plan's agent labels, in plan order.
+    agents: Vec<String>,
+    lease_timeout: Duration,
+    state: Mutex<QueueState>,
+}
+
+#[derive(Debug)]
+struct QueueState {
+    slots: Vec<Slot>,
+    /// The run as stored, its pass and fail counts kept current.
+    summary: RunSummary,
+}
+
+impl QueueState {
+    /// The run's progress as the wire shows it.
+    fn progress(&self, agents: &[String]) -> pb::Run {
+        let leased = self.slots.iter().filter(|s| matches!(s, Slot::Leased(_))).count() as u64;
+        let waiting = self.slots.iter().filter(|s| **s == Slot::Waiting).count() as u64;
+        run_message(&self.summary, waiting, leased, agents.to_vec())
+    }
+}
+
+fn run_message(summary: &RunSummary, waiting: u64, leased: u64, agents: Vec<String>) -> pb::Run {
+    pb::Run {
+        run_id: summary.id.to_string(),
+        description: summary.description.clone(),
+        created_at: summary.created_at.clone(),
+        planned: summary.planned,
+        passed: summary.passed,
+        failed: summary.failed,
+        waiting,
+        leased,
+        complete: summary.pending() == 0,
+        lease_timeout_ms: summary.lease_timeout.map_or(0, |d| d.as_millis() as u64),
+        agents,
+    }
+}
+
+impl Queue {
+    fn new(summary: RunSummary, plan: Vec<PlannedEpisode>, slots: Vec<Slot>, lease_timeout: Duration) -> Queue {
+        let mut agents: Vec<String> = Vec::new();
+        for planned in &plan {
+            if !agents.contains(&planned.agent) {
+                agents.push(planned.agent.clone());
+            }
+        }
+        Queue { run: summary.id.clone(), plan, agents, lease_timeout, state: Mutex::new(QueueState { slots, summary }) }
+    }
+
+    /// The run's progress as the wire shows it.
+    fn progress(&self) -> pb::Run {
+        self.state.lock().progress(&self.agents)
+    }
+}
+
+/// The hosted runs of a server, over its store.
+#[derive(Debug)]
+pub(crate) struct RunHost {
+    store: Arc<std::sync::Mutex<Store>>,
+    /// Runs loaded so far, by id.
+    queues: Mutex<HashMap<String, Arc<Queue>>>,
+}
+
+impl RunHost {
+    pub(crate) fn new(store: Store) -> Self {
+        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default() }
+    }
+
+    /// Runs `f` on the store on a blocking thread.
+    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static) -> Result<T, Error> {
+        let store = self.store.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            // A panic while the lock was held cannot leave a half-written
+            // store (SQLite transactions), so the store stays usable.
+            let store = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&store)
+        })
+        .await;
+        match joined {
+            Ok(result) => result.map_err(store_error),
+            Err(_) => Err(Error::Internal("the store's thread failed")),
+        }
+    }
+
+    /// A hosted run's queue, loaded from the store on first use.
+    async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
+        if run_id.is_empty() {
+            return Err(Error::MissingField("run_id"));
+        }
+        if let Some(queue) = self.queues.lock().get(run_id) {
+            return Ok(queue.clone());
+        }
+        let id = run_id.to_owned();
+        let (summary, plan, pending) = self
+            .blocking(move |store| {
+                let run = store.find_run(&id)?;
+                let summary = store.summary(&run)?;
+                if summary.lease_timeout.is_none() {
+                    return Ok((summary, Vec::new(), Vec::new()));
+                }
+                let pending: Vec<usize> = store.pending(&run)?.into_iter().map(|(index, _)| index).collect();
+                Ok((summary, store.plan(&run)?, pending))
+            })
+            .await?;
+        let Some(lease_timeout) = summary.lease_timeout else { return Err(Error::RunNotHosted(run_id.to_owned())) };
+        let mut slots = vec![Slot::Done; plan.len()];
+        for index in pending {
+            slots[index] = Slot::Waiting;
+        }
+        let queue = Arc::new(Queue::new(summary, plan, slots, lease_timeout));
+        // Two first requests may race to load it: keep whichever came first.
+        Ok(self.queues.lock().entry(run_id.to_owned()).or_insert(queue).clone())
+    }
+
+    /// Records a leased episode's end: its result and trajectory.
+    pub(crate) async fn record(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
+        let LeaseTag { queue, index } = lease;
+        let planned = &queue.plan[index];
+        let result = planned.result(&trajectory);
+        let passed = result.outcome == toolenv_runs::metrics::Outcome::Passed;
+        let run = queue.run.clone();
+        let stored = self.blocking(move |store| store.record(&run, index, &result, Some(&trajectory))).await;
+        let mut state = queue.state.lock();
+        match stored {
+            Ok(()) => {
+                state.slots[index] = Slot::Done;
+                if passed {
+                    state.summary.passed += 1
+                } else {
+                    state.summary.failed += 1
+                }
+                tracing::debug!(run = %queue.run, index, episode_id, passed, "run episode recorded");
+                Ok(())
+            }
+            Err(error) => {
+                // Not stored: another worker plays it again.
+                if state.slots[index] == Slot::Leased(Some(episode_id.to_owned())) {
+                    state.slots[index] = Slot::Waiting;
+                }
+                tracing::error!(run = %queue.run, index, %error, "run episode not recorded");
+                Err(error)
+            }
+        }
+    }
+}
+
+fn store_error(error: StoreError) -> Error {
+    match error {
+        StoreError::UnknownRun { run, .. } => Error::UnknownRun(run),
+        other => Error::Store(other.to_string()),
+    }
+}
+
+/// The `toolenv.v1.Runs` service.
+#[derive(Debug, Clone)]
+pub struct RunsService {
+    env: ToolEnvService,
+}
+
+impl RunsService {
+    pub(crate) fn new(env: ToolEnvService) -> Self {
+        Self { env }
+    }
+
+    fn host(&self) -> &RunHost {
+        self.env.runs()
+    }
+
+    /// Checks a create-run request and turns it into a plan.
+    fn plan(&self, request: &pb::CreateRunRequest) -> Result<Vec<PlannedEpisode>, Error> {
+        if request.agents.is_empty() {
+            return Err(Error::MissingField("agents"));
+        }
+        for agent in &request.agents {
+            if agent.trim().is_empty() || agent.len() > MAX_LABEL || agent.chars().any(char::is_control) {
+                return Err(Error::invalid("agents", format!("an agent label is 1 to {MAX_LABEL} printable characters, got {agent:?}")));
+            }
+        }
+        let agents = request.agents.clone();
+        let customised = !request.epsilons.is_empty() || !request.fault_profiles.is_empty() || request.trials != 0;
+        let mut grid = match request.preset.as_str() {
+            "" => Grid {
+                epsilons: if request.epsilons.is_empty() { vec![0.0] } else { request.epsilons.clone() },
+                fault_profiles: request.fault_profiles.clone(),
+                trials: request.trials.max(1),
+                ..Grid::single(agents)
+            },
+            preset @ ("paper" | "ablation") if customised => {
+                return Err(Error::invalid("preset", format!("the {preset} preset fixes ε, fault profiles and trials; leave them unset")));
+            }
+            "paper" => Grid::paper(agents),
+            "ablation" => Grid::ablation(agents),
+            other => return Err(Error::invalid("preset", format!("presets are \"paper\" and \"ablation\", got {other:?}"))),
+        };
+        if grid.trials > 100 {
+            return Err(Error::invalid("trials", format!("at most 100 trials, got {}", grid.trials)));
+        }
+        for &epsilon in &grid.epsilons {
+            toolenv_domains::perturb::Level::from_epsilon(epsilon).map_err(|e| Error::invalid("epsilons", e.to_string()))?;
+        }
+        for name in &grid.fault_profiles {
+            let profile = pb::FaultProfile { name: name.clone(), ..Default::default() };
+            crate::fault::chaos(Some(&profile), &self.env.config().fault_profiles)?;
+        }
+        if let Some(scale) = request.time_scale.filter(|s| !(0.0..=1000.0).contains(s)) {
+            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {scale}")));
+        }
+        grid.seed = request.seed;
+        grid.time_scale = request.time_scale;
+        grid.fault_delivery = request.fault_delivery();
+        let tasks = self.env.tasks(request.domain, request.level)?;
+        if tasks.is_empty() {
+            return Err(Error::invalid("level", "no task matches the domain and level"));
+        }
+        let size = [grid.agents.len(), grid.epsilons.len(), grid.fault_profiles.len().max(1), tasks.len(), grid.trials as usize]
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+            .unwrap_or(usize::MAX);
+        if size > MAX_PLANNED {
+            return Err(Error::invalid("agents", format!("the grid has {size} episodes; a run may plan at most {MAX_PLANNED}")));
+        }
+        Ok(grid.plan(tasks.iter().map(|t| t.id.as_str())))
+    }
+}
+
+#[tonic::async_trait]
+impl pb::runs_server::Runs for RunsService {
+    async fn create_run(&self, request: Request<pb::CreateRunRequest>) -> Result<Response<pb::Run>, Status> {
+        let request = request.into_inner();
+        let plan = self.plan(&request)?;
+        let lease_timeout = match request.lease_timeout_ms {
+            0 => DEFAULT_LEASE_TIMEOUT,
+            ms if ms > 7 * 24 * 3_600_000 => return Err(Error::invalid("lease_timeout_ms", "at most 7 days").into()),
+            ms => Duration::from_millis(ms),
+        };
+        let description = request.description;
+        let stored_plan = plan.clone();
+        let summary = self
+            .host()
+            .blocking(move |store| {
+                let run = store.host_run(&stored_plan, &description, lease_timeout)?;
+                store.summary(&run)
+            })
+            .await?;
+        let slots = vec![Slot::Waiting; plan.len()];
+        let queue = Queue::new(summary, plan, slots, lease_timeout);
+        let reply = queue.progress();
+        tracing::info!(run = %queue.run, planned = queue.plan.len(), "run created");
+        self.host().queues.lock().insert(queue.run.to_string(), Arc::new(queue));
+        Ok(Response::new(reply))
+    }
+
+    async fn get_run(&self, request: Request<pb::GetRunRequest>) -> Result<Response<pb::Run>, Status> {
+        let run_id = request.into_inner().run_id;
+        match self.host().queue(&run_id).await {
+            Ok(queue) => Ok(Response::new(queue.progress())),
+            // A run the command-line tool played: as stored.
+            Err(Error::RunNotHosted(_)) => {
+                let (summary, agents) = self
+                    .host()
+                    .blocking(move |store| {
+                        let run = store.find_run(&run_id)?;
+                        Ok((store.summary(&run)?, store.agents(&run)?))
+                    })
+                    .await?;
+                Ok(Response::new(run_message(&summary, summary.pending(), 0, agents)))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn list_runs(&self, _: Request<pb::ListRunsRequest>) -> Result<Response<pb::ListRunsResponse>, Status> {
+        let stored = self
+            .host()
+            .blocking(|store| {
+                store.runs()?.into_iter().map(|summary| Ok((store.agents(&summary.id)?, summary))).collect::<Result<Vec<_>, _>>()
+            })
+            .await?;
+        let queues = self.host().queues.lock().clone();
+        let runs = stored
+            .into_iter()
+            .map(|(agents, summary)| match queues.get(summary.id.as_str()) {
+                // Loaded: the live counts, leases included.
+                Some(queue) => queue.progress(),
+                None => run_message(&summary, summary.pending(), 0, agents),
+            })
+            .collect();
+        Ok(Response::new(pb::ListRunsResponse { runs }))
+    }
+
+    async fn next_episode(&self, request: Request<pb::NextEpisodeRequest>) -> Result<Response<pb::NextEpisodeResponse>, Status> {
+        let request = request.into_inner();
+        let queue = self.host().queue(&request.run_id).await?;
+        let wanted = |index: &usize| request.agent.is_empty() || queue.plan[*index].agent == request.agent;
+        let registry = self.env.registry();
+        // Pick a slot: the first waiting one, or one whose lease expired.
+        let (picked, retry_after) = {
+            let mut state = queue.state.lock();
+            let mut soonest: Option<Duration> = None;
+            let mut picked = None;
+            for index in (0..state.slots.len()).filter(wanted) {
+                match &state.slots[index] {
+                    Slot::Waiting => {
+                        picked = Some(index);
+                        break;
+                    }
+                    Slot::Leased(Some(episode_id)) => {
+                        let idle = registry.idle_for(episode_id);
+                        match idle {
+                            Some(idle) if idle < queue.lease_timeout => {
+                                let left = queue.lease_timeout - idle;
+                                soonest = Some(soonest.map_or(left, |s| s.min(left)));
+                            }
+                            // Expired, or the episode is gone (it idled out).
+                            _ => {
+                                registry.revoke(episode_id, queue.lease_timeout);
+                                tracing::info!(run = %queue.run, index, %episode_id, "lease expired; handing the episode out again");
+                                picked = Some(index);
+                                break;
+                            }
+                        }
+                    }
+                    // Being created for another worker: it will be busy for a while.
+                    Slot::Leased(None) => soonest = Some(soonest.map_or(queue.lease_timeout, |s| s.min(queue.lease_timeout))),
+                    Slot::Done => {}
+                }
+            }
+            if let Some(index) = picked {
+                state.slots[index] = Slot::Leased(None);
+            }
+            (picked, soonest)
+        };
+        let Some(index) = picked else {
+            let run = queue.progress();
+            // Ask again soon, but not in a tight loop.
+            let retry_after_ms = retry_after.map_or(0, |d| d.clamp(Duration::from_millis(50), Duration::from_secs(5)).as_millis() as u64);
+            return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(run), retry_after_ms }));
+        };
+        let planned = &queue.plan[index];
+        let tag = LeaseTag { queue: queue.clone(), index };
+        let episode = match self.env.open_episode(planned.request.clone(), Some(tag)) {
+            Ok(episode) => episode,
+            Err(error) => {
+                queue.state.lock().slots[index] = Slot::Waiting;
+                return Err(error.into());
+            }
+        };
+        let run = {
+            let mut state = queue.state.lock();
+            state.slots[index] = Slot::Leased(Some(episode.episode_id.clone()));
+            state.progress(&queue.agents)
+        };
+        tracing::debug!(run = %queue.run, index, worker = %request.worker, episode_id = %episode.episode_id, "episode leased");
+        let lease = pb::Lease {
+            episode: Some(episode),
+            plan_index: index as u64,
+            agent: planned.agent.clone(),
+            lease_timeout_ms: queue.lease_timeout.as_millis() as u64,
+        };
+        Ok(Response::new(pb::NextEpisodeResponse { lease: Some(lease), run: Some(run), retry_after_ms: 0 }))
+    }
+
+    async fn get_run_report(&self, request: Request<pb::GetRunReportRequest>) -> Result<Response<pb::RunReport>, Status> {
+        let run_id = request.into_inner().run_id;
+        if run_id.is_empty() {
+            return Err(Error::MissingField("run_id").into());
+        }
+        let (summary, agents, results, k) = self
+            .host()
+            .blocking(move |store| {
+                let run = store.find_run(&run_id)?;
+                let k = trials_of(&store.plan(&run)?);
+                Ok((store.summary(&run)?, store.agents(&run)?, store.results(&run)?, k))
+            })
+            .await?;
+        let metrics_error = |e: toolenv_runs::metrics::MetricsError| Error::Store(format!("computing the report: {e}"));
+        let text = report::render(&results, k).map_err(metrics_error)?;
+        let figures = report::summary(&results, k, summary.planned).map_err(metrics_error)?;
+        let summary_json = serde_json::json!({"run": summary, "report": figures}).to_string();
+        let queue = self.host().queues.lock().get(summary.id.as_str()).cloned();
+        let run = match queue {
+            Some(queue) => queue.progress(),
+            None => run_message(&summary, summary.pending(), 0, agents),
+        };
+        Ok(Response::new(pb::RunReport { run: Some(run), text, summary_json }))
+    }
+}
