@@ -20,5 +20,7 @@ mod perturbations;
 mod runs;
 // Runs hosted as work queues: leases, expiry, aggregation, restarts.
 mod hosted;
+// The documented Python worker plays a hosted run.
+mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;

@@ -62,11 +62,11 @@ fn errors_are_clear_and_exit_non_zero() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));
 }
 
-#[cfg(unix)]
-#[test]
-fn serve_stops_gracefully_on_sigterm() {
+/// Starts `toolenv serve` on a loopback port with its store in `dir`; returns it and its URL.
+fn serve(dir: &std::path::Path) -> (KillOnDrop, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
+        .arg(dir.join("server.db"))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -79,13 +79,79 @@ fn serve_stops_gracefully_on_sigterm() {
             break rest.split_whitespace().next().unwrap().to_owned();
         }
     };
+    // Keep draining its log so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (KillOnDrop(child), url)
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_stops_gracefully_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, url) = serve(dir.path());
     let out = toolenv(&["run", "--domain", "travel", "--url", &url]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("5/5 passed"));
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
+    let status = server.0.wait().unwrap();
     assert!(status.success(), "serve exits 0 after SIGTERM: {status}");
+}
+
+#[test]
+fn a_hosted_run_is_played_by_workers_and_reported_by_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = serve(dir.path());
+    let out = toolenv(&[
+        "host",
+        "--url",
+        &url,
+        "--domain",
+        "support",
+        "--faults",
+        "0.2",
+        "--trials",
+        "2",
+        "--label",
+        "reference,random",
+        "--no-wait",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert_eq!(run, "run-0001");
+    // Two worker commands at once, one per label; the second plays the random agent under the label "random".
+    let workers: Vec<_> = [["--agent", "reference"], ["--agent", "random"]]
+        .iter()
+        .map(|agent| {
+            Command::new(env!("CARGO_BIN_EXE_toolenv"))
+                .args(["work", &run, "--url", &url, "--workers", "3"])
+                .args(agent)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for worker in workers {
+        let out = worker.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("played ") && stderr.contains(&format!("episodes of {run}")), "{stderr}");
+    }
+    let out = toolenv(&["report", &run, "--url", &url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("run-0001: 20/20 episodes finished (complete)"), "{stdout}");
+    assert!(stdout.contains("== agent reference (10 episodes): pass^2 100.0%") && stdout.contains("== agent random"), "{stdout}");
+    let out = toolenv(&["runs", "--url", &url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("run-0001") && l.contains("complete") && l.contains("reference,random")), "{stdout}");
+    // The plan is the server's: a worker for a label it does not plan is told so.
+    let out = toolenv(&["work", &run, "--url", &url, "--agent", "brittle"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("plans no episode for 'brittle'"));
+    let out = toolenv(&["host", "--label", "x"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--url"), "hosting needs a server");
 }
 
 #[test]

@@ -630,6 +630,28 @@ mod tests {
     }
 
     #[test]
+    fn hosted_runs_keep_their_lease_timeout_and_version_1_stores_are_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        let plan = plan(2);
+        {
+            let store = Store::open(&path).unwrap();
+            store.create_run(&plan, "cli").unwrap();
+            // Back to the version 1 schema, which had no hosted runs.
+            store.conn.execute_batch("ALTER TABLE runs DROP COLUMN lease_timeout_ms; UPDATE schema_version SET version = 1;").unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let version: i64 = store.conn.query_row("SELECT version FROM schema_version", [], |row| row.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let hosted = store.host_run(&plan, "hosted", Duration::from_millis(1500)).unwrap();
+        let runs = store.runs().unwrap();
+        assert_eq!(runs.iter().map(|r| r.lease_timeout).collect::<Vec<_>>(), [None, Some(Duration::from_millis(1500))]);
+        assert_eq!(store.agents(&hosted).unwrap(), ["reference", "reference-no-retry"]);
+        let json = serde_json::to_value(&runs[1]).unwrap();
+        assert_eq!(json["lease_timeout"], 1500);
+    }
+
+    #[test]
     fn unknown_runs_and_missing_stores_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("store.db");

@@ -1,0 +1,117 @@
+//! The documented Python worker (examples/python/worker.py), with stubs
+//! generated from proto/, plays a hosted run against a real server.
+//!
+//! Its dependencies (grpcio, grpcio-tools, pinned in
+//! examples/python/requirements.txt) go into a virtual environment under the
+//! test target's scratch directory, installed from PyPI on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use toolenv::pb;
+use toolenv_tests::start;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python")
+}
+
+/// A Python with the worker's requirements, set up once per target directory.
+fn python() -> PathBuf {
+    let requirements = examples().join("requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements).expect("examples/python/requirements.txt");
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-venv");
+    let python = venv.join("bin/python");
+    let marker = venv.join("installed-requirements.txt");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
+        return python;
+    }
+    let run = |command: &mut Command, what: &str| {
+        let output = command.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e} (the test needs python3 with venv)"));
+        assert!(output.status.success(), "{what} failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    };
+    run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
+    run(
+        Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements),
+        "pip install",
+    );
+    std::fs::write(&marker, wanted).unwrap();
+    python
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_worker_plays_a_hosted_run() {
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest {
+        description: "python worker".into(),
+        agents: vec!["python".into()],
+        fault_profiles: vec!["0.0".into(), "0.2".into()],
+        time_scale: Some(0.0),
+        lease_timeout_ms: 1000,
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    assert_eq!(run.planned, 40);
+
+    // One episode is leased and abandoned first: the Python workers must get it back.
+    let next = pb::NextEpisodeRequest { run_id: run.run_id.clone(), agent: "python".into(), worker: "abandons".into() };
+    let abandoned = client.runs().next_episode(next).await.unwrap().into_inner().lease.unwrap();
+    assert_eq!(abandoned.plan_index, 0);
+
+    // The replay policy plays each task's reference calls.
+    let scratch = tempfile::tempdir().unwrap();
+    let calls: serde_json::Map<String, serde_json::Value> = toolenv_domains::suite()
+        .iter()
+        .map(|task| {
+            let calls: Vec<_> = task.reference.iter().map(|c| serde_json::json!({"tool": c.tool, "arguments": c.arguments})).collect();
+            (task.id.clone(), serde_json::Value::from(calls))
+        })
+        .collect();
+    let calls_file = scratch.path().join("calls.json");
+    std::fs::write(&calls_file, serde_json::Value::Object(calls).to_string()).unwrap();
+
+    // Two worker processes of two threads each share the run.
+    let address = server.addr().to_string();
+    let started = Instant::now();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(&python)
+                .arg(examples().join("worker.py"))
+                .args(["--url", &address, "--run", &run.run_id, "--label", "python", "--policy", "replay", "--workers", "2"])
+                .arg("--calls")
+                .arg(&calls_file)
+                .arg("--stubs")
+                .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-stubs"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("python worker starts")
+        })
+        .collect();
+    let mut played = 0;
+    for worker in workers {
+        let output = tokio::task::spawn_blocking(move || worker.wait_with_output()).await.unwrap().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "worker failed:\n{stderr}");
+        let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        played += summary["played"].as_u64().unwrap();
+    }
+    assert!(started.elapsed() < Duration::from_secs(120), "bounded in time");
+    assert_eq!(played, 40, "every planned episode played once, the abandoned one included");
+
+    let report = client.runs().get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    let progress = report.run.unwrap();
+    assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (40, 0, true));
+    let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
+    let by_lambda = summary["report"]["agents"][0]["by_lambda"].as_array().unwrap().clone();
+    let passed_at = |lambda: f64| {
+        let row = by_lambda.iter().find(|r| r["level"].as_f64() == Some(lambda)).unwrap();
+        let value = &row["pass_1"]["value"];
+        value["num"].as_f64().unwrap() / value["den"].as_f64().unwrap()
+    };
+    assert_eq!(passed_at(0.0), 1.0, "the replayed reference calls pass every task without faults:\n{}", report.text);
+    // Its retries (pushback trailers, idempotency keys) carry it through faults as the Rust reference agent.
+    assert_eq!(passed_at(0.2), 1.0, "{}", report.text);
+    server.shutdown().await.unwrap();
+}
