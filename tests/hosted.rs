@@ -129,25 +129,21 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
     assert_eq!((abandoned.plan_index, abandoned.lease_timeout_ms, abandoned.agent.as_str()), (0, 300, "agent"));
     client.call_tool(&abandoned_id, "check_calendar", r#"{"date": "2026-01-05"}"#).await.unwrap();
 
-    // Worker B gets the others at once, and meanwhile nothing for the leased one.
+    // Worker B gets the others at once; then its request waits for the lease to expire.
     let mut seen = Vec::new();
-    loop {
-        let reply = next(&mut client, &run.run_id, "agent").await;
-        let Some(lease) = reply.lease else {
-            assert!(reply.retry_after_ms > 0, "the leased episode may come back: {reply:?}");
-            assert_eq!(reply.run.unwrap().leased, 1);
-            break;
-        };
+    let again = loop {
+        let asked = std::time::Instant::now();
+        let lease = next(&mut client, &run.run_id, "agent").await.lease.expect("a lease, after a wait for the last one");
+        if lease.plan_index == 0 {
+            assert!(asked.elapsed() >= Duration::from_millis(250), "handed out again only once the lease expired");
+            break lease;
+        }
         seen.push(lease.plan_index);
         client.finish_episode(&lease.episode.unwrap().episode_id).await.unwrap();
-    }
+    };
     assert_eq!(seen, (1..planned).collect::<Vec<_>>());
-
-    // After the lease timeout, the abandoned plan entry goes out again, as a new episode.
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let again = next(&mut client, &run.run_id, "agent").await.lease.expect("the expired lease is handed out again");
+    // The abandoned plan entry went out again, as a new episode.
     let again_id = again.episode.unwrap().episode_id;
-    assert_eq!(again.plan_index, 0);
     assert_ne!(again_id, abandoned_id);
 
     // The first worker is told, whatever it tries.
@@ -160,6 +156,37 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
     client.finish_episode(&again_id).await.unwrap();
     let progress = get_run(&mut client, &run.run_id).await;
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (planned, 0, true));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_worker_learns_at_once_when_the_last_episode_is_done() {
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest { domain: pb::Domain::Travel.into(), level: 2, ..create(&["agent"]) };
+    let run = create_run(&mut client, request).await;
+    let mut held = Vec::new();
+    for _ in 0..run.planned {
+        held.push(next(&mut client, &run.run_id, "agent").await.lease.unwrap().episode.unwrap().episode_id);
+    }
+    // All leased, for the default 10 minutes: a long poll gives up after a while and says when to ask again.
+    let asked = std::time::Instant::now();
+    let reply = next(&mut client, &run.run_id, "agent").await;
+    assert!(reply.lease.is_none() && (50..=1000).contains(&reply.retry_after_ms), "{reply:?}");
+    assert!(asked.elapsed() >= Duration::from_secs(4), "it waited before answering");
+    // A worker waiting while the others finish hears "nothing left" as soon as they do.
+    let waiting = {
+        let (mut client, run_id) = (client.clone(), run.run_id.clone());
+        tokio::spawn(async move { next(&mut client, &run_id, "agent").await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let finished = std::time::Instant::now();
+    for id in &held {
+        client.finish_episode(id).await.unwrap();
+    }
+    let reply = waiting.await.unwrap();
+    assert!(reply.lease.is_none() && reply.retry_after_ms == 0, "{reply:?}");
+    assert!(finished.elapsed() < Duration::from_secs(2), "woken by the last finish, not by a timeout: {:?}", finished.elapsed());
+    assert!(reply.run.unwrap().complete);
     server.shutdown().await.unwrap();
 }
 

@@ -29,6 +29,7 @@ use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
 use toolenv_runs::{Grid, PlannedEpisode, report, trials_of};
 
 use crate::error::Error;
+use crate::registry::Registry;
 use crate::service::ToolEnvService;
 
 /// The lease timeout of a run that does not choose one.
@@ -39,6 +40,10 @@ const MAX_PLANNED: usize = 200_000;
 
 /// Longest agent label.
 const MAX_LABEL: usize = 100;
+
+/// Longest a `NextEpisode` waits for a leased episode to come back before
+/// it answers "ask again".
+const LONG_POLL: Duration = Duration::from_secs(5);
 
 /// Marks an episode as a run's planned episode: finishing it records it.
 #[derive(Debug, Clone)]
@@ -65,6 +70,8 @@ pub(crate) struct Queue {
     plan: Vec<PlannedEpisode>,
     /// The plan's agent labels, in plan order.
     agents: Vec<String>,
+    /// Woken when a slot is done or waiting again, for long-polling workers.
+    changed: tokio::sync::Notify,
     lease_timeout: Duration,
     state: Mutex<QueueState>,
 }
@@ -101,6 +108,17 @@ fn run_message(summary: &RunSummary, waiting: u64, leased: u64, agents: Vec<Stri
     }
 }
 
+/// What [`Queue::pick`] found.
+#[derive(Debug)]
+enum Pick {
+    /// This slot, now leased.
+    Slot(usize),
+    /// Every remaining slot is leased; the soonest lease expires after this.
+    Busy(Duration),
+    /// Every slot has a verdict.
+    Done,
+}
+
 impl Queue {
     fn new(summary: RunSummary, plan: Vec<PlannedEpisode>, slots: Vec<Slot>, lease_timeout: Duration) -> Queue {
         let mut agents: Vec<String> = Vec::new();
@@ -109,7 +127,50 @@ impl Queue {
                 agents.push(planned.agent.clone());
             }
         }
-        Queue { run: summary.id.clone(), plan, agents, lease_timeout, state: Mutex::new(QueueState { slots, summary }) }
+        let run = summary.id.clone();
+        Queue { run, plan, agents, changed: tokio::sync::Notify::new(), lease_timeout, state: Mutex::new(QueueState { slots, summary }) }
+    }
+
+    /// Takes the first slot for `agent` (any when empty) that is waiting or
+    /// whose lease expired, marking it leased; or says why there is none.
+    fn pick(&self, agent: &str, registry: &Registry) -> Pick {
+        let mut state = self.state.lock();
+        let mut soonest: Option<Duration> = None;
+        for index in (0..state.slots.len()).filter(|&i| agent.is_empty() || self.plan[i].agent == agent) {
+            let left = match &state.slots[index] {
+                Slot::Done => continue,
+                Slot::Waiting => None,
+                // Being created for another worker: it will be busy for a while.
+                Slot::Leased(None) => Some(self.lease_timeout),
+                Slot::Leased(Some(episode_id)) => match registry.idle_for(episode_id) {
+                    Some(idle) if idle < self.lease_timeout => Some(self.lease_timeout - idle),
+                    // Expired, or the episode is gone (it idled out).
+                    _ => {
+                        registry.revoke(episode_id, self.lease_timeout);
+                        tracing::info!(run = %self.run, index, %episode_id, "lease expired; handing the episode out again");
+                        None
+                    }
+                },
+            };
+            match left {
+                Some(left) => soonest = Some(soonest.map_or(left, |s| s.min(left))),
+                None => {
+                    state.slots[index] = Slot::Leased(None);
+                    return Pick::Slot(index);
+                }
+            }
+        }
+        soonest.map_or(Pick::Done, Pick::Busy)
+    }
+
+    /// Puts a leased slot back in the queue (its episode could not be
+    /// created or recorded), unless it went to another episode meanwhile.
+    fn free(&self, index: usize, episode_id: Option<&str>) {
+        let mut state = self.state.lock();
+        if state.slots[index] == Slot::Leased(episode_id.map(str::to_owned)) {
+            state.slots[index] = Slot::Waiting;
+        }
+        self.changed.notify_waiters();
     }
 
     /// The run's progress as the wire shows it.
@@ -185,23 +246,24 @@ impl RunHost {
         let passed = result.outcome == toolenv_runs::metrics::Outcome::Passed;
         let run = queue.run.clone();
         let stored = self.blocking(move |store| store.record(&run, index, &result, Some(&trajectory))).await;
-        let mut state = queue.state.lock();
         match stored {
             Ok(()) => {
-                state.slots[index] = Slot::Done;
-                if passed {
-                    state.summary.passed += 1
-                } else {
-                    state.summary.failed += 1
+                {
+                    let mut state = queue.state.lock();
+                    state.slots[index] = Slot::Done;
+                    if passed {
+                        state.summary.passed += 1;
+                    } else {
+                        state.summary.failed += 1;
+                    }
                 }
+                queue.changed.notify_waiters();
                 tracing::debug!(run = %queue.run, index, episode_id, passed, "run episode recorded");
                 Ok(())
             }
             Err(error) => {
                 // Not stored: another worker plays it again.
-                if state.slots[index] == Slot::Leased(Some(episode_id.to_owned())) {
-                    state.slots[index] = Slot::Waiting;
-                }
+                queue.free(index, Some(episode_id));
                 tracing::error!(run = %queue.run, index, %error, "run episode not recorded");
                 Err(error)
             }
@@ -356,57 +418,35 @@ impl pb::runs_server::Runs for RunsService {
     async fn next_episode(&self, request: Request<pb::NextEpisodeRequest>) -> Result<Response<pb::NextEpisodeResponse>, Status> {
         let request = request.into_inner();
         let queue = self.host().queue(&request.run_id).await?;
-        let wanted = |index: &usize| request.agent.is_empty() || queue.plan[*index].agent == request.agent;
         let registry = self.env.registry();
-        // Pick a slot: the first waiting one, or one whose lease expired.
-        let (picked, retry_after) = {
-            let mut state = queue.state.lock();
-            let mut soonest: Option<Duration> = None;
-            let mut picked = None;
-            for index in (0..state.slots.len()).filter(wanted) {
-                match &state.slots[index] {
-                    Slot::Waiting => {
-                        picked = Some(index);
-                        break;
-                    }
-                    Slot::Leased(Some(episode_id)) => {
-                        let idle = registry.idle_for(episode_id);
-                        match idle {
-                            Some(idle) if idle < queue.lease_timeout => {
-                                let left = queue.lease_timeout - idle;
-                                soonest = Some(soonest.map_or(left, |s| s.min(left)));
-                            }
-                            // Expired, or the episode is gone (it idled out).
-                            _ => {
-                                registry.revoke(episode_id, queue.lease_timeout);
-                                tracing::info!(run = %queue.run, index, %episode_id, "lease expired; handing the episode out again");
-                                picked = Some(index);
-                                break;
-                            }
-                        }
-                    }
-                    // Being created for another worker: it will be busy for a while.
-                    Slot::Leased(None) => soonest = Some(soonest.map_or(queue.lease_timeout, |s| s.min(queue.lease_timeout))),
-                    Slot::Done => {}
+        // Long poll: while every remaining episode is leased, wait for one to
+        // be recorded or freed, or for the soonest lease to expire.
+        let deadline = tokio::time::Instant::now() + LONG_POLL;
+        let index = loop {
+            let changed = queue.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            match queue.pick(&request.agent, registry) {
+                Pick::Slot(index) => break index,
+                Pick::Busy(left) if tokio::time::Instant::now() < deadline => {
+                    let _ = tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + left), changed).await;
+                }
+                pick => {
+                    // Nothing left (0), or ask again soon, not in a tight loop.
+                    let retry_after_ms = match pick {
+                        Pick::Busy(left) => left.clamp(Duration::from_millis(50), Duration::from_secs(1)).as_millis() as u64,
+                        _ => 0,
+                    };
+                    return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(queue.progress()), retry_after_ms }));
                 }
             }
-            if let Some(index) = picked {
-                state.slots[index] = Slot::Leased(None);
-            }
-            (picked, soonest)
-        };
-        let Some(index) = picked else {
-            let run = queue.progress();
-            // Ask again soon, but not in a tight loop.
-            let retry_after_ms = retry_after.map_or(0, |d| d.clamp(Duration::from_millis(50), Duration::from_secs(5)).as_millis() as u64);
-            return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(run), retry_after_ms }));
         };
         let planned = &queue.plan[index];
         let tag = LeaseTag { queue: queue.clone(), index };
         let episode = match self.env.open_episode(planned.request.clone(), Some(tag)) {
             Ok(episode) => episode,
             Err(error) => {
-                queue.state.lock().slots[index] = Slot::Waiting;
+                queue.free(index, None);
                 return Err(error.into());
             }
         };
