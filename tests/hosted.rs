@@ -270,6 +270,7 @@ async fn bad_run_requests_are_refused_with_the_field_named() {
         (pb::CreateRunRequest { trials: 101, ..create(&["a"]) }, "trials"),
         (pb::CreateRunRequest { time_scale: Some(-1.0), ..create(&["a"]) }, "time_scale"),
         (pb::CreateRunRequest { level: 3, ..create(&["a"]) }, "level"),
+        (pb::CreateRunRequest { description: "x".repeat(5000), ..create(&["a"]) }, "description"),
     ] {
         let status = refused(request).await;
         assert_eq!(status.code(), Code::InvalidArgument, "{field}: {status:?}");

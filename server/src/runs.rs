@@ -41,6 +41,9 @@ const MAX_PLANNED: usize = 200_000;
 /// Longest agent label.
 const MAX_LABEL: usize = 100;
 
+/// Longest run description.
+const MAX_DESCRIPTION: usize = 4096;
+
 /// Longest a `NextEpisode` waits for a leased episode to come back before
 /// it answers "ask again".
 const LONG_POLL: Duration = Duration::from_secs(5);
@@ -70,6 +73,9 @@ pub(crate) struct Queue {
     plan: Vec<PlannedEpisode>,
     /// The plan's agent labels, in plan order.
     agents: Vec<String>,
+    /// The plan indices a worker may get, by the agent label it asks for
+    /// ("" for any), in plan order.
+    lanes: HashMap<String, Vec<usize>>,
     /// Woken when a slot is done or waiting again, for long-polling workers.
     changed: tokio::sync::Notify,
     lease_timeout: Duration,
@@ -81,6 +87,10 @@ struct QueueState {
     slots: Vec<Slot>,
     /// The run as stored, its pass and fail counts kept current.
     summary: RunSummary,
+    /// Per lane (see [`Queue::lanes`]), how many of its first slots are
+    /// done (a done slot never changes again): a pick starts there, so it
+    /// costs about the episodes in flight, not the plan's length.
+    done_prefix: HashMap<String, usize>,
 }
 
 impl QueueState {
@@ -122,21 +132,38 @@ enum Pick {
 impl Queue {
     fn new(summary: RunSummary, plan: Vec<PlannedEpisode>, slots: Vec<Slot>, lease_timeout: Duration) -> Queue {
         let mut agents: Vec<String> = Vec::new();
-        for planned in &plan {
+        let mut lanes: HashMap<String, Vec<usize>> = HashMap::new();
+        lanes.insert(String::new(), (0..plan.len()).collect());
+        for (index, planned) in plan.iter().enumerate() {
             if !agents.contains(&planned.agent) {
                 agents.push(planned.agent.clone());
             }
+            lanes.entry(planned.agent.clone()).or_default().push(index);
         }
-        let run = summary.id.clone();
-        Queue { run, plan, agents, changed: tokio::sync::Notify::new(), lease_timeout, state: Mutex::new(QueueState { slots, summary }) }
+        let state = QueueState { slots, summary, done_prefix: HashMap::new() };
+        Queue {
+            run: state.summary.id.clone(),
+            plan,
+            agents,
+            lanes,
+            changed: tokio::sync::Notify::new(),
+            lease_timeout,
+            state: Mutex::new(state),
+        }
     }
 
     /// Takes the first slot for `agent` (any when empty) that is waiting or
     /// whose lease expired, marking it leased; or says why there is none.
     fn pick(&self, agent: &str, registry: &Registry) -> Pick {
+        let Some(lane) = self.lanes.get(agent) else { return Pick::Done };
         let mut state = self.state.lock();
+        let mut start = state.done_prefix.get(agent).copied().unwrap_or(0);
+        while lane.get(start).is_some_and(|&index| state.slots[index] == Slot::Done) {
+            start += 1;
+        }
+        state.done_prefix.insert(agent.to_owned(), start);
         let mut soonest: Option<Duration> = None;
-        for index in (0..state.slots.len()).filter(|&i| agent.is_empty() || self.plan[i].agent == agent) {
+        for &index in &lane[start..] {
             let left = match &state.slots[index] {
                 Slot::Done => continue,
                 Slot::Waiting => None,
@@ -302,6 +329,9 @@ impl RunsService {
             if agent.trim().is_empty() || agent.len() > MAX_LABEL || agent.chars().any(char::is_control) {
                 return Err(Error::invalid("agents", format!("an agent label is 1 to {MAX_LABEL} printable characters, got {agent:?}")));
             }
+        }
+        if request.description.len() > MAX_DESCRIPTION {
+            return Err(Error::invalid("description", format!("at most {MAX_DESCRIPTION} bytes")));
         }
         let agents = request.agents.clone();
         let customised = !request.epsilons.is_empty() || !request.fault_profiles.is_empty() || request.trials != 0;
