@@ -82,7 +82,12 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
     assert!(done.lease.is_none() && done.retry_after_ms == 0, "nothing left: {done:?}");
 
     // The report aggregates on the server: counts add up and retries matter under faults.
-    let report = client.runs().get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    let report = client
+        .runs()
+        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
     let counts = &summary["report"]["counts"];
     assert_eq!((counts["planned"].as_u64(), counts["recorded"].as_u64(), counts["infra_errors"].as_u64()), (Some(120), Some(120), Some(0)));
@@ -206,7 +211,12 @@ async fn usage_reported_at_finish_reaches_the_report() {
         episodes += 1;
     }
     assert_eq!(episodes, run.planned);
-    let report = client.runs().get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    let report = client
+        .runs()
+        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
     let usage = &summary["report"]["agents"][0]["usage"];
     assert_eq!(usage["input_tokens"].as_u64(), Some(1000 * episodes));

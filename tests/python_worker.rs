@@ -100,7 +100,12 @@ async fn the_python_worker_plays_a_hosted_run() {
     assert!(started.elapsed() < Duration::from_secs(120), "bounded in time");
     assert_eq!(played, 40, "every planned episode played once, the abandoned one included");
 
-    let report = client.runs().get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    let report = client
+        .runs()
+        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let progress = report.run.unwrap();
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (40, 0, true));
     let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();

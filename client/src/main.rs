@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv::pb;
-use toolenv_client::metrics::EpisodeResult;
+use toolenv_client::metrics::{EpisodeResult, InfraConvention};
 use toolenv_client::store::{RunId, Store, StoreError};
 use toolenv_client::{Agent, Client, EpisodeOutcome, Grid, PlannedEpisode, play};
 use toolenv_domains::Domain;
@@ -48,6 +48,10 @@ enum Command {
         /// Write a machine-readable JSON summary instead of tables.
         #[arg(long)]
         json: bool,
+        /// Leave infrastructure errors out of every rate (they are still
+        /// counted and shown); by default they count as failed trials.
+        #[arg(long)]
+        exclude_infra_errors: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -416,9 +420,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(url) => list_server_runs(url).await,
             None => list_runs(&store),
         },
-        Command::Report { run, json, store } => match &cli.url {
-            Some(url) => server_report(url, &run, json).await,
-            None => report(&store, &run, json),
+        Command::Report { run, json, exclude_infra_errors, store } => match &cli.url {
+            Some(url) => server_report(url, &run, json, exclude_infra_errors).await,
+            None => report(&store, &run, json, convention(exclude_infra_errors)),
         },
         Command::Export { run, store } => export(&store, &run),
         Command::Client(command @ (ClientCommand::Host { .. } | ClientCommand::Work { .. })) => {
@@ -627,7 +631,7 @@ fn print_results(results: &[EpisodeResult], k: u32, json: bool) -> anyhow::Resul
             println!("{}", serde_json::to_string(result)?);
         }
     } else {
-        print!("{}", toolenv_client::report::render(results, k)?);
+        print!("{}", toolenv_client::report::render(results, k, InfraConvention::CountAsFailure)?);
     }
     Ok(())
 }
@@ -706,7 +710,7 @@ async fn host(
         run = client.runs().get_run(request).await.map_err(toolenv_client::ClientError::from)?.into_inner();
     }
     bar.finish_and_clear();
-    print_server_report(client, &run.run_id, false).await
+    print_server_report(client, &run.run_id, false, false).await
 }
 
 /// Works on a hosted run with built-in agents until nothing is left for the label.
@@ -791,14 +795,14 @@ async fn list_server_runs(url: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn server_report(url: &str, run: &str, json: bool) -> anyhow::Result<ExitCode> {
+async fn server_report(url: &str, run: &str, json: bool, exclude_infra_errors: bool) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(url).await?;
-    print_server_report(&mut client, run, json).await
+    print_server_report(&mut client, run, json, exclude_infra_errors).await
 }
 
 /// Prints a hosted run's report, as `toolenv report` prints a stored one.
-async fn print_server_report(client: &mut Client, run: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let request = pb::GetRunReportRequest { run_id: run.to_owned() };
+async fn print_server_report(client: &mut Client, run: &str, json: bool, exclude_infra_errors: bool) -> anyhow::Result<ExitCode> {
+    let request = pb::GetRunReportRequest { run_id: run.to_owned(), exclude_infra_errors };
     let report = client.runs().get_run_report(request).await.map_err(toolenv_client::ClientError::from)?.into_inner();
     if json {
         println!("{}", pretty(&report.summary_json));
@@ -841,14 +845,19 @@ fn list_runs(args: &StoreArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(args: &StoreArgs, run: &str, json: bool) -> anyhow::Result<ExitCode> {
+/// How a report counts infrastructure errors.
+fn convention(exclude_infra_errors: bool) -> InfraConvention {
+    if exclude_infra_errors { InfraConvention::Exclude } else { InfraConvention::CountAsFailure }
+}
+
+fn report(args: &StoreArgs, run: &str, json: bool, conv: InfraConvention) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(&args.store)?;
     let run = store.find_run(run)?;
     let summary = store.summary(&run)?;
     let results = store.results(&run)?;
     let k = trials_of(&store.plan(&run)?);
     if json {
-        let report = toolenv_client::report::summary(&results, k, summary.planned)?;
+        let report = toolenv_client::report::summary(&results, k, summary.planned, conv)?;
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": summary, "report": report}))?);
     } else {
         println!(
@@ -860,7 +869,7 @@ fn report(args: &StoreArgs, run: &str, json: bool) -> anyhow::Result<ExitCode> {
             summary.sessions,
             summary.description
         );
-        print!("{}", toolenv_client::report::render(&results, k)?);
+        print!("{}", toolenv_client::report::render(&results, k, conv)?);
     }
     Ok(ExitCode::SUCCESS)
 }

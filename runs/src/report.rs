@@ -18,13 +18,21 @@ fn pct(pass: &PassK) -> String {
     }
 }
 
-/// The report of a run's episodes, pass^k at `k` (the number of trials).
-pub fn render(episodes: &[EpisodeResult], k: u32) -> Result<String, metrics::MetricsError> {
-    let conv = InfraConvention::CountAsFailure;
+/// The report of a run's episodes, pass^k at `k` (the number of trials),
+/// infrastructure errors counted as `conv` says (and always shown).
+pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention) -> Result<String, metrics::MetricsError> {
     let mut out = String::new();
     let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
-    let infra: u64 = agents.iter().map(|a| a.pass_k.infra_errors).sum();
-    let _ = writeln!(out, "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {infra}", episodes.len());
+    let infra = episodes.iter().filter(|e| e.is_infra_error()).count();
+    let counted = match conv {
+        InfraConvention::CountAsFailure => "counted as failures",
+        InfraConvention::Exclude => "excluded from the rates",
+    };
+    let _ = writeln!(
+        out,
+        "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {infra} ({counted})",
+        episodes.len()
+    );
 
     for agent in &agents {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == agent.label).collect();
@@ -110,7 +118,7 @@ pub fn is_ablation(profile: &str) -> bool {
 pub struct Summary {
     /// The k of pass^k (the number of trials).
     pub k: u32,
-    /// How infrastructure errors count in the figures (as failures).
+    /// How infrastructure errors count in the figures.
     pub convention: InfraConvention,
     /// Episodes by outcome.
     pub counts: Counts,
@@ -165,9 +173,9 @@ pub struct AgentSummary {
     pub usage: metrics::UsageTotals,
 }
 
-/// The summary of a run's recorded episodes, of which `planned` were planned.
-pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64) -> Result<Summary, metrics::MetricsError> {
-    let conv = InfraConvention::CountAsFailure;
+/// The summary of a run's recorded episodes, of which `planned` were
+/// planned, infrastructure errors counted as `conv` says.
+pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64, conv: InfraConvention) -> Result<Summary, metrics::MetricsError> {
     let count = |outcome: fn(&metrics::Outcome) -> bool| episodes.iter().filter(|e| outcome(&e.outcome)).count() as u64;
     let counts = Counts {
         planned,
@@ -201,4 +209,37 @@ pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64) -> Result<Summa
         });
     }
     Ok(Summary { k, convention: conv, counts, agents })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Outcome;
+    use crate::metrics::tests::episode;
+
+    #[test]
+    fn infrastructure_errors_are_counted_either_way_and_excluded_on_request() {
+        let mut episodes = vec![
+            episode("travel/x/001", 0, Outcome::Passed),
+            episode("travel/x/001", 1, Outcome::InfraError("server gone".into())),
+            episode("travel/y/002", 0, Outcome::Failed),
+            episode("travel/y/002", 1, Outcome::Failed),
+        ];
+        episodes[0].tokens = Some(metrics::TokenUsage { input: 120, output: 30 });
+        episodes[0].cost_usd = Some(0.5);
+        let counted = render(&episodes, 1, InfraConvention::CountAsFailure).unwrap();
+        let excluded = render(&episodes, 1, InfraConvention::Exclude).unwrap();
+        assert!(counted.contains("infrastructure errors: 1 (counted as failures)"), "{counted}");
+        assert!(excluded.contains("infrastructure errors: 1 (excluded from the rates)"), "{excluded}");
+        // pass^1: (1/2 + 0) / 2 with the error as a failure; (1/1 + 0) / 2 without it.
+        assert!(counted.contains("pass^1 25.0%"), "{counted}");
+        assert!(excluded.contains("pass^1 50.0%"), "{excluded}");
+        assert!(counted.contains("usage: 120 input + 30 output tokens over 1 episodes; cost $0.5000 over 1"), "{counted}");
+
+        let summary = summary(&episodes, 1, 6, InfraConvention::Exclude).unwrap();
+        assert_eq!(summary.convention, InfraConvention::Exclude);
+        let counts = summary.counts;
+        assert_eq!((counts.planned, counts.recorded, counts.not_recorded, counts.infra_errors), (6, 4, 2, 1));
+        assert_eq!(summary.agents[0].usage.input_tokens, 120);
+    }
 }

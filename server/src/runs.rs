@@ -25,6 +25,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
+use toolenv_runs::metrics::InfraConvention;
 use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
 use toolenv_runs::{Grid, PlannedEpisode, report, trials_of};
 
@@ -496,10 +497,11 @@ impl pb::runs_server::Runs for RunsService {
     }
 
     async fn get_run_report(&self, request: Request<pb::GetRunReportRequest>) -> Result<Response<pb::RunReport>, Status> {
-        let run_id = request.into_inner().run_id;
+        let pb::GetRunReportRequest { run_id, exclude_infra_errors } = request.into_inner();
         if run_id.is_empty() {
             return Err(Error::MissingField("run_id").into());
         }
+        let conv = if exclude_infra_errors { InfraConvention::Exclude } else { InfraConvention::CountAsFailure };
         let (summary, agents, results, k) = self
             .host()
             .blocking(move |store| {
@@ -509,8 +511,8 @@ impl pb::runs_server::Runs for RunsService {
             })
             .await?;
         let metrics_error = |e: toolenv_runs::metrics::MetricsError| Error::Store(format!("computing the report: {e}"));
-        let text = report::render(&results, k).map_err(metrics_error)?;
-        let figures = report::summary(&results, k, summary.planned).map_err(metrics_error)?;
+        let text = report::render(&results, k, conv).map_err(metrics_error)?;
+        let figures = report::summary(&results, k, summary.planned, conv).map_err(metrics_error)?;
         let summary_json = serde_json::json!({"run": summary, "report": figures}).to_string();
         let queue = self.host().queues.lock().get(summary.id.as_str()).cloned();
         let run = match queue {
