@@ -99,6 +99,7 @@ pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
         "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
         "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
         "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
+        "usage": trajectory.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
     })
 }
 
