@@ -13,7 +13,7 @@ use crate::chaos::{Chaos, Dice, FaultKind, Purpose};
 use crate::json;
 use crate::oracle::{CheckOutcome, Verdict};
 use crate::task::Task;
-use crate::tool::{ArgError, DomainError, ToolSpec};
+use crate::tool::{ArgError, DomainError, ToolResult, ToolSpec};
 use crate::world::World;
 
 /// Default for the most calls an episode accepts.
@@ -233,8 +233,8 @@ struct FaultState {
     limited_until_ms: u64,
     /// The state before the most recent change: what a stale read sees.
     previous: Option<World>,
-    /// Executed writes by idempotency key: (tool, canonical args, result).
-    idempotent: BTreeMap<String, (String, String, Result<Value, DomainError>)>,
+    /// Executed writes by idempotency key: (tool, canonical args, result text).
+    idempotent: BTreeMap<String, (String, String, ToolResult)>,
     /// Writes whose reply was lost, by (tool, canonical args).
     ambiguous: Vec<(u32, String, String)>,
     /// Later writes that repeated an ambiguous one: (call, repeated call).
@@ -360,7 +360,7 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        let canonical_args = json::canonical(&Value::Object(args.as_map().clone()));
+        let canonical_args = json::canonical_object(args.as_map());
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
             && (*first_tool != spec.name || *first_args != canonical_args)
@@ -467,14 +467,7 @@ impl Episode {
 
     /// Runs the tool (against an older snapshot for a stale read) and keeps
     /// the idempotency and duplicate bookkeeping.
-    fn execute(
-        &mut self,
-        spec: &ToolSpec,
-        args: &crate::Args,
-        canonical_args: &str,
-        key: Option<&str>,
-        stale: bool,
-    ) -> (Result<Value, DomainError>, bool) {
+    fn execute(&mut self, spec: &ToolSpec, args: &crate::Args, canonical_args: &str, key: Option<&str>, stale: bool) -> (ToolResult, bool) {
         if let Some((_, _, result)) = key.and_then(|k| self.faults.idempotent.get(k)) {
             // A retry of an executed write: the first result, nothing runs again.
             return (result.clone(), false);
@@ -507,27 +500,29 @@ impl Episode {
     fn deliver(
         &mut self,
         kind: Option<FaultKind>,
-        result: Result<Value, DomainError>,
+        result: ToolResult,
         spec: &ToolSpec,
         index: u32,
         canonical_args: &str,
         changed: bool,
         delay_ms: &mut u64,
     ) -> Outcome {
-        let value = match result {
-            Ok(value) => value,
+        let text = match result {
+            Ok(text) => text,
             Err(error) => return Outcome::Error(error),
         };
         if kind == Some(FaultKind::SchemaDrift) {
             self.faults.drifted = true;
         }
-        let value = if self.faults.drifted { crate::drift::to_v2(self.task.domain, spec.name, &value) } else { value };
+        // Only a drifted or a cut reply needs the result as a value.
+        let text =
+            if self.faults.drifted { json::canonical(&crate::drift::to_v2(self.task.domain, spec.name, &parse(&text))) } else { text };
         match kind {
             Some(FaultKind::HighLatency) => {
                 *delay_ms = self.chaos.latency_ms(&self.dice, index);
-                Outcome::Result(json::canonical(&value))
+                Outcome::Result(text)
             }
-            Some(FaultKind::PartialResponse) => partial(value, self.dice.draw(index, Purpose::Partial)),
+            Some(FaultKind::PartialResponse) => partial(parse(&text), self.dice.draw(index, Purpose::Partial)),
             Some(FaultKind::AmbiguousCommit) => {
                 if changed {
                     self.faults.ambiguous.push((index, spec.name.to_owned(), canonical_args.to_owned()));
@@ -539,7 +534,7 @@ impl Episode {
                     Outcome::Failure(reset())
                 }
             }
-            _ => Outcome::Result(json::canonical(&value)),
+            _ => Outcome::Result(text),
         }
     }
 
@@ -642,6 +637,12 @@ fn suspended() -> Failure {
         message: "consumer suspended for exceeding its quota; calls will keep failing".into(),
         retry_after_ms: Some(-1),
     }
+}
+
+/// A tool's result text as a value. The text is JSON the core wrote itself,
+/// so the fallback never shows.
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// Cuts a result short: the first list found loses its second half (marked

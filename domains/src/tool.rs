@@ -279,8 +279,9 @@ impl DomainError {
     }
 }
 
-/// What a tool returns: a JSON result, or a broken rule.
-pub type ToolResult = Result<Value, DomainError>;
+/// What a tool returns: its result as canonical JSON text (keys sorted, no
+/// whitespace, as [`crate::json::canonical`] writes it), or a broken rule.
+pub type ToolResult = Result<String, DomainError>;
 
 #[cfg(test)]
 mod tests {
