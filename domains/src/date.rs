@@ -53,8 +53,40 @@ impl Date {
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (y, m, d) = self.ymd();
-        write!(f, "{y:04}-{m:02}-{d:02}")
+        match u32::try_from(y) {
+            // The dates tools meet: written digit by digit, not through the formatting machinery.
+            Ok(y) if y <= 9999 => {
+                let mut text = [b'-'; 10];
+                digits(&mut text[0..4], y);
+                digits(&mut text[5..7], m);
+                digits(&mut text[8..10], d);
+                f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+            }
+            _ => write!(f, "{y:04}-{m:02}-{d:02}"),
+        }
     }
+}
+
+/// Writes the last `out.len()` decimal digits of `n` into `out`, zero-padded.
+fn digits(out: &mut [u8], mut n: u32) {
+    for byte in out.iter_mut().rev() {
+        *byte = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// `prefix` followed by `number` zero-padded to four digits, as
+/// `format!("{prefix}{number:04}")` writes it (`R-0007`): record ids.
+pub(crate) fn numbered_id(prefix: &str, number: u32) -> String {
+    if number > 9999 {
+        return format!("{prefix}{number}");
+    }
+    let mut text = [0u8; 4];
+    digits(&mut text, number);
+    let mut id = String::with_capacity(prefix.len() + 4);
+    id.push_str(prefix);
+    id.push_str(std::str::from_utf8(&text).unwrap_or_default());
+    id
 }
 
 /// Parses `HH:MM` (24-hour) into minutes after midnight.
@@ -69,7 +101,14 @@ pub fn parse_time(text: &str) -> Option<u32> {
 
 /// Formats minutes after midnight as `HH:MM`.
 pub fn format_time(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    let (hours, minutes) = (minutes / 60, minutes % 60);
+    if hours > 99 {
+        return format!("{hours:02}:{minutes:02}");
+    }
+    let mut text = [b':'; 5];
+    digits(&mut text[0..2], hours);
+    digits(&mut text[3..5], minutes);
+    std::str::from_utf8(&text).unwrap_or_default().to_owned()
 }
 
 fn is_leap(year: i64) -> bool {
@@ -132,6 +171,21 @@ mod tests {
         for i in 0..20_000 {
             let d = start.add_days(i);
             assert_eq!(Date::parse(&d.to_string()), Some(d));
+        }
+    }
+
+    #[test]
+    fn digit_by_digit_formatting_matches_the_formatting_machinery() {
+        for days in (-800_000..3_000_000).step_by(997) {
+            let d = Date { days };
+            let (y, m, day) = d.ymd();
+            assert_eq!(d.to_string(), format!("{y:04}-{m:02}-{day:02}"), "{days}");
+        }
+        for minutes in 0..7000 {
+            assert_eq!(format_time(minutes), format!("{:02}:{:02}", minutes / 60, minutes % 60));
+        }
+        for number in [0, 7, 42, 999, 1000, 9999, 10_000, 123_456] {
+            assert_eq!(numbered_id("R-", number), format!("R-{number:04}"));
         }
     }
 

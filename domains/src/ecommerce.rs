@@ -781,10 +781,10 @@ impl State {
     /// Takes the next sequential order id, skipping any already in use.
     fn new_order_id(&mut self) -> String {
         let mut number = self.next_order.max(1);
-        let mut id = format!("O-{number:04}");
+        let mut id = crate::date::numbered_id("O-", number);
         while self.orders.contains_key(&id) {
             number = number.saturating_add(1);
-            id = format!("O-{number:04}");
+            id = crate::date::numbered_id("O-", number);
         }
         self.next_order = number.saturating_add(1);
         id

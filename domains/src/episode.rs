@@ -231,8 +231,6 @@ struct FaultState {
     /// Virtual time now, and until when a soft rate limit rejects calls.
     clock_ms: u64,
     limited_until_ms: u64,
-    /// The state before the most recent change: what a stale read sees.
-    previous: Option<World>,
     /// Executed writes by idempotency key: (tool, canonical args, result text).
     idempotent: BTreeMap<String, (String, String, ToolResult)>,
     /// Writes whose reply was lost, by (tool, canonical args).
@@ -475,15 +473,12 @@ impl Episode {
         let ctx = self.task.context();
         if stale
             && !spec.mutates_state
-            && let Some(mut previous) = self.faults.previous.clone()
+            && let Some(mut previous) = self.previous_world()
         {
             return (previous.apply(spec, args, &ctx).0, false);
         }
-        // Only a profile that can serve stale reads needs the state before each change.
-        let before = (spec.mutates_state && self.chaos.can_draw(FaultKind::StaleData)).then(|| self.world.clone());
         let (result, changed) = self.world.apply(spec, args, &ctx);
         if changed {
-            self.faults.previous = before;
             let repeats = self.faults.ambiguous.iter().find(|(_, t, a)| t == spec.name && a == canonical_args).map(|(i, _, _)| *i);
             if let (Some(first), None) = (repeats, key) {
                 self.faults.duplicates.push((first, self.trajectory.calls.len() as u32));
@@ -493,6 +488,30 @@ impl Episode {
             self.faults.idempotent.insert(key.to_owned(), (spec.name.to_owned(), canonical_args.to_owned(), result.clone()));
         }
         (result, changed)
+    }
+
+    /// The state before the most recent change, which a stale read sees;
+    /// `None` before the first change.
+    ///
+    /// It is the task's initial state with every state-changing call but the
+    /// last one replayed. Tools are pure functions of the state, their
+    /// arguments and the task's context, so the replay is exact; it runs only
+    /// for a stale read, instead of every write copying the state in case one
+    /// comes.
+    fn previous_world(&self) -> Option<World> {
+        let changes = self.trajectory.calls.iter().filter(|c| c.state_changed);
+        // Everything but the most recent change.
+        let last = changes.clone().count().checked_sub(1)?;
+        let ctx = self.task.context();
+        let mut world = self.task.initial.clone();
+        for call in changes.take(last) {
+            // A call that changed the state had a tool of the domain and valid canonical arguments.
+            let Some(spec) = self.task.domain.tool(&call.tool) else { continue };
+            let Ok(args) = spec.parse_arguments(&call.arguments) else { continue };
+            let (_, changed) = world.apply(spec, &args, &ctx);
+            debug_assert!(changed, "replaying call {} changes the state again", call.index);
+        }
+        Some(world)
     }
 
     /// What reaches the agent after the tool ran, given the call's fault.

@@ -37,7 +37,12 @@ pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // The results are plain structs of strings, numbers, options, vectors and
     // string-keyed maps, which serde_json always writes; the fallback is
     // there so that a bug shows in the result instead of a panic.
-    let text = serde_json::to_string(value).unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}).to_string());
+    // One buffer the size of a typical result, as `canonical` uses.
+    let mut out = Vec::with_capacity(256);
+    let text = match serde_json::to_writer(&mut out, value) {
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
+    };
     debug_assert_eq!(
         serde_json::from_str::<Value>(&text).map(|v| canonical(&v)).ok().as_deref(),
         Some(text.as_str()),

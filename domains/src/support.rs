@@ -378,7 +378,7 @@ impl State {
         if number > MAX_TICKET_NUMBER {
             return Err(DomainError::new("TICKET_LIMIT", format!("the desk holds at most {MAX_TICKET_NUMBER} tickets")));
         }
-        let id = format!("T-{number:04}");
+        let id = crate::date::numbered_id("T-", number);
         let ticket = Ticket {
             customer_id,
             subject,

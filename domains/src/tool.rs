@@ -125,17 +125,18 @@ fn validate_object(params: &[Param], map: &Map<String, Value>, prefix: &str) -> 
         }
     }
     for param in params {
-        let field = format!("{prefix}{}", param.name);
+        // The field's full name is built only for an error (or a nested list).
+        let field = || format!("{prefix}{}", param.name);
         match map.get(param.name) {
-            None | Some(Value::Null) if param.required => return Err(ArgError::new(field, "missing required argument")),
+            None | Some(Value::Null) if param.required => return Err(ArgError::new(field(), "missing required argument")),
             None | Some(Value::Null) => {}
-            Some(value) => validate_value(param.ty, value, &field)?,
+            Some(value) => validate_value(param.ty, value, field)?,
         }
     }
     Ok(())
 }
 
-fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgError> {
+fn validate_value(ty: ParamType, value: &Value, field: impl Fn() -> String) -> Result<(), ArgError> {
     let expected = match ty {
         ParamType::String | ParamType::OneOf(_) if value.is_string() => return Ok(()),
         ParamType::String | ParamType::OneOf(_) => "a string",
@@ -147,13 +148,14 @@ fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgEr
             Some(items) => {
                 return match items.iter().position(|v| !v.is_string()) {
                     None => Ok(()),
-                    Some(i) => Err(ArgError::new(format!("{field}[{i}]"), "must be a string")),
+                    Some(i) => Err(ArgError::new(format!("{}[{i}]", field()), "must be a string")),
                 };
             }
             None => "an array of strings",
         },
         ParamType::ObjectList(fields) => match value.as_array() {
             Some(items) => {
+                let field = field();
                 for (i, item) in items.iter().enumerate() {
                     let Some(map) = item.as_object() else {
                         return Err(ArgError::new(format!("{field}[{i}]"), "must be an object"));
@@ -165,7 +167,7 @@ fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgEr
             None => "an array of objects",
         },
     };
-    Err(ArgError::new(field, format!("must be {expected}, got {}", json_type(value))))
+    Err(ArgError::new(field(), format!("must be {expected}, got {}", json_type(value))))
 }
 
 /// A JSON integer, accepting `2.0` for 2 as argument validation does.

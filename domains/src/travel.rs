@@ -249,7 +249,7 @@ impl DomainState for State {
                 })?;
                 flight.seats_left = seats_left;
                 self.last_reservation = number;
-                let id = format!("R-{number:04}");
+                let id = crate::date::numbered_id("R-", number);
                 let reply = Reply::wrote(&Held {
                     held: FlightHold { flight: FlightView::of(flight), reservation_id: &id },
                     next: "confirm with confirm_booking(flight_id, passenger, payment_info)",
