@@ -9,8 +9,9 @@ use sha2::{Digest, Sha256};
 ///
 /// `serde_json` sorts keys only while no crate in the build enables its
 /// `preserve_order` feature; this does not depend on that (it sorts when the
-/// keys are not already in order). Strings and numbers are written by
-/// serde_json itself, straight into one buffer.
+/// keys are not already in order). Strings are written as serde_json writes
+/// them (by [`crate::writer`]), numbers by serde_json itself, straight into
+/// one buffer.
 pub fn canonical(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
     write_canonical(value, &mut out);
@@ -39,7 +40,7 @@ pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // there so that a bug shows in the result instead of a panic.
     // One buffer the size of a typical result, as `canonical` uses.
     let mut out = Vec::with_capacity(256);
-    let text = match serde_json::to_writer(&mut out, value) {
+    let text = match crate::writer::write(value, &mut out) {
         Ok(()) => String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
     };
@@ -95,6 +96,7 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
+        Value::String(text) => crate::writer::write_str(out, text),
         scalar => {
             let _ = serde_json::to_writer(&mut *out, scalar);
         }
@@ -107,7 +109,7 @@ fn write_object(map: &serde_json::Map<String, Value>, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        let _ = serde_json::to_writer(&mut *out, key);
+        crate::writer::write_str(out, key);
         out.push(b':');
         write_canonical(value, out);
     };

@@ -466,13 +466,17 @@ impl State {
             .filter(|a| category.is_none_or(|c| a.category == c))
             .filter_map(|article| {
                 found.fill(false);
-                let mut mark = |a: &str| {
-                    for (q, found) in query_words.iter().zip(found.iter_mut()) {
-                        *found = *found || word_matches(q, a);
+                for text in [&article.title, &article.body] {
+                    if text.is_ascii() {
+                        mark_ascii_words(text, &query_words, &mut found);
+                    } else {
+                        for_each_word(text, &mut buffer, |a| {
+                            for (q, found) in query_words.iter().zip(found.iter_mut()) {
+                                *found = *found || word_matches(q, a);
+                            }
+                        });
                     }
-                };
-                for_each_word(&article.title, &mut buffer, &mut mark);
-                for_each_word(&article.body, &mut buffer, &mut mark);
+                }
                 let matched = found.iter().filter(|f| **f).count();
                 (matched > 0).then_some((matched, article))
             })
@@ -663,6 +667,28 @@ fn for_each_word(text: &str, buffer: &mut String, mut f: impl FnMut(&str)) {
             _ => buffer.as_str(),
         };
         f(word);
+    }
+}
+
+/// Marks the query words that a word of an ASCII text finds: what
+/// [`for_each_word`] and [`word_matches`] decide, read straight off the text's
+/// bytes without lowercasing a copy of each word (the query words are
+/// lowercase already, so comparing ignoring ASCII case is the same).
+fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
+    for word in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+        // Without a plural `s`, when what is left has three letters and does not end in `s`.
+        let word = match word {
+            [stem @ .., before, last] if stem.len() >= 2 && last.eq_ignore_ascii_case(&b's') && !before.eq_ignore_ascii_case(&b's') => {
+                &word[..word.len() - 1]
+            }
+            _ => word,
+        };
+        for (query, found) in query_words.iter().zip(found.iter_mut()) {
+            let query = query.as_bytes();
+            *found = *found
+                || word.get(..query.len()).is_some_and(|start| start.eq_ignore_ascii_case(query))
+                || (word.len() >= 4 && query.get(..word.len()).is_some_and(|start| start.eq_ignore_ascii_case(word)));
+        }
     }
 }
 
@@ -1266,6 +1292,69 @@ mod tests {
         assert_eq!(s.tickets["T-0003"].escalation_reason.as_deref(), Some("Data loss suspected."));
         let top = escalate(&mut s, "T-0003", "tier3", "r");
         assert!(message(top).contains("highest tier"));
+    }
+
+    #[test]
+    fn ascii_word_marking_agrees_with_the_general_word_matching() {
+        let words = [
+            "Refunds",
+            "refund",
+            "REFUNDED",
+            "dispute",
+            "Disputes",
+            "access",
+            "ACCESS",
+            "pass",
+            "plans",
+            "plan",
+            "planning",
+            "car",
+            "cars",
+            "cart",
+            "bus",
+            "buses",
+            "gas",
+            "its",
+            "yes",
+            "s",
+            "ss",
+            "sss",
+            "ab",
+            "abs",
+            "abcs",
+            "x9",
+            "2fa",
+            "compromised",
+            "Compromise",
+            "ok",
+            "the",
+            "Σ",
+        ];
+        let seps = [" ", ", ", "-", "'", "\n", "!? "];
+        let mut buffer = String::new();
+        for (i, first) in words.iter().enumerate() {
+            let queries: Vec<String> = {
+                let mut q = Vec::new();
+                let text = format!("{first} {}", words[(i * 7 + 3) % words.len()]);
+                for_each_word(&text, &mut buffer, |w| q.push(w.to_owned()));
+                q
+            };
+            for (j, second) in words.iter().enumerate() {
+                let text = format!("{first}{}{second}{}{}", seps[j % seps.len()], seps[i % seps.len()], words[(i + j) % words.len()]);
+                if !text.is_ascii() {
+                    continue;
+                }
+                let mut general = vec![false; queries.len()];
+                for_each_word(&text, &mut buffer, |a| {
+                    for (q, found) in queries.iter().zip(general.iter_mut()) {
+                        *found = *found || word_matches(q, a);
+                    }
+                });
+                let mut ascii = vec![false; queries.len()];
+                mark_ascii_words(&text, &queries, &mut ascii);
+                assert_eq!(ascii, general, "{queries:?} in {text:?}");
+            }
+        }
     }
 
     #[test]
