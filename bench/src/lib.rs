@@ -265,10 +265,7 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
             "parse + validate arguments (tool.rs ToolSpec::parse_arguments)",
             time_batched(|| (), |()| spec.parse_arguments(&case.arguments), 64, samples, budget),
         ),
-        t(
-            "canonical args (episode.rs: json::canonical(&Value::Object(map.clone())))",
-            time_batched(|| (), |()| toolenv_domains::json::canonical(&Value::Object(args.as_map().clone())), 64, samples, budget),
-        ),
+        t("canonical args (tool.rs Args::canonical)", time_batched(|| (), |()| args.canonical(), 64, samples, budget)),
         t(
             "World::apply (world.rs; a write clones + compares the state)",
             time_batched(|| prepared_world.clone(), |mut w| (w.apply(spec, &args, &ctx), w), 64, samples, budget),

@@ -358,7 +358,7 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        let canonical_args = json::canonical_object(args.as_map());
+        let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
             && (*first_tool != spec.name || *first_args != canonical_args)

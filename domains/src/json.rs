@@ -19,11 +19,20 @@ pub fn canonical(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// Writes a JSON object as canonical JSON: [`canonical`] without building a
-/// `Value` around it.
-pub fn canonical_object(map: &serde_json::Map<String, Value>) -> String {
+/// Writes an object given as entries sorted by key, each key once, as
+/// canonical JSON: [`canonical`] without building a `Value` around them.
+pub(crate) fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
     let mut out = Vec::with_capacity(64);
-    write_object(map, &mut out);
+    out.push(b'{');
+    for (i, (key, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::writer::write_str(&mut out, key);
+        out.push(b':');
+        write_canonical(value, &mut out);
+    }
+    out.push(b'}');
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 

@@ -398,7 +398,7 @@ impl State {
 
     fn update_ticket(&mut self, args: &Args) -> Result<Reply, DomainError> {
         // Present-but-blank values are mistakes to report, not absent fields.
-        let present = |name: &str| args.as_map().get(name).and_then(Value::as_str);
+        let present = |name: &str| args.get(name).and_then(Value::as_str);
         let (status_text, priority_text, note_text) = (present("status"), present("priority"), present("note"));
         if status_text.is_none() && priority_text.is_none() && note_text.is_none() {
             return Err(DomainError::new("NOTHING_TO_UPDATE", "give at least one of status, priority or note"));
