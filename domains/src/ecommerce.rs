@@ -28,7 +28,7 @@
 //! - Free text (addresses, reasons, queries) is at most 500 characters.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
@@ -540,7 +540,12 @@ impl State {
                     return true;
                 }
                 haystack.clear();
-                let _ = write!(haystack, "{sku} {} {}", p.name, p.category);
+                for (i, part) in [sku.as_str(), &p.name, &p.category].into_iter().enumerate() {
+                    if i > 0 {
+                        haystack.push(' ');
+                    }
+                    haystack.push_str(part);
+                }
                 if haystack.is_ascii() {
                     haystack.make_ascii_lowercase();
                 } else {

@@ -21,6 +21,8 @@ use crate::world::{Context, DomainState, Reply, World};
 /// First and last allowed meeting start, in minutes after midnight.
 const FIRST_START: u32 = 9 * 60;
 const LAST_START: u32 = 16 * 60;
+/// Every allowed meeting start, `FIRST_START` to `LAST_START` on the hour.
+const SLOTS: [&str; 8] = ["09:00", "10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00"];
 /// Longest span `list_meetings` accepts, in days.
 const MAX_RANGE_DAYS: i64 = 366;
 
@@ -136,8 +138,7 @@ impl DomainState for State {
                 let time = parse_slot(args.str("time"))?;
                 let day = self.calendar.get(&date);
                 let conflict = day.and_then(|d| d.get(&time)).map(|topic| SlotTopic { time: &time, topic });
-                let free_slots: Vec<String> =
-                    (FIRST_START..=LAST_START).step_by(60).map(format_time).filter(|t| day.is_none_or(|d| !d.contains_key(t))).collect();
+                let free_slots: Vec<&str> = SLOTS.iter().copied().filter(|t| day.is_none_or(|d| !d.contains_key(*t))).collect();
                 Ok(Reply::read(&Availability { available: conflict.is_none(), conflict, date: &date, free_slots, time: &time }))
             }
             _ => Err(DomainError::new("UNKNOWN_TOOL", format!("scheduling has no tool '{}'", echo(tool)))),
@@ -187,7 +188,7 @@ struct Availability<'a> {
     available: bool,
     conflict: Option<SlotTopic<'a>>,
     date: &'a str,
-    free_slots: Vec<String>,
+    free_slots: Vec<&'static str>,
     time: &'a str,
 }
 
@@ -400,6 +401,12 @@ mod tests {
         assert_eq!(serde_json::to_value(&s).unwrap(), json!({"calendar": {"2026-01-06": {"09:00": "A"}}}));
         call(&mut s, "cancel_meeting", json!({"date": "2026-01-06", "time": "09:00"})).unwrap();
         assert_eq!(s, State::default());
+    }
+
+    #[test]
+    fn the_slots_are_the_allowed_starts() {
+        let starts: Vec<String> = (FIRST_START..=LAST_START).step_by(60).map(format_time).collect();
+        assert_eq!(SLOTS.to_vec(), starts);
     }
 
     #[test]

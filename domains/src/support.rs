@@ -675,7 +675,18 @@ fn for_each_word(text: &str, buffer: &mut String, mut f: impl FnMut(&str)) {
 /// bytes without lowercasing a copy of each word (the query words are
 /// lowercase already, so comparing ignoring ASCII case is the same).
 fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
-    for word in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word = &bytes[start..i];
         // Without a plural `s`, when what is left has three letters and does not end in `s`.
         let word = match word {
             [stem @ .., before, last] if stem.len() >= 2 && last.eq_ignore_ascii_case(&b's') && !before.eq_ignore_ascii_case(&b's') => {
@@ -683,10 +694,14 @@ fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
             }
             _ => word,
         };
+        // Either way round, a match starts with the same letter (query words are lowercase and not empty).
+        let first = word[0].to_ascii_lowercase();
         for (query, found) in query_words.iter().zip(found.iter_mut()) {
             let query = query.as_bytes();
-            *found = *found
-                || word.get(..query.len()).is_some_and(|start| start.eq_ignore_ascii_case(query))
+            if *found || query.first() != Some(&first) {
+                continue;
+            }
+            *found = word.get(..query.len()).is_some_and(|start| start.eq_ignore_ascii_case(query))
                 || (word.len() >= 4 && query.get(..word.len()).is_some_and(|start| start.eq_ignore_ascii_case(word)));
         }
     }
