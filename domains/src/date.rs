@@ -44,6 +44,20 @@ impl Date {
         civil_from_days(self.days)
     }
 
+    /// The date as [`Date::to_string`] writes it, given the text it was
+    /// parsed from: that text itself when it already is written so (every
+    /// digit a digit: no sign, as agents usually send dates), so no string is made.
+    pub(crate) fn text_of(self, parsed_from: &str) -> std::borrow::Cow<'_, str> {
+        let bytes = parsed_from.as_bytes();
+        let written_so = bytes.len() == 10 && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&i| bytes[i].is_ascii_digit());
+        if written_so {
+            debug_assert_eq!(parsed_from, self.to_string());
+            std::borrow::Cow::Borrowed(parsed_from)
+        } else {
+            std::borrow::Cow::Owned(self.to_string())
+        }
+    }
+
     /// Day of the week, 0 = Monday … 6 = Sunday.
     pub fn weekday(self) -> u32 {
         (self.days + 3).rem_euclid(7) as u32
@@ -160,6 +174,11 @@ mod tests {
         assert_eq!(d.add_days(27).to_string(), "2026-02-01");
         assert_eq!(Date::parse("2024-03-01").unwrap().add_days(-1).to_string(), "2024-02-29");
         assert_eq!(Date::parse("2026-02-01").unwrap().days_since(d), 27);
+        for text in ["2026-01-05", "0026-01-05", "+026-01-05", "2026-+1-05"] {
+            if let Some(date) = Date::parse(text) {
+                assert_eq!(date.text_of(text), date.to_string(), "{text}");
+            }
+        }
         for bad in ["2026-02-29", "2026-13-01", "2026-1-05", "05/01/2026", "2026-01-0x", ""] {
             assert_eq!(Date::parse(bad), None, "{bad}");
         }

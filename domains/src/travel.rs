@@ -15,6 +15,7 @@
 //! Reservation ids are sequential per episode (`R-0001`, `R-0002`, …) and
 //! never reused, so a released hold's id is not handed out again.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -213,10 +214,11 @@ impl DomainState for State {
                         ));
                     }
                 }
-                let date = Date::parse(args.str("date").trim()).ok_or_else(|| {
+                let date_text = args.str("date").trim();
+                let date = Date::parse(date_text).ok_or_else(|| {
                     DomainError::new("INVALID_DATE", format!("date {} is not a date in YYYY-MM-DD form", quoted(args.str("date"))))
                 })?;
-                let date = date.to_string();
+                let date = date.text_of(date_text);
                 let flights =
                     Seq(|| self.flights_db.iter().filter(|f| f.origin == origin && f.dest == dest && f.date == date).map(FlightView::of));
                 Ok(Reply::read(&Search { date: &date, dest: &dest, flights, origin: &origin }))
@@ -254,7 +256,13 @@ impl DomainState for State {
                     held: FlightHold { flight: FlightView::of(flight), reservation_id: &id },
                     next: "confirm with confirm_booking(flight_id, passenger, payment_info)",
                 });
-                let reservation = Reservation { flight_id, passenger: None, status: Status::Held, payment_info: None, price: None };
+                let reservation = Reservation {
+                    flight_id: flight_id.into_owned(),
+                    passenger: None,
+                    status: Status::Held,
+                    payment_info: None,
+                    price: None,
+                };
                 self.reservations.insert(id, reservation);
                 Ok(reply)
             }
@@ -307,7 +315,7 @@ impl DomainState for State {
             }
             "cancel_reservation" => {
                 let id = code_arg(args, "reservation_id")?;
-                let reservation = self.reservations.get_mut(&id).ok_or_else(|| no_reservation(&id))?;
+                let reservation = self.reservations.get_mut(id.as_ref()).ok_or_else(|| no_reservation(&id))?;
                 let flight = find_flight_mut(&mut self.flights_db, &reservation.flight_id)?;
                 match reservation.status {
                     Status::Confirmed => {}
@@ -460,9 +468,11 @@ fn text_arg<'a>(args: &'a Args, field: &str) -> Result<&'a str, DomainError> {
     Ok(value)
 }
 
-/// A code argument (flight, airport, reservation id): trimmed and upper-cased.
-fn code_arg(args: &Args, field: &str) -> Result<String, DomainError> {
-    text_arg(args, field).map(str::to_ascii_uppercase)
+/// A code argument (flight, airport, reservation id): trimmed and
+/// upper-cased (borrowed when it already is, as agents usually send it).
+fn code_arg<'a>(args: &'a Args, field: &str) -> Result<Cow<'a, str>, DomainError> {
+    let code = text_arg(args, field)?;
+    Ok(if code.bytes().any(|b| b.is_ascii_lowercase()) { Cow::Owned(code.to_ascii_uppercase()) } else { Cow::Borrowed(code) })
 }
 
 /// Quotes an argument in an error message, cut to a readable length.
