@@ -460,6 +460,7 @@ impl State {
         };
         // Which query words the article at hand matched so far.
         let mut found = vec![false; query_words.len()];
+        let first_letters = FirstLetters::of(&query_words);
         let mut hits: Vec<(usize, &Article)> = self
             .knowledge_base
             .iter()
@@ -468,7 +469,7 @@ impl State {
                 found.fill(false);
                 for text in [&article.title, &article.body] {
                     if text.is_ascii() {
-                        mark_ascii_words(text, &query_words, &mut found);
+                        mark_ascii_words(text, &query_words, &first_letters, &mut found);
                     } else {
                         for_each_word(text, &mut buffer, |a| {
                             for (q, found) in query_words.iter().zip(found.iter_mut()) {
@@ -674,11 +675,14 @@ fn for_each_word(text: &str, buffer: &mut String, mut f: impl FnMut(&str)) {
 /// [`for_each_word`] and [`word_matches`] decide, read straight off the text's
 /// bytes without lowercasing a copy of each word (the query words are
 /// lowercase already, so comparing ignoring ASCII case is the same).
-fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
+fn mark_ascii_words(text: &str, query_words: &[String], first_letters: &FirstLetters, found: &mut [bool]) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if !bytes[i].is_ascii_alphanumeric() {
+        // Either way round, a match starts with the same letter, so only
+        // words starting with a query word's first letter are read (those
+        // letters are letters or digits: query words are made of them).
+        if !first_letters.0[usize::from(bytes[i])] || (i > 0 && bytes[i - 1].is_ascii_alphanumeric()) {
             i += 1;
             continue;
         }
@@ -694,7 +698,6 @@ fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
             }
             _ => word,
         };
-        // Either way round, a match starts with the same letter (query words are lowercase and not empty).
         let first = word[0].to_ascii_lowercase();
         for (query, found) in query_words.iter().zip(found.iter_mut()) {
             let query = query.as_bytes();
@@ -704,6 +707,21 @@ fn mark_ascii_words(text: &str, query_words: &[String], found: &mut [bool]) {
             *found = word.get(..query.len()).is_some_and(|start| start.eq_ignore_ascii_case(query))
                 || (word.len() >= 4 && query.get(..word.len()).is_some_and(|start| start.eq_ignore_ascii_case(word)));
         }
+    }
+}
+
+/// The bytes a query word starts with, in either ASCII case: an article
+/// word that starts with none of them can match no query word.
+struct FirstLetters([bool; 256]);
+
+impl FirstLetters {
+    fn of(query_words: &[String]) -> Self {
+        let mut letters = [false; 256];
+        for &first in query_words.iter().filter_map(|q| q.as_bytes().first()) {
+            letters[usize::from(first)] = true;
+            letters[usize::from(first.to_ascii_uppercase())] = true;
+        }
+        Self(letters)
     }
 }
 
@@ -1366,7 +1384,7 @@ mod tests {
                     }
                 });
                 let mut ascii = vec![false; queries.len()];
-                mark_ascii_words(&text, &queries, &mut ascii);
+                mark_ascii_words(&text, &queries, &FirstLetters::of(&queries), &mut ascii);
                 assert_eq!(ascii, general, "{queries:?} in {text:?}");
             }
         }
