@@ -507,7 +507,7 @@ impl Episode {
         for call in changes.take(last) {
             // A call that changed the state had a tool of the domain and valid canonical arguments.
             let Some(spec) = self.task.domain.tool(&call.tool) else { continue };
-            let Ok(args) = spec.parse_arguments(&call.arguments) else { continue };
+            let Ok(args) = spec.read_arguments(&call.arguments) else { continue };
             let (_, changed) = world.apply(spec, &args, &ctx);
             debug_assert!(changed, "replaying call {} changes the state again", call.index);
         }

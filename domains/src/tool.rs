@@ -89,6 +89,12 @@ impl ToolSpec {
         if text.len() > MAX_ARGUMENTS_BYTES {
             return Err(ArgError::new("", format!("arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")));
         }
+        self.read_arguments(text)
+    }
+
+    /// [`ToolSpec::parse_arguments`] without the size limit: for argument
+    /// text the core wrote itself (a recorded call's canonical arguments).
+    pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
         let parsed = if text.trim().is_empty() {
             Parsed::Object { entries: Vec::new(), first_unknown: None }
         } else {
