@@ -242,13 +242,9 @@ pub struct Step {
 /// The steps of a benchmarked call, each timed alone: where the time of
 /// `Episode::call_with` plus the server's reply text goes.
 pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<Step> {
-    use serde_json::Value;
     let spec = case.task.domain.tool(case.tool).expect("a tool of the domain");
     let args = spec.parse_arguments(&case.arguments).expect("valid arguments");
     let ctx = case.task.context();
-    let mut probe = case.prepared(false);
-    let outcome = &probe.call(case.tool, &case.arguments).expect("a valid call").outcome;
-    let result: Value = outcome.result_value().unwrap_or_else(|| panic!("{}: expected a result, got {outcome:?}", case.name));
     // The world after the prefix, as the benchmarked call meets it.
     let world = || {
         let mut world = case.task.initial.clone();
@@ -260,31 +256,17 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     };
     let prepared_world = world();
     let t = |name, timing| Step { name, timing };
-    let mut steps = vec![
+    vec![
         t(
             "parse + validate arguments (tool.rs ToolSpec::parse_arguments)",
             time_batched(|| (), |()| spec.parse_arguments(&case.arguments), 64, samples, budget),
         ),
+        t("canonical args (tool.rs Args::canonical)", time_batched(|| (), |()| args.canonical(), 64, samples, budget)),
         t(
-            "canonical args (episode.rs: json::canonical(&Value::Object(map.clone())))",
-            time_batched(|| (), |()| toolenv_domains::json::canonical(&Value::Object(args.as_map().clone())), 64, samples, budget),
-        ),
-        t(
-            "World::apply (world.rs; a write clones + compares the state)",
+            "World::apply: the tool and its result text (world.rs; json.rs to_canonical)",
             time_batched(|| prepared_world.clone(), |mut w| (w.apply(spec, &args, &ctx), w), 64, samples, budget),
         ),
-    ];
-    if case.write {
-        steps.push(t(
-            "World clone kept for StaleData (only when the profile can draw it)",
-            time_batched(|| (), |()| prepared_world.clone(), 64, samples, budget),
-        ));
-    }
-    steps.push(t(
-        "result text: json::canonical (json.rs write_canonical)",
-        time_batched(|| (), |()| toolenv_domains::json::canonical(&result), 64, samples, budget),
-    ));
-    steps
+    ]
 }
 
 /// The steps of finishing an episode of `task` after its reference

@@ -10,8 +10,6 @@
 
 use std::collections::BTreeMap;
 
-use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -323,12 +321,17 @@ impl Dice {
     }
 
     /// The draw for (call index, purpose): a uniform u64.
+    ///
+    /// It is the u64 a `ChaCha8Rng` keyed by the episode, on stream
+    /// `purpose`, gives at word position `2 × call_index`; the block that
+    /// holds it is computed alone, where the generator would compute four
+    /// blocks to use two words of one (the tests compare the two).
     pub(crate) fn draw(&self, call_index: u32, purpose: Purpose) -> u64 {
-        let mut rng = ChaCha8Rng::from_seed(self.key);
-        rng.set_stream(purpose as u64);
-        // Each u64 uses two 32-bit words.
-        rng.set_word_pos(u128::from(call_index) * 2);
-        rng.next_u64()
+        let word = u64::from(call_index) * 2;
+        let block = chacha8_block(&self.key, word / 16, purpose as u64);
+        // An even word of a 16-word block: the pair never crosses a block.
+        let i = (word % 16) as usize;
+        u64::from(block[i]) | (u64::from(block[i + 1]) << 32)
     }
 
     /// A draw in [0, n).
@@ -336,6 +339,43 @@ impl Dice {
         // n is tiny next to 2^64, so modulo bias is below one in 10^12.
         self.draw(call_index, purpose) % n.max(1)
     }
+}
+
+/// One ChaCha block with 8 rounds (4 double rounds): the 32-byte key, a
+/// 64-bit block counter and a 64-bit stream, laid out as `ChaCha8Rng` lays
+/// them out.
+fn chacha8_block(key: &[u8; 32], counter: u64, stream: u64) -> [u32; 16] {
+    fn quarter(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+        x[a] = x[a].wrapping_add(x[b]);
+        x[d] = (x[d] ^ x[a]).rotate_left(16);
+        x[c] = x[c].wrapping_add(x[d]);
+        x[b] = (x[b] ^ x[c]).rotate_left(12);
+        x[a] = x[a].wrapping_add(x[b]);
+        x[d] = (x[d] ^ x[a]).rotate_left(8);
+        x[c] = x[c].wrapping_add(x[d]);
+        x[b] = (x[b] ^ x[c]).rotate_left(7);
+    }
+    let mut input = [0u32; 16];
+    input[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
+    for (word, bytes) in input[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    input[12..].copy_from_slice(&[counter as u32, (counter >> 32) as u32, stream as u32, (stream >> 32) as u32]);
+    let mut x = input;
+    for _ in 0..4 {
+        quarter(&mut x, 0, 4, 8, 12);
+        quarter(&mut x, 1, 5, 9, 13);
+        quarter(&mut x, 2, 6, 10, 14);
+        quarter(&mut x, 3, 7, 11, 15);
+        quarter(&mut x, 0, 5, 10, 15);
+        quarter(&mut x, 1, 6, 11, 12);
+        quarter(&mut x, 2, 7, 8, 13);
+        quarter(&mut x, 3, 4, 9, 14);
+    }
+    for (out, add) in x.iter_mut().zip(input) {
+        *out = out.wrapping_add(add);
+    }
+    x
 }
 
 /// Decides which fault, if any, a new draw gives for a call.
@@ -396,6 +436,23 @@ impl Default for Chaos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_draw_is_the_chacha8_generators_word_at_its_position() {
+        use rand_chacha::ChaCha8Rng;
+        use rand_chacha::rand_core::{Rng, SeedableRng};
+        for (task, seed, trial) in [("scheduling/book-meeting/001", 0, 0), ("travel/x", 7, 3), ("", u64::MAX, u32::MAX)] {
+            let dice = Dice::new(task, seed, trial);
+            for purpose in [Purpose::Fault, Purpose::Latency, Purpose::Partial, Purpose::Variant] {
+                for call_index in (0..70).chain([199, 1000, 123_457, u32::MAX - 1, u32::MAX]) {
+                    let mut rng = ChaCha8Rng::from_seed(dice.key);
+                    rng.set_stream(purpose as u64);
+                    rng.set_word_pos(u128::from(call_index) * 2);
+                    assert_eq!(dice.draw(call_index, purpose), rng.next_u64(), "{task} call {call_index} {purpose:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn presets_match_appendix_b() {

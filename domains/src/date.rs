@@ -44,6 +44,20 @@ impl Date {
         civil_from_days(self.days)
     }
 
+    /// The date as [`Date::to_string`] writes it, given the text it was
+    /// parsed from: that text itself when it already is written so (every
+    /// digit a digit: no sign, as agents usually send dates), so no string is made.
+    pub(crate) fn text_of(self, parsed_from: &str) -> std::borrow::Cow<'_, str> {
+        let bytes = parsed_from.as_bytes();
+        let written_so = bytes.len() == 10 && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&i| bytes[i].is_ascii_digit());
+        if written_so {
+            debug_assert_eq!(parsed_from, self.to_string());
+            std::borrow::Cow::Borrowed(parsed_from)
+        } else {
+            std::borrow::Cow::Owned(self.to_string())
+        }
+    }
+
     /// Day of the week, 0 = Monday … 6 = Sunday.
     pub fn weekday(self) -> u32 {
         (self.days + 3).rem_euclid(7) as u32
@@ -53,8 +67,40 @@ impl Date {
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (y, m, d) = self.ymd();
-        write!(f, "{y:04}-{m:02}-{d:02}")
+        match u32::try_from(y) {
+            // The dates tools meet: written digit by digit, not through the formatting machinery.
+            Ok(y) if y <= 9999 => {
+                let mut text = [b'-'; 10];
+                digits(&mut text[0..4], y);
+                digits(&mut text[5..7], m);
+                digits(&mut text[8..10], d);
+                f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+            }
+            _ => write!(f, "{y:04}-{m:02}-{d:02}"),
+        }
     }
+}
+
+/// Writes the last `out.len()` decimal digits of `n` into `out`, zero-padded.
+fn digits(out: &mut [u8], mut n: u32) {
+    for byte in out.iter_mut().rev() {
+        *byte = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// `prefix` followed by `number` zero-padded to four digits, as
+/// `format!("{prefix}{number:04}")` writes it (`R-0007`): record ids.
+pub(crate) fn numbered_id(prefix: &str, number: u32) -> String {
+    if number > 9999 {
+        return format!("{prefix}{number}");
+    }
+    let mut text = [0u8; 4];
+    digits(&mut text, number);
+    let mut id = String::with_capacity(prefix.len() + 4);
+    id.push_str(prefix);
+    id.push_str(std::str::from_utf8(&text).unwrap_or_default());
+    id
 }
 
 /// Parses `HH:MM` (24-hour) into minutes after midnight.
@@ -69,7 +115,14 @@ pub fn parse_time(text: &str) -> Option<u32> {
 
 /// Formats minutes after midnight as `HH:MM`.
 pub fn format_time(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    let (hours, minutes) = (minutes / 60, minutes % 60);
+    if hours > 99 {
+        return format!("{hours:02}:{minutes:02}");
+    }
+    let mut text = [b':'; 5];
+    digits(&mut text[0..2], hours);
+    digits(&mut text[3..5], minutes);
+    std::str::from_utf8(&text).unwrap_or_default().to_owned()
 }
 
 fn is_leap(year: i64) -> bool {
@@ -121,6 +174,11 @@ mod tests {
         assert_eq!(d.add_days(27).to_string(), "2026-02-01");
         assert_eq!(Date::parse("2024-03-01").unwrap().add_days(-1).to_string(), "2024-02-29");
         assert_eq!(Date::parse("2026-02-01").unwrap().days_since(d), 27);
+        for text in ["2026-01-05", "0026-01-05", "+026-01-05", "2026-+1-05"] {
+            if let Some(date) = Date::parse(text) {
+                assert_eq!(date.text_of(text), date.to_string(), "{text}");
+            }
+        }
         for bad in ["2026-02-29", "2026-13-01", "2026-1-05", "05/01/2026", "2026-01-0x", ""] {
             assert_eq!(Date::parse(bad), None, "{bad}");
         }
@@ -132,6 +190,21 @@ mod tests {
         for i in 0..20_000 {
             let d = start.add_days(i);
             assert_eq!(Date::parse(&d.to_string()), Some(d));
+        }
+    }
+
+    #[test]
+    fn digit_by_digit_formatting_matches_the_formatting_machinery() {
+        for days in (-800_000..3_000_000).step_by(997) {
+            let d = Date { days };
+            let (y, m, day) = d.ymd();
+            assert_eq!(d.to_string(), format!("{y:04}-{m:02}-{day:02}"), "{days}");
+        }
+        for minutes in 0..7000 {
+            assert_eq!(format_time(minutes), format!("{:02}:{:02}", minutes / 60, minutes % 60));
+        }
+        for number in [0, 7, 42, 999, 1000, 9999, 10_000, 123_456] {
+            assert_eq!(numbered_id("R-", number), format!("R-{number:04}"));
         }
     }
 

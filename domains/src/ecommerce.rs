@@ -34,10 +34,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::date::Date;
+use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
-use crate::world::{Context, DomainState, World};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::world::{Context, DomainState, Reply, World};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;
@@ -459,46 +460,49 @@ impl DomainState for State {
         },
     ];
 
-    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "search_products" => self.search_products(args),
             "check_inventory" => {
                 let (sku, product) = self.product(text(args, "sku")?)?;
-                Ok(json!({
-                    "sku": sku, "name": product.name, "price": product.price, "stock": product.stock, "in_stock": product.stock > 0
+                Ok(Reply::read(&Inventory {
+                    in_stock: product.stock > 0,
+                    name: &product.name,
+                    price: product.price,
+                    sku,
+                    stock: product.stock,
                 }))
             }
             "create_order" => self.create_order(args, ctx),
             "check_order_status" => {
                 let (id, order) = self.order(text(args, "order_id")?)?;
-                Ok(json!({"order": self.order_view(id, order)}))
+                Ok(Reply::read(&Field("order", self.order_view(id, order))))
             }
             "process_return" => self.process_return(args, ctx),
             "apply_coupon" => {
                 let (code, coupon) = self.valid_coupon(text(args, "code")?, ctx)?;
                 let subtotal = amount(args, "order_subtotal")?.unwrap_or(Money::ZERO);
                 let discount = applicable_discount(code, coupon, subtotal)?;
-                Ok(json!({
-                    "code": code,
-                    "valid": true,
-                    "order_subtotal": subtotal,
-                    "discount": discount,
-                    "total": subtotal.minus(discount),
-                    "terms": coupon.terms(),
-                    "note": "one coupon per order; each customer may use a coupon once",
+                Ok(Reply::read(&CouponCheck {
+                    code,
+                    discount,
+                    note: "one coupon per order; each customer may use a coupon once",
+                    order_subtotal: subtotal,
+                    terms: coupon.terms(),
+                    total: subtotal.minus(discount),
+                    valid: true,
                 }))
             }
             "get_customer" => {
                 let (id, customer) = self.customer(text(args, "customer_id")?)?;
-                let used: Vec<&str> =
-                    self.orders.values().filter(|o| o.customer_id == id).filter_map(|o| o.coupon_code.as_deref()).collect();
-                Ok(json!({"customer_id": id, "name": customer.name, "addresses": customer.addresses, "coupons_used": used}))
+                let addresses = Seq(|| customer.addresses.iter().map(|a| AddressView { address: &a.address, label: &a.label }));
+                let coupons_used = Seq(|| self.orders.values().filter(|o| o.customer_id == id).filter_map(|o| o.coupon_code.as_deref()));
+                Ok(Reply::read(&CustomerView { addresses, coupons_used, customer_id: id, name: &customer.name }))
             }
             "list_orders" => {
                 let (id, _) = self.customer(text(args, "customer_id")?)?;
-                let orders: Vec<Value> =
-                    self.orders.iter().filter(|(_, o)| o.customer_id == id).map(|(oid, o)| self.order_view(oid, o)).collect();
-                Ok(json!({"customer_id": id, "orders": orders}))
+                let orders = Seq(|| self.orders.iter().filter(|(_, o)| o.customer_id == id).map(|(oid, o)| self.order_view(oid, o)));
+                Ok(Reply::read(&Orders { customer_id: id, orders }))
             }
             _ => Err(DomainError::new("UNKNOWN_TOOL", format!("e-commerce has no tool '{}'", echo(tool)))),
         }
@@ -506,7 +510,7 @@ impl DomainState for State {
 }
 
 impl State {
-    fn search_products(&self, args: &Args) -> ToolResult {
+    fn search_products(&self, args: &Args) -> Result<Reply, DomainError> {
         let words: Vec<String> = text(args, "query")?.split_whitespace().map(str::to_lowercase).collect();
         let category = text(args, "category")?;
         if !category.is_empty() && !self.products.values().any(|p| p.category.eq_ignore_ascii_case(category)) {
@@ -524,25 +528,46 @@ impl State {
         {
             return Err(DomainError::new("INVALID_RANGE", format!("min_price {min} is above max_price {max}")));
         }
-        let matching: Vec<Value> = self
+        // Each product's text is lowercased into one buffer, not a string of its own.
+        let mut haystack = String::new();
+        let matching: Vec<(&String, &Product)> = self
             .products
             .iter()
             .filter(|(_, p)| category.is_empty() || p.category.eq_ignore_ascii_case(category))
             .filter(|(_, p)| min.is_none_or(|m| p.price >= m) && max.is_none_or(|m| p.price <= m))
             .filter(|(sku, p)| {
-                let haystack = format!("{sku} {} {}", p.name, p.category).to_lowercase();
+                if words.is_empty() {
+                    return true;
+                }
+                haystack.clear();
+                for (i, part) in [sku.as_str(), &p.name, &p.category].into_iter().enumerate() {
+                    if i > 0 {
+                        haystack.push(' ');
+                    }
+                    haystack.push_str(part);
+                }
+                if haystack.is_ascii() {
+                    haystack.make_ascii_lowercase();
+                } else {
+                    haystack = haystack.to_lowercase();
+                }
                 words.iter().all(|w| haystack.contains(w.as_str()) || w.strip_suffix('s').is_some_and(|stem| haystack.contains(stem)))
             })
-            .map(|(sku, p)| {
-                json!({"sku": sku, "name": p.name, "category": p.category, "price": p.price, "stock": p.stock, "in_stock": p.stock > 0})
-            })
             .collect();
-        let count = matching.len();
-        let products: Vec<Value> = matching.into_iter().take(MAX_SEARCH_RESULTS).collect();
-        Ok(json!({"count": count, "truncated": count > products.len(), "products": products}))
+        let products = Seq(|| {
+            matching.iter().take(MAX_SEARCH_RESULTS).map(|&(sku, p)| ProductView {
+                category: &p.category,
+                in_stock: p.stock > 0,
+                name: &p.name,
+                price: p.price,
+                sku,
+                stock: p.stock,
+            })
+        });
+        Ok(Reply::read(&Search { count: matching.len(), products, truncated: matching.len() > MAX_SEARCH_RESULTS }))
     }
 
-    fn create_order(&mut self, args: &Args, ctx: &Context) -> ToolResult {
+    fn create_order(&mut self, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         let (customer_id, customer) = self.customer(text(args, "customer_id")?)?;
         let lines = self.order_lines(args.list("items"))?;
         let shipping_address = address_on_file(customer_id, customer, text(args, "shipping_address")?)?;
@@ -566,10 +591,16 @@ impl State {
         };
         let customer_id = customer_id.to_owned();
         // Every line was checked against its stock above; the checked
-        // subtraction keeps stock from ever going below zero all the same.
-        for line in &lines {
-            let stock = self.products.get(&line.sku).map_or(0, |p| p.stock);
-            let left = stock.checked_sub(line.quantity).ok_or_else(|| insufficient_stock(&line.sku, stock, line.quantity))?;
+        // subtraction keeps stock from ever going below zero all the same,
+        // and nothing changes until every line has passed it.
+        let left = lines
+            .iter()
+            .map(|line| {
+                let stock = self.products.get(&line.sku).map_or(0, |p| p.stock);
+                stock.checked_sub(line.quantity).ok_or_else(|| insufficient_stock(&line.sku, stock, line.quantity))
+            })
+            .collect::<Result<Vec<u32>, DomainError>>()?;
+        for (line, left) in lines.iter().zip(left) {
             if let Some(product) = self.products.get_mut(&line.sku) {
                 product.stock = left;
             }
@@ -589,9 +620,9 @@ impl State {
             returns: Vec::new(),
         };
         let id = self.new_order_id();
-        let view = self.order_view(&id, &order);
+        let reply = Reply::wrote(&Field("order", self.order_view(&id, &order)));
         self.orders.insert(id, order);
-        Ok(json!({"order": view}))
+        Ok(reply)
     }
 
     /// Checks the requested lines against the catalog and its stock.
@@ -631,7 +662,7 @@ impl State {
         Ok(lines)
     }
 
-    fn process_return(&mut self, args: &Args, ctx: &Context) -> ToolResult {
+    fn process_return(&mut self, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         let (id, order) = self.order(text(args, "order_id")?)?;
         match order.status {
             OrderStatus::Placed | OrderStatus::Shipped => return Err(not_delivered(id, order.status)),
@@ -706,17 +737,18 @@ impl State {
             order.items.iter().filter(|l| order.returned_skus.contains(&l.sku) || skus.contains(&l.sku)).map(|l| l.sku.clone()).collect();
         order.status = if returned.len() == order.items.len() { OrderStatus::Returned } else { OrderStatus::PartiallyReturned };
         order.returned_skus = returned;
-        order.returns.push(ReturnRecord { skus: skus.clone(), reason: reason.to_owned(), refund_method, amount: refund });
-        Ok(json!({
-            "return": {"order_id": id, "skus": skus, "refund": refund, "refund_method": refund_method},
-            "order": {
-                "order_id": id,
-                "status": order.status,
-                "total": order.total,
-                "refunded": order.refunded,
-                "returned_skus": order.returned_skus,
+        let reply = Reply::wrote(&Returned {
+            order: ReturnedOrder {
+                order_id: &id,
+                refunded: order.refunded,
+                returned_skus: &order.returned_skus,
+                status: order.status,
+                total: order.total,
             },
-        }))
+            r#return: ReturnView { order_id: &id, refund, refund_method, skus: &skus },
+        });
+        order.returns.push(ReturnRecord { skus, reason: reason.to_owned(), refund_method, amount: refund });
+        Ok(reply)
     }
 
     /// Finds a coupon that exists and has not expired; the code must name one coupon.
@@ -754,10 +786,10 @@ impl State {
     /// Takes the next sequential order id, skipping any already in use.
     fn new_order_id(&mut self) -> String {
         let mut number = self.next_order.max(1);
-        let mut id = format!("O-{number:04}");
+        let mut id = crate::date::numbered_id("O-", number);
         while self.orders.contains_key(&id) {
             number = number.saturating_add(1);
-            id = format!("O-{number:04}");
+            id = crate::date::numbered_id("O-", number);
         }
         self.next_order = number.saturating_add(1);
         id
@@ -765,32 +797,39 @@ impl State {
 
     /// An order as the tools show it: the stored order with its id, product
     /// names and, once delivered, the last day it can be returned.
-    fn order_view(&self, id: &str, order: &Order) -> Value {
-        let items: Vec<Value> = order
-            .items
-            .iter()
-            .map(|l| {
-                let name = self.products.get(&l.sku).map(|p| p.name.as_str());
-                json!({"sku": l.sku, "name": name, "quantity": l.quantity, "unit_price": l.unit_price})
+    fn order_view<'a>(&'a self, id: &'a str, order: &'a Order) -> OrderView<'a, impl Serialize + 'a, impl Serialize + 'a> {
+        let items = Seq(move || {
+            order.items.iter().map(|l| LineView {
+                name: self.products.get(&l.sku).map(|p| p.name.as_str()),
+                quantity: l.quantity,
+                sku: &l.sku,
+                unit_price: l.unit_price,
             })
-            .collect();
-        let return_until = order.delivered_on.as_deref().and_then(Date::parse).map(|d| d.add_days(RETURN_WINDOW_DAYS).to_string());
-        json!({
-            "order_id": id,
-            "customer_id": order.customer_id,
-            "status": order.status,
-            "items": items,
-            "subtotal": order.subtotal,
-            "discount": order.discount,
-            "total": order.total,
-            "coupon_code": order.coupon_code,
-            "shipping_address": order.shipping_address,
-            "delivered_on": order.delivered_on,
-            "returnable_until": return_until,
-            "refunded": order.refunded,
-            "returned_skus": order.returned_skus,
-            "returns": order.returns,
-        })
+        });
+        let returns = Seq(move || {
+            order.returns.iter().map(|r| ReturnRecordView {
+                amount: r.amount,
+                reason: &r.reason,
+                refund_method: r.refund_method,
+                skus: &r.skus,
+            })
+        });
+        OrderView {
+            coupon_code: order.coupon_code.as_deref(),
+            customer_id: &order.customer_id,
+            delivered_on: order.delivered_on.as_deref(),
+            discount: order.discount,
+            items,
+            order_id: id,
+            refunded: order.refunded,
+            returnable_until: order.delivered_on.as_deref().and_then(Date::parse).map(|d| d.add_days(RETURN_WINDOW_DAYS).to_string()),
+            returned_skus: &order.returned_skus,
+            returns,
+            shipping_address: &order.shipping_address,
+            status: order.status,
+            subtotal: order.subtotal,
+            total: order.total,
+        }
     }
 
     /// Checks the invariants a state read from JSON must hold.
@@ -866,6 +905,123 @@ impl State {
     }
 }
 
+// Results, written straight to canonical JSON: fields in key order.
+
+#[derive(Serialize)]
+struct OrderView<'a, I: Serialize, R: Serialize> {
+    coupon_code: Option<&'a str>,
+    customer_id: &'a str,
+    delivered_on: Option<&'a str>,
+    discount: Money,
+    items: I,
+    order_id: &'a str,
+    refunded: Money,
+    returnable_until: Option<String>,
+    returned_skus: &'a [String],
+    returns: R,
+    shipping_address: &'a str,
+    status: OrderStatus,
+    subtotal: Money,
+    total: Money,
+}
+
+/// An order line with its product's name.
+#[derive(Serialize)]
+struct LineView<'a> {
+    name: Option<&'a str>,
+    quantity: u32,
+    sku: &'a str,
+    unit_price: Money,
+}
+
+#[derive(Serialize)]
+struct ReturnRecordView<'a> {
+    amount: Money,
+    reason: &'a str,
+    refund_method: RefundMethod,
+    skus: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Inventory<'a> {
+    in_stock: bool,
+    name: &'a str,
+    price: Money,
+    sku: &'a str,
+    stock: u32,
+}
+
+#[derive(Serialize)]
+struct CouponCheck<'a> {
+    code: &'a str,
+    discount: Money,
+    note: &'static str,
+    order_subtotal: Money,
+    terms: String,
+    total: Money,
+    valid: bool,
+}
+
+#[derive(Serialize)]
+struct AddressView<'a> {
+    address: &'a str,
+    label: &'a str,
+}
+
+#[derive(Serialize)]
+struct CustomerView<'a, A: Serialize, C: Serialize> {
+    addresses: A,
+    coupons_used: C,
+    customer_id: &'a str,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct Orders<'a, O: Serialize> {
+    customer_id: &'a str,
+    orders: O,
+}
+
+#[derive(Serialize)]
+struct ProductView<'a> {
+    category: &'a str,
+    in_stock: bool,
+    name: &'a str,
+    price: Money,
+    sku: &'a str,
+    stock: u32,
+}
+
+#[derive(Serialize)]
+struct Search<P: Serialize> {
+    count: usize,
+    products: P,
+    truncated: bool,
+}
+
+#[derive(Serialize)]
+struct ReturnedOrder<'a> {
+    order_id: &'a str,
+    refunded: Money,
+    returned_skus: &'a [String],
+    status: OrderStatus,
+    total: Money,
+}
+
+#[derive(Serialize)]
+struct ReturnView<'a> {
+    order_id: &'a str,
+    refund: Money,
+    refund_method: RefundMethod,
+    skus: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Returned<'a> {
+    order: ReturnedOrder<'a>,
+    r#return: ReturnView<'a>,
+}
+
 /// The coupon's discount on `subtotal`, if the subtotal reaches its minimum.
 fn applicable_discount(code: &str, coupon: &Coupon, subtotal: Money) -> Result<Money, DomainError> {
     if subtotal < coupon.min_subtotal {
@@ -880,8 +1036,21 @@ fn applicable_discount(code: &str, coupon: &Coupon, subtotal: Money) -> Result<M
 /// The address on file matching `requested` (ignoring case and spacing).
 fn address_on_file(customer_id: &str, customer: &Customer, requested: &str) -> Result<String, DomainError> {
     let normal = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    let wanted = normal(requested);
-    if let Some(found) = customer.addresses.iter().find(|a| normal(&a.address) == wanted) {
+    let same = |on_file: &str| {
+        if on_file.is_ascii() && requested.is_ascii() {
+            // What `normal` compares, without building the strings.
+            let (mut a, mut b) = (on_file.split_whitespace(), requested.split_whitespace());
+            loop {
+                match (a.next(), b.next()) {
+                    (None, None) => return true,
+                    (Some(x), Some(y)) if x.eq_ignore_ascii_case(y) => {}
+                    _ => return false,
+                }
+            }
+        }
+        normal(on_file) == normal(requested)
+    };
+    if let Some(found) = customer.addresses.iter().find(|a| same(&a.address)) {
         return Ok(found.address.clone());
     }
     let on_file: Vec<String> = customer.addresses.iter().map(|a| format!("{}: {}", a.label, a.address)).collect();
@@ -1218,6 +1387,7 @@ pub(crate) fn tasks() -> Vec<Task> {
 mod tests {
     use super::*;
     use crate::agent::play;
+    use crate::world::testing::Answer;
     use pretty_assertions::assert_eq;
     use serde_json::Map;
 
@@ -1229,7 +1399,7 @@ mod tests {
         serde_json::from_value(shop()).unwrap()
     }
 
-    fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
+    fn call(state: &mut State, tool: &str, args: Value) -> Answer {
         crate::world::testing::call(state, today(), tool, args)
     }
 
@@ -1563,7 +1733,9 @@ mod tests {
         // A coupon is still good on its expiry date.
         let ctx = Context { today: Date::from_ymd(2026, 1, 15).unwrap() };
         let args = Args::from_map(json!({"code": "WINTER25", "order_subtotal": 10}).as_object().unwrap().clone());
-        assert_eq!(s.call("apply_coupon", &args, &ctx).unwrap()["discount"], json!(2.5));
+        let reply = s.call("apply_coupon", &args, &ctx).unwrap();
+        assert!(!reply.changed);
+        assert_eq!(serde_json::from_str::<Value>(&reply.text).unwrap()["discount"], json!(2.5));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::chaos::{Chaos, Dice, FaultKind, Purpose};
 use crate::json;
 use crate::oracle::{CheckOutcome, Verdict};
 use crate::task::Task;
-use crate::tool::{ArgError, DomainError, ToolSpec};
+use crate::tool::{ArgError, DomainError, ToolResult, ToolSpec};
 use crate::world::World;
 
 /// Default for the most calls an episode accepts.
@@ -231,10 +231,8 @@ struct FaultState {
     /// Virtual time now, and until when a soft rate limit rejects calls.
     clock_ms: u64,
     limited_until_ms: u64,
-    /// The state before the most recent change: what a stale read sees.
-    previous: Option<World>,
-    /// Executed writes by idempotency key: (tool, canonical args, result).
-    idempotent: BTreeMap<String, (String, String, Result<Value, DomainError>)>,
+    /// Executed writes by idempotency key: (tool, canonical args, result text).
+    idempotent: BTreeMap<String, (String, String, ToolResult)>,
     /// Writes whose reply was lost, by (tool, canonical args).
     ambiguous: Vec<(u32, String, String)>,
     /// Later writes that repeated an ambiguous one: (call, repeated call).
@@ -360,7 +358,7 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        let canonical_args = json::canonical(&Value::Object(args.as_map().clone()));
+        let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
             && (*first_tool != spec.name || *first_args != canonical_args)
@@ -467,14 +465,7 @@ impl Episode {
 
     /// Runs the tool (against an older snapshot for a stale read) and keeps
     /// the idempotency and duplicate bookkeeping.
-    fn execute(
-        &mut self,
-        spec: &ToolSpec,
-        args: &crate::Args,
-        canonical_args: &str,
-        key: Option<&str>,
-        stale: bool,
-    ) -> (Result<Value, DomainError>, bool) {
+    fn execute(&mut self, spec: &ToolSpec, args: &crate::Args, canonical_args: &str, key: Option<&str>, stale: bool) -> (ToolResult, bool) {
         if let Some((_, _, result)) = key.and_then(|k| self.faults.idempotent.get(k)) {
             // A retry of an executed write: the first result, nothing runs again.
             return (result.clone(), false);
@@ -482,15 +473,12 @@ impl Episode {
         let ctx = self.task.context();
         if stale
             && !spec.mutates_state
-            && let Some(mut previous) = self.faults.previous.clone()
+            && let Some(mut previous) = self.previous_world()
         {
             return (previous.apply(spec, args, &ctx).0, false);
         }
-        // Only a profile that can serve stale reads needs the state before each change.
-        let before = (spec.mutates_state && self.chaos.can_draw(FaultKind::StaleData)).then(|| self.world.clone());
         let (result, changed) = self.world.apply(spec, args, &ctx);
         if changed {
-            self.faults.previous = before;
             let repeats = self.faults.ambiguous.iter().find(|(_, t, a)| t == spec.name && a == canonical_args).map(|(i, _, _)| *i);
             if let (Some(first), None) = (repeats, key) {
                 self.faults.duplicates.push((first, self.trajectory.calls.len() as u32));
@@ -502,32 +490,58 @@ impl Episode {
         (result, changed)
     }
 
+    /// The state before the most recent change, which a stale read sees;
+    /// `None` before the first change.
+    ///
+    /// It is the task's initial state with every state-changing call but the
+    /// last one replayed. Tools are pure functions of the state, their
+    /// arguments and the task's context, so the replay is exact; it runs only
+    /// for a stale read, instead of every write copying the state in case one
+    /// comes.
+    fn previous_world(&self) -> Option<World> {
+        let changes = self.trajectory.calls.iter().filter(|c| c.state_changed);
+        // Everything but the most recent change.
+        let last = changes.clone().count().checked_sub(1)?;
+        let ctx = self.task.context();
+        let mut world = self.task.initial.clone();
+        for call in changes.take(last) {
+            // A call that changed the state had a tool of the domain and valid canonical arguments.
+            let Some(spec) = self.task.domain.tool(&call.tool) else { continue };
+            let Ok(args) = spec.read_arguments(&call.arguments) else { continue };
+            let (_, changed) = world.apply(spec, &args, &ctx);
+            debug_assert!(changed, "replaying call {} changes the state again", call.index);
+        }
+        Some(world)
+    }
+
     /// What reaches the agent after the tool ran, given the call's fault.
     #[allow(clippy::too_many_arguments)]
     fn deliver(
         &mut self,
         kind: Option<FaultKind>,
-        result: Result<Value, DomainError>,
+        result: ToolResult,
         spec: &ToolSpec,
         index: u32,
         canonical_args: &str,
         changed: bool,
         delay_ms: &mut u64,
     ) -> Outcome {
-        let value = match result {
-            Ok(value) => value,
+        let text = match result {
+            Ok(text) => text,
             Err(error) => return Outcome::Error(error),
         };
         if kind == Some(FaultKind::SchemaDrift) {
             self.faults.drifted = true;
         }
-        let value = if self.faults.drifted { crate::drift::to_v2(self.task.domain, spec.name, &value) } else { value };
+        // Only a drifted or a cut reply needs the result as a value.
+        let text =
+            if self.faults.drifted { json::canonical(&crate::drift::to_v2(self.task.domain, spec.name, &parse(&text))) } else { text };
         match kind {
             Some(FaultKind::HighLatency) => {
                 *delay_ms = self.chaos.latency_ms(&self.dice, index);
-                Outcome::Result(json::canonical(&value))
+                Outcome::Result(text)
             }
-            Some(FaultKind::PartialResponse) => partial(value, self.dice.draw(index, Purpose::Partial)),
+            Some(FaultKind::PartialResponse) => partial(parse(&text), self.dice.draw(index, Purpose::Partial)),
             Some(FaultKind::AmbiguousCommit) => {
                 if changed {
                     self.faults.ambiguous.push((index, spec.name.to_owned(), canonical_args.to_owned()));
@@ -539,7 +553,7 @@ impl Episode {
                     Outcome::Failure(reset())
                 }
             }
-            _ => Outcome::Result(json::canonical(&value)),
+            _ => Outcome::Result(text),
         }
     }
 
@@ -642,6 +656,12 @@ fn suspended() -> Failure {
         message: "consumer suspended for exceeding its quota; calls will keep failing".into(),
         retry_after_ms: Some(-1),
     }
+}
+
+/// A tool's result text as a value. The text is JSON the core wrote itself,
+/// so the fallback never shows.
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// Cuts a result short: the first list found loses its second half (marked

@@ -9,8 +9,9 @@ use sha2::{Digest, Sha256};
 ///
 /// `serde_json` sorts keys only while no crate in the build enables its
 /// `preserve_order` feature; this does not depend on that (it sorts when the
-/// keys are not already in order). Strings and numbers are written by
-/// serde_json itself, straight into one buffer.
+/// keys are not already in order). Strings are written as serde_json writes
+/// them (by [`crate::writer`]), numbers by serde_json itself, straight into
+/// one buffer.
 pub fn canonical(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
     write_canonical(value, &mut out);
@@ -18,28 +19,82 @@ pub fn canonical(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// Writes an object given as entries sorted by key, each key once, as
+/// canonical JSON: [`canonical`] without building a `Value` around them.
+pub(crate) fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
+    let mut out = Vec::with_capacity(64);
+    out.push(b'{');
+    for (i, (key, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::writer::write_str(&mut out, key);
+        out.push(b':');
+        write_canonical(value, &mut out);
+    }
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Writes a typed value as canonical JSON, straight from its fields: no
+/// `Value` tree in between.
+///
+/// The text is canonical only if the type writes object keys in sorted order:
+/// structs declare their fields in key order, maps are `BTreeMap`s keyed by
+/// strings. Debug builds (and so every test) check that the text is exactly
+/// what [`canonical`] writes for it.
+pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
+    // The results are plain structs of strings, numbers, options, vectors and
+    // string-keyed maps, which serde_json always writes; the fallback is
+    // there so that a bug shows in the result instead of a panic.
+    // One buffer the size of a typical result, as `canonical` uses.
+    let mut out = Vec::with_capacity(256);
+    let text = match crate::writer::write(value, &mut out) {
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
+    };
+    debug_assert_eq!(
+        serde_json::from_str::<Value>(&text).map(|v| canonical(&v)).ok().as_deref(),
+        Some(text.as_str()),
+        "a result type writes its keys out of order"
+    );
+    text
+}
+
+/// A one-key object, `{key: value}`, for results that wrap a record
+/// (`{"booked": …}`) without a struct of their own.
+#[derive(Debug)]
+pub(crate) struct Field<T>(pub(crate) &'static str, pub(crate) T);
+
+impl<T: Serialize> Serialize for Field<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.0, &self.1)?;
+        map.end()
+    }
+}
+
+/// A list written straight from an iterator, without collecting it first:
+/// the closure makes the iterator each time the list is written.
+#[derive(Debug)]
+pub(crate) struct Seq<F>(pub(crate) F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail, so the writers' results carry nothing.
     match value {
-        Value::Object(map) => {
-            out.push(b'{');
-            let mut entry = |i: usize, key: &str, value: &Value| {
-                if i > 0 {
-                    out.push(b',');
-                }
-                let _ = serde_json::to_writer(&mut *out, key);
-                out.push(b':');
-                write_canonical(value, out);
-            };
-            if map.keys().is_sorted() {
-                map.iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
-            } else {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_by_key(|&(key, _)| key);
-                entries.into_iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_object(map, out),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -50,10 +105,31 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
+        Value::String(text) => crate::writer::write_str(out, text),
         scalar => {
             let _ = serde_json::to_writer(&mut *out, scalar);
         }
     }
+}
+
+fn write_object(map: &serde_json::Map<String, Value>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    let mut entry = |i: usize, key: &str, value: &Value| {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::writer::write_str(out, key);
+        out.push(b':');
+        write_canonical(value, out);
+    };
+    if map.keys().is_sorted() {
+        map.iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
+    } else {
+        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        entries.sort_by_key(|&(key, _)| key);
+        entries.into_iter().enumerate().for_each(|(i, (key, value))| entry(i, key, value));
+    }
+    out.push(b'}');
 }
 
 /// SHA-256 (lowercase hex) of a value's canonical JSON.

@@ -47,6 +47,7 @@ mod task;
 mod tool;
 pub mod travel;
 mod world;
+mod writer;
 
 pub use episode::{
     CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, Failure, FailureCode, FaultRecord, FaultStats, Outcome, Trajectory,

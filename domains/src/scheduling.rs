@@ -6,19 +6,23 @@
 //! per slot; a day with no meetings left disappears from the calendar.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::date::{Date, format_time, parse_time};
+use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
-use crate::world::{Context, DomainState, World};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::world::{Context, DomainState, Reply, World};
 
 /// First and last allowed meeting start, in minutes after midnight.
 const FIRST_START: u32 = 9 * 60;
 const LAST_START: u32 = 16 * 60;
+/// Every allowed meeting start, `FIRST_START` to `LAST_START` on the hour.
+const SLOTS: [&str; 8] = ["09:00", "10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00"];
 /// Longest span `list_meetings` accepts, in days.
 const MAX_RANGE_DAYS: i64 = 366;
 
@@ -81,7 +85,7 @@ impl DomainState for State {
         },
     ];
 
-    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "book_meeting" => {
                 let (date, time) = self.free_slot(args.str("date"), args.str("time"), ctx)?;
@@ -89,16 +93,18 @@ impl DomainState for State {
                 if topic.is_empty() || topic.len() > 200 {
                     return Err(DomainError::new("INVALID_TOPIC", "topic must be 1 to 200 characters"));
                 }
-                self.calendar.entry(date.clone()).or_default().insert(time.clone(), topic.to_owned());
-                Ok(json!({"booked": {"date": date, "time": time, "topic": topic}}))
+                let reply = Reply::wrote(&Field("booked", Meeting { date: &date, time: &time, topic }));
+                self.calendar.entry(date).or_default().insert(time, topic.to_owned());
+                Ok(reply)
             }
             "check_calendar" => {
                 let date = parse_date(args.str("date"), "date")?;
-                Ok(json!({"date": date, "meetings": self.meetings_on(&date)}))
+                let meetings = Seq(|| self.calendar.get(&date).into_iter().flatten().map(|(time, topic)| SlotTopic { time, topic }));
+                Ok(Reply::read(&Day { date: &date, meetings }))
             }
             "cancel_meeting" => {
                 let (date, time, topic) = self.take(args.str("date"), args.str("time"))?;
-                Ok(json!({"cancelled": {"date": date, "time": time, "topic": topic}}))
+                Ok(Reply::wrote(&Field("cancelled", Meeting { date: &date, time: &time, topic: &topic })))
             }
             "list_meetings" => {
                 let start = parse_date(args.str("start_date"), "start_date")?;
@@ -110,41 +116,83 @@ impl DomainState for State {
                 if days >= MAX_RANGE_DAYS {
                     return Err(DomainError::new("RANGE_TOO_LONG", format!("a range may span at most {MAX_RANGE_DAYS} days")));
                 }
-                let meetings: Vec<Value> = self
-                    .calendar
-                    .range(start..=end)
-                    .flat_map(|(date, slots)| slots.iter().map(move |(time, topic)| json!({"date": date, "time": time, "topic": topic})))
-                    .collect();
-                Ok(json!({"meetings": meetings}))
+                let meetings = Seq(|| {
+                    self.calendar
+                        .range::<str, _>((Bound::Included(start.as_str()), Bound::Included(end.as_str())))
+                        .flat_map(|(date, slots)| slots.iter().map(move |(time, topic)| Meeting { date, time, topic }))
+                });
+                Ok(Reply::read(&Field("meetings", meetings)))
             }
             "reschedule_meeting" => {
                 let (new_date, new_time) = self.free_slot(args.str("new_date"), args.str("new_time"), ctx)?;
                 let (date, time, topic) = self.take(args.str("date"), args.str("time"))?;
-                self.calendar.entry(new_date.clone()).or_default().insert(new_time.clone(), topic.clone());
-                Ok(json!({
-                    "rescheduled": {"topic": topic, "from": {"date": date, "time": time}, "to": {"date": new_date, "time": new_time}}
-                }))
+                let reply = Reply::wrote(&Field(
+                    "rescheduled",
+                    Rescheduled { from: Slot { date: &date, time: &time }, to: Slot { date: &new_date, time: &new_time }, topic: &topic },
+                ));
+                self.calendar.entry(new_date).or_default().insert(new_time, topic);
+                Ok(reply)
             }
             "check_availability" => {
                 let date = parse_date(args.str("date"), "date")?;
                 let time = parse_slot(args.str("time"))?;
                 let day = self.calendar.get(&date);
-                let conflict = day.and_then(|d| d.get(&time)).map(|topic| json!({"time": time, "topic": topic}));
-                let free_slots: Vec<String> =
-                    (FIRST_START..=LAST_START).step_by(60).map(format_time).filter(|t| day.is_none_or(|d| !d.contains_key(t))).collect();
-                Ok(json!({"date": date, "time": time, "available": conflict.is_none(), "conflict": conflict, "free_slots": free_slots}))
+                let conflict = day.and_then(|d| d.get(&time)).map(|topic| SlotTopic { time: &time, topic });
+                let free_slots: Vec<&str> = SLOTS.iter().copied().filter(|t| day.is_none_or(|d| !d.contains_key(*t))).collect();
+                Ok(Reply::read(&Availability { available: conflict.is_none(), conflict, date: &date, free_slots, time: &time }))
             }
             _ => Err(DomainError::new("UNKNOWN_TOOL", format!("scheduling has no tool '{}'", echo(tool)))),
         }
     }
 }
 
-impl State {
-    fn meetings_on(&self, date: &str) -> Vec<Value> {
-        let slots = self.calendar.get(date).into_iter().flatten();
-        slots.map(|(time, topic)| json!({"time": time, "topic": topic})).collect()
-    }
+// Results, written straight to canonical JSON: fields in key order.
 
+/// A meeting in a result.
+#[derive(Serialize)]
+struct Meeting<'a> {
+    date: &'a str,
+    time: &'a str,
+    topic: &'a str,
+}
+
+/// A meeting of a known day.
+#[derive(Serialize)]
+struct SlotTopic<'a> {
+    time: &'a str,
+    topic: &'a str,
+}
+
+/// A slot of a rescheduled meeting.
+#[derive(Serialize)]
+struct Slot<'a> {
+    date: &'a str,
+    time: &'a str,
+}
+
+#[derive(Serialize)]
+struct Rescheduled<'a> {
+    from: Slot<'a>,
+    to: Slot<'a>,
+    topic: &'a str,
+}
+
+#[derive(Serialize)]
+struct Day<'a, M: Serialize> {
+    date: &'a str,
+    meetings: M,
+}
+
+#[derive(Serialize)]
+struct Availability<'a> {
+    available: bool,
+    conflict: Option<SlotTopic<'a>>,
+    date: &'a str,
+    free_slots: Vec<&'static str>,
+    time: &'a str,
+}
+
+impl State {
     /// Checks that a slot may hold a new meeting; returns it normalized.
     fn free_slot(&self, date: &str, time: &str, ctx: &Context) -> Result<(String, String), DomainError> {
         let date = parse_date(date, "date")?;
@@ -306,13 +354,14 @@ pub(crate) fn tasks() -> Vec<Task> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::world::testing::Answer;
     use pretty_assertions::assert_eq;
 
-    fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
+    fn call(state: &mut State, tool: &str, args: Value) -> Answer {
         crate::world::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)
     }
 
-    fn code(result: ToolResult) -> &'static str {
+    fn code(result: Answer) -> &'static str {
         result.unwrap_err().code
     }
 
@@ -352,6 +401,12 @@ mod tests {
         assert_eq!(serde_json::to_value(&s).unwrap(), json!({"calendar": {"2026-01-06": {"09:00": "A"}}}));
         call(&mut s, "cancel_meeting", json!({"date": "2026-01-06", "time": "09:00"})).unwrap();
         assert_eq!(s, State::default());
+    }
+
+    #[test]
+    fn the_slots_are_the_allowed_starts() {
+        let starts: Vec<String> = (FIRST_START..=LAST_START).step_by(60).map(format_time).collect();
+        assert_eq!(SLOTS.to_vec(), starts);
     }
 
     #[test]

@@ -26,10 +26,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::date::Date;
+use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
-use crate::world::{Context, DomainState, World};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::world::{Context, DomainState, Reply, World};
 
 /// Longest subject, in characters.
 const MAX_SUBJECT_CHARS: usize = 200;
@@ -299,7 +300,7 @@ impl DomainState for State {
         },
     ];
 
-    fn call(&mut self, tool: &str, args: &Args, _ctx: &Context) -> ToolResult {
+    fn call(&mut self, tool: &str, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "create_ticket" => self.create_ticket(args),
             "update_ticket" => self.update_ticket(args),
@@ -308,7 +309,7 @@ impl DomainState for State {
                 let resolution = text(args, "resolution", "INVALID_RESOLUTION", MAX_TEXT_CHARS)?;
                 ticket.status = Status::Closed;
                 ticket.resolution = Some(resolution);
-                Ok(json!({"closed": ticket.view(&id)}))
+                Ok(Reply::wrote(&Field("closed", ticket.view(&id))))
             }
             "escalate_ticket" => {
                 let (id, ticket) = self.open_ticket_mut(args.str("ticket_id"))?;
@@ -327,7 +328,7 @@ impl DomainState for State {
                 ticket.status = Status::Escalated;
                 ticket.tier = to;
                 ticket.escalation_reason = Some(reason);
-                Ok(json!({"escalated": ticket.view(&id)}))
+                Ok(Reply::wrote(&Field("escalated", ticket.view(&id))))
             }
             "search_knowledge_base" => self.search_knowledge_base(args),
             "list_open_tickets" => {
@@ -339,24 +340,24 @@ impl DomainState for State {
                     None => None,
                     Some(c) => Some(self.customer(c)?.0),
                 };
-                let tickets: Vec<Value> = self
-                    .tickets
-                    .iter()
-                    .filter(|(_, t)| t.status != Status::Closed)
-                    .filter(|(_, t)| priority.is_none_or(|p| t.priority == p))
-                    .filter(|(_, t)| customer_id.as_ref().is_none_or(|c| &t.customer_id == c))
-                    .map(|(id, t)| t.summary(id))
-                    .collect();
-                Ok(json!({"tickets": tickets}))
+                let tickets = Seq(|| {
+                    self.tickets
+                        .iter()
+                        .filter(|(_, t)| t.status != Status::Closed)
+                        .filter(|(_, t)| priority.is_none_or(|p| t.priority == p))
+                        .filter(|(_, t)| customer_id.as_ref().is_none_or(|c| &t.customer_id == c))
+                        .map(|(id, t)| t.summary(id))
+                });
+                Ok(Reply::read(&Field("tickets", tickets)))
             }
             "get_ticket" => {
                 let (id, ticket) = self.ticket(args.str("ticket_id"))?;
-                Ok(json!({"ticket": ticket.view(&id)}))
+                Ok(Reply::read(&Field("ticket", ticket.view(&id))))
             }
             "get_customer" => {
                 let (id, customer) = self.customer(args.str("customer_id"))?;
-                let tickets: Vec<Value> = self.tickets.iter().filter(|(_, t)| t.customer_id == id).map(|(tid, t)| t.summary(tid)).collect();
-                Ok(json!({"customer": {"customer_id": id, "name": customer.name, "plan": customer.plan, "tickets": tickets}}))
+                let tickets = Seq(|| self.tickets.iter().filter(|(_, t)| t.customer_id == id).map(|(tid, t)| t.summary(tid)));
+                Ok(Reply::read(&Field("customer", CustomerView { customer_id: &id, name: &customer.name, plan: &customer.plan, tickets })))
             }
             _ => Err(DomainError::new("UNKNOWN_TOOL", format!("support has no tool '{}'", echo(tool)))),
         }
@@ -364,7 +365,7 @@ impl DomainState for State {
 }
 
 impl State {
-    fn create_ticket(&mut self, args: &Args) -> ToolResult {
+    fn create_ticket(&mut self, args: &Args) -> Result<Reply, DomainError> {
         let (customer_id, _) = self.customer(args.str("customer_id"))?;
         let subject = text(args, "subject", "INVALID_SUBJECT", MAX_SUBJECT_CHARS)?;
         let description = text(args, "description", "INVALID_DESCRIPTION", MAX_TEXT_CHARS)?;
@@ -377,7 +378,7 @@ impl State {
         if number > MAX_TICKET_NUMBER {
             return Err(DomainError::new("TICKET_LIMIT", format!("the desk holds at most {MAX_TICKET_NUMBER} tickets")));
         }
-        let id = format!("T-{number:04}");
+        let id = crate::date::numbered_id("T-", number);
         let ticket = Ticket {
             customer_id,
             subject,
@@ -389,15 +390,15 @@ impl State {
             resolution: None,
             escalation_reason: None,
         };
-        let view = ticket.view(&id);
+        let reply = Reply::wrote(&Field("created", ticket.view(&id)));
         self.tickets.insert(id, ticket);
         self.last_ticket_number = number;
-        Ok(json!({"created": view}))
+        Ok(reply)
     }
 
-    fn update_ticket(&mut self, args: &Args) -> ToolResult {
+    fn update_ticket(&mut self, args: &Args) -> Result<Reply, DomainError> {
         // Present-but-blank values are mistakes to report, not absent fields.
-        let present = |name: &str| args.as_map().get(name).and_then(Value::as_str);
+        let present = |name: &str| args.get(name).and_then(Value::as_str);
         let (status_text, priority_text, note_text) = (present("status"), present("priority"), present("note"));
         if status_text.is_none() && priority_text.is_none() && note_text.is_none() {
             return Err(DomainError::new("NOTHING_TO_UPDATE", "give at least one of status, priority or note"));
@@ -421,6 +422,8 @@ impl State {
                 format!("{id} already has the most notes a ticket holds ({MAX_NOTES_PER_TICKET})"),
             ));
         }
+        // Setting a field to the value it has is accepted and changes nothing.
+        let changed = status.is_some_and(|s| s != ticket.status) || priority.is_some_and(|p| p != ticket.priority) || note.is_some();
         if let Some(status) = status {
             ticket.status = status;
         }
@@ -430,15 +433,22 @@ impl State {
         if let Some(note) = note {
             ticket.notes.push(note);
         }
-        Ok(json!({"updated": ticket.view(&id)}))
+        let text = crate::json::to_canonical(&Field("updated", ticket.view(&id)));
+        Ok(Reply { text, changed })
     }
 
-    fn search_knowledge_base(&self, args: &Args) -> ToolResult {
+    fn search_knowledge_base(&self, args: &Args) -> Result<Reply, DomainError> {
         let query = args.str("query").trim();
         if query.chars().count() > MAX_QUERY_CHARS {
             return Err(DomainError::new("QUERY_TOO_LONG", format!("query must be at most {MAX_QUERY_CHARS} characters")));
         }
-        let mut query_words: Vec<String> = words(query).filter(|w| !STOP_WORDS.contains(&w.as_str())).collect();
+        let mut query_words: Vec<String> = Vec::new();
+        let mut buffer = String::new();
+        for_each_word(query, &mut buffer, |w| {
+            if !STOP_WORDS.contains(&w) {
+                query_words.push(w.to_owned());
+            }
+        });
         query_words.sort();
         query_words.dedup();
         if query_words.is_empty() {
@@ -448,26 +458,41 @@ impl State {
             None => None,
             Some(c) => Some(Category::parse(c).ok_or_else(|| invalid_choice("INVALID_CATEGORY", "category", c, Category::NAMES))?),
         };
+        // Which query words the article at hand matched so far.
+        let mut found = vec![false; query_words.len()];
+        let first_letters = FirstLetters::of(&query_words);
         let mut hits: Vec<(usize, &Article)> = self
             .knowledge_base
             .iter()
             .filter(|a| category.is_none_or(|c| a.category == c))
             .filter_map(|article| {
-                let article_words: Vec<String> = words(&article.title).chain(words(&article.body)).collect();
-                let matched = query_words.iter().filter(|q| article_words.iter().any(|a| word_matches(q, a))).count();
+                found.fill(false);
+                for text in [&article.title, &article.body] {
+                    if text.is_ascii() {
+                        mark_ascii_words(text, &query_words, &first_letters, &mut found);
+                    } else {
+                        for_each_word(text, &mut buffer, |a| {
+                            for (q, found) in query_words.iter().zip(found.iter_mut()) {
+                                *found = *found || word_matches(q, a);
+                            }
+                        });
+                    }
+                }
+                let matched = found.iter().filter(|f| **f).count();
                 (matched > 0).then_some((matched, article))
             })
             .collect();
         hits.sort_by(|(n1, a1), (n2, a2)| n2.cmp(n1).then_with(|| a1.id.cmp(&a2.id)));
-        let total = hits.len();
-        let articles: Vec<Value> = hits
-            .into_iter()
-            .take(MAX_SEARCH_RESULTS)
-            .map(|(matched, a)| {
-                json!({"id": a.id, "category": a.category.as_str(), "title": a.title, "body": a.body, "matched_words": matched})
+        let articles = Seq(|| {
+            hits.iter().take(MAX_SEARCH_RESULTS).map(|&(matched, a)| ArticleHit {
+                body: &a.body,
+                category: a.category.as_str(),
+                id: &a.id,
+                matched_words: matched,
+                title: &a.title,
             })
-            .collect();
-        Ok(json!({"query": query, "category": category.map(Category::as_str), "total_matches": total, "articles": articles}))
+        });
+        Ok(Reply::read(&SearchResult { articles, category: category.map(Category::as_str), query, total_matches: hits.len() }))
     }
 
     /// Finds a customer; returns the normalized id.
@@ -503,32 +528,83 @@ impl State {
 
 impl Ticket {
     /// The ticket in full, as tools return it.
-    fn view(&self, id: &str) -> Value {
-        json!({
-            "ticket_id": id,
-            "customer_id": self.customer_id,
-            "subject": self.subject,
-            "description": self.description,
-            "priority": self.priority.as_str(),
-            "status": self.status.as_str(),
-            "tier": self.tier.as_str(),
-            "notes": self.notes,
-            "resolution": self.resolution,
-            "escalation_reason": self.escalation_reason,
-        })
+    fn view<'a>(&'a self, id: &'a str) -> TicketView<'a> {
+        TicketView {
+            customer_id: &self.customer_id,
+            description: &self.description,
+            escalation_reason: self.escalation_reason.as_deref(),
+            notes: &self.notes,
+            priority: self.priority.as_str(),
+            resolution: self.resolution.as_deref(),
+            status: self.status.as_str(),
+            subject: &self.subject,
+            ticket_id: id,
+            tier: self.tier.as_str(),
+        }
     }
 
     /// The ticket in one line, as lists return it.
-    fn summary(&self, id: &str) -> Value {
-        json!({
-            "ticket_id": id,
-            "customer_id": self.customer_id,
-            "subject": self.subject,
-            "priority": self.priority.as_str(),
-            "status": self.status.as_str(),
-            "tier": self.tier.as_str(),
-        })
+    fn summary<'a>(&'a self, id: &'a str) -> TicketSummary<'a> {
+        TicketSummary {
+            customer_id: &self.customer_id,
+            priority: self.priority.as_str(),
+            status: self.status.as_str(),
+            subject: &self.subject,
+            ticket_id: id,
+            tier: self.tier.as_str(),
+        }
     }
+}
+
+// Results, written straight to canonical JSON: fields in key order.
+
+#[derive(Serialize)]
+struct TicketView<'a> {
+    customer_id: &'a str,
+    description: &'a str,
+    escalation_reason: Option<&'a str>,
+    notes: &'a [String],
+    priority: &'static str,
+    resolution: Option<&'a str>,
+    status: &'static str,
+    subject: &'a str,
+    ticket_id: &'a str,
+    tier: &'static str,
+}
+
+#[derive(Serialize)]
+struct TicketSummary<'a> {
+    customer_id: &'a str,
+    priority: &'static str,
+    status: &'static str,
+    subject: &'a str,
+    ticket_id: &'a str,
+    tier: &'static str,
+}
+
+#[derive(Serialize)]
+struct CustomerView<'a, T: Serialize> {
+    customer_id: &'a str,
+    name: &'a str,
+    plan: &'a str,
+    tickets: T,
+}
+
+#[derive(Serialize)]
+struct ArticleHit<'a> {
+    body: &'a str,
+    category: &'static str,
+    id: &'a str,
+    matched_words: usize,
+    title: &'a str,
+}
+
+#[derive(Serialize)]
+struct SearchResult<'a, A: Serialize> {
+    articles: A,
+    category: Option<&'static str>,
+    query: &'a str,
+    total_matches: usize,
 }
 
 fn unknown_ticket(text: &str) -> DomainError {
@@ -573,23 +649,87 @@ fn text(args: &Args, field: &str, code: &'static str, max_chars: usize) -> Resul
     Ok(value.to_owned())
 }
 
-/// The words of a text for search: lowercase runs of letters and digits,
-/// without a plural `s` (`disputes` → `dispute`, but `access` stays).
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| {
-        let w = w.to_lowercase();
-        match w.strip_suffix('s') {
-            Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem.to_owned(),
-            _ => w,
+/// Calls `f` with each word of a text for search: lowercase runs of letters
+/// and digits, without a plural `s` (`disputes` → `dispute`, but `access`
+/// stays). Words are made in `buffer`, so searching allocates nothing per
+/// word of an article.
+fn for_each_word(text: &str, buffer: &mut String, mut f: impl FnMut(&str)) {
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        buffer.clear();
+        if word.is_ascii() {
+            buffer.push_str(word);
+            buffer.make_ascii_lowercase();
+        } else {
+            // Unicode lowercasing depends on context (a final sigma), so it is done on the whole word.
+            buffer.push_str(&word.to_lowercase());
         }
-    })
+        let word = match buffer.strip_suffix('s') {
+            Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem,
+            _ => buffer.as_str(),
+        };
+        f(word);
+    }
+}
+
+/// Marks the query words that a word of an ASCII text finds: what
+/// [`for_each_word`] and [`word_matches`] decide, read straight off the text's
+/// bytes without lowercasing a copy of each word (the query words are
+/// lowercase already, so comparing ignoring ASCII case is the same).
+fn mark_ascii_words(text: &str, query_words: &[String], first_letters: &FirstLetters, found: &mut [bool]) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Either way round, a match starts with the same letter, so only
+        // words starting with a query word's first letter are read (those
+        // letters are letters or digits: query words are made of them).
+        if !first_letters.0[usize::from(bytes[i])] || (i > 0 && bytes[i - 1].is_ascii_alphanumeric()) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word = &bytes[start..i];
+        // Without a plural `s`, when what is left has three letters and does not end in `s`.
+        let word = match word {
+            [stem @ .., before, last] if stem.len() >= 2 && last.eq_ignore_ascii_case(&b's') && !before.eq_ignore_ascii_case(&b's') => {
+                &word[..word.len() - 1]
+            }
+            _ => word,
+        };
+        let first = word[0].to_ascii_lowercase();
+        for (query, found) in query_words.iter().zip(found.iter_mut()) {
+            let query = query.as_bytes();
+            if *found || query.first() != Some(&first) {
+                continue;
+            }
+            *found = word.get(..query.len()).is_some_and(|start| start.eq_ignore_ascii_case(query))
+                || (word.len() >= 4 && query.get(..word.len()).is_some_and(|start| start.eq_ignore_ascii_case(word)));
+        }
+    }
+}
+
+/// The bytes a query word starts with, in either ASCII case: an article
+/// word that starts with none of them can match no query word.
+struct FirstLetters([bool; 256]);
+
+impl FirstLetters {
+    fn of(query_words: &[String]) -> Self {
+        let mut letters = [false; 256];
+        for &first in query_words.iter().filter_map(|q| q.as_bytes().first()) {
+            letters[usize::from(first)] = true;
+            letters[usize::from(first.to_ascii_uppercase())] = true;
+        }
+        Self(letters)
+    }
 }
 
 /// Whether a query word finds an article word: the article word starts with
 /// it (`refund` finds `refunded`), or it starts with an article word of at
 /// least four letters (`compromised` finds `compromise`).
 fn word_matches(query: &str, article: &str) -> bool {
-    article.starts_with(query) || (article.chars().count() >= 4 && query.starts_with(article))
+    article.starts_with(query) || (query.starts_with(article) && article.chars().count() >= 4)
 }
 
 /// The highest number among ids of the form `T-NNNN` (0 when there are none).
@@ -931,21 +1071,22 @@ mod tests {
     use super::*;
     use crate::COLLATERAL_CHECK;
     use crate::agent::{SelfCheck, play};
+    use crate::world::testing::Answer;
     use pretty_assertions::assert_eq;
 
     fn ctx() -> Context {
         Context { today: Date::from_ymd(2026, 1, 6).unwrap() }
     }
 
-    fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
+    fn call(state: &mut State, tool: &str, args: Value) -> Answer {
         crate::world::testing::call(state, ctx().today, tool, args)
     }
 
-    fn code(result: ToolResult) -> &'static str {
+    fn code(result: Answer) -> &'static str {
         result.unwrap_err().code
     }
 
-    fn message(result: ToolResult) -> String {
+    fn message(result: Answer) -> String {
         result.unwrap_err().message
     }
 
@@ -954,7 +1095,7 @@ mod tests {
         serde_json::from_value(desk()).unwrap()
     }
 
-    fn create(state: &mut State, customer_id: &str, priority: &str) -> ToolResult {
+    fn create(state: &mut State, customer_id: &str, priority: &str) -> Answer {
         call(state, "create_ticket", json!({"customer_id": customer_id, "subject": "S", "description": "D", "priority": priority}))
     }
 
@@ -1187,6 +1328,69 @@ mod tests {
     }
 
     #[test]
+    fn ascii_word_marking_agrees_with_the_general_word_matching() {
+        let words = [
+            "Refunds",
+            "refund",
+            "REFUNDED",
+            "dispute",
+            "Disputes",
+            "access",
+            "ACCESS",
+            "pass",
+            "plans",
+            "plan",
+            "planning",
+            "car",
+            "cars",
+            "cart",
+            "bus",
+            "buses",
+            "gas",
+            "its",
+            "yes",
+            "s",
+            "ss",
+            "sss",
+            "ab",
+            "abs",
+            "abcs",
+            "x9",
+            "2fa",
+            "compromised",
+            "Compromise",
+            "ok",
+            "the",
+            "Σ",
+        ];
+        let seps = [" ", ", ", "-", "'", "\n", "!? "];
+        let mut buffer = String::new();
+        for (i, first) in words.iter().enumerate() {
+            let queries: Vec<String> = {
+                let mut q = Vec::new();
+                let text = format!("{first} {}", words[(i * 7 + 3) % words.len()]);
+                for_each_word(&text, &mut buffer, |w| q.push(w.to_owned()));
+                q
+            };
+            for (j, second) in words.iter().enumerate() {
+                let text = format!("{first}{}{second}{}{}", seps[j % seps.len()], seps[i % seps.len()], words[(i + j) % words.len()]);
+                if !text.is_ascii() {
+                    continue;
+                }
+                let mut general = vec![false; queries.len()];
+                for_each_word(&text, &mut buffer, |a| {
+                    for (q, found) in queries.iter().zip(general.iter_mut()) {
+                        *found = *found || word_matches(q, a);
+                    }
+                });
+                let mut ascii = vec![false; queries.len()];
+                mark_ascii_words(&text, &queries, &FirstLetters::of(&queries), &mut ascii);
+                assert_eq!(ascii, general, "{queries:?} in {text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn search_ranks_by_matched_words_then_id() {
         let mut s = desk_state();
         let ids =
@@ -1236,7 +1440,7 @@ mod tests {
     #[test]
     fn list_open_tickets_filters_in_id_order() {
         let mut s = desk_state();
-        let ids = |r: ToolResult| -> Vec<String> {
+        let ids = |r: Answer| -> Vec<String> {
             r.unwrap()["tickets"].as_array().unwrap().iter().map(|t| t["ticket_id"].as_str().unwrap().to_owned()).collect()
         };
         assert_eq!(ids(call(&mut s, "list_open_tickets", json!({}))), ["T-0001", "T-0002", "T-0003", "T-0004", "T-0006"]);

@@ -7,7 +7,10 @@
 //! (a date that does not exist, an unknown flight) is a business rule, checked
 //! by the tool and reported as a [`DomainError`].
 
+use std::borrow::Cow;
+
 use serde::Serialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 /// Most bytes of argument JSON a call may carry.
@@ -77,20 +80,152 @@ impl ToolSpec {
     }
 
     /// Parses and validates a call's argument text. Empty text means `{}`.
+    ///
+    /// The text is read straight into [`Args`]: names the tool knows are
+    /// matched against its parameters as they are read, so only values are
+    /// allocated. Errors are the ones a `serde_json::Value` parse followed by
+    /// validation gives: the same parser reads the same text the same way.
     pub fn parse_arguments(&self, text: &str) -> Result<Args, ArgError> {
         if text.len() > MAX_ARGUMENTS_BYTES {
             return Err(ArgError::new("", format!("arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")));
         }
-        let value: Value = if text.trim().is_empty() {
-            Value::Object(Map::new())
+        self.read_arguments(text)
+    }
+
+    /// [`ToolSpec::parse_arguments`] without the size limit: for argument
+    /// text the core wrote itself (a recorded call's canonical arguments).
+    pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
+        let parsed = if text.trim().is_empty() {
+            Parsed::Object { entries: Vec::new(), first_unknown: None }
         } else {
-            serde_json::from_str(text).map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
+            parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
         };
-        let Value::Object(map) = value else {
+        let Parsed::Object { mut entries, first_unknown } = parsed else {
             return Err(ArgError::new("", "arguments must be a json object"));
         };
-        validate_object(self.params, &map, "")?;
-        Ok(Args(map))
+        if let Some(key) = first_unknown {
+            return Err(ArgError::new(key, "unknown argument"));
+        }
+        for param in self.params {
+            let field = || param.name.to_owned();
+            match entries.iter().find(|(name, _)| name == param.name).map(|(_, value)| value) {
+                None | Some(Value::Null) if param.required => return Err(ArgError::new(field(), "missing required argument")),
+                None | Some(Value::Null) => {}
+                Some(value) => validate_value(param.ty, value, field)?,
+            }
+        }
+        entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        Ok(Args(entries))
+    }
+}
+
+/// An argument object as read: each known name once (the last value given
+/// wins, as in a JSON object read into a map) and the first unknown name in
+/// sorted order, the one a map's validation would report.
+enum Parsed {
+    Object {
+        entries: Vec<(Cow<'static, str>, Value)>,
+        first_unknown: Option<String>,
+    },
+    /// Valid JSON that is not an object.
+    NotAnObject,
+}
+
+/// Reads an argument object for a tool's parameters.
+struct ParamsSeed(&'static [Param]);
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed {
+    type Value = Parsed;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Parsed, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ParamsSeed {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a json value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let mut entries: Vec<(Cow<'static, str>, Value)> = Vec::with_capacity(self.0.len());
+        let mut first_unknown: Option<String> = None;
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            // Every value is read as a `Value`, known or not, so a value that a
+            // map would refuse (a number out of range) is refused here too.
+            let value: Value = map.next_value()?;
+            match key {
+                Key::Param(name) => match entries.iter_mut().find(|(n, _)| n == name) {
+                    Some(entry) => entry.1 = value,
+                    None => entries.push((Cow::Borrowed(name), value)),
+                },
+                Key::Unknown(name) => {
+                    if first_unknown.as_ref().is_none_or(|first| name < *first) {
+                        first_unknown = Some(name);
+                    }
+                }
+            }
+        }
+        Ok(Parsed::Object { entries, first_unknown })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Parsed::NotAnObject)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _v: bool) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _v: i64) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _v: u64) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _v: f64) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+    fn visit_str<E: serde::de::Error>(self, _v: &str) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Parsed, E> {
+        Ok(Parsed::NotAnObject)
+    }
+}
+
+/// An argument name: one of the tool's parameters, or not.
+enum Key {
+    Param(&'static str),
+    Unknown(String),
+}
+
+struct KeySeed(&'static [Param]);
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an argument name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key, E> {
+        Ok(match self.0.iter().find(|p| p.name == name) {
+            Some(param) => Key::Param(param.name),
+            None => Key::Unknown(name.to_owned()),
+        })
     }
 }
 
@@ -125,17 +260,18 @@ fn validate_object(params: &[Param], map: &Map<String, Value>, prefix: &str) -> 
         }
     }
     for param in params {
-        let field = format!("{prefix}{}", param.name);
+        // The field's full name is built only for an error (or a nested list).
+        let field = || format!("{prefix}{}", param.name);
         match map.get(param.name) {
-            None | Some(Value::Null) if param.required => return Err(ArgError::new(field, "missing required argument")),
+            None | Some(Value::Null) if param.required => return Err(ArgError::new(field(), "missing required argument")),
             None | Some(Value::Null) => {}
-            Some(value) => validate_value(param.ty, value, &field)?,
+            Some(value) => validate_value(param.ty, value, field)?,
         }
     }
     Ok(())
 }
 
-fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgError> {
+fn validate_value(ty: ParamType, value: &Value, field: impl Fn() -> String) -> Result<(), ArgError> {
     let expected = match ty {
         ParamType::String | ParamType::OneOf(_) if value.is_string() => return Ok(()),
         ParamType::String | ParamType::OneOf(_) => "a string",
@@ -147,13 +283,14 @@ fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgEr
             Some(items) => {
                 return match items.iter().position(|v| !v.is_string()) {
                     None => Ok(()),
-                    Some(i) => Err(ArgError::new(format!("{field}[{i}]"), "must be a string")),
+                    Some(i) => Err(ArgError::new(format!("{}[{i}]", field()), "must be a string")),
                 };
             }
             None => "an array of strings",
         },
         ParamType::ObjectList(fields) => match value.as_array() {
             Some(items) => {
+                let field = field();
                 for (i, item) in items.iter().enumerate() {
                     let Some(map) = item.as_object() else {
                         return Err(ArgError::new(format!("{field}[{i}]"), "must be an object"));
@@ -165,7 +302,7 @@ fn validate_value(ty: ParamType, value: &Value, field: &str) -> Result<(), ArgEr
             None => "an array of objects",
         },
     };
-    Err(ArgError::new(field, format!("must be {expected}, got {}", json_type(value))))
+    Err(ArgError::new(field(), format!("must be {expected}, got {}", json_type(value))))
 }
 
 /// A JSON integer, accepting `2.0` for 2 as argument validation does.
@@ -209,18 +346,35 @@ impl ArgError {
 /// Validated arguments of a call. The accessors never panic: validation has
 /// already checked the types, and absent optional arguments read as `None`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Args(Map<String, Value>);
+pub struct Args(
+    /// By name, sorted, each name once; `null` values kept (they are part
+    /// of the canonical text).
+    Vec<(Cow<'static, str>, Value)>,
+);
 
 impl Args {
     /// Builds arguments from a JSON object without validation (for tests and
     /// in-process callers that already hold a `Value`).
     pub fn from_map(map: Map<String, Value>) -> Self {
-        Self(map)
+        let mut entries: Vec<(Cow<'static, str>, Value)> = map.into_iter().map(|(name, value)| (Cow::Owned(name), value)).collect();
+        entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        Self(entries)
     }
 
     /// The arguments as a JSON object.
-    pub fn as_map(&self) -> &Map<String, Value> {
-        &self.0
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.0.iter().map(|(name, value)| (name.to_string(), value.clone())).collect()
+    }
+
+    /// The arguments as canonical JSON text (keys sorted, no whitespace), as
+    /// [`crate::json::canonical`] writes their object.
+    pub fn canonical(&self) -> String {
+        crate::json::canonical_entries(self.0.iter().map(|(name, value)| (name.as_ref(), value)))
+    }
+
+    /// An argument's value as sent, `null` included; `None` when absent.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, value)| value)
     }
 
     /// A string argument; empty when absent.
@@ -230,22 +384,22 @@ impl Args {
 
     /// An optional string argument; `None` when absent, null or blank.
     pub fn opt_str(&self, name: &str) -> Option<&str> {
-        self.0.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+        self.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
     }
 
     /// An optional number argument.
     pub fn opt_f64(&self, name: &str) -> Option<f64> {
-        self.0.get(name).and_then(Value::as_f64)
+        self.get(name).and_then(Value::as_f64)
     }
 
     /// An optional integer argument.
     pub fn opt_i64(&self, name: &str) -> Option<i64> {
-        self.0.get(name).and_then(as_integer)
+        self.get(name).and_then(as_integer)
     }
 
     /// A list argument; empty when absent.
     pub fn list(&self, name: &str) -> &[Value] {
-        self.0.get(name).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+        self.get(name).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
     }
 }
 
@@ -279,8 +433,9 @@ impl DomainError {
     }
 }
 
-/// What a tool returns: a JSON result, or a broken rule.
-pub type ToolResult = Result<Value, DomainError>;
+/// What a tool returns: its result as canonical JSON text (keys sorted, no
+/// whitespace, as [`crate::json::canonical`] writes it), or a broken rule.
+pub type ToolResult = Result<String, DomainError>;
 
 #[cfg(test)]
 mod tests {
@@ -317,6 +472,63 @@ mod tests {
             err(r#"{"date": "x", "items": [{"sku": "a", "quantity": 1.5}]}"#),
             ArgError::new("items[0].quantity", "must be an integer, got a number")
         );
+    }
+
+    /// What parsing was before arguments were read straight into `Args`: a
+    /// `Value` parse, then validation of the map.
+    fn through_a_map(spec: &ToolSpec, text: &str) -> Result<String, ArgError> {
+        let value: Value = if text.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(text).map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
+        };
+        let Value::Object(map) = value else {
+            return Err(ArgError::new("", "arguments must be a json object"));
+        };
+        validate_object(spec.params, &map, "")?;
+        Ok(crate::json::canonical(&Value::Object(map)))
+    }
+
+    #[test]
+    fn reads_arguments_as_a_map_would() {
+        let texts = [
+            "",
+            "  ",
+            "{}",
+            r#"{"date": "2026-01-01"}"#,
+            r#"{"max": 3, "date": "x", "items": []}"#,
+            r#"{"date": "a", "date": "b"}"#,
+            r#"{"date": null, "date": "b"}"#,
+            r#"{"date": "b", "date": null}"#,
+            r#"{"d\u0061te": "escaped name"}"#,
+            r#"{"date": "x", "zeta": 1, "alpha": 2, "mid": 3}"#,
+            r#"{"zeta": 1, "date": 5}"#,
+            r#"{"unknown": 1e400, "date": "x"}"#,
+            r#"{"date": "x", "max": 1e400}"#,
+            r#"{"date": "x", "max": null, "items": null}"#,
+            r#"{"date": "x", "items": [{"sku": "a", "quantity": 1}, {"sku": "b"}]}"#,
+            r#"{"date": "x", "items": [{"sku": "a", "quantity": 1, "extra": true}]}"#,
+            r#"{"date": "x", "items": [{"sku": "a", "quantity": 1.0}], "max": 19.99}"#,
+            r#"{"date": "x"} trailing"#,
+            r#"{"date": "x",}"#,
+            r#"{"date" "x"}"#,
+            r#"{date: "x"}"#,
+            r#"{"date": "x""#,
+            r#"{"date": [1, 2,]}"#,
+            "[1, 2]",
+            "[1, 2,]",
+            r#""text""#,
+            "42",
+            "true",
+            "null",
+            "1e400",
+            "{\"date\": \"\u{1}\"}",
+            r#"{"date": "\ud800"}"#,
+        ];
+        for text in texts {
+            let direct = TOOL.parse_arguments(text).map(|args| args.canonical());
+            assert_eq!(direct, through_a_map(&TOOL, text), "{text}");
+        }
     }
 
     #[test]

@@ -15,16 +15,18 @@
 //! Reservation ids are sequential per episode (`R-0001`, `R-0002`, …) and
 //! never reused, so a released hold's id is not handed out again.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::date::Date;
+use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolResult, ToolSpec, echo};
-use crate::world::{Context, DomainState, World};
+use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::world::{Context, DomainState, Reply, World};
 
 /// Most characters a text argument (a name, a payment method) may have.
 const MAX_TEXT_CHARS: usize = 200;
@@ -199,7 +201,7 @@ impl DomainState for State {
         },
     ];
 
-    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult {
+    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "search_flights" => {
                 let origin = code_arg(args, "origin")?;
@@ -212,13 +214,14 @@ impl DomainState for State {
                         ));
                     }
                 }
-                let date = Date::parse(args.str("date").trim()).ok_or_else(|| {
+                let date_text = args.str("date").trim();
+                let date = Date::parse(date_text).ok_or_else(|| {
                     DomainError::new("INVALID_DATE", format!("date {} is not a date in YYYY-MM-DD form", quoted(args.str("date"))))
                 })?;
-                let date = date.to_string();
-                let flights: Vec<Value> =
-                    self.flights_db.iter().filter(|f| f.origin == origin && f.dest == dest && f.date == date).map(flight_view).collect();
-                Ok(json!({"origin": origin, "dest": dest, "date": date, "flights": flights}))
+                let date = date.text_of(date_text);
+                let flights =
+                    Seq(|| self.flights_db.iter().filter(|f| f.origin == origin && f.dest == dest && f.date == date).map(FlightView::of));
+                Ok(Reply::read(&Search { date: &date, dest: &dest, flights, origin: &origin }))
             }
             "hold_flight" => {
                 let flight_id = code_arg(args, "flight_id")?;
@@ -248,11 +251,20 @@ impl DomainState for State {
                 })?;
                 flight.seats_left = seats_left;
                 self.last_reservation = number;
-                let id = format!("R-{number:04}");
-                let held = json!({"reservation_id": id, "flight": flight_view(flight)});
-                let reservation = Reservation { flight_id, passenger: None, status: Status::Held, payment_info: None, price: None };
+                let id = crate::date::numbered_id("R-", number);
+                let reply = Reply::wrote(&Held {
+                    held: FlightHold { flight: FlightView::of(flight), reservation_id: &id },
+                    next: "confirm with confirm_booking(flight_id, passenger, payment_info)",
+                });
+                let reservation = Reservation {
+                    flight_id: flight_id.into_owned(),
+                    passenger: None,
+                    status: Status::Held,
+                    payment_info: None,
+                    price: None,
+                };
                 self.reservations.insert(id, reservation);
-                Ok(json!({"held": held, "next": "confirm with confirm_booking(flight_id, passenger, payment_info)"}))
+                Ok(reply)
             }
             "confirm_booking" => {
                 let flight_id = code_arg(args, "flight_id")?;
@@ -285,11 +297,11 @@ impl DomainState for State {
                 reservation.passenger = Some(passenger.to_owned());
                 reservation.payment_info = Some(payment_info.to_owned());
                 reservation.price = Some(price);
-                Ok(json!({"confirmed": reservation_view(&self.flights_db, &id, reservation)}))
+                Ok(Reply::wrote(&Field("confirmed", ReservationView::of(&self.flights_db, &id, reservation))))
             }
             "get_itinerary" => {
-                let reservations: Vec<Value> = self.reservations.iter().map(|(id, r)| reservation_view(&self.flights_db, id, r)).collect();
-                Ok(json!({"reservations": reservations}))
+                let reservations = Seq(|| self.reservations.iter().map(|(id, r)| ReservationView::of(&self.flights_db, id, r)));
+                Ok(Reply::read(&Field("reservations", reservations)))
             }
             "release_hold" => {
                 let flight_id = code_arg(args, "flight_id")?;
@@ -299,11 +311,11 @@ impl DomainState for State {
                     .ok_or_else(|| DomainError::new("NOT_HELD", format!("flight {flight_id} has no active hold to release")))?;
                 self.reservations.remove(&id);
                 flight.seats_left = flight.seats_left.saturating_add(1);
-                Ok(json!({"released": {"reservation_id": id, "flight": flight_view(flight)}}))
+                Ok(Reply::wrote(&Field("released", FlightHold { flight: FlightView::of(flight), reservation_id: &id })))
             }
             "cancel_reservation" => {
                 let id = code_arg(args, "reservation_id")?;
-                let reservation = self.reservations.get_mut(&id).ok_or_else(|| no_reservation(&id))?;
+                let reservation = self.reservations.get_mut(id.as_ref()).ok_or_else(|| no_reservation(&id))?;
                 let flight = find_flight_mut(&mut self.flights_db, &reservation.flight_id)?;
                 match reservation.status {
                     Status::Confirmed => {}
@@ -328,45 +340,96 @@ impl DomainState for State {
                 }
                 reservation.status = Status::Cancelled;
                 flight.seats_left = flight.seats_left.saturating_add(1);
-                Ok(json!({"cancelled": reservation_view(&self.flights_db, &id, reservation)}))
+                Ok(Reply::wrote(&Field("cancelled", ReservationView::of(&self.flights_db, &id, reservation))))
             }
             "get_traveler_profile" => {
                 let name = text_arg(args, "name")?;
                 let traveler = find_traveler(&self.travelers, name)?;
-                let reservations: Vec<&String> =
-                    self.reservations.iter().filter(|(_, r)| r.passenger.as_deref() == Some(name)).map(|(id, _)| id).collect();
-                Ok(json!({"name": name, "payment_methods": traveler.payment_methods, "reservations": reservations}))
+                let reservations = Seq(|| self.reservations.iter().filter(|(_, r)| r.passenger.as_deref() == Some(name)).map(|(id, _)| id));
+                Ok(Reply::read(&Profile { name, payment_methods: &traveler.payment_methods, reservations }))
             }
             _ => Err(DomainError::new("UNKNOWN_TOOL", format!("travel has no tool '{tool}'"))),
         }
     }
 }
 
-/// A reservation as tools show it: its fields plus its flight's route and date.
-fn reservation_view(flights: &[Flight], id: &str, reservation: &Reservation) -> Value {
-    let flight = flights.iter().find(|f| f.id == reservation.flight_id);
-    json!({
-        "reservation_id": id,
-        "flight_id": reservation.flight_id,
-        "origin": flight.map(|f| &f.origin),
-        "dest": flight.map(|f| &f.dest),
-        "date": flight.map(|f| &f.date),
-        "passenger": reservation.passenger,
-        "status": reservation.status,
-        "payment_info": reservation.payment_info,
-        "price": reservation.price,
-    })
+// Results, written straight to canonical JSON: fields in key order.
+
+/// A flight as tools show it.
+#[derive(Serialize)]
+struct FlightView<'a> {
+    date: &'a str,
+    dest: &'a str,
+    id: &'a str,
+    origin: &'a str,
+    price: u32,
+    seats_left: u32,
 }
 
-fn flight_view(flight: &Flight) -> Value {
-    json!({
-        "id": flight.id,
-        "origin": flight.origin,
-        "dest": flight.dest,
-        "date": flight.date,
-        "price": flight.price,
-        "seats_left": flight.seats_left,
-    })
+impl<'a> FlightView<'a> {
+    fn of(flight: &'a Flight) -> Self {
+        let Flight { id, origin, dest, date, price, seats_left } = flight;
+        Self { date, dest, id, origin, price: *price, seats_left: *seats_left }
+    }
+}
+
+/// A reservation as tools show it: its fields plus its flight's route and date.
+#[derive(Serialize)]
+struct ReservationView<'a> {
+    date: Option<&'a str>,
+    dest: Option<&'a str>,
+    flight_id: &'a str,
+    origin: Option<&'a str>,
+    passenger: Option<&'a str>,
+    payment_info: Option<&'a str>,
+    price: Option<u32>,
+    reservation_id: &'a str,
+    status: Status,
+}
+
+impl<'a> ReservationView<'a> {
+    fn of(flights: &'a [Flight], id: &'a str, reservation: &'a Reservation) -> Self {
+        let flight = flights.iter().find(|f| f.id == reservation.flight_id);
+        Self {
+            date: flight.map(|f| f.date.as_str()),
+            dest: flight.map(|f| f.dest.as_str()),
+            flight_id: &reservation.flight_id,
+            origin: flight.map(|f| f.origin.as_str()),
+            passenger: reservation.passenger.as_deref(),
+            payment_info: reservation.payment_info.as_deref(),
+            price: reservation.price,
+            reservation_id: id,
+            status: reservation.status,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Search<'a, F: Serialize> {
+    date: &'a str,
+    dest: &'a str,
+    flights: F,
+    origin: &'a str,
+}
+
+/// A held or released flight.
+#[derive(Serialize)]
+struct FlightHold<'a> {
+    flight: FlightView<'a>,
+    reservation_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct Held<'a> {
+    held: FlightHold<'a>,
+    next: &'a str,
+}
+
+#[derive(Serialize)]
+struct Profile<'a, R: Serialize> {
+    name: &'a str,
+    payment_methods: &'a [String],
+    reservations: R,
 }
 
 fn find_flight<'a>(flights: &'a [Flight], id: &str) -> Result<&'a Flight, DomainError> {
@@ -405,9 +468,11 @@ fn text_arg<'a>(args: &'a Args, field: &str) -> Result<&'a str, DomainError> {
     Ok(value)
 }
 
-/// A code argument (flight, airport, reservation id): trimmed and upper-cased.
-fn code_arg(args: &Args, field: &str) -> Result<String, DomainError> {
-    text_arg(args, field).map(str::to_ascii_uppercase)
+/// A code argument (flight, airport, reservation id): trimmed and
+/// upper-cased (borrowed when it already is, as agents usually send it).
+fn code_arg<'a>(args: &'a Args, field: &str) -> Result<Cow<'a, str>, DomainError> {
+    let code = text_arg(args, field)?;
+    Ok(if code.bytes().any(|b| b.is_ascii_lowercase()) { Cow::Owned(code.to_ascii_uppercase()) } else { Cow::Borrowed(code) })
 }
 
 /// Quotes an argument in an error message, cut to a readable length.
@@ -673,17 +738,18 @@ mod tests {
     use super::*;
     use crate::agent::{play, random_calls};
     use crate::oracle::COLLATERAL_CHECK;
+    use crate::world::testing::Answer;
     use pretty_assertions::assert_eq;
 
     fn ctx() -> Context {
         Context { today: Date::from_ymd(2026, 1, 2).unwrap() }
     }
 
-    fn call(state: &mut State, tool: &str, args: Value) -> ToolResult {
+    fn call(state: &mut State, tool: &str, args: Value) -> Answer {
         crate::world::testing::call(state, ctx().today, tool, args)
     }
 
-    fn code(result: ToolResult) -> &'static str {
+    fn code(result: Answer) -> &'static str {
         result.unwrap_err().code
     }
 
@@ -712,11 +778,11 @@ mod tests {
         }))
     }
 
-    fn hold(s: &mut State, flight_id: &str) -> ToolResult {
+    fn hold(s: &mut State, flight_id: &str) -> Answer {
         call(s, "hold_flight", json!({"flight_id": flight_id}))
     }
 
-    fn confirm(s: &mut State, flight_id: &str, passenger: &str, payment_info: &str) -> ToolResult {
+    fn confirm(s: &mut State, flight_id: &str, passenger: &str, payment_info: &str) -> Answer {
         call(s, "confirm_booking", json!({"flight_id": flight_id, "passenger": passenger, "payment_info": payment_info}))
     }
 
@@ -889,7 +955,7 @@ mod tests {
                  "passenger": null, "status": "held", "payment_info": null, "price": null}
             ]})
         );
-        assert_eq!(code(s.call("no_such_tool", &Args::from_map(Default::default()), &ctx())), "UNKNOWN_TOOL");
+        assert_eq!(s.call("no_such_tool", &Args::from_map(Default::default()), &ctx()).unwrap_err().code, "UNKNOWN_TOOL");
     }
 
     #[test]

@@ -4,23 +4,46 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::date::Date;
-use crate::tool::{Args, ToolResult, ToolSpec};
+use crate::tool::{Args, DomainError, ToolResult, ToolSpec};
 use crate::{ecommerce, scheduling, support, travel};
 
 /// What a domain's state type provides: its tools and their semantics.
 ///
-/// A call is a pure transition of the state. A call that returns a
-/// [`crate::DomainError`] may leave the state half-changed; [`World::apply`]
-/// restores it, so a rejected call never changes anything. Read-only tools
+/// A call is a pure transition of the state. A tool checks every rule before
+/// it changes anything, so a call that returns a [`crate::DomainError`]
+/// leaves the state exactly as it was, and it says whether it changed the
+/// state; [`World::apply`] checks both in debug builds (so every test does)
+/// instead of copying and comparing the state on every call. Read-only tools
 /// must not change the state. Fields kept out of the JSON (next-id counters)
-/// may change only together with the JSON, since `PartialEq` decides whether a
-/// call changed the state.
+/// may change only together with the JSON.
 pub(crate) trait DomainState: Clone + PartialEq + Serialize {
     /// The tools of the domain, in the order agents see them.
     const TOOLS: &'static [ToolSpec];
 
     /// Applies one validated call.
-    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> ToolResult;
+    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError>;
+}
+
+/// A tool's answer to a call it accepted: the result as canonical JSON text
+/// and whether the call changed the state.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    /// The result, canonical JSON (see [`crate::json::to_canonical`]).
+    pub(crate) text: String,
+    /// Whether the state changed.
+    pub(crate) changed: bool,
+}
+
+impl Reply {
+    /// The answer of a call that left the state as it was.
+    pub(crate) fn read<T: Serialize + ?Sized>(result: &T) -> Self {
+        Self { text: crate::json::to_canonical(result), changed: false }
+    }
+
+    /// The answer of a call that changed the state.
+    pub(crate) fn wrote<T: Serialize + ?Sized>(result: &T) -> Self {
+        Self { text: crate::json::to_canonical(result), changed: true }
+    }
 }
 
 /// What a tool call may read besides the state: fixed per episode.
@@ -123,21 +146,26 @@ impl World {
     }
 
     /// Applies one validated call of one of the domain's tools; returns its
-    /// result and whether the state changed. On a domain error the state is
-    /// left exactly as it was.
+    /// result (canonical JSON text) and whether the state changed. On a
+    /// domain error the state is left exactly as it was.
     pub fn apply(&mut self, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
         fn apply<S: DomainState>(state: &mut S, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
-            if !tool.mutates_state {
-                return (state.call(tool.name, args, ctx), false);
-            }
+            // The tools' contract, checked where it costs nothing in release builds.
+            #[cfg(debug_assertions)]
             let before = state.clone();
             let result = state.call(tool.name, args, ctx);
-            if result.is_err() {
-                *state = before;
-                return (result, false);
+            #[cfg(debug_assertions)]
+            match &result {
+                Err(error) => assert!(*state == before, "{} changed the state, then rejected the call: {error}", tool.name),
+                Ok(reply) => {
+                    assert_eq!(reply.changed, *state != before, "{} says whether it changed the state", tool.name);
+                    assert!(tool.mutates_state || !reply.changed, "read-only {} changed the state", tool.name);
+                }
             }
-            let changed = *state != before;
-            (result, changed)
+            match result {
+                Ok(Reply { text, changed }) => (Ok(text), changed),
+                Err(error) => (Err(error), false),
+            }
         }
         match self {
             World::Scheduling(s) => apply(s, tool, args, ctx),
@@ -155,13 +183,20 @@ pub(crate) mod testing {
 
     use super::{Context, DomainState};
     use crate::date::Date;
-    use crate::tool::ToolResult;
+    use crate::tool::DomainError;
+
+    /// A tool's result read back as a JSON value, or its domain error.
+    pub(crate) type Answer = Result<Value, DomainError>;
 
     /// Calls one tool of a domain state directly, with arguments that must be
-    /// valid for its schema, on the given day. No rollback on error.
-    pub(crate) fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> ToolResult {
+    /// valid for its schema, on the given day. No rollback on error; the
+    /// result text must be canonical JSON.
+    pub(crate) fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> Answer {
         let spec = S::TOOLS.iter().find(|t| t.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
         let args = spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {tool}: {e}"));
-        state.call(tool, &args, &Context { today })
+        let reply = state.call(tool, &args, &Context { today })?;
+        let value: Value = serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{tool} wrote invalid json: {e}"));
+        assert_eq!(crate::json::canonical(&value), reply.text, "{tool} writes canonical json");
+        Ok(value)
     }
 }

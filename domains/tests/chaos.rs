@@ -106,6 +106,23 @@ fn stale_data_reads_an_older_snapshot_and_writes_still_apply() {
 }
 
 #[test]
+fn a_stale_read_sees_the_state_before_the_most_recent_change() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::StaleData));
+    let book = |time: &str| format!(r#"{{"date": "2026-01-01", "time": "{time}", "topic": "T{time}"}}"#);
+    episode.call("book_meeting", &book("09:00")).unwrap();
+    let keyed = CallOptions { idempotency_key: Some("k"), waited_ms: None };
+    assert!(episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
+    // A keyed retry and a rejected call change nothing: the most recent change is still the 10:00 booking.
+    assert!(!episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
+    assert!(matches!(&episode.call("book_meeting", &book("09:00")).unwrap().outcome, Outcome::Error(e) if e.code == "SLOT_TAKEN"));
+    let read = episode.call("check_calendar", r#"{"date": "2026-01-01"}"#).unwrap().clone();
+    let only_the_first = json!({"date": "2026-01-01", "meetings": [{"time": "09:00", "topic": "T09:00"}]});
+    assert_eq!(read.outcome.result_value(), Some(only_the_first));
+    assert_eq!(episode.state()["calendar"]["2026-01-01"].as_object().unwrap().len(), 2, "both bookings happened");
+}
+
+#[test]
 fn schema_drift_persists_and_empty_and_partial_replies_stay_valid() {
     let task = task("travel/cheapest-flight/001").unwrap();
     let search = r#"{"origin": "LON", "dest": "PAR", "date": "2026-01-05"}"#;

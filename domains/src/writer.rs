@@ -1,0 +1,622 @@
+//! Compact JSON text from any `Serialize` type, byte for byte as
+//! `serde_json::to_writer` writes it: the writer behind every tool result and
+//! every canonical text the core makes.
+//!
+//! serde_json looks every byte of every string up in an escape table; this
+//! writer copies a string eight bytes at a time while none of them needs
+//! escaping, which is nearly all of a tool result. Numbers other than
+//! integers are still written by serde_json, so floats come out exactly as
+//! it writes them. The tests compare the two writers on every kind of value.
+
+use std::fmt;
+
+use serde::ser::{self, Serialize};
+
+/// Writes `value` as compact JSON at the end of `out`.
+pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), Error> {
+    value.serialize(&mut Writer { out })
+}
+
+/// Writes `text` as a JSON string: quoted, with `"`, `\` and control
+/// characters escaped as serde_json escapes them.
+pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // Most strings are short and need no escape (keys, ids, codes, dates):
+    // one look at each byte, one copy.
+    if bytes.len() < 16 && bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    // `start..i` is the run of bytes not yet copied that need no escape.
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        if let Some(chunk) = bytes[i..].first_chunk::<8>()
+            && !needs_escape(u64::from_le_bytes(*chunk))
+        {
+            i += 8;
+            continue;
+        }
+        let byte = bytes[i];
+        i += 1;
+        let escape = ESCAPE[usize::from(byte)];
+        if escape == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i - 1]);
+        out.extend_from_slice(&[b'\\', escape]);
+        if escape == b'u' {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(&[b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]]);
+        }
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// The character after the backslash that escapes a byte, 0 for a byte
+/// written as it is; `u` means `\u00XX`.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x0c] = b'f';
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Whether any of eight bytes is `"`, `\` or below 0x20 (exact, with no
+/// false negatives: the classic "has a byte less than n" and "has a zero
+/// byte" word tricks).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
+    below_space || has_zero(word ^ (ONES * u64::from(b'"'))) || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// Writes an unsigned integer in decimal.
+fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+fn write_i64(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, n.unsigned_abs());
+}
+
+/// Why a value could not be written: a map key that is not a string, or a
+/// `Serialize` implementation that failed.
+#[derive(Debug)]
+pub(crate) struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(error: serde_json::Error) -> Self {
+        Error(error.to_string())
+    }
+}
+
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl Writer<'_> {
+    /// A value serde_json writes itself (floats, 128-bit integers, bytes).
+    fn by_serde_json<T: Serialize>(&mut self, value: T) -> Result<(), Error> {
+        Ok(serde_json::to_writer(&mut *self.out, &value)?)
+    }
+
+    /// `{"variant":` of an externally tagged enum variant with data.
+    fn open_variant(&mut self, variant: &str) {
+        self.out.push(b'{');
+        write_str(self.out, variant);
+        self.out.push(b':');
+    }
+}
+
+fn compound<'w, 'a>(writer: &'w mut Writer<'a>, open: u8, close: &'static [u8]) -> Compound<'w, 'a> {
+    writer.out.push(open);
+    Compound { writer, first: true, close }
+}
+
+/// A list or an object being written; `close` ends it (and the object of an
+/// enum variant around it).
+struct Compound<'w, 'a> {
+    writer: &'w mut Writer<'a>,
+    first: bool,
+    close: &'static [u8],
+}
+
+impl Compound<'_, '_> {
+    fn separate(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.writer.out.push(b',');
+        }
+    }
+
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.separate();
+        value.serialize(&mut *self.writer)
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+        self.separate();
+        write_str(self.writer.out, key);
+        self.writer.out.push(b':');
+        value.serialize(&mut *self.writer)
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        self.writer.out.extend_from_slice(self.close);
+        Ok(())
+    }
+}
+
+impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'w, 'a>;
+    type SerializeTuple = Compound<'w, 'a>;
+    type SerializeTupleStruct = Compound<'w, 'a>;
+    type SerializeTupleVariant = Compound<'w, 'a>;
+    type SerializeMap = Compound<'w, 'a>;
+    type SerializeStruct = Compound<'w, 'a>;
+    type SerializeStructVariant = Compound<'w, 'a>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.out.extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        write_i64(self.out, v);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        self.by_serde_json(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        write_u64(self.out, v);
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        self.by_serde_json(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        self.by_serde_json(v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        self.by_serde_json(v)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        write_str(self.out, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        write_str(self.out, v);
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
+        self.by_serde_json(v)
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.open_variant(variant);
+        value.serialize(&mut *self)?;
+        self.out.push(b'}');
+        Ok(())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'w, 'a>, Error> {
+        Ok(compound(self, b'[', b"]"))
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Compound<'w, 'a>, Error> {
+        Ok(compound(self, b'[', b"]"))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Compound<'w, 'a>, Error> {
+        Ok(compound(self, b'[', b"]"))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'w, 'a>, Error> {
+        self.open_variant(variant);
+        Ok(compound(self, b'[', b"]}"))
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'w, 'a>, Error> {
+        Ok(compound(self, b'{', b"}"))
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Compound<'w, 'a>, Error> {
+        Ok(compound(self, b'{', b"}"))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'w, 'a>, Error> {
+        self.open_variant(variant);
+        Ok(compound(self, b'{', b"}}"))
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.separate();
+        key.serialize(KeyWriter { out: self.writer.out })?;
+        self.writer.out.push(b':');
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        value.serialize(&mut *self.writer)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+/// A map key: a string, or what serde_json writes as one (a char, a unit
+/// variant, an integer in quotes). The core's maps are keyed by strings.
+struct KeyWriter<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl KeyWriter<'_> {
+    fn quoted(self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
+        self.out.push(b'"');
+        write(self.out);
+        self.out.push(b'"');
+        Ok(())
+    }
+}
+
+fn key_must_be_a_string() -> Error {
+    Error("key must be a string".to_owned())
+}
+
+impl ser::Serializer for KeyWriter<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<(), Error>;
+    type SerializeTuple = ser::Impossible<(), Error>;
+    type SerializeTupleStruct = ser::Impossible<(), Error>;
+    type SerializeTupleVariant = ser::Impossible<(), Error>;
+    type SerializeMap = ser::Impossible<(), Error>;
+    type SerializeStruct = ser::Impossible<(), Error>;
+    type SerializeStructVariant = ser::Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        write_str(self.out, v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.serialize_str(if v { "true" } else { "false" })
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.quoted(|out| write_i64(out, v))
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.quoted(|out| write_u64(out, v))
+    }
+    fn serialize_f32(self, _v: f32) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_must_be_a_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pretty_assertions::assert_eq;
+    use serde::Serialize;
+    use serde_json::json;
+
+    use super::*;
+
+    fn ours<T: Serialize + ?Sized>(value: &T) -> String {
+        let mut out = Vec::new();
+        write(value, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn same<T: Serialize + ?Sized>(value: &T) {
+        assert_eq!(ours(value), serde_json::to_string(value).unwrap());
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every byte that could need escaping, at every offset of a long run of plain text.
+        for c in (0u8..=0x7f).map(char::from).chain(['é', '€', '𝄞', '\u{2028}']) {
+            for at in 0..20 {
+                let mut text: String = "abcdefghijklmnopqrstuvwxyz".chars().take(at).collect();
+                text.push(c);
+                text.push_str("0123456789 plain ascii after it");
+                same(&text);
+            }
+        }
+        for text in ["", "\"", "\\\\\"\"", "\u{1f}\u{0}\n\r\t\u{8}\u{c}", "tab\there and a \"quote\" and a \\ slash /"] {
+            same(text);
+        }
+    }
+
+    #[test]
+    fn every_kind_of_value_is_written_as_serde_json_writes_it() {
+        #[derive(Serialize)]
+        enum Kind {
+            Unit,
+            Newtype(u8),
+            Tuple(i32, String),
+            Struct { a: Option<f64>, b: Vec<bool> },
+        }
+        #[derive(Serialize)]
+        struct Record<'a> {
+            name: &'a str,
+            kinds: Vec<Kind>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            skipped: Option<u32>,
+            nothing: Option<u32>,
+            unit: (),
+            pair: (u8, char),
+        }
+        let record = Record {
+            name: "a \"record\"",
+            kinds: vec![Kind::Unit, Kind::Newtype(7), Kind::Tuple(-3, "x".into()), Kind::Struct { a: Some(19.99), b: vec![true, false] }],
+            skipped: None,
+            nothing: None,
+            unit: (),
+            pair: (255, 'q'),
+        };
+        same(&record);
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX] {
+            same(&n);
+        }
+        for n in [i64::MIN, -1, 0, 1, i64::MAX] {
+            same(&n);
+        }
+        for f in [0.0, -0.0, 0.1, 19.99, 250.0, 1e21, 1.5e-7, f64::MAX, f64::NAN, f64::INFINITY] {
+            same(&f);
+        }
+        same(&[1u128 << 100]);
+        same(&BTreeMap::from([("b", 1), ("a", 2)]));
+        same(&BTreeMap::from([(3u32, "x"), (10, "y")]));
+        same(&json!({"nested": [{"x": null}, [], {}], "text": "\u{7f}"}));
+        assert!(write(&BTreeMap::from([(vec![1], 1)]), &mut Vec::new()).is_err(), "a list is no key");
+    }
+}
