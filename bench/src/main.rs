@@ -963,10 +963,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
             grid.len()
         );
         println!("partial-response-only, mixed), each played with Agent::Reference (retries with backoff) over gRPC at time scale 0:");
-        println!(
-            "{:>12} {:>10} {:>12} {:>8} {:>10} {:>16}",
-            "concurrency", "wall s", "episodes/s", "passed", "tool calls", "retry sleeps ms"
-        );
+        println!("{:>12} {:>10} {:>12} {:>8} {:>10}", "concurrency", "wall s", "episodes/s", "passed", "tool calls");
         let mut best = f64::INFINITY;
         let mut sequential = f64::NAN;
         for c in [1usize, 16, 64] {
@@ -985,7 +982,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                     let mut client = clients[w % clients.len()].clone();
                     let (grid, cursor) = (grid.clone(), cursor.clone());
                     handles.push(tokio::spawn(async move {
-                        let (mut passed, mut calls, mut done, mut sleeps_ms) = (0u64, 0u64, 0u64, 0u64);
+                        let (mut passed, mut calls, mut done) = (0u64, 0u64, 0u64);
                         loop {
                             let k = cursor.fetch_add(1, Ordering::Relaxed) as usize;
                             if k >= grid.len() || Instant::now() > deadline {
@@ -994,31 +991,28 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                             let outcome = toolenv_client::play(&mut client, toolenv_client::Agent::Reference, grid[k].clone()).await?;
                             passed += u64::from(outcome.verdict.passed);
                             calls += outcome.trajectory.calls.len() as u64;
-                            sleeps_ms += backoff_ms(&outcome.trajectory);
                             done += 1;
                         }
-                        Ok::<_, toolenv_client::ClientError>((done, passed, calls, sleeps_ms))
+                        Ok::<_, toolenv_client::ClientError>((done, passed, calls))
                     }));
                 }
-                let (mut done, mut passed, mut calls, mut sleeps_ms) = (0, 0, 0, 0);
+                let (mut done, mut passed, mut calls) = (0, 0, 0);
                 for h in handles {
-                    let (d, p, n, z) = h.await??;
+                    let (d, p, n) = h.await??;
                     done += d;
                     passed += p;
                     calls += n;
-                    sleeps_ms += z;
                 }
-                Ok::<_, Error>((start.elapsed(), done, passed, calls, sleeps_ms))
+                Ok::<_, Error>((start.elapsed(), done, passed, calls))
             })?;
-            let (wall, done, passed, calls, sleeps_ms) = result;
+            let (wall, done, passed, calls) = result;
             println!(
-                "{:>12} {:>10.3} {:>12.0} {:>8} {:>10} {:>16}",
+                "{:>12} {:>10.3} {:>12.0} {:>8} {:>10}",
                 c,
                 wall.as_secs_f64(),
                 done as f64 / wall.as_secs_f64(),
                 format!("{passed}/{done}"),
-                calls,
-                sleeps_ms
+                calls
             );
             if done as usize == grid.len() {
                 best = best.min(wall.as_secs_f64());
@@ -1027,9 +1021,6 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                 }
             }
         }
-        println!(
-            "  (retry sleeps: the agent's real backoff after faults without RetryInfo, 1, 2, 4… ms, which time scale 0 does not remove)"
-        );
         summary.push(target(
             "1,280 paper episodes, wall time, sequential (c=1)",
             format!("{sequential:.3} s"),
@@ -1039,39 +1030,4 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
         summary.push(target("1,280 paper episodes, wall time, best concurrency", format!("{best:.3} s"), "< 2 s".into(), best < 2.0));
     }
     Ok(summary)
-}
-
-/// The real milliseconds the retrying agent slept in an episode, as its
-/// rules give them: before attempt k + 1 of a call it waits the RetryInfo
-/// delay (0 at time scale 0) or, without one, 2^k ms; a write whose reply is
-/// empty or cut is retried too. Reconstructed from the trajectory.
-fn backoff_ms(trajectory: &pb::Trajectory) -> u64 {
-    use pb::tool_call_record::Outcome;
-    let Some(task) = toolenv_domains::task(&trajectory.task_id) else { return 0 };
-    let mut total = 0;
-    let mut attempt = 0u32;
-    let mut previous_tool = "";
-    for call in &trajectory.calls {
-        if call.tool_name != previous_tool {
-            attempt = 0;
-        }
-        previous_tool = &call.tool_name;
-        let mutates = task.domain.tool(&call.tool_name).is_some_and(|t| t.mutates_state);
-        // (retried, with a RetryInfo delay)
-        let (retried, advised) = match &call.outcome {
-            Some(Outcome::Failure(f)) => (f.code != "PERMISSION_DENIED" && f.retry_after_ms != Some(-1), f.retry_after_ms.is_some()),
-            Some(Outcome::RawResult(_)) => (mutates, false),
-            Some(Outcome::ResultJson(text)) => (mutates && text == "{}", false),
-            _ => (false, false),
-        };
-        if retried && attempt + 1 < toolenv_client::MAX_ATTEMPTS {
-            if !advised {
-                total += 1u64 << attempt.min(7);
-            }
-            attempt += 1;
-        } else {
-            attempt = 0;
-        }
-    }
-    total
 }
