@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_client::worker::work;
 use toolenv_client::{Agent, Client, play};
 use toolenv_server::Config;
-use toolenv_tests::{start, start_with};
+use toolenv_tests::{pass_1_at_lambda, start, start_with};
 
 fn create(agents: &[&str]) -> pb::CreateRunRequest {
     pb::CreateRunRequest {
@@ -92,12 +92,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
     let counts = &summary["report"]["counts"];
     assert_eq!((counts["planned"].as_u64(), counts["recorded"].as_u64(), counts["infra_errors"].as_u64()), (Some(120), Some(120), Some(0)));
     assert_eq!(counts["passed"].as_u64(), Some(progress.passed));
-    let at_fault = |agent: usize| {
-        let rows = summary["report"]["agents"][agent]["by_lambda"].as_array().unwrap().clone();
-        let row = rows.into_iter().find(|r| r["level"].as_f64() == Some(0.2)).unwrap();
-        let value = &row["pass_1"]["value"];
-        value["num"].as_f64().unwrap() / value["den"].as_f64().unwrap()
-    };
+    let at_fault = |agent: usize| pass_1_at_lambda(&summary, agent, 0.2);
     assert_eq!(summary["report"]["agents"][0]["agent"], "reference");
     assert!(at_fault(1) < at_fault(0), "no retries score below retries at λ = 0.2");
     assert!(report.text.contains("== agent reference-no-retry") && report.text.contains("by fault level λ"), "{}", report.text);

@@ -43,3 +43,12 @@ pub fn assert_failed(verdict: &pb::Verdict, fragments: &[&str]) {
         assert!(failed.iter().any(|name| name.contains(fragment)), "no failed check contains {fragment:?}: {failed:#?}");
     }
 }
+
+/// pass^1 of one agent (by its place in the report) at fault level λ, read
+/// from a run report's JSON summary (`GetRunReport.summary_json`).
+pub fn pass_1_at_lambda(summary: &Value, agent: usize, lambda: f64) -> f64 {
+    let rows = summary["report"]["agents"][agent]["by_lambda"].as_array().expect("a by-λ breakdown");
+    let row = rows.iter().find(|r| r["level"].as_f64() == Some(lambda)).unwrap_or_else(|| panic!("no row at λ = {lambda}"));
+    let value = &row["pass_1"]["value"];
+    value["num"].as_f64().expect("numerator") / value["den"].as_f64().expect("denominator")
+}

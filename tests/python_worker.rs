@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolenv::pb;
-use toolenv_tests::start;
+use toolenv_tests::{pass_1_at_lambda, start};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python")
@@ -109,12 +109,7 @@ async fn the_python_worker_plays_a_hosted_run() {
     let progress = report.run.unwrap();
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (40, 0, true));
     let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
-    let by_lambda = summary["report"]["agents"][0]["by_lambda"].as_array().unwrap().clone();
-    let passed_at = |lambda: f64| {
-        let row = by_lambda.iter().find(|r| r["level"].as_f64() == Some(lambda)).unwrap();
-        let value = &row["pass_1"]["value"];
-        value["num"].as_f64().unwrap() / value["den"].as_f64().unwrap()
-    };
+    let passed_at = |lambda: f64| pass_1_at_lambda(&summary, 0, lambda);
     assert_eq!(passed_at(0.0), 1.0, "the replayed reference calls pass every task without faults:\n{}", report.text);
     // Its retries (pushback trailers, idempotency keys) carry it through faults as the Rust reference agent.
     assert_eq!(passed_at(0.2), 1.0, "{}", report.text);
