@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_client::worker::work;
 use toolenv_client::{Agent, Client, play};
 use toolenv_server::Config;
-use toolenv_tests::{pass_1_at_lambda, start, start_with};
+use toolenv_tests::{pass_1_at_lambda, run_report, start, start_with};
 
 fn create(agents: &[&str]) -> pb::CreateRunRequest {
     pb::CreateRunRequest {
@@ -82,13 +82,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
     assert!(done.lease.is_none() && done.retry_after_ms == 0, "nothing left: {done:?}");
 
     // The report aggregates on the server: counts add up and retries matter under faults.
-    let report = client
-        .runs()
-        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
-        .await
-        .unwrap()
-        .into_inner();
-    let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
+    let (report, summary) = run_report(&mut client, &run.run_id).await;
     let counts = &summary["report"]["counts"];
     assert_eq!((counts["planned"].as_u64(), counts["recorded"].as_u64(), counts["infra_errors"].as_u64()), (Some(120), Some(120), Some(0)));
     assert_eq!(counts["passed"].as_u64(), Some(progress.passed));
@@ -206,13 +200,7 @@ async fn usage_reported_at_finish_reaches_the_report() {
         episodes += 1;
     }
     assert_eq!(episodes, run.planned);
-    let report = client
-        .runs()
-        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
-        .await
-        .unwrap()
-        .into_inner();
-    let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
+    let (report, summary) = run_report(&mut client, &run.run_id).await;
     let usage = &summary["report"]["agents"][0]["usage"];
     assert_eq!(usage["input_tokens"].as_u64(), Some(1000 * episodes));
     assert_eq!(usage["episodes_with_cost"].as_u64(), Some(episodes));

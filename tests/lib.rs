@@ -52,3 +52,11 @@ pub fn pass_1_at_lambda(summary: &Value, agent: usize, lambda: f64) -> f64 {
     let value = &row["pass_1"]["value"];
     value["num"].as_f64().expect("numerator") / value["den"].as_f64().expect("denominator")
 }
+
+/// A hosted run's report, and its JSON summary parsed.
+pub async fn run_report(client: &mut Client, run_id: &str) -> (pb::RunReport, Value) {
+    let request = pb::GetRunReportRequest { run_id: run_id.to_owned(), ..Default::default() };
+    let report = client.runs().get_run_report(request).await.expect("the run's report").into_inner();
+    let summary = serde_json::from_str(&report.summary_json).expect("the summary is JSON");
+    (report, summary)
+}

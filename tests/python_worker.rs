@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolenv::pb;
-use toolenv_tests::{pass_1_at_lambda, start};
+use toolenv_tests::{pass_1_at_lambda, run_report, start};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python")
@@ -100,15 +100,9 @@ async fn the_python_worker_plays_a_hosted_run() {
     assert!(started.elapsed() < Duration::from_secs(120), "bounded in time");
     assert_eq!(played, 40, "every planned episode played once, the abandoned one included");
 
-    let report = client
-        .runs()
-        .get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() })
-        .await
-        .unwrap()
-        .into_inner();
+    let (report, summary) = run_report(&mut client, &run.run_id).await;
     let progress = report.run.unwrap();
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (40, 0, true));
-    let summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
     let passed_at = |lambda: f64| pass_1_at_lambda(&summary, 0, lambda);
     assert_eq!(passed_at(0.0), 1.0, "the replayed reference calls pass every task without faults:\n{}", report.text);
     // Its retries (pushback trailers, idempotency keys) carry it through faults as the Rust reference agent.

@@ -422,7 +422,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Report { run, json, exclude_infra_errors, store } => match &cli.url {
             Some(url) => server_report(url, &run, json, exclude_infra_errors).await,
-            None => report(&store, &run, json, convention(exclude_infra_errors)),
+            None => report(&store, &run, json, InfraConvention::excluding(exclude_infra_errors)),
         },
         Command::Export { run, store } => export(&store, &run),
         Command::Client(command @ (ClientCommand::Host { .. } | ClientCommand::Work { .. })) => {
@@ -843,11 +843,6 @@ fn list_runs(args: &StoreArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// How a report counts infrastructure errors.
-fn convention(exclude_infra_errors: bool) -> InfraConvention {
-    if exclude_infra_errors { InfraConvention::Exclude } else { InfraConvention::CountAsFailure }
 }
 
 fn report(args: &StoreArgs, run: &str, json: bool, conv: InfraConvention) -> anyhow::Result<ExitCode> {

@@ -273,20 +273,29 @@ impl RunHost {
         let result = planned.result(&trajectory);
         let passed = result.outcome == toolenv_runs::metrics::Outcome::Passed;
         let run = queue.run.clone();
-        let stored = self.blocking(move |store| store.record(&run, index, &result, Some(&trajectory))).await;
+        // `Ok(false)`: this plan entry has a verdict already (which stands).
+        let stored = self
+            .blocking(move |store| match store.record(&run, index, &result, Some(&trajectory)) {
+                Ok(()) => Ok(true),
+                Err(StoreError::AlreadyRecorded { .. }) => Ok(false),
+                Err(error) => Err(error),
+            })
+            .await;
         match stored {
-            Ok(()) => {
+            Ok(recorded) => {
                 {
                     let mut state = queue.state.lock();
                     state.slots[index] = Slot::Done;
-                    if passed {
-                        state.summary.passed += 1;
-                    } else {
-                        state.summary.failed += 1;
+                    if recorded {
+                        if passed {
+                            state.summary.passed += 1;
+                        } else {
+                            state.summary.failed += 1;
+                        }
                     }
                 }
                 queue.changed.notify_waiters();
-                tracing::debug!(run = %queue.run, index, episode_id, passed, "run episode recorded");
+                tracing::debug!(run = %queue.run, index, episode_id, passed, recorded, "run episode ended");
                 Ok(())
             }
             Err(error) => {
@@ -501,7 +510,7 @@ impl pb::runs_server::Runs for RunsService {
         if run_id.is_empty() {
             return Err(Error::MissingField("run_id").into());
         }
-        let conv = if exclude_infra_errors { InfraConvention::Exclude } else { InfraConvention::CountAsFailure };
+        let conv = InfraConvention::excluding(exclude_infra_errors);
         let (summary, agents, results, k) = self
             .host()
             .blocking(move |store| {

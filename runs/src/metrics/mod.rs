@@ -222,6 +222,11 @@ pub enum InfraConvention {
 }
 
 impl InfraConvention {
+    /// [`InfraConvention::Exclude`] when asked to exclude, else the default.
+    pub fn excluding(exclude: bool) -> Self {
+        if exclude { InfraConvention::Exclude } else { InfraConvention::CountAsFailure }
+    }
+
     /// Whether an episode counts as a success (`Some(true)`), a failure
     /// (`Some(false)`), or not at all (`None`).
     pub fn judge(self, outcome: &Outcome) -> Option<bool> {
