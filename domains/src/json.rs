@@ -28,7 +28,7 @@ pub(crate) fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a 
         if i > 0 {
             out.push(b',');
         }
-        crate::writer::write_str(&mut out, key);
+        crate::codec::writer::write_str(&mut out, key);
         out.push(b':');
         write_canonical(value, &mut out);
     }
@@ -49,7 +49,7 @@ pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // there so that a bug shows in the result instead of a panic.
     // One buffer the size of a typical result, as `canonical` uses.
     let mut out = Vec::with_capacity(256);
-    let text = match crate::writer::write(value, &mut out) {
+    let text = match crate::codec::writer::write(value, &mut out) {
         Ok(()) => String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
     };
@@ -105,7 +105,7 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::String(text) => crate::writer::write_str(out, text),
+        Value::String(text) => crate::codec::writer::write_str(out, text),
         scalar => {
             let _ = serde_json::to_writer(&mut *out, scalar);
         }
@@ -118,7 +118,7 @@ fn write_object(map: &serde_json::Map<String, Value>, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        crate::writer::write_str(out, key);
+        crate::codec::writer::write_str(out, key);
         out.push(b':');
         write_canonical(value, out);
     };

@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 
 pub mod agent;
 pub mod chaos;
+mod codec;
 pub mod date;
 pub mod drift;
 pub mod ecommerce;
@@ -47,7 +48,6 @@ mod task;
 mod tool;
 pub mod travel;
 mod world;
-mod writer;
 
 pub use episode::{
     CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, Failure, FailureCode, FaultRecord, FaultStats, Outcome, Trajectory,

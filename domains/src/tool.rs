@@ -10,8 +10,10 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::DeserializeSeed;
 use serde_json::{Map, Value, json};
+
+use crate::codec::args::{Parsed, ParamsSeed};
 
 /// Most bytes of argument JSON a call may carry.
 pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;
@@ -118,114 +120,6 @@ impl ToolSpec {
         }
         entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
         Ok(Args(entries))
-    }
-}
-
-/// An argument object as read: each known name once (the last value given
-/// wins, as in a JSON object read into a map) and the first unknown name in
-/// sorted order, the one a map's validation would report.
-enum Parsed {
-    Object {
-        entries: Vec<(Cow<'static, str>, Value)>,
-        first_unknown: Option<String>,
-    },
-    /// Valid JSON that is not an object.
-    NotAnObject,
-}
-
-/// Reads an argument object for a tool's parameters.
-struct ParamsSeed(&'static [Param]);
-
-impl<'de> DeserializeSeed<'de> for ParamsSeed {
-    type Value = Parsed;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Parsed, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ParamsSeed {
-    type Value = Parsed;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a json value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
-        let mut entries: Vec<(Cow<'static, str>, Value)> = Vec::with_capacity(self.0.len());
-        let mut first_unknown: Option<String> = None;
-        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
-            // Every value is read as a `Value`, known or not, so a value that a
-            // map would refuse (a number out of range) is refused here too.
-            let value: Value = map.next_value()?;
-            match key {
-                Key::Param(name) => match entries.iter_mut().find(|(n, _)| n == name) {
-                    Some(entry) => entry.1 = value,
-                    None => entries.push((Cow::Borrowed(name), value)),
-                },
-                Key::Unknown(name) => {
-                    if first_unknown.as_ref().is_none_or(|first| name < *first) {
-                        first_unknown = Some(name);
-                    }
-                }
-            }
-        }
-        Ok(Parsed::Object { entries, first_unknown })
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
-        Ok(Parsed::NotAnObject)
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, _v: bool) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-    fn visit_i64<E: serde::de::Error>(self, _v: i64) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-    fn visit_u64<E: serde::de::Error>(self, _v: u64) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-    fn visit_f64<E: serde::de::Error>(self, _v: f64) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-    fn visit_str<E: serde::de::Error>(self, _v: &str) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Parsed, E> {
-        Ok(Parsed::NotAnObject)
-    }
-}
-
-/// An argument name: one of the tool's parameters, or not.
-enum Key {
-    Param(&'static str),
-    Unknown(String),
-}
-
-struct KeySeed(&'static [Param]);
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Key;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an argument name")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key, E> {
-        Ok(match self.0.iter().find(|p| p.name == name) {
-            Some(param) => Key::Param(param.name),
-            None => Key::Unknown(name.to_owned()),
-        })
     }
 }
 
