@@ -17,27 +17,24 @@ pub mod pb {
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 
+/// The prefix of every `Domain` value's name in `toolenv.v1`.
+const DOMAIN_PREFIX: &str = "DOMAIN_";
+
 impl From<domains::Domain> for pb::Domain {
+    /// The wire value named after the domain (`DOMAIN_TRAVEL` for travel):
+    /// a registered domain needs only its enum value in the proto, which the
+    /// `every_domain_has_a_wire_value` test checks.
     fn from(domain: domains::Domain) -> Self {
-        match domain {
-            domains::Domain::Scheduling => pb::Domain::Scheduling,
-            domains::Domain::Travel => pb::Domain::Travel,
-            domains::Domain::Support => pb::Domain::Support,
-            domains::Domain::Ecommerce => pb::Domain::Ecommerce,
-        }
+        let name = format!("{DOMAIN_PREFIX}{}", domain.name().to_ascii_uppercase());
+        pb::Domain::from_str_name(&name).unwrap_or(pb::Domain::Unspecified)
     }
 }
 
 impl pb::Domain {
     /// The domain this wire value names; `None` for `DOMAIN_UNSPECIFIED`.
     pub fn to_domain(self) -> Option<domains::Domain> {
-        match self {
-            pb::Domain::Unspecified => None,
-            pb::Domain::Scheduling => Some(domains::Domain::Scheduling),
-            pb::Domain::Travel => Some(domains::Domain::Travel),
-            pb::Domain::Support => Some(domains::Domain::Support),
-            pb::Domain::Ecommerce => Some(domains::Domain::Ecommerce),
-        }
+        let name = self.as_str_name().strip_prefix(DOMAIN_PREFIX)?;
+        domains::Domain::parse(&name.to_ascii_lowercase())
     }
 }
 
@@ -66,9 +63,9 @@ impl From<&domains::Task> for pb::TaskSummary {
 /// The wire descriptions of a domain's tools, built once: every episode
 /// sends them, and building the JSON Schemas is not free.
 pub fn tool_specs(domain: domains::Domain) -> &'static [pb::ToolSpec] {
-    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; 4] = [const { std::sync::OnceLock::new() }; 4];
-    let index = domains::Domain::ALL.iter().position(|&d| d == domain).unwrap_or_default();
-    SPECS[index].get_or_init(|| domain.tools().iter().map(Into::into).collect())
+    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; domains::Domain::COUNT] =
+        [const { std::sync::OnceLock::new() }; domains::Domain::COUNT];
+    SPECS[domain.index()].get_or_init(|| domain.tools().iter().map(Into::into).collect())
 }
 
 impl From<&domains::Task> for pb::Task {
@@ -194,6 +191,29 @@ impl From<&domains::Trajectory> for pb::Trajectory {
                 .collect(),
             // The agent reports it with its finish call; the server adds it.
             usage: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_domain_has_a_wire_value() {
+        for domain in domains::Domain::ALL {
+            let wire = pb::Domain::from(domain);
+            assert_ne!(wire, pb::Domain::Unspecified, "{domain} has no DOMAIN_ value in toolenv.v1");
+            assert_eq!(wire.to_domain(), Some(domain));
+        }
+        assert_eq!(pb::Domain::Unspecified.to_domain(), None);
+    }
+
+    #[test]
+    fn every_wire_domain_is_registered() {
+        for value in 1.. {
+            let Ok(wire) = pb::Domain::try_from(value) else { break };
+            assert!(wire.to_domain().is_some(), "{} is not a registered domain", wire.as_str_name());
         }
     }
 }

@@ -45,7 +45,7 @@ pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let tools = task.tools();
     (0..count)
         .map(|_| {
-            let tool = &tools[below(&mut rng, tools.len())];
+            let tool = tools.get(below(&mut rng, tools.len())).expect("an index below the tool count");
             Call::new(tool.name, random_object(tool.params, &pool, &mut rng))
         })
         .collect()

@@ -128,8 +128,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::Domain;
 use crate::date::{Date, format_time, parse_time};
-use crate::world::Domain;
 
 /// The top-level key marking a v2 result.
 pub const API_VERSION_KEY: &str = "api_version";
@@ -202,7 +202,7 @@ fn convert(domain: Domain, direction: Direction, value: &Value, depth: usize) ->
 /// One row of a domain's mapping: a v1 key, its place in v2 and how its
 /// value changes.
 #[derive(Debug, Clone, Copy)]
-struct Field {
+pub(crate) struct Field {
     /// The key in v1.
     v1: &'static str,
     /// The object the value moves into in v2, if it is nested.
@@ -214,27 +214,27 @@ struct Field {
 }
 
 impl Field {
-    const fn renamed(v1: &'static str, v2: &'static str) -> Self {
+    pub(crate) const fn renamed(v1: &'static str, v2: &'static str) -> Self {
         Self { v1, within: None, v2, conv: Conv::Same }
     }
 
     /// A key that keeps its name; only its value's form changes.
-    const fn kept(key: &'static str) -> Self {
+    pub(crate) const fn kept(key: &'static str) -> Self {
         Self::renamed(key, key)
     }
 
-    const fn nested(v1: &'static str, within: &'static str, v2: &'static str) -> Self {
+    pub(crate) const fn nested(v1: &'static str, within: &'static str, v2: &'static str) -> Self {
         Self { v1, within: Some(within), v2, conv: Conv::Same }
     }
 
-    const fn with(self, conv: Conv) -> Self {
+    pub(crate) const fn with(self, conv: Conv) -> Self {
         Self { conv, ..self }
     }
 }
 
 /// How a value is written in v2.
 #[derive(Debug, Clone, Copy)]
-enum Conv {
+pub(crate) enum Conv {
     /// As it is.
     Same,
     /// A `YYYY-MM-DD` date, in another format.
@@ -253,7 +253,7 @@ enum Conv {
 
 /// A v2 date format.
 #[derive(Debug, Clone, Copy)]
-enum DateStyle {
+pub(crate) enum DateStyle {
     /// `05/01/2026`, day first (scheduling).
     DayFirst,
     /// `05JAN2026`, airline style (travel).
@@ -262,90 +262,34 @@ enum DateStyle {
     MonthFirst,
 }
 
-const SCHEDULING: &[Field] = &[
-    Field::renamed("topic", "title"),
-    Field::nested("date", "when", "day").with(Conv::Date(DateStyle::DayFirst)),
-    Field::nested("time", "when", "start").with(Conv::Time),
-    Field::renamed("meetings", "events"),
-    Field::renamed("available", "is_free"),
-    Field::renamed("free_slots", "open_slots").with(Conv::Times),
-];
+/// A domain's v2 shape: its rows, and the record (if any) whose flight-like
+/// fields v2 nests in an object of their own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mapping {
+    /// The rows, applied in order (and undone in reverse).
+    pub(crate) fields: &'static [Field],
+    /// A record whose reference fields v2 nests under one key.
+    pub(crate) nested_record: Option<NestedRecord>,
+}
 
-const TRAVEL: &[Field] = &[
-    Field::renamed("id", "flight_number"),
-    Field::nested("origin", "route", "from"),
-    Field::nested("dest", "route", "to"),
-    Field::renamed("date", "departure_date").with(Conv::Date(DateStyle::Airline)),
-    Field::nested("price", "fare", "amount"),
-    Field::nested("seats_left", "availability", "seats"),
-    Field::renamed("reservation_id", "booking_ref"),
-    Field::renamed("reservations", "bookings"),
-    Field::renamed("payment_info", "payment_method"),
-    Field::renamed("name", "traveler"),
-];
-
-/// The v1 keys of a reservation that describe its flight; v2 nests them
-/// under `flight`, `flight_id` as the flight's `id`.
-const RESERVATION_FLIGHT_KEYS: [&str; 3] = ["origin", "dest", "date"];
-
-const SUPPORT: &[Field] = &[
-    Field::renamed("ticket_id", "ticket_ref"),
-    Field::renamed("customer_id", "account_id"),
-    Field::renamed("customer", "account"),
-    Field::renamed("subject", "summary"),
-    Field::nested("status", "state", "status"),
-    Field::nested("priority", "state", "priority"),
-    Field::nested("tier", "escalation", "level").with(Conv::Tier),
-    Field::nested("escalation_reason", "escalation", "reason"),
-    Field::renamed("name", "display_name"),
-    Field::nested("plan", "subscription", "plan"),
-    Field::renamed("id", "article_id"),
-    Field::renamed("body", "content"),
-    Field::nested("matched_words", "relevance", "matched_words"),
-    Field::renamed("total_matches", "total"),
-];
-
-const ECOMMERCE: &[Field] = &[
-    Field::renamed("sku", "product_id"),
-    Field::renamed("skus", "product_ids"),
-    Field::renamed("returned_skus", "returned_product_ids"),
-    Field::renamed("order_id", "order_number"),
-    Field::kept("price").with(Conv::Money),
-    Field::kept("unit_price").with(Conv::Money),
-    Field::kept("subtotal").with(Conv::Money),
-    Field::kept("discount").with(Conv::Money),
-    Field::kept("total").with(Conv::Money),
-    Field::kept("refunded").with(Conv::Money),
-    Field::kept("refund").with(Conv::Money),
-    Field::kept("amount").with(Conv::Money),
-    Field::kept("order_subtotal").with(Conv::Money),
-    Field::nested("stock", "inventory", "available"),
-    Field::nested("in_stock", "inventory", "in_stock"),
-    Field::nested("status", "fulfillment", "status"),
-    Field::nested("delivered_on", "fulfillment", "delivered_on").with(Conv::Date(DateStyle::MonthFirst)),
-    Field::nested("returnable_until", "fulfillment", "return_by").with(Conv::Date(DateStyle::MonthFirst)),
-    Field::nested("shipping_address", "shipping", "address"),
-    Field::nested("coupon_code", "coupon", "code"),
-    Field::renamed("addresses", "address_book"),
-    Field::kept("terms").with(Conv::DatesInText(DateStyle::MonthFirst)),
-];
-
-/// A domain's mapping.
-fn fields(domain: Domain) -> &'static [Field] {
-    match domain {
-        Domain::Scheduling => SCHEDULING,
-        Domain::Travel => TRAVEL,
-        Domain::Support => SUPPORT,
-        Domain::Ecommerce => ECOMMERCE,
-    }
+/// Fields of a record that describe another record and move, in v2, into an
+/// object shaped like that record (a reservation's flight, in travel).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NestedRecord {
+    /// The v2 key of the nested object (`flight`).
+    pub(crate) key: &'static str,
+    /// The v1 key of the referenced record's id (`flight_id`); `id` inside.
+    pub(crate) id: &'static str,
+    /// The other v1 keys that move with it.
+    pub(crate) fields: &'static [&'static str],
 }
 
 /// Applies a domain's rows to one object whose children are already v2.
 fn object_to_v2(domain: Domain, mut map: Map<String, Value>) -> Map<String, Value> {
-    if domain == Domain::Travel {
-        nest_reservation_flight(&mut map);
+    if let Some(nested) = domain.drift().nested_record {
+        nest_record(domain, nested, &mut map);
     }
-    for field in fields(domain) {
+    for field in domain.drift().fields {
         let Some(value) = map.get(field.v1) else { continue };
         match field.within {
             None => {
@@ -380,7 +324,7 @@ fn object_to_v2(domain: Domain, mut map: Map<String, Value>) -> Map<String, Valu
 /// Applies a domain's rows backwards to one object whose children are already v1.
 fn object_to_v1(domain: Domain, mut map: Map<String, Value>) -> Map<String, Value> {
     // Undone in reverse order, as a sequence of moves is.
-    for field in fields(domain).iter().rev() {
+    for field in domain.drift().fields.iter().rev() {
         // Never overwrite: a v1 key already present keeps its value, and the v2 one stays.
         let moves = field.within.is_some() || field.v1 != field.v2;
         if moves && map.contains_key(field.v1) {
@@ -402,48 +346,48 @@ fn object_to_v1(domain: Domain, mut map: Map<String, Value>) -> Map<String, Valu
             }
         }
     }
-    if domain == Domain::Travel {
-        flatten_reservation_flight(&mut map);
+    if let Some(nested) = domain.drift().nested_record {
+        flatten_record(nested, &mut map);
     }
     map
 }
 
-/// Moves a v1 reservation's flight fields into a v2 `flight` object shaped
-/// like every other v2 flight.
-fn nest_reservation_flight(map: &mut Map<String, Value>) {
-    if map.contains_key("flight") {
+/// Moves a v1 record's reference fields (a reservation's flight) into a v2
+/// object shaped like the record they refer to.
+fn nest_record(domain: Domain, nested: NestedRecord, map: &mut Map<String, Value>) {
+    if map.contains_key(nested.key) {
         return;
     }
-    let Some(flight_id) = map.remove("flight_id") else { return };
-    let mut flight = Map::new();
-    flight.insert("id".to_owned(), flight_id);
-    for key in RESERVATION_FLIGHT_KEYS {
-        if let Some(value) = map.remove(key) {
-            flight.insert(key.to_owned(), value);
+    let Some(id) = map.remove(nested.id) else { return };
+    let mut inner = Map::new();
+    inner.insert("id".to_owned(), id);
+    for key in nested.fields {
+        if let Some(value) = map.remove(*key) {
+            inner.insert((*key).to_owned(), value);
         }
     }
-    map.insert("flight".to_owned(), Value::Object(object_to_v2(Domain::Travel, flight)));
+    map.insert(nested.key.to_owned(), Value::Object(object_to_v2(domain, inner)));
 }
 
-/// Undoes [`nest_reservation_flight`]: a `flight` object holding only a
-/// reservation's flight fields (already back in v1) is flattened. The full
-/// flight of a hold also has a price and seats, and stays nested.
-fn flatten_reservation_flight(map: &mut Map<String, Value>) {
-    let is_reservation_flight = match map.get("flight") {
-        Some(Value::Object(flight)) => {
-            flight.contains_key("id")
-                && flight.keys().all(|k| k == "id" || RESERVATION_FLIGHT_KEYS.contains(&k.as_str()))
-                && !map.contains_key("flight_id")
-                && RESERVATION_FLIGHT_KEYS.iter().all(|k| !map.contains_key(*k))
+/// Undoes [`nest_record`]: an object holding only a record's reference
+/// fields (already back in v1) is flattened. A full record (the flight of a
+/// hold also has a price and seats) stays nested.
+fn flatten_record(nested: NestedRecord, map: &mut Map<String, Value>) {
+    let is_reference = match map.get(nested.key) {
+        Some(Value::Object(inner)) => {
+            inner.contains_key("id")
+                && inner.keys().all(|k| k == "id" || nested.fields.contains(&k.as_str()))
+                && !map.contains_key(nested.id)
+                && nested.fields.iter().all(|k| !map.contains_key(*k))
         }
         _ => false,
     };
-    if !is_reservation_flight {
+    if !is_reference {
         return;
     }
-    if let Some(Value::Object(flight)) = map.remove("flight") {
-        for (key, value) in flight {
-            let key = if key == "id" { "flight_id".to_owned() } else { key };
+    if let Some(Value::Object(inner)) = map.remove(nested.key) {
+        for (key, value) in inner {
+            let key = if key == "id" { nested.id.to_owned() } else { key };
             map.insert(key, value);
         }
     }
@@ -688,7 +632,7 @@ mod tests {
             }
         }
         for domain in Domain::ALL {
-            for tool in domain.tools() {
+            for tool in domain.tools().iter() {
                 assert!(per_tool.contains_key(&(domain, tool.name)), "no real result of {domain} {}", tool.name);
                 assert!(changed.contains_key(&(domain, tool.name)), "v2 never changes {domain} {}", tool.name);
             }
@@ -949,7 +893,7 @@ mod tests {
     fn rows_never_collide() {
         // No v2 key of a domain is another row's v1 key, so the inverse reads each key one way.
         for domain in Domain::ALL {
-            let rows = fields(domain);
+            let rows = domain.drift().fields;
             for row in rows {
                 let v2_top = row.within.unwrap_or(row.v2);
                 for other in rows {
@@ -966,7 +910,7 @@ mod tests {
     fn garbage() -> Vec<Value> {
         let mut keys: Vec<&str> = Domain::ALL
             .iter()
-            .flat_map(|d| fields(*d))
+            .flat_map(|d| d.drift().fields)
             .flat_map(|f| [f.v1, f.v2].into_iter().chain(f.within))
             .chain(["flight", "flight_id", "api_version", "amount_cents", "currency", "day", "start"])
             .collect();

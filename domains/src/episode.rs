@@ -9,12 +9,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::World;
 use crate::chaos::{Chaos, Dice, FaultKind, Purpose};
 use crate::json;
 use crate::oracle::{CheckOutcome, Verdict};
 use crate::task::Task;
 use crate::tool::{ArgError, DomainError, ToolResult, ToolSpec};
-use crate::world::World;
+use crate::world::ToolRef;
 
 /// Default for the most calls an episode accepts.
 pub const DEFAULT_MAX_CALLS: u32 = 200;
@@ -386,7 +387,7 @@ impl Episode {
             None => {
                 let (result, changed) = self.execute(spec, &args, &canonical_args, key, kind == Some(FaultKind::StaleData));
                 state_changed = changed;
-                self.deliver(kind, result, spec, index, &canonical_args, changed, &mut delay_ms)
+                self.deliver(kind, result, spec.spec(), index, &canonical_args, changed, &mut delay_ms)
             }
         };
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
@@ -465,7 +466,7 @@ impl Episode {
 
     /// Runs the tool (against an older snapshot for a stale read) and keeps
     /// the idempotency and duplicate bookkeeping.
-    fn execute(&mut self, spec: &ToolSpec, args: &crate::Args, canonical_args: &str, key: Option<&str>, stale: bool) -> (ToolResult, bool) {
+    fn execute(&mut self, spec: ToolRef, args: &crate::Args, canonical_args: &str, key: Option<&str>, stale: bool) -> (ToolResult, bool) {
         if let Some((_, _, result)) = key.and_then(|k| self.faults.idempotent.get(k)) {
             // A retry of an executed write: the first result, nothing runs again.
             return (result.clone(), false);

@@ -37,16 +37,12 @@ pub mod chaos;
 mod codec;
 pub mod date;
 pub mod drift;
-pub mod ecommerce;
 mod episode;
 pub mod json;
 mod oracle;
 pub mod perturb;
-pub mod scheduling;
-pub mod support;
 mod task;
 mod tool;
-pub mod travel;
 mod world;
 
 pub use episode::{
@@ -55,12 +51,25 @@ pub use episode::{
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
-pub use world::{Context, Domain, World};
+pub use world::{Context, ToolRef, Tools, ToolsIter};
 
-/// The verified suite: 20 tasks, five per domain, in a fixed order.
+// The registry: every domain, once. Adding a domain is a folder under
+// `src/` and one line here (see the crate's README.md).
+world::registry! {
+    /// Calendar management.
+    Scheduling => scheduling,
+    /// Flight search and booking.
+    Travel => travel,
+    /// Support tickets, knowledge base and escalation.
+    Support => support,
+    /// Catalog, orders, coupons and returns.
+    Ecommerce => ecommerce,
+}
+
+/// The verified suite: every domain's tasks, in registry order.
 pub fn suite() -> &'static [Task] {
     static SUITE: OnceLock<Vec<Task>> = OnceLock::new();
-    SUITE.get_or_init(|| [scheduling::tasks(), travel::tasks(), support::tasks(), ecommerce::tasks()].concat())
+    SUITE.get_or_init(Domain::suite)
 }
 
 /// Finds a task of the suite by id.

@@ -4,10 +4,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::Domain;
+use crate::World;
 use crate::date::Date;
 use crate::oracle::Check;
-use crate::tool::ToolSpec;
-use crate::world::{Context, Domain, World};
+use crate::perturb::Template;
+use crate::world::{Context, Tools};
 
 /// A named value in a task's description, e.g. `date = 2026-01-05`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,8 +50,9 @@ pub struct Task {
     pub domain: Domain,
     /// Complexity level from the paper's Table 4: 1 or 2.
     pub level: u8,
-    /// The description with `{slot}` placeholders.
-    pub template: &'static str,
+    /// The description with `{slot}` placeholders, and its alternative
+    /// phrasings.
+    pub template: &'static Template,
     /// The values the placeholders stand for.
     pub slots: Vec<Slot>,
     /// The episode's "today".
@@ -69,7 +72,7 @@ pub struct Task {
 impl Task {
     /// The canonical description: the template with every slot filled in.
     pub fn description(&self) -> String {
-        let mut text = self.template.to_owned();
+        let mut text = self.template.text.to_owned();
         for slot in &self.slots {
             text = text.replace(&format!("{{{}}}", slot.name), &slot.value);
         }
@@ -82,7 +85,7 @@ impl Task {
     }
 
     /// The tools an episode of the task offers.
-    pub fn tools(&self) -> &'static [ToolSpec] {
+    pub fn tools(&self) -> Tools {
         self.domain.tools()
     }
 

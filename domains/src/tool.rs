@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeSeed;
 use serde_json::{Map, Value, json};
 
-use crate::codec::args::{Parsed, ParamsSeed};
+use crate::codec::args::{ParamsSeed, Parsed};
 
 /// Most bytes of argument JSON a call may carry.
 pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;

@@ -1,28 +1,148 @@
-//! The four domains and the state of one episode's world.
+//! What a domain is, and the registry that lists them.
+//!
+//! A domain is a folder, `domains/src/<name>/`, whose state type implements
+//! [`DomainState`]: its tools (each declared once, with its handler), its
+//! drifted result shape, its perturbation lexicon and its tasks. The
+//! registry (the [`registry!`] invocation in `lib.rs`) lists the domains
+//! once; [`Domain`], [`World`] and everything that iterates domains are
+//! generated from it, so a domain that lacks a piece does not compile.
 
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::Domain;
 use crate::date::Date;
+use crate::drift;
+use crate::perturb::Synonym;
+use crate::task::Task;
 use crate::tool::{Args, DomainError, ToolResult, ToolSpec};
-use crate::{ecommerce, scheduling, support, travel};
 
-/// What a domain's state type provides: its tools and their semantics.
+/// What a domain provides.
 ///
 /// A call is a pure transition of the state. A tool checks every rule before
-/// it changes anything, so a call that returns a [`crate::DomainError`]
-/// leaves the state exactly as it was, and it says whether it changed the
-/// state; [`World::apply`] checks both in debug builds (so every test does)
-/// instead of copying and comparing the state on every call. Read-only tools
-/// must not change the state. Fields kept out of the JSON (next-id counters)
-/// may change only together with the JSON.
-pub(crate) trait DomainState: Clone + PartialEq + Serialize {
-    /// The tools of the domain, in the order agents see them.
-    const TOOLS: &'static [ToolSpec];
+/// it changes anything, so a call that returns a [`DomainError`] leaves the
+/// state exactly as it was, and it says whether it changed the state;
+/// [`World::apply`] checks both in debug builds (so every test does) instead
+/// of copying and comparing the state on every call. Read-only tools must not
+/// change the state. Fields kept out of the JSON (next-id counters) may
+/// change only together with the JSON.
+pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + 'static {
+    /// The tools, in the order agents see them.
+    const TOOLS: &'static [Tool<Self>];
+    /// How the domain's results look after schema drift (the v2 shape).
+    const DRIFT: drift::Mapping;
+    /// Words and phrases the perturbation layer may replace, with their
+    /// meaning-preserving alternatives.
+    const SYNONYMS: &'static [Synonym];
+    /// Irrelevant sentences the perturbation layer may add to a description.
+    const DISTRACTORS: &'static [&'static str];
 
-    /// Applies one validated call.
-    fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError>;
+    /// The domain's tasks of the suite, in a fixed order.
+    fn tasks() -> Vec<Task>;
 }
+
+/// How a tool runs: a pure transition of its domain's state.
+pub(crate) type Handler<S> = fn(&mut S, &Args, &Context) -> Result<Reply, DomainError>;
+
+/// One tool of a domain: what agents are told of it, and what it does.
+pub(crate) struct Tool<S> {
+    /// The name, description and parameters.
+    pub(crate) spec: ToolSpec,
+    /// The handler, called with arguments already validated against `spec`.
+    pub(crate) run: Handler<S>,
+}
+
+impl<S> Tool<S> {
+    /// Declares a tool.
+    pub(crate) const fn new(spec: ToolSpec, run: Handler<S>) -> Self {
+        Self { spec, run }
+    }
+}
+
+/// One of a domain's tools, as found by name: its spec (which it
+/// dereferences to) and its place in the domain's table, so a call is
+/// dispatched without a second lookup.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolRef {
+    pub(crate) domain: Domain,
+    pub(crate) index: usize,
+    spec: &'static ToolSpec,
+}
+
+impl ToolRef {
+    /// The tool's spec.
+    pub fn spec(&self) -> &'static ToolSpec {
+        self.spec
+    }
+}
+
+impl std::ops::Deref for ToolRef {
+    type Target = ToolSpec;
+
+    fn deref(&self) -> &ToolSpec {
+        self.spec
+    }
+}
+
+/// A domain's tools, in the order agents see them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tools(Domain);
+
+impl Tools {
+    /// How many tools the domain has.
+    pub fn len(self) -> usize {
+        self.0.tool_count()
+    }
+
+    /// Whether the domain has no tools (none has).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The spec of the tool at `index`, in the order agents see them.
+    pub fn get(self, index: usize) -> Option<&'static ToolSpec> {
+        (index < self.len()).then(|| self.0.tool_spec(index))
+    }
+
+    /// The tools' specs, in order.
+    pub fn iter(self) -> ToolsIter {
+        ToolsIter { domain: self.0, range: 0..self.len() }
+    }
+
+    /// Finds a tool by name.
+    pub fn find(self, name: &str) -> Option<ToolRef> {
+        self.iter().position(|spec| spec.name == name).map(|index| ToolRef { domain: self.0, index, spec: self.0.tool_spec(index) })
+    }
+}
+
+impl IntoIterator for Tools {
+    type Item = &'static ToolSpec;
+    type IntoIter = ToolsIter;
+
+    fn into_iter(self) -> ToolsIter {
+        self.iter()
+    }
+}
+
+/// An iterator over a domain's tool specs, in order.
+#[derive(Debug, Clone)]
+pub struct ToolsIter {
+    domain: Domain,
+    range: std::ops::Range<usize>,
+}
+
+impl Iterator for ToolsIter {
+    type Item = &'static ToolSpec;
+
+    fn next(&mut self) -> Option<&'static ToolSpec> {
+        self.range.next().map(|index| self.domain.tool_spec(index))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl ExactSizeIterator for ToolsIter {}
 
 /// A tool's answer to a call it accepted: the result as canonical JSON text
 /// and whether the call changed the state.
@@ -54,125 +174,169 @@ pub struct Context {
     pub today: Date,
 }
 
-/// One of the four simulated domains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Domain {
-    /// Calendar management.
-    Scheduling,
-    /// Flight search and booking.
-    Travel,
-    /// Support tickets, knowledge base and escalation.
-    Support,
-    /// Catalog, orders, coupons and returns.
-    Ecommerce,
-}
-
-impl Domain {
-    /// Every domain, in a fixed order.
-    pub const ALL: [Domain; 4] = [Domain::Scheduling, Domain::Travel, Domain::Support, Domain::Ecommerce];
-
-    /// The domain's lowercase name, as used in task ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Domain::Scheduling => "scheduling",
-            Domain::Travel => "travel",
-            Domain::Support => "support",
-            Domain::Ecommerce => "ecommerce",
+/// Runs one tool of a state's table, checking the tools' contract where it
+/// costs nothing in release builds.
+pub(crate) fn apply<S: DomainState>(state: &mut S, index: usize, args: &Args, ctx: &Context) -> (ToolResult, bool) {
+    let tool = &S::TOOLS[index];
+    #[cfg(debug_assertions)]
+    let before = state.clone();
+    let result = (tool.run)(state, args, ctx);
+    #[cfg(debug_assertions)]
+    match &result {
+        Err(error) => assert!(*state == before, "{} changed the state, then rejected the call: {error}", tool.spec.name),
+        Ok(reply) => {
+            assert_eq!(reply.changed, *state != before, "{} says whether it changed the state", tool.spec.name);
+            assert!(tool.spec.mutates_state || !reply.changed, "read-only {} changed the state", tool.spec.name);
         }
     }
+    match result {
+        Ok(Reply { text, changed }) => (Ok(text), changed),
+        Err(error) => (Err(error), false),
+    }
+}
 
+/// Generates [`Domain`], [`World`] and their per-domain dispatch from the
+/// list of domains: `Variant => module`, where `module` is the domain's
+/// folder, its name and the prefix of its task ids.
+macro_rules! registry {
+    ($($(#[doc = $doc:literal])+ $variant:ident => $module:ident,)+) => {
+        $(pub mod $module;)+
+
+        /// One of the simulated domains.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum Domain {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Domain {
+            /// How many domains there are.
+            pub const COUNT: usize = [$(stringify!($variant)),+].len();
+
+            /// Every domain, in registry order.
+            pub const ALL: [Domain; Domain::COUNT] = [$(Domain::$variant),+];
+
+            /// The domain's lowercase name, as used in task ids.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Domain::$variant => stringify!($module),)+
+                }
+            }
+
+            /// The domain's place in [`Domain::ALL`].
+            pub fn index(self) -> usize {
+                self as usize
+            }
+
+            fn tool_count(self) -> usize {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::TOOLS.len(),)+
+                }
+            }
+
+            /// The spec of the tool at `index` (< `tool_count`).
+            fn tool_spec(self, index: usize) -> &'static $crate::ToolSpec {
+                match self {
+                    $(Domain::$variant => &<$module::State as $crate::world::DomainState>::TOOLS[index].spec,)+
+                }
+            }
+
+            /// The domain's drifted result shape.
+            pub(crate) fn drift(self) -> &'static $crate::drift::Mapping {
+                match self {
+                    $(Domain::$variant => &<$module::State as $crate::world::DomainState>::DRIFT,)+
+                }
+            }
+
+            /// The domain's perturbation synonyms.
+            pub(crate) fn synonyms(self) -> &'static [$crate::perturb::Synonym] {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::SYNONYMS,)+
+                }
+            }
+
+            /// The domain's own distractor sentences.
+            pub(crate) fn distractors(self) -> &'static [&'static str] {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::DISTRACTORS,)+
+                }
+            }
+
+            /// The domain's tasks of the suite.
+            fn tasks(self) -> Vec<$crate::Task> {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::tasks(),)+
+                }
+            }
+        }
+
+        /// The state of one episode's world, in one of the domains.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum World {
+            $($(#[doc = $doc])+ $variant($module::State),)+
+        }
+
+        impl World {
+            /// The world's domain.
+            pub fn domain(&self) -> Domain {
+                match self {
+                    $(World::$variant(_) => Domain::$variant,)+
+                }
+            }
+
+            /// The state as JSON: what the oracle judges, diffs and hashes.
+            pub fn to_json(&self) -> serde_json::Value {
+                let value = match self {
+                    $(World::$variant(s) => serde_json::to_value(s),)+
+                };
+                // The states are plain structs of strings, numbers and ordered maps.
+                value.unwrap_or(serde_json::Value::Null)
+            }
+
+            /// Applies one validated call of one of the domain's tools; returns
+            /// its result (canonical JSON text) and whether the state changed.
+            /// On a domain error the state is left exactly as it was.
+            ///
+            /// # Panics
+            /// If `tool` is not one of this world's domain's tools: a tool is
+            /// found through the episode's own domain.
+            pub fn apply(&mut self, tool: $crate::world::ToolRef, args: &$crate::Args, ctx: &$crate::Context) -> ($crate::ToolResult, bool) {
+                assert_eq!(tool.domain, self.domain(), "{} is not a tool of {}", tool.name, self.domain());
+                match self {
+                    $(World::$variant(s) => $crate::world::apply(s, tool.index, args, ctx),)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use registry;
+
+impl Domain {
     /// Parses a domain name (as [`Domain::name`] writes it).
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|d| d.name() == name)
     }
 
     /// The domain's tools.
-    pub fn tools(self) -> &'static [ToolSpec] {
-        match self {
-            Domain::Scheduling => scheduling::State::TOOLS,
-            Domain::Travel => travel::State::TOOLS,
-            Domain::Support => support::State::TOOLS,
-            Domain::Ecommerce => ecommerce::State::TOOLS,
-        }
+    pub fn tools(self) -> Tools {
+        Tools(self)
     }
 
     /// Finds one of the domain's tools by name.
-    pub fn tool(self, name: &str) -> Option<&'static ToolSpec> {
-        self.tools().iter().find(|t| t.name == name)
+    pub fn tool(self, name: &str) -> Option<ToolRef> {
+        self.tools().find(name)
+    }
+
+    /// The suite's tasks of every domain, in registry order.
+    pub(crate) fn suite() -> Vec<Task> {
+        Self::ALL.into_iter().flat_map(Domain::tasks).collect()
     }
 }
 
 impl std::fmt::Display for Domain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// The state of one episode's world, in one of the domains.
-#[derive(Debug, Clone, PartialEq)]
-pub enum World {
-    /// A calendar.
-    Scheduling(scheduling::State),
-    /// Flights and reservations.
-    Travel(travel::State),
-    /// Tickets and a knowledge base.
-    Support(support::State),
-    /// A shop.
-    Ecommerce(ecommerce::State),
-}
-
-impl World {
-    /// The world's domain.
-    pub fn domain(&self) -> Domain {
-        match self {
-            World::Scheduling(_) => Domain::Scheduling,
-            World::Travel(_) => Domain::Travel,
-            World::Support(_) => Domain::Support,
-            World::Ecommerce(_) => Domain::Ecommerce,
-        }
-    }
-
-    /// The state as JSON: what the oracle judges, diffs and hashes.
-    pub fn to_json(&self) -> Value {
-        let value = match self {
-            World::Scheduling(s) => serde_json::to_value(s),
-            World::Travel(s) => serde_json::to_value(s),
-            World::Support(s) => serde_json::to_value(s),
-            World::Ecommerce(s) => serde_json::to_value(s),
-        };
-        // The states are plain structs of strings, numbers and ordered maps.
-        value.unwrap_or(Value::Null)
-    }
-
-    /// Applies one validated call of one of the domain's tools; returns its
-    /// result (canonical JSON text) and whether the state changed. On a
-    /// domain error the state is left exactly as it was.
-    pub fn apply(&mut self, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
-        fn apply<S: DomainState>(state: &mut S, tool: &ToolSpec, args: &Args, ctx: &Context) -> (ToolResult, bool) {
-            // The tools' contract, checked where it costs nothing in release builds.
-            #[cfg(debug_assertions)]
-            let before = state.clone();
-            let result = state.call(tool.name, args, ctx);
-            #[cfg(debug_assertions)]
-            match &result {
-                Err(error) => assert!(*state == before, "{} changed the state, then rejected the call: {error}", tool.name),
-                Ok(reply) => {
-                    assert_eq!(reply.changed, *state != before, "{} says whether it changed the state", tool.name);
-                    assert!(tool.mutates_state || !reply.changed, "read-only {} changed the state", tool.name);
-                }
-            }
-            match result {
-                Ok(Reply { text, changed }) => (Ok(text), changed),
-                Err(error) => (Err(error), false),
-            }
-        }
-        match self {
-            World::Scheduling(s) => apply(s, tool, args, ctx),
-            World::Travel(s) => apply(s, tool, args, ctx),
-            World::Support(s) => apply(s, tool, args, ctx),
-            World::Ecommerce(s) => apply(s, tool, args, ctx),
-        }
     }
 }
 
@@ -192,11 +356,12 @@ pub(crate) mod testing {
     /// valid for its schema, on the given day. No rollback on error; the
     /// result text must be canonical JSON.
     pub(crate) fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> Answer {
-        let spec = S::TOOLS.iter().find(|t| t.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
-        let args = spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {tool}: {e}"));
-        let reply = state.call(tool, &args, &Context { today })?;
-        let value: Value = serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{tool} wrote invalid json: {e}"));
-        assert_eq!(crate::json::canonical(&value), reply.text, "{tool} writes canonical json");
+        let tool = S::TOOLS.iter().find(|t| t.spec.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
+        let name = tool.spec.name;
+        let args = tool.spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {name}: {e}"));
+        let reply = (tool.run)(state, &args, &Context { today })?;
+        let value: Value = serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{name} wrote invalid json: {e}"));
+        assert_eq!(crate::json::canonical(&value), reply.text, "{name} writes canonical json");
         Ok(value)
     }
 }

@@ -50,7 +50,7 @@ pub fn brittle_calls(task: &Task, description: &str) -> Vec<Call> {
 /// The value the agent reads for each slot, in slot order; `None` if any slot
 /// cannot be read.
 fn read_slots(task: &Task, description: &str) -> Option<Vec<String>> {
-    let pieces = parse_template(task.template, &task.slots);
+    let pieces = parse_template(task.template.text, &task.slots);
     let text = |j: Option<usize>| match j.and_then(|j| pieces.get(j)) {
         Some(Piece::Text(t)) => t.as_str(),
         _ => "",

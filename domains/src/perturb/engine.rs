@@ -9,7 +9,6 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use super::bank::ParaphraseBank;
 use super::lexicon::{self, PAST_DATE, Synonym};
 use super::phrasing::{PRIORITIES, Piece, SlotKind, parse_template, preceded_by_word, text_before};
-use super::templates;
 use super::temporal::{DateStyle, TimeStyle, boundary_after, boundary_before, relative_forms};
 use super::{Applied, Level, Perturbed, Relation};
 use crate::task::Task;
@@ -130,16 +129,9 @@ struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     fn new(task: &'a Task, bank: Option<&ParaphraseBank>) -> Self {
-        let variants = templates::frame(task.template)
-            .map(|frame| {
-                frame
-                    .variants
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| Phrasing { source: Source::TemplateBank(i), tags: v.tags, pieces: parse_template(v.text, &task.slots) })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let variants = (task.template.variants.iter().enumerate())
+            .map(|(i, v)| Phrasing { source: Source::TemplateBank(i), tags: v.tags, pieces: parse_template(v.text, &task.slots) })
+            .collect();
         let bank = bank
             .map(|b| b.phrasings(&task.id))
             .unwrap_or_default()
@@ -150,10 +142,10 @@ impl<'a> Prepared<'a> {
         Self {
             task,
             kinds: task.slots.iter().map(SlotKind::of).collect(),
-            canonical: Phrasing { source: Source::Canonical, tags: &[], pieces: parse_template(task.template, &task.slots) },
+            canonical: Phrasing { source: Source::Canonical, tags: &[], pieces: parse_template(task.template.text, &task.slots) },
             variants,
             bank,
-            lexicon: lexicon::synonyms(task.domain),
+            lexicon: task.domain.synonyms(),
         }
     }
 

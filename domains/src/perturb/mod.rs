@@ -29,9 +29,9 @@
 mod bank;
 mod brittle;
 mod engine;
-mod lexicon;
+pub(crate) mod lexicon;
 mod phrasing;
-mod templates;
+pub(crate) mod templates;
 mod temporal;
 #[cfg(test)]
 mod tests;
@@ -44,6 +44,8 @@ use serde::Serialize;
 pub use bank::{MAX_BANK_BYTES, MAX_ENTRIES_PER_TASK, MAX_ENTRY_BYTES, ParaphraseBank};
 pub use brittle::brittle_calls;
 pub use engine::perturb;
+pub use lexicon::Synonym;
+pub use templates::Template;
 
 /// A perturbation level ε: how hard a description is rephrased.
 ///

@@ -15,6 +15,9 @@
 //! Reservation ids are sequential per episode (`R-0001`, `R-0002`, …) and
 //! never reused, so a released hold's id is not handed out again.
 
+mod phrasing;
+mod views;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -26,7 +29,10 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, DomainState, Reply, World};
+use crate::drift::Mapping;
+use crate::perturb::Synonym;
+use crate::World;
+use crate::world::{Context, DomainState, Reply, Tool};
 
 /// Most characters a text argument (a name, a payment method) may have.
 const MAX_TEXT_CHARS: usize = 200;
@@ -153,54 +159,84 @@ fn reservation_number(id: &str) -> Option<u32> {
 const FLIGHT_ID: Param = Param::required("flight_id", ParamType::String, "Flight id, e.g. AA-500.");
 
 impl DomainState for State {
-    const TOOLS: &'static [ToolSpec] = &[
-        ToolSpec {
-            name: "search_flights",
-            description: "Searches for available flights on a route and date; lists each with its price and seats left.",
-            mutates_state: false,
-            params: &[
-                Param::required("origin", ParamType::String, "Origin airport or city code, e.g. LON."),
-                Param::required("dest", ParamType::String, "Destination airport or city code, e.g. PAR."),
-                Param::required("date", ParamType::String, "Departure date, YYYY-MM-DD."),
-            ],
-        },
-        ToolSpec {
-            name: "hold_flight",
-            description: "Places a temporary hold on a flight, taking one seat; confirm it with confirm_booking.",
-            mutates_state: true,
-            params: &[FLIGHT_ID],
-        },
-        ToolSpec {
-            name: "confirm_booking",
-            description: "Confirms a held flight booking for a passenger, charging one of the passenger's payment methods on file.",
-            mutates_state: true,
-            params: &[
-                FLIGHT_ID,
-                Param::required("passenger", ParamType::String, "The traveler's name as on file, e.g. Bob."),
-                Param::required("payment_info", ParamType::String, "A payment method on file for the passenger, e.g. card_4242."),
-            ],
-        },
-        ToolSpec { name: "get_itinerary", description: "Returns current reservations.", mutates_state: false, params: &[] },
-        ToolSpec {
-            name: "release_hold",
-            description: "Releases the active hold on a flight, giving its seat back.",
-            mutates_state: true,
-            params: &[FLIGHT_ID],
-        },
-        ToolSpec {
-            name: "cancel_reservation",
-            description: "Cancels a confirmed reservation, giving its seat back.",
-            mutates_state: true,
-            params: &[Param::required("reservation_id", ParamType::String, "Reservation id, e.g. R-0001.")],
-        },
-        ToolSpec {
-            name: "get_traveler_profile",
-            description: "Returns a traveler's payment methods on file and reservation ids.",
-            mutates_state: false,
-            params: &[Param::required("name", ParamType::String, "The traveler's name, e.g. Bob.")],
-        },
+    const TOOLS: &'static [Tool<Self>] = &[
+        Tool::new(
+            ToolSpec {
+                name: "search_flights",
+                description: "Searches for available flights on a route and date; lists each with its price and seats left.",
+                mutates_state: false,
+                params: &[
+                    Param::required("origin", ParamType::String, "Origin airport or city code, e.g. LON."),
+                    Param::required("dest", ParamType::String, "Destination airport or city code, e.g. PAR."),
+                    Param::required("date", ParamType::String, "Departure date, YYYY-MM-DD."),
+                ],
+            },
+            |s, args, ctx| s.call("search_flights", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "hold_flight",
+                description: "Places a temporary hold on a flight, taking one seat; confirm it with confirm_booking.",
+                mutates_state: true,
+                params: &[FLIGHT_ID],
+            },
+            |s, args, ctx| s.call("hold_flight", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "confirm_booking",
+                description: "Confirms a held flight booking for a passenger, charging one of the passenger's payment methods on file.",
+                mutates_state: true,
+                params: &[
+                    FLIGHT_ID,
+                    Param::required("passenger", ParamType::String, "The traveler's name as on file, e.g. Bob."),
+                    Param::required("payment_info", ParamType::String, "A payment method on file for the passenger, e.g. card_4242."),
+                ],
+            },
+            |s, args, ctx| s.call("confirm_booking", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec { name: "get_itinerary", description: "Returns current reservations.", mutates_state: false, params: &[] },
+            |s, args, ctx| s.call("get_itinerary", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "release_hold",
+                description: "Releases the active hold on a flight, giving its seat back.",
+                mutates_state: true,
+                params: &[FLIGHT_ID],
+            },
+            |s, args, ctx| s.call("release_hold", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "cancel_reservation",
+                description: "Cancels a confirmed reservation, giving its seat back.",
+                mutates_state: true,
+                params: &[Param::required("reservation_id", ParamType::String, "Reservation id, e.g. R-0001.")],
+            },
+            |s, args, ctx| s.call("cancel_reservation", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "get_traveler_profile",
+                description: "Returns a traveler's payment methods on file and reservation ids.",
+                mutates_state: false,
+                params: &[Param::required("name", ParamType::String, "The traveler's name, e.g. Bob.")],
+            },
+            |s, args, ctx| s.call("get_traveler_profile", args, ctx),
+        ),
     ];
+    const DRIFT: Mapping = views::DRIFT;
+    const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
+    const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
 
+    fn tasks() -> Vec<Task> {
+        tasks()
+    }
+}
+
+impl State {
     fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "search_flights" => {
@@ -527,7 +563,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "travel/cheapest-flight/001".into(),
             domain: crate::Domain::Travel,
             level: 2,
-            template: "Book the cheapest flight from {origin} to {dest} on {date} for {passenger}.",
+            template: &phrasing::CHEAPEST_FLIGHT,
             slots: slots(&[("origin", "LON"), ("dest", "PAR"), ("date", "2026-01-05"), ("passenger", "Bob")]),
             today,
             // The paper's Appendix C.2, with the traveler the booking needs.
@@ -552,7 +588,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "travel/direct-booking/002".into(),
             domain: crate::Domain::Travel,
             level: 1,
-            template: "Book flight {flight_id} from {origin} to {dest} on {date} for {passenger}.",
+            template: &phrasing::DIRECT_BOOKING,
             slots: slots(&[("flight_id", "LH-1122"), ("origin", "FRA"), ("dest", "MAD"), ("date", "2026-01-09"), ("passenger", "Dana")]),
             today,
             initial: world(json!({
@@ -586,7 +622,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "travel/cheapest-flight/003".into(),
             domain: crate::Domain::Travel,
             level: 2,
-            template: "Book the cheapest available flight from {origin} to {dest} on {date} for {passenger}.",
+            template: &phrasing::CHEAPEST_FLIGHT_003,
             slots: slots(&[("origin", "NYC"), ("dest", "LAX"), ("date", "2026-01-12"), ("passenger", "Carol")]),
             today,
             // The cheapest flight that day (DL-410) is full; the next day and
@@ -620,7 +656,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "travel/cancel-trip/004".into(),
             domain: crate::Domain::Travel,
             level: 1,
-            template: "Cancel {passenger}'s round trip from {origin} to {dest}: the flight out on {date} and the flight back on {return_date}.",
+            template: &phrasing::CANCEL_TRIP,
             slots: slots(&[
                 ("passenger", "Evan"),
                 ("origin", "LON"),
@@ -680,8 +716,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "travel/change-hold/005".into(),
             domain: crate::Domain::Travel,
             level: 2,
-            template: "Flight {held_flight} was held by mistake for {passenger}, who needs to fly from {origin} to {dest} on {date} instead. \
-                       Release that hold and book {passenger} on the cheapest flight that day.",
+            template: &phrasing::CHANGE_HOLD,
             slots: slots(&[("held_flight", "KL-1002"), ("passenger", "Frank"), ("origin", "AMS"), ("dest", "LON"), ("date", "2026-01-07")]),
             today,
             // R-0004 is the mistaken hold; Alice flies on the held flight and

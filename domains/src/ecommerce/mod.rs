@@ -27,6 +27,9 @@
 //!   continuing after the highest id already in the state.
 //! - Free text (addresses, reasons, queries) is at most 500 characters.
 
+mod phrasing;
+mod views;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -38,7 +41,10 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, DomainState, Reply, World};
+use crate::drift::Mapping;
+use crate::perturb::Synonym;
+use crate::World;
+use crate::world::{Context, DomainState, Reply, Tool};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;
@@ -386,80 +392,113 @@ const ORDER_ID: Param = Param::required("order_id", ParamType::String, "Order id
 const ORDER_ITEM: &[Param] = &[SKU, Param::required("quantity", ParamType::Integer, "Units to order, 1 to 100.")];
 
 impl DomainState for State {
-    const TOOLS: &'static [ToolSpec] = &[
-        ToolSpec {
-            name: "search_products",
-            description: "Searches the product catalog; every filter is optional. Results come in sku order, with price and stock.",
-            mutates_state: false,
-            params: &[
-                Param::optional("query", ParamType::String, "Words that must all appear in the product's name, category or sku."),
-                Param::optional("category", ParamType::String, "Only products of this category."),
-                Param::optional("min_price", ParamType::Number, "Lowest unit price, in dollars."),
-                Param::optional("max_price", ParamType::Number, "Highest unit price, in dollars."),
-            ],
-        },
-        ToolSpec {
-            name: "check_inventory",
-            description: "Checks the stock and price of one product.",
-            mutates_state: false,
-            params: &[SKU],
-        },
-        ToolSpec {
-            name: "create_order",
-            description: "Places an order for a customer, shipped to one of their addresses on file, with at most one coupon. \
-                          Takes the items out of stock.",
-            mutates_state: true,
-            params: &[
-                CUSTOMER_ID,
-                Param::required("items", ParamType::ObjectList(ORDER_ITEM), "The order's lines, 1 to 20, each sku once."),
-                Param::required(
-                    "shipping_address",
-                    ParamType::String,
-                    "One of the customer's addresses on file, as get_customer shows it.",
-                ),
-                Param::optional("coupon_code", ParamType::String, "One coupon code."),
-            ],
-        },
-        ToolSpec {
-            name: "check_order_status",
-            description: "Returns an order's details and status, with the last day it can be returned once delivered.",
-            mutates_state: false,
-            params: &[ORDER_ID],
-        },
-        ToolSpec {
-            name: "process_return",
-            description: "Returns whole lines of a delivered order within 30 days of delivery and refunds what was paid for them.",
-            mutates_state: true,
-            params: &[
-                ORDER_ID,
-                Param::required("items", ParamType::StringList, "Skus of the order's lines to return."),
-                Param::required("reason", ParamType::String, "Why the items come back."),
-                Param::required("refund_method", ParamType::OneOf(REFUND_METHODS), "Where the refund goes."),
-            ],
-        },
-        ToolSpec {
-            name: "apply_coupon",
-            description: "Validates a coupon against an order subtotal and calculates the discount; changes nothing.",
-            mutates_state: false,
-            params: &[
-                Param::required("code", ParamType::String, "The coupon code."),
-                Param::required("order_subtotal", ParamType::Number, "The order's subtotal in dollars, before any discount."),
-            ],
-        },
-        ToolSpec {
-            name: "get_customer",
-            description: "Returns a customer's name, addresses on file and the coupons they have used.",
-            mutates_state: false,
-            params: &[CUSTOMER_ID],
-        },
-        ToolSpec {
-            name: "list_orders",
-            description: "Lists a customer's orders with their items, totals, status and delivery dates.",
-            mutates_state: false,
-            params: &[CUSTOMER_ID],
-        },
+    const TOOLS: &'static [Tool<Self>] = &[
+        Tool::new(
+            ToolSpec {
+                name: "search_products",
+                description: "Searches the product catalog; every filter is optional. Results come in sku order, with price and stock.",
+                mutates_state: false,
+                params: &[
+                    Param::optional("query", ParamType::String, "Words that must all appear in the product's name, category or sku."),
+                    Param::optional("category", ParamType::String, "Only products of this category."),
+                    Param::optional("min_price", ParamType::Number, "Lowest unit price, in dollars."),
+                    Param::optional("max_price", ParamType::Number, "Highest unit price, in dollars."),
+                ],
+            },
+            |s, args, ctx| s.call("search_products", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "check_inventory",
+                description: "Checks the stock and price of one product.",
+                mutates_state: false,
+                params: &[SKU],
+            },
+            |s, args, ctx| s.call("check_inventory", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "create_order",
+                description: "Places an order for a customer, shipped to one of their addresses on file, with at most one coupon. \
+                              Takes the items out of stock.",
+                mutates_state: true,
+                params: &[
+                    CUSTOMER_ID,
+                    Param::required("items", ParamType::ObjectList(ORDER_ITEM), "The order's lines, 1 to 20, each sku once."),
+                    Param::required(
+                        "shipping_address",
+                        ParamType::String,
+                        "One of the customer's addresses on file, as get_customer shows it.",
+                    ),
+                    Param::optional("coupon_code", ParamType::String, "One coupon code."),
+                ],
+            },
+            |s, args, ctx| s.call("create_order", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "check_order_status",
+                description: "Returns an order's details and status, with the last day it can be returned once delivered.",
+                mutates_state: false,
+                params: &[ORDER_ID],
+            },
+            |s, args, ctx| s.call("check_order_status", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "process_return",
+                description: "Returns whole lines of a delivered order within 30 days of delivery and refunds what was paid for them.",
+                mutates_state: true,
+                params: &[
+                    ORDER_ID,
+                    Param::required("items", ParamType::StringList, "Skus of the order's lines to return."),
+                    Param::required("reason", ParamType::String, "Why the items come back."),
+                    Param::required("refund_method", ParamType::OneOf(REFUND_METHODS), "Where the refund goes."),
+                ],
+            },
+            |s, args, ctx| s.call("process_return", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "apply_coupon",
+                description: "Validates a coupon against an order subtotal and calculates the discount; changes nothing.",
+                mutates_state: false,
+                params: &[
+                    Param::required("code", ParamType::String, "The coupon code."),
+                    Param::required("order_subtotal", ParamType::Number, "The order's subtotal in dollars, before any discount."),
+                ],
+            },
+            |s, args, ctx| s.call("apply_coupon", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "get_customer",
+                description: "Returns a customer's name, addresses on file and the coupons they have used.",
+                mutates_state: false,
+                params: &[CUSTOMER_ID],
+            },
+            |s, args, ctx| s.call("get_customer", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "list_orders",
+                description: "Lists a customer's orders with their items, totals, status and delivery dates.",
+                mutates_state: false,
+                params: &[CUSTOMER_ID],
+            },
+            |s, args, ctx| s.call("list_orders", args, ctx),
+        ),
     ];
+    const DRIFT: Mapping = views::DRIFT;
+    const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
+    const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
 
+    fn tasks() -> Vec<Task> {
+        tasks()
+    }
+}
+
+impl State {
     fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "search_products" => self.search_products(args),
@@ -1185,7 +1224,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "ecommerce/simple-order/001".into(),
             domain: crate::Domain::Ecommerce,
             level: 1,
-            template: "Order {quantity} of the {product} ({sku}) for customer {customer}, shipped to their home address.",
+            template: &phrasing::SIMPLE_ORDER,
             slots: slots(&[("quantity", "2"), ("product", "Aero Wireless Mouse"), ("sku", "SKU-101"), ("customer", "C-201")]),
             today,
             initial: world(shop()),
@@ -1222,8 +1261,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "ecommerce/cheapest-coupon/002".into(),
             domain: crate::Domain::Ecommerce,
             level: 2,
-            template: "Find the cheapest {kind} and order one for customer {customer}, shipped to their {label} address, \
-                       with coupon {coupon}.",
+            template: &phrasing::CHEAPEST_COUPON,
             slots: slots(&[("kind", "wireless mouse"), ("customer", "C-203"), ("label", "office"), ("coupon", "SAVE10")]),
             today,
             initial: world(shop()),
@@ -1262,8 +1300,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "ecommerce/cheapest-coupon/003".into(),
             domain: crate::Domain::Ecommerce,
             level: 2,
-            template: "Find the cheapest {kind} and order one for customer {customer}, shipped to their home address. \
-                       They have two coupons, {coupon_a} and {coupon_b}; an order takes only one, so use the one that is valid.",
+            template: &phrasing::CHEAPEST_COUPON_003,
             slots: slots(&[("kind", "electric kettle"), ("customer", "C-204"), ("coupon_a", "WINTER25"), ("coupon_b", "HOME5")]),
             today,
             initial: world(shop()),
@@ -1302,7 +1339,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "ecommerce/simple-order/004".into(),
             domain: crate::Domain::Ecommerce,
             level: 1,
-            template: "Order {quantity} {product} ({sku}) for customer {customer} with coupon {coupon}, shipped to their work address.",
+            template: &phrasing::SIMPLE_ORDER_004,
             slots: slots(&[
                 ("quantity", "3"),
                 ("product", "Trail Wireless Earbuds"),
@@ -1346,8 +1383,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "ecommerce/return/005".into(),
             domain: crate::Domain::Ecommerce,
             level: 2,
-            template: "Customer {customer} wants to return the {product} from their recent order because {reason}. \
-                       Refund it to the original payment method.",
+            template: &phrasing::RETURN,
             slots: slots(&[("customer", "C-202"), ("product", "Studio Over-Ear Headphones"), ("reason", "they are too tight")]),
             today,
             initial: world(shop()),
@@ -1880,7 +1916,7 @@ mod tests {
             json!({"a": 1}),
         ];
         let ctx = Context { today: today() };
-        for spec in State::TOOLS {
+        for spec in State::TOOLS.iter().map(|t| &t.spec) {
             for value in &odd {
                 let map: Map<String, Value> = spec.params.iter().map(|p| (p.name.to_owned(), value.clone())).collect();
                 let mut s = state();

@@ -20,6 +20,9 @@
 //! `refunded`, `compromised` finds `compromise`), skips words like `the`, and
 //! ranks articles by how many query words they match, then by id.
 
+mod phrasing;
+mod views;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -30,7 +33,10 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, DomainState, Reply, World};
+use crate::drift::Mapping;
+use crate::perturb::Synonym;
+use crate::World;
+use crate::world::{Context, DomainState, Reply, Tool};
 
 /// Longest subject, in characters.
 const MAX_SUBJECT_CHARS: usize = 200;
@@ -224,82 +230,115 @@ impl From<StoredState> for State {
 const TICKET_ID: Param = Param::required("ticket_id", ParamType::String, "Ticket id, e.g. T-0001.");
 
 impl DomainState for State {
-    const TOOLS: &'static [ToolSpec] = &[
-        ToolSpec {
-            name: "create_ticket",
-            description: "Creates a new support ticket for a customer; it starts open at tier1.",
-            mutates_state: true,
-            params: &[
-                Param::required("customer_id", ParamType::String, "Customer id, e.g. C-101."),
-                Param::required("subject", ParamType::String, "One line about the problem (at most 200 characters)."),
-                Param::required("description", ParamType::String, "The problem in full (at most 2000 characters)."),
-                Param::required("priority", ParamType::OneOf(Priority::NAMES), "How urgent the ticket is."),
-            ],
-        },
-        ToolSpec {
-            name: "update_ticket",
-            description: "Updates ticket fields: status, priority, and/or adds a note. Give at least one. \
-                          To close use close_ticket; to escalate use escalate_ticket.",
-            mutates_state: true,
-            params: &[
-                TICKET_ID,
-                Param::optional("status", ParamType::OneOf(SETTABLE_STATUSES), "New status."),
-                Param::optional("priority", ParamType::OneOf(Priority::NAMES), "New priority."),
-                Param::optional("note", ParamType::String, "A note to add to the ticket (at most 2000 characters)."),
-            ],
-        },
-        ToolSpec {
-            name: "close_ticket",
-            description: "Closes a ticket with a resolution summary. A closed ticket cannot be changed again.",
-            mutates_state: true,
-            params: &[TICKET_ID, Param::required("resolution", ParamType::String, "How the problem was resolved.")],
-        },
-        ToolSpec {
-            name: "escalate_ticket",
-            description: "Escalates a ticket to a higher support tier.",
-            mutates_state: true,
-            params: &[
-                TICKET_ID,
-                Param::required("reason", ParamType::String, "Why the ticket is escalated."),
-                Param::required(
-                    "escalate_to",
-                    ParamType::OneOf(Tier::NAMES),
-                    "The tier to hand the ticket to; higher than its current tier.",
-                ),
-            ],
-        },
-        ToolSpec {
-            name: "search_knowledge_base",
-            description: "Searches the knowledge base for relevant articles (how-tos and policies), best match first.",
-            mutates_state: false,
-            params: &[
-                Param::required("query", ParamType::String, "Words to look for in article titles and bodies."),
-                Param::optional("category", ParamType::OneOf(Category::NAMES), "Only articles of this category."),
-            ],
-        },
-        ToolSpec {
-            name: "list_open_tickets",
-            description: "Lists tickets that are not closed, in id order, with optional filters.",
-            mutates_state: false,
-            params: &[
-                Param::optional("priority", ParamType::OneOf(Priority::NAMES), "Only tickets of this priority."),
-                Param::optional("customer_id", ParamType::String, "Only tickets of this customer."),
-            ],
-        },
-        ToolSpec {
-            name: "get_ticket",
-            description: "Returns one ticket with its notes, resolution and escalation reason.",
-            mutates_state: false,
-            params: &[TICKET_ID],
-        },
-        ToolSpec {
-            name: "get_customer",
-            description: "Returns a customer's name, plan and tickets.",
-            mutates_state: false,
-            params: &[Param::required("customer_id", ParamType::String, "Customer id, e.g. C-101.")],
-        },
+    const TOOLS: &'static [Tool<Self>] = &[
+        Tool::new(
+            ToolSpec {
+                name: "create_ticket",
+                description: "Creates a new support ticket for a customer; it starts open at tier1.",
+                mutates_state: true,
+                params: &[
+                    Param::required("customer_id", ParamType::String, "Customer id, e.g. C-101."),
+                    Param::required("subject", ParamType::String, "One line about the problem (at most 200 characters)."),
+                    Param::required("description", ParamType::String, "The problem in full (at most 2000 characters)."),
+                    Param::required("priority", ParamType::OneOf(Priority::NAMES), "How urgent the ticket is."),
+                ],
+            },
+            |s, args, ctx| s.call("create_ticket", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "update_ticket",
+                description: "Updates ticket fields: status, priority, and/or adds a note. Give at least one. \
+                              To close use close_ticket; to escalate use escalate_ticket.",
+                mutates_state: true,
+                params: &[
+                    TICKET_ID,
+                    Param::optional("status", ParamType::OneOf(SETTABLE_STATUSES), "New status."),
+                    Param::optional("priority", ParamType::OneOf(Priority::NAMES), "New priority."),
+                    Param::optional("note", ParamType::String, "A note to add to the ticket (at most 2000 characters)."),
+                ],
+            },
+            |s, args, ctx| s.call("update_ticket", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "close_ticket",
+                description: "Closes a ticket with a resolution summary. A closed ticket cannot be changed again.",
+                mutates_state: true,
+                params: &[TICKET_ID, Param::required("resolution", ParamType::String, "How the problem was resolved.")],
+            },
+            |s, args, ctx| s.call("close_ticket", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "escalate_ticket",
+                description: "Escalates a ticket to a higher support tier.",
+                mutates_state: true,
+                params: &[
+                    TICKET_ID,
+                    Param::required("reason", ParamType::String, "Why the ticket is escalated."),
+                    Param::required(
+                        "escalate_to",
+                        ParamType::OneOf(Tier::NAMES),
+                        "The tier to hand the ticket to; higher than its current tier.",
+                    ),
+                ],
+            },
+            |s, args, ctx| s.call("escalate_ticket", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "search_knowledge_base",
+                description: "Searches the knowledge base for relevant articles (how-tos and policies), best match first.",
+                mutates_state: false,
+                params: &[
+                    Param::required("query", ParamType::String, "Words to look for in article titles and bodies."),
+                    Param::optional("category", ParamType::OneOf(Category::NAMES), "Only articles of this category."),
+                ],
+            },
+            |s, args, ctx| s.call("search_knowledge_base", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "list_open_tickets",
+                description: "Lists tickets that are not closed, in id order, with optional filters.",
+                mutates_state: false,
+                params: &[
+                    Param::optional("priority", ParamType::OneOf(Priority::NAMES), "Only tickets of this priority."),
+                    Param::optional("customer_id", ParamType::String, "Only tickets of this customer."),
+                ],
+            },
+            |s, args, ctx| s.call("list_open_tickets", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "get_ticket",
+                description: "Returns one ticket with its notes, resolution and escalation reason.",
+                mutates_state: false,
+                params: &[TICKET_ID],
+            },
+            |s, args, ctx| s.call("get_ticket", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "get_customer",
+                description: "Returns a customer's name, plan and tickets.",
+                mutates_state: false,
+                params: &[Param::required("customer_id", ParamType::String, "Customer id, e.g. C-101.")],
+            },
+            |s, args, ctx| s.call("get_customer", args, ctx),
+        ),
     ];
+    const DRIFT: Mapping = views::DRIFT;
+    const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
+    const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
 
+    fn tasks() -> Vec<Task> {
+        tasks()
+    }
+}
+
+impl State {
     fn call(&mut self, tool: &str, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "create_ticket" => self.create_ticket(args),
@@ -868,9 +907,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "support/create-close/001".into(),
             domain: crate::Domain::Support,
             level: 1,
-            template: "{customer} (customer {customer_id}) asked for invoices to go to a separate billing address, and you \
-                       changed that setting while they were on the phone. Create a ticket for them with the subject \
-                       '{subject}' and priority {priority}, then close it with a resolution saying what was done.",
+            template: &phrasing::CREATE_CLOSE,
             slots: slots(&[("customer", "Tom Becker"), ("customer_id", "C-104"), ("subject", "Invoice email change"), ("priority", "low")]),
             today,
             initial: world(desk()),
@@ -902,9 +939,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "support/update-ticket/002".into(),
             domain: crate::Domain::Support,
             level: 1,
-            template: "{customer} (customer {customer_id}) has sent the photos for the ticket about his damaged package. Raise that \
-                       ticket's priority to {priority} and add the note '{note}'. Do not close the ticket: the replacement has \
-                       not shipped yet.",
+            template: &phrasing::UPDATE_TICKET,
             slots: slots(&[
                 ("customer", "James Okafor"),
                 ("customer_id", "C-102"),
@@ -936,8 +971,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "support/escalate-dispute/003".into(),
             domain: crate::Domain::Support,
             level: 2,
-            template: "{customer} (customer {customer_id}) is disputing a refund decision in her open ticket. Find the ticket, \
-                       check the knowledge base for our refund dispute policy, and handle the ticket exactly as the policy says.",
+            template: &phrasing::ESCALATE_DISPUTE,
             slots: slots(&[("customer", "Maria Lopez"), ("customer_id", "C-101")]),
             today,
             initial: world(desk()),
@@ -973,10 +1007,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "support/security-breach/004".into(),
             domain: crate::Domain::Support,
             level: 2,
-            template: "{customer} (customer {customer_id}) reports login alerts from a country she has never visited, and the \
-                       email on her account was changed without her consent. Create a ticket for her with the subject \
-                       '{subject}' and priority {priority}, then check the knowledge base and handle the ticket as our policy \
-                       requires.",
+            template: &phrasing::SECURITY_BREACH,
             slots: slots(&[
                 ("customer", "Aiko Tanaka"),
                 ("customer_id", "C-105"),
@@ -1022,9 +1053,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "support/small-dispute/005".into(),
             domain: crate::Domain::Support,
             level: 2,
-            template: "{customer} (customer {customer_id}) says we refused to refund the {amount} she paid for a smart plug she \
-                       returned within 30 days. Create a ticket for her with the subject '{subject}' and priority {priority}, \
-                       then check the knowledge base and handle the ticket as our refund dispute policy says.",
+            template: &phrasing::SMALL_DISPUTE,
             slots: slots(&[
                 ("customer", "Lena Fischer"),
                 ("customer_id", "C-106"),
@@ -1468,7 +1497,7 @@ mod tests {
 
     #[test]
     fn tools_are_the_papers_and_declare_their_choices() {
-        let names: Vec<&str> = State::TOOLS.iter().map(|t| t.name).collect();
+        let names: Vec<&str> = State::TOOLS.iter().map(|t| t.spec.name).collect();
         assert_eq!(
             names,
             [
@@ -1482,9 +1511,9 @@ mod tests {
                 "get_customer"
             ]
         );
-        let escalate = State::TOOLS.iter().find(|t| t.name == "escalate_ticket").unwrap().parameters_schema();
+        let escalate = State::TOOLS.iter().find(|t| t.spec.name == "escalate_ticket").unwrap().spec.parameters_schema();
         assert_eq!(escalate["properties"]["escalate_to"]["enum"], json!(["tier1", "tier2", "tier3"]));
-        let update = State::TOOLS.iter().find(|t| t.name == "update_ticket").unwrap().parameters_schema();
+        let update = State::TOOLS.iter().find(|t| t.spec.name == "update_ticket").unwrap().spec.parameters_schema();
         assert_eq!(update["required"], json!(["ticket_id"]));
         assert_eq!(update["properties"]["status"]["enum"], json!(["open", "in_progress", "pending_customer"]));
     }

@@ -5,6 +5,9 @@
 //! starts, so they end by 17:00) on weekdays, never in the past, one meeting
 //! per slot; a day with no meetings left disappears from the calendar.
 
+mod phrasing;
+mod views;
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -16,7 +19,10 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, DomainState, Reply, World};
+use crate::drift::Mapping;
+use crate::perturb::Synonym;
+use crate::World;
+use crate::world::{Context, DomainState, Reply, Tool};
 
 /// First and last allowed meeting start, in minutes after midnight.
 const FIRST_START: u32 = 9 * 60;
@@ -38,53 +44,80 @@ const DATE: Param = Param::required("date", ParamType::String, "Date, YYYY-MM-DD
 const TIME: Param = Param::required("time", ParamType::String, "Start time, HH:MM (24-hour, on the hour, 09:00-16:00).");
 
 impl DomainState for State {
-    const TOOLS: &'static [ToolSpec] = &[
-        ToolSpec {
-            name: "book_meeting",
-            description: "Books a one-hour meeting on the specified date and time.",
-            mutates_state: true,
-            params: &[DATE, TIME, Param::required("topic", ParamType::String, "What the meeting is about.")],
-        },
-        ToolSpec {
-            name: "check_calendar",
-            description: "Returns all meetings scheduled for the given date.",
-            mutates_state: false,
-            params: &[DATE],
-        },
-        ToolSpec {
-            name: "cancel_meeting",
-            description: "Cancels the meeting at the specified slot.",
-            mutates_state: true,
-            params: &[DATE, TIME],
-        },
-        ToolSpec {
-            name: "list_meetings",
-            description: "Lists all meetings in the date range (inclusive).",
-            mutates_state: false,
-            params: &[
-                Param::required("start_date", ParamType::String, "First date, YYYY-MM-DD."),
-                Param::required("end_date", ParamType::String, "Last date, YYYY-MM-DD."),
-            ],
-        },
-        ToolSpec {
-            name: "reschedule_meeting",
-            description: "Moves the meeting at one slot to another free slot, keeping its topic.",
-            mutates_state: true,
-            params: &[
-                DATE,
-                TIME,
-                Param::required("new_date", ParamType::String, "New date, YYYY-MM-DD."),
-                Param::required("new_time", ParamType::String, "New start time, HH:MM."),
-            ],
-        },
-        ToolSpec {
-            name: "check_availability",
-            description: "Detects conflicts: says whether a slot is free, which meeting holds it if not, and the free slots left that day.",
-            mutates_state: false,
-            params: &[DATE, TIME],
-        },
+    const TOOLS: &'static [Tool<Self>] = &[
+        Tool::new(
+            ToolSpec {
+                name: "book_meeting",
+                description: "Books a one-hour meeting on the specified date and time.",
+                mutates_state: true,
+                params: &[DATE, TIME, Param::required("topic", ParamType::String, "What the meeting is about.")],
+            },
+            |s, args, ctx| s.call("book_meeting", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "check_calendar",
+                description: "Returns all meetings scheduled for the given date.",
+                mutates_state: false,
+                params: &[DATE],
+            },
+            |s, args, ctx| s.call("check_calendar", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "cancel_meeting",
+                description: "Cancels the meeting at the specified slot.",
+                mutates_state: true,
+                params: &[DATE, TIME],
+            },
+            |s, args, ctx| s.call("cancel_meeting", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "list_meetings",
+                description: "Lists all meetings in the date range (inclusive).",
+                mutates_state: false,
+                params: &[
+                    Param::required("start_date", ParamType::String, "First date, YYYY-MM-DD."),
+                    Param::required("end_date", ParamType::String, "Last date, YYYY-MM-DD."),
+                ],
+            },
+            |s, args, ctx| s.call("list_meetings", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "reschedule_meeting",
+                description: "Moves the meeting at one slot to another free slot, keeping its topic.",
+                mutates_state: true,
+                params: &[
+                    DATE,
+                    TIME,
+                    Param::required("new_date", ParamType::String, "New date, YYYY-MM-DD."),
+                    Param::required("new_time", ParamType::String, "New start time, HH:MM."),
+                ],
+            },
+            |s, args, ctx| s.call("reschedule_meeting", args, ctx),
+        ),
+        Tool::new(
+            ToolSpec {
+                name: "check_availability",
+                description: "Detects conflicts: says whether a slot is free, which meeting holds it if not, and the free slots left that day.",
+                mutates_state: false,
+                params: &[DATE, TIME],
+            },
+            |s, args, ctx| s.call("check_availability", args, ctx),
+        ),
     ];
+    const DRIFT: Mapping = views::DRIFT;
+    const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
+    const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
 
+    fn tasks() -> Vec<Task> {
+        tasks()
+    }
+}
+
+impl State {
     fn call(&mut self, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
         match tool {
             "book_meeting" => {
@@ -269,7 +302,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "scheduling/book-meeting/001".into(),
             domain: crate::Domain::Scheduling,
             level: 1,
-            template: "Book a meeting about '{topic}' on {date} at {time}.",
+            template: &phrasing::BOOK_MEETING,
             slots: slots(&[("topic", "Review"), ("date", "2026-01-01"), ("time", "09:00")]),
             today,
             initial: world(json!({"calendar": {}})),
@@ -281,7 +314,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "scheduling/book-meeting/002".into(),
             domain: crate::Domain::Scheduling,
             level: 1,
-            template: "Book a meeting about '{topic}' on {date} at {time}.",
+            template: &phrasing::BOOK_MEETING,
             slots: slots(&[("topic", "Budget sync"), ("date", "2026-01-07"), ("time", "14:00")]),
             today,
             initial: world(busy_week.clone()),
@@ -293,7 +326,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "scheduling/conflict/003".into(),
             domain: crate::Domain::Scheduling,
             level: 2,
-            template: "Book a meeting about '{topic}' on {date} at {time}. If that slot is taken, book the next free slot later that day instead.",
+            template: &phrasing::CONFLICT,
             slots: slots(&[("topic", "Design review"), ("date", "2026-01-08"), ("time", "10:00")]),
             today,
             initial: world(busy_week.clone()),
@@ -312,7 +345,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "scheduling/reschedule/004".into(),
             domain: crate::Domain::Scheduling,
             level: 2,
-            template: "Reschedule the '{topic}' meeting on {date} to the first free slot on {new_date}.",
+            template: &phrasing::RESCHEDULE,
             slots: slots(&[("topic", "Client call"), ("date", "2026-01-12"), ("new_date", "2026-01-13")]),
             today,
             initial: world(busy_week.clone()),
@@ -334,7 +367,7 @@ pub(crate) fn tasks() -> Vec<Task> {
             id: "scheduling/cancel/005".into(),
             domain: crate::Domain::Scheduling,
             level: 1,
-            template: "Cancel the '{topic}' meeting on {date}.",
+            template: &phrasing::CANCEL,
             slots: slots(&[("topic", "Vendor demo"), ("date", "2026-01-14")]),
             today,
             initial: world(busy_week),
