@@ -15,7 +15,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
     let (server, client) = start().await;
     let agents = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle];
     let plan = plan(&agents, Grid::paper);
-    assert_eq!(plan.len(), 3 * 3 * 2 * 20 * 2);
+    assert_eq!(plan.len(), 3 * 3 * 2 * toolenv_domains::suite().len() * 2);
     let mut seen = 0;
     let results = run_plan(&client, &plan, 32, |_, _, _| seen += 1).await;
     assert_eq!((results.len(), seen), (plan.len(), plan.len()), "every episode reported once");

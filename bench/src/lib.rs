@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use toolenv_domains::chaos::{Chaos, FaultProfile};
-use toolenv_domains::{CallOptions, Domain, Episode, Outcome, Task};
+use toolenv_domains::{CallOptions, Episode, Outcome, Task};
 
 /// Generated code of the echo baseline (`proto/bench/v1/echo.proto`).
 #[allow(missing_docs, missing_debug_implementations, clippy::all)]
@@ -137,11 +137,6 @@ pub fn played(task: &'static Task, seed: u64, chaos: bool) -> Episode {
         let _ = episode.call(call.tool, &call.arguments.to_string());
     }
     episode
-}
-
-/// The domains in suite order.
-pub fn domains() -> [Domain; 4] {
-    [Domain::Scheduling, Domain::Travel, Domain::Support, Domain::Ecommerce]
 }
 
 /// A timing: the median over samples of the mean time per iteration in a

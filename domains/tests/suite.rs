@@ -6,12 +6,12 @@ use toolenv_domains::agent::SelfCheck;
 use toolenv_domains::{Domain, Episode, Outcome, suite};
 
 #[test]
-fn suite_has_five_tasks_per_domain_covering_both_levels() {
+fn every_domain_has_tasks_covering_both_levels() {
     let ids: BTreeSet<&str> = suite().iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids.len(), suite().len(), "task ids are unique");
     for domain in Domain::ALL {
         let tasks: Vec<_> = suite().iter().filter(|t| t.domain == domain).collect();
-        assert_eq!(tasks.len(), 5, "{domain} has five tasks");
+        assert!(!tasks.is_empty(), "{domain} has tasks");
         for level in [1, 2] {
             assert!(tasks.iter().any(|t| t.level == level), "{domain} has a level {level} task");
         }
@@ -21,7 +21,8 @@ fn suite_has_five_tasks_per_domain_covering_both_levels() {
             assert!(!task.description().contains('{'), "{} has every slot filled: {}", task.id, task.description());
         }
     }
-    assert_eq!(suite().len(), 20);
+    let per_domain: usize = Domain::ALL.iter().map(|&d| suite().iter().filter(|t| t.domain == d).count()).sum();
+    assert_eq!(suite().len(), per_domain, "every task belongs to a registered domain");
     let tools: usize = Domain::ALL.iter().map(|d| d.tools().len()).sum();
     assert!(tools >= 25, "{tools} tools in all");
 }
