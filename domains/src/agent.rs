@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
+use crate::cheats::{self, PlayedCheat};
 use crate::episode::Episode;
 use crate::oracle::Verdict;
 use crate::task::{Call, Task};
@@ -100,6 +101,8 @@ pub struct SelfCheck {
     pub inaction: Verdict,
     /// Random-agent seeds whose episode passed: must be none.
     pub random_passes: Vec<u64>,
+    /// The cheat corpus, played: every wrong one must fail.
+    pub cheats: Vec<PlayedCheat>,
 }
 
 impl SelfCheck {
@@ -109,7 +112,8 @@ impl SelfCheck {
         let random_passes = (0..RANDOM_AGENT_SEEDS)
             .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, RANDOM_AGENT_CALLS)).verdict().is_some_and(|v| v.passed))
             .collect();
-        Self { task, reference: verdict(&task.reference), inaction: verdict(&[]), random_passes }
+        let cheats = cheats::cheats(task).iter().map(|cheat| cheats::play(task, cheat)).collect();
+        Self { task, reference: verdict(&task.reference), inaction: verdict(&[]), random_passes, cheats }
     }
 
     /// What is wrong with the task's oracle, if anything.
@@ -124,6 +128,9 @@ impl SelfCheck {
         }
         if !self.random_passes.is_empty() {
             problems.push(format!("random agent passes with seeds {:?}", self.random_passes));
+        }
+        for played in self.cheats.iter().filter(|p| p.wrong && p.verdict.passed) {
+            problems.push(format!("a cheat passes: {}", played.cheat.label));
         }
         problems
     }

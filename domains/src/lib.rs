@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 
 pub mod agent;
 pub mod chaos;
+pub mod cheats;
 mod codec;
 pub mod date;
 pub mod drift;

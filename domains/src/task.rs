@@ -63,10 +63,14 @@ pub struct Task {
     pub reference: Vec<Call>,
     /// Predicates over (S0, Sf), in the order the verdict lists them.
     pub checks: Vec<Check>,
-    /// JSON-pointer patterns of what the task may change (`*`: any one
-    /// segment; `+`: a key absent from S0, i.e. a new record); a change
-    /// anywhere else fails the collateral check.
-    pub may_change: Vec<&'static str>,
+    /// JSON-pointer patterns (`*`: any one segment; `+`: a key absent from
+    /// S0, i.e. a new record) where the end state may legitimately differ
+    /// from the reference solution's: alternatives the task allows, named
+    /// explicitly. Everywhere else the end state must be exactly the
+    /// reference's (free text aside, which [`crate::Check::Text`] judges).
+    pub alternatives: Vec<&'static str>,
+    /// The end state the reference solution reaches, computed once.
+    pub(crate) expected: std::sync::OnceLock<Value>,
 }
 
 impl Task {
@@ -87,6 +91,23 @@ impl Task {
     /// The tools an episode of the task offers.
     pub fn tools(&self) -> Tools {
         self.domain.tools()
+    }
+
+    /// The end state the task asks for: its initial state after the
+    /// reference solution, with no faults.
+    pub fn expected_final_state(&self) -> &Value {
+        self.expected.get_or_init(|| {
+            let mut world = self.initial.clone();
+            for call in &self.reference {
+                let tool = self.domain.tool(call.tool);
+                let args = tool.and_then(|t| t.parse_arguments(&call.arguments.to_string()).ok());
+                if let (Some(tool), Some(args)) = (tool, args) {
+                    // A reference call that fails is caught by the suite tests; it changes nothing.
+                    let _ = world.apply(tool, &args, &self.context());
+                }
+            }
+            world.to_json()
+        })
     }
 
     /// What tool calls of an episode of this task may read besides the state.

@@ -10,6 +10,7 @@
 use serde::Serialize;
 
 use crate::Domain;
+use crate::cheats::Undo;
 use crate::date::Date;
 use crate::drift;
 use crate::perturb::Synonym;
@@ -35,6 +36,9 @@ pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + 'static {
     const SYNONYMS: &'static [Synonym];
     /// Irrelevant sentences the perturbation layer may add to a description.
     const DISTRACTORS: &'static [&'static str];
+    /// How writes are undone with the domain's own tools (for the cheat
+    /// corpus: a wrong write undone still leaves a trace).
+    const UNDO: &'static [Undo];
 
     /// The domain's tasks of the suite, in a fixed order.
     fn tasks() -> Vec<Task>;
@@ -259,6 +263,13 @@ macro_rules! registry {
             pub(crate) fn distractors(self) -> &'static [&'static str] {
                 match self {
                     $(Domain::$variant => <$module::State as $crate::world::DomainState>::DISTRACTORS,)+
+                }
+            }
+
+            /// How the domain's writes are undone.
+            pub(crate) fn undo_rules(self) -> &'static [$crate::cheats::Undo] {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::UNDO,)+
                 }
             }
 

@@ -41,6 +41,7 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::cheats::Undo;
 use crate::drift::Mapping;
 use crate::perturb::Synonym;
 use crate::World;
@@ -492,6 +493,8 @@ impl DomainState for State {
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+    // Orders cannot be cancelled, and a return is final.
+    const UNDO: &'static [Undo] = &[];
 
     fn tasks() -> Vec<Task> {
         tasks()
@@ -1255,7 +1258,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("order O-0004 totals $49.98 (2 x $24.99)", "/orders/O-0004/total", json!(49.98)),
                 Check::equals("SKU-101 stock down from 40 to 38", "/products/SKU-101/stock", json!(38)),
             ],
-            may_change: vec!["/orders/O-0004", "/products/SKU-101/stock"],
+            alternatives: vec!["/orders/O-0004", "/products/SKU-101/stock"],
+            expected: Default::default(),
         },
         Task {
             id: "ecommerce/cheapest-coupon/002".into(),
@@ -1294,7 +1298,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("order O-0004 totals $19.35 ($21.50 less 10%)", "/orders/O-0004/total", json!(19.35)),
                 Check::equals("SKU-103 stock down from 12 to 11", "/products/SKU-103/stock", json!(11)),
             ],
-            may_change: vec!["/orders/O-0004", "/products/SKU-103/stock"],
+            alternatives: vec!["/orders/O-0004", "/products/SKU-103/stock"],
+            expected: Default::default(),
         },
         Task {
             id: "ecommerce/cheapest-coupon/003".into(),
@@ -1333,7 +1338,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("order O-0004 totals $22.49 ($27.49 less $5.00)", "/orders/O-0004/total", json!(22.49)),
                 Check::equals("SKU-302 stock down from 9 to 8", "/products/SKU-302/stock", json!(8)),
             ],
-            may_change: vec!["/orders/O-0004", "/products/SKU-302/stock"],
+            alternatives: vec!["/orders/O-0004", "/products/SKU-302/stock"],
+            expected: Default::default(),
         },
         Task {
             id: "ecommerce/simple-order/004".into(),
@@ -1377,7 +1383,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("order O-0004 totals $53.97", "/orders/O-0004/total", json!(53.97)),
                 Check::equals("SKU-201 stock down from 25 to 22", "/products/SKU-201/stock", json!(22)),
             ],
-            may_change: vec!["/orders/O-0004", "/products/SKU-201/stock"],
+            alternatives: vec!["/orders/O-0004", "/products/SKU-201/stock"],
+            expected: Default::default(),
         },
         Task {
             id: "ecommerce/return/005".into(),
@@ -1414,7 +1421,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 ),
                 Check::equals("the old order O-0001, outside the return window, is untouched", "/orders/O-0001/status", json!("delivered")),
             ],
-            may_change: vec!["/orders/O-0003/status", "/orders/O-0003/refunded", "/orders/O-0003/returned_skus", "/orders/O-0003/returns"],
+            alternatives: vec!["/orders/O-0003/status", "/orders/O-0003/refunded", "/orders/O-0003/returned_skus", "/orders/O-0003/returns"],
+            expected: Default::default(),
         },
     ]
 }

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::Task;
+use crate::cheats::{Source, Undo};
 use crate::drift::Mapping;
 use crate::perturb::Synonym;
 use crate::world::{DomainState, Tool};
@@ -34,6 +35,19 @@ impl DomainState for State {
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+    const UNDO: &'static [Undo] = &[
+        Undo { tool: "book_meeting", by: "cancel_meeting", args: &[("date", Source::Arg("date")), ("time", Source::Arg("time"))] },
+        Undo {
+            tool: "reschedule_meeting",
+            by: "reschedule_meeting",
+            args: &[
+                ("date", Source::Arg("new_date")),
+                ("time", Source::Arg("new_time")),
+                ("new_date", Source::Arg("date")),
+                ("new_time", Source::Arg("time")),
+            ],
+        },
+    ];
 
     fn tasks() -> Vec<Task> {
         tasks::tasks()

@@ -33,7 +33,8 @@ pub(super) fn tasks() -> Vec<Task> {
             initial: world(json!({"calendar": {}})),
             reference: vec![Call::new("book_meeting", json!({"date": "2026-01-01", "time": "09:00", "topic": "Review"}))],
             checks: vec![Check::equals("'Review' booked on 2026-01-01 at 09:00", "/calendar/2026-01-01/09:00", json!("Review"))],
-            may_change: vec!["/calendar/2026-01-01/09:00"],
+            alternatives: vec![],
+            expected: Default::default(),
         },
         Task {
             id: "scheduling/book-meeting/002".into(),
@@ -45,7 +46,8 @@ pub(super) fn tasks() -> Vec<Task> {
             initial: world(busy_week.clone()),
             reference: vec![Call::new("book_meeting", json!({"date": "2026-01-07", "time": "14:00", "topic": "Budget sync"}))],
             checks: vec![Check::equals("'Budget sync' booked on 2026-01-07 at 14:00", "/calendar/2026-01-07/14:00", json!("Budget sync"))],
-            may_change: vec!["/calendar/2026-01-07/14:00"],
+            alternatives: vec![],
+            expected: Default::default(),
         },
         Task {
             id: "scheduling/conflict/003".into(),
@@ -64,7 +66,8 @@ pub(super) fn tasks() -> Vec<Task> {
                 Check::equals("the existing 10:00 meeting is kept", "/calendar/2026-01-08/10:00", json!("Hiring sync")),
                 Check::count("'Design review' booked once on 2026-01-08", "/calendar/2026-01-08", json!("Design review"), 1),
             ],
-            may_change: vec!["/calendar/2026-01-08/12:00"],
+            alternatives: vec![],
+            expected: Default::default(),
         },
         Task {
             id: "scheduling/reschedule/004".into(),
@@ -86,7 +89,8 @@ pub(super) fn tasks() -> Vec<Task> {
                 Check::equals("'Client call' moved to 2026-01-13 at 11:00", "/calendar/2026-01-13/11:00", json!("Client call")),
                 Check::equals("'Client call' no longer on 2026-01-12 at 15:00", "/calendar/2026-01-12/15:00", Value::Null),
             ],
-            may_change: vec!["/calendar/2026-01-12/15:00", "/calendar/2026-01-13/11:00"],
+            alternatives: vec![],
+            expected: Default::default(),
         },
         Task {
             id: "scheduling/cancel/005".into(),
@@ -104,7 +108,8 @@ pub(super) fn tasks() -> Vec<Task> {
                 Check::equals("'Vendor demo' cancelled", "/calendar/2026-01-14/11:00", Value::Null),
                 Check::equals("'Vendor demo prep' kept", "/calendar/2026-01-14/14:00", json!("Vendor demo prep")),
             ],
-            may_change: vec!["/calendar/2026-01-14/11:00"],
+            alternatives: vec![],
+            expected: Default::default(),
         },
     ]
 }

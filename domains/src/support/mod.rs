@@ -33,6 +33,7 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::cheats::{Source, Undo};
 use crate::drift::Mapping;
 use crate::perturb::Synonym;
 use crate::World;
@@ -332,6 +333,11 @@ impl DomainState for State {
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+    const UNDO: &'static [Undo] = &[Undo {
+        tool: "create_ticket",
+        by: "close_ticket",
+        args: &[("ticket_id", Source::Result("ticket_id")), ("resolution", Source::Text("Opened by mistake; closing."))],
+    }];
 
     fn tasks() -> Vec<Task> {
         tasks()
@@ -933,7 +939,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("T-0007 closed with a resolution", "/tickets/T-0007/status", json!("closed")),
                 Check::present("T-0007 has a resolution", "/tickets/T-0007/resolution"),
             ],
-            may_change: vec!["/tickets/T-0007"],
+            alternatives: vec!["/tickets/T-0007"],
+            expected: Default::default(),
         },
         Task {
             id: "support/update-ticket/002".into(),
@@ -965,7 +972,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 ),
                 Check::equals("T-0001 still in progress, not closed", "/tickets/T-0001/status", json!("in_progress")),
             ],
-            may_change: vec!["/tickets/T-0001/priority", "/tickets/T-0001/notes"],
+            alternatives: vec!["/tickets/T-0001/priority", "/tickets/T-0001/notes"],
+            expected: Default::default(),
         },
         Task {
             id: "support/escalate-dispute/003".into(),
@@ -995,13 +1003,14 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::present("T-0002 has an escalation reason", "/tickets/T-0002/escalation_reason"),
                 Check::equals("T-0002 priority set to high", "/tickets/T-0002/priority", json!("high")),
             ],
-            may_change: vec![
+            alternatives: vec![
                 "/tickets/T-0002/status",
                 "/tickets/T-0002/tier",
                 "/tickets/T-0002/escalation_reason",
                 "/tickets/T-0002/priority",
                 "/tickets/T-0002/notes",
             ],
+            expected: Default::default(),
         },
         Task {
             id: "support/security-breach/004".into(),
@@ -1047,7 +1056,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::equals("T-0007 escalated, not closed", "/tickets/T-0007/status", json!("escalated")),
                 Check::present("T-0007 has an escalation reason", "/tickets/T-0007/escalation_reason"),
             ],
-            may_change: vec!["/tickets/T-0007"],
+            alternatives: vec!["/tickets/T-0007"],
+            expected: Default::default(),
         },
         Task {
             id: "support/small-dispute/005".into(),
@@ -1090,7 +1100,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Check::present("T-0007 has a resolution", "/tickets/T-0007/resolution"),
                 Check::equals("T-0007 not escalated: stays at tier1", "/tickets/T-0007/tier", json!("tier1")),
             ],
-            may_change: vec!["/tickets/T-0007"],
+            alternatives: vec!["/tickets/T-0007"],
+            expected: Default::default(),
         },
     ]
 }

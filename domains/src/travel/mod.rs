@@ -29,6 +29,7 @@ use crate::json::{Field, Seq};
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use crate::cheats::{Source, Undo};
 use crate::drift::Mapping;
 use crate::perturb::Synonym;
 use crate::World;
@@ -230,6 +231,10 @@ impl DomainState for State {
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+    const UNDO: &'static [Undo] = &[
+        Undo { tool: "hold_flight", by: "release_hold", args: &[("reservation_id", Source::Result("reservation_id"))] },
+        Undo { tool: "confirm_booking", by: "cancel_reservation", args: &[("reservation_id", Source::Arg("reservation_id"))] },
+    ];
 
     fn tasks() -> Vec<Task> {
         tasks()
@@ -582,7 +587,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Call::new("confirm_booking", json!({"flight_id": "AA-500", "passenger": "Bob", "payment_info": "card_4242"})),
             ],
             checks: vec![booked("AA-500", "Bob"), paid("AA-500", "Bob", "card_4242", 300), seats("AA-500", 1, 9)],
-            may_change: vec!["/reservations/+", "/flights_db/1/seats_left"],
+            alternatives: vec!["/reservations/+", "/flights_db/1/seats_left"],
+            expected: Default::default(),
         },
         Task {
             id: "travel/direct-booking/002".into(),
@@ -616,7 +622,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Call::new("confirm_booking", json!({"flight_id": "LH-1122", "passenger": "Dana", "payment_info": "amex_3782"})),
             ],
             checks: vec![booked("LH-1122", "Dana"), paid("LH-1122", "Dana", "amex_3782", 290), seats("LH-1122", 2, 2)],
-            may_change: vec!["/reservations/+", "/flights_db/2/seats_left"],
+            alternatives: vec!["/reservations/+", "/flights_db/2/seats_left"],
+            expected: Default::default(),
         },
         Task {
             id: "travel/cheapest-flight/003".into(),
@@ -650,7 +657,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                 Call::new("confirm_booking", json!({"flight_id": "UA-215", "passenger": "Carol", "payment_info": "card_5555"})),
             ],
             checks: vec![booked("UA-215", "Carol"), paid("UA-215", "Carol", "card_5555", 240), seats("UA-215", 2, 2)],
-            may_change: vec!["/reservations/+", "/flights_db/2/seats_left"],
+            alternatives: vec!["/reservations/+", "/flights_db/2/seats_left"],
+            expected: Default::default(),
         },
         Task {
             id: "travel/cancel-trip/004".into(),
@@ -705,12 +713,13 @@ pub(crate) fn tasks() -> Vec<Task> {
                     confirmed("BA-548", "Alice", "card_1111", 220),
                 ),
             ],
-            may_change: vec![
+            alternatives: vec![
                 "/reservations/R-0002/status",
                 "/reservations/R-0003/status",
                 "/flights_db/0/seats_left",
                 "/flights_db/3/seats_left",
             ],
+            expected: Default::default(),
         },
         Task {
             id: "travel/change-hold/005".into(),
@@ -763,7 +772,8 @@ pub(crate) fn tasks() -> Vec<Task> {
                     confirmed("BA-431", "Bob", "card_4242", 150),
                 ),
             ],
-            may_change: vec!["/reservations/R-0004", "/reservations/+", "/flights_db/0/seats_left", "/flights_db/2/seats_left"],
+            alternatives: vec!["/reservations/R-0004", "/reservations/+", "/flights_db/0/seats_left", "/flights_db/2/seats_left"],
+            expected: Default::default(),
         },
     ]
 }
@@ -1236,7 +1246,7 @@ mod tests {
                     named.push(flight_id);
                 }
             }
-            for pattern in &task.may_change {
+            for pattern in &task.alternatives {
                 if pattern.starts_with("/flights_db/") {
                     let flight_id = flight_at(pattern).unwrap_or_else(|| panic!("{}: {pattern} is not a seat count", task.id));
                     assert!(named.contains(&flight_id), "{}: {pattern} ({flight_id}) may change but no check reads it", task.id);

@@ -1,9 +1,14 @@
-//! State-based oracles: checks over (S0, Sf), the collateral check, verdicts.
+//! State-based oracles: checks over (S0, Sf), content checks on free text,
+//! the exact collateral check, verdicts.
+
+mod text;
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
+
+pub use text::Fact;
 
 use crate::json::{self, Change};
 use crate::task::Task;
@@ -31,6 +36,18 @@ pub enum Check {
         /// JSON pointer into the final state.
         path: String,
     },
+    /// The free text at a JSON pointer says what the task or its policy
+    /// requires, and not the contrary (see [`Fact`]); a placeholder fails.
+    /// The text's wording is otherwise free: the collateral check leaves it
+    /// to this check.
+    Text {
+        /// What the check asserts, for people.
+        name: String,
+        /// JSON pointer of the text in the final state.
+        path: String,
+        /// What the text must (and must not) say.
+        facts: Vec<Fact>,
+    },
     /// Exactly `expected` members of the collection (object or array) at a
     /// JSON pointer match a pattern (see [`json::matches`]).
     Count {
@@ -56,6 +73,11 @@ impl Check {
         Check::Present { name: name.into(), path: path.into() }
     }
 
+    /// The text at `path` must state `facts`.
+    pub fn text(name: impl Into<String>, path: impl Into<String>, facts: impl Into<Vec<Fact>>) -> Self {
+        Check::Text { name: name.into(), path: path.into(), facts: facts.into() }
+    }
+
     /// Exactly `expected` members of the collection at `path` must match `pattern`.
     pub fn count(name: impl Into<String>, path: impl Into<String>, pattern: Value, expected: usize) -> Self {
         Check::Count { name: name.into(), path: path.into(), pattern, expected }
@@ -79,6 +101,10 @@ impl Check {
                     Value::Bool(_) | Value::Number(_) => true,
                 };
                 CheckOutcome { name: name.clone(), passed, expected: Value::from("a non-empty value"), actual }
+            }
+            Check::Text { name, path, facts } => {
+                let (passed, actual) = text::judge(final_state.pointer(path).and_then(Value::as_str), facts);
+                CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
             Check::Count { name, path, pattern, expected } => {
                 let found = json::members(final_state.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
@@ -142,19 +168,7 @@ impl Verdict {
     pub(crate) fn judge_hashed(task: &Task, initial: &Value, initial_state_hash: String, final_state: &Value) -> Self {
         let diff = json::diff(initial, final_state);
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate(final_state)).collect();
-        // Judge each change by its leaves, so that adding a whole record (or a
-        // day to a calendar) is allowed exactly when every field of it is.
-        let mut leaves = BTreeSet::new();
-        for change in &diff {
-            for value in [&change.before, &change.after].into_iter().flatten() {
-                json::leaf_paths(&change.path, value, &mut leaves);
-            }
-        }
-        let stray: Vec<Value> = leaves
-            .into_iter()
-            .filter(|path| !task.may_change.iter().any(|p| json::path_within(path, p, initial)))
-            .map(Value::from)
-            .collect();
+        let stray = stray_changes(task, initial, final_state, &diff);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
@@ -181,6 +195,34 @@ impl Verdict {
     pub fn diff_text(&self) -> String {
         self.diff.iter().map(|c| format!("{c}\n")).collect()
     }
+}
+
+/// The changes the task did not ask for, as `{path, expected, actual}`
+/// rows: every leaf that changed from S0 to Sf and differs from the end state
+/// the task asks for (its reference solution's, see
+/// [`Task::expected_final_state`]), except free text a [`Check::Text`] judges
+/// and the alternatives the task allows explicitly
+/// ([`Task::alternatives`]). So a wrong record created and then cancelled, a
+/// charge refunded or a note on another ticket all fail, while the wording of
+/// a resolution is left to its content check.
+fn stray_changes(task: &Task, initial: &Value, final_state: &Value, diff: &[Change]) -> Vec<Value> {
+    let expected = task.expected_final_state();
+    let mut leaves = BTreeSet::new();
+    for change in diff {
+        for value in [&change.before, &change.after].into_iter().flatten() {
+            json::leaf_paths(&change.path, value, &mut leaves);
+        }
+    }
+    let free_text: Vec<&str> =
+        task.checks.iter().filter_map(|c| if let Check::Text { path, .. } = c { Some(path.as_str()) } else { None }).collect();
+    leaves
+        .into_iter()
+        .filter(|path| !free_text.iter().chain(&task.alternatives).any(|p| json::path_within(path, p, initial)))
+        .filter_map(|path| {
+            let (want, got) = (expected.pointer(&path), final_state.pointer(&path));
+            (want != got).then(|| json!({"path": path, "expected": want, "actual": got}))
+        })
+        .collect()
 }
 
 #[cfg(test)]

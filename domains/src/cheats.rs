@@ -1,0 +1,296 @@
+//! The cheat corpus: plausible wrong solutions derived from a task itself,
+//! which its oracle must fail.
+//!
+//! Each cheat is the reference solution bent one way a careless or gaming
+//! agent would bend it:
+//! - a slot's value swapped for a look-alike from the task's own state (another
+//!   customer, passenger, flight, date, time) wherever the reference uses it;
+//! - the first write made with such a wrong value, then undone with the
+//!   domain's inverse tool (see [`Undo`]), then the right solution: the
+//!   undone write leaves a trace;
+//! - a write repeated (a duplicate);
+//! - the right solution plus one unrequested write;
+//! - free text replaced by a placeholder or by the contrary decision.
+//!
+//! A cheat whose end state is the reference's outside the paths the task
+//! allows to differ is not wrong (a duplicate booking the domain refused, say)
+//! and is left out; every other cheat must fail.
+
+use serde_json::Value;
+
+use crate::agent::random_calls;
+use crate::episode::{Episode, Outcome};
+use crate::json;
+use crate::oracle::{Check, Verdict};
+use crate::task::{Call, Task};
+
+/// How a domain undoes one of its writes: the inverse call of `tool`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Undo {
+    /// The write undone.
+    pub(crate) tool: &'static str,
+    /// The tool that undoes it.
+    pub(crate) by: &'static str,
+    /// The inverse call's arguments, by name.
+    pub(crate) args: &'static [(&'static str, Source)],
+}
+
+/// Where an inverse call's argument comes from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Source {
+    /// The undone call's argument of that name.
+    Arg(&'static str),
+    /// The first value under that key in the undone call's result.
+    Result(&'static str),
+    /// A fixed text.
+    Text(&'static str),
+}
+
+/// Free text a cheat writes instead of the reference's: placeholders and the
+/// contrary of what policies usually ask for.
+const BAD_TEXTS: [&str; 4] = ["n/a", ".", "Refund request denied; customer informed.", "Request rejected; no further action."];
+
+/// How many look-alike values a slot is tried with.
+const LOOK_ALIKES: usize = 3;
+
+/// How many random-agent seeds are searched for an unrequested write.
+const EXTRA_WRITE_SEEDS: u64 = 8;
+
+/// One step of a cheat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A call, as an agent would make it.
+    Call(Call),
+    /// Undoes the previous call with the domain's inverse tool.
+    UndoPrevious,
+}
+
+/// One plausible wrong solution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cheat {
+    /// What the cheat does wrong.
+    pub label: String,
+    /// Its steps.
+    pub steps: Vec<Step>,
+}
+
+/// A cheat played: its verdict, and whether it was wrong at all.
+#[derive(Debug, Clone)]
+pub struct PlayedCheat {
+    /// The cheat.
+    pub cheat: Cheat,
+    /// Whether its end state differs from the one the task asks for outside
+    /// the task's allowed alternatives (free text included): only then is it
+    /// a wrong solution the oracle must fail.
+    pub wrong: bool,
+    /// The oracle's verdict.
+    pub verdict: Verdict,
+}
+
+/// The cheat corpus of a task, in a fixed order.
+pub fn cheats(task: &'static Task) -> Vec<Cheat> {
+    let mut out = Vec::new();
+    let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
+    let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
+    let state = task.initial.to_json();
+    for slot in &task.slots {
+        for other in look_alikes(&state, &slot.value).into_iter().take(LOOK_ALIKES) {
+            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &slot.value, &other))).collect();
+            if swapped == task.reference {
+                continue;
+            }
+            out.push(Cheat { label: format!("wrong {}: {} instead of {}", slot.name, other, slot.value), steps: calls(&swapped) });
+            if let Some(&first) = writes.first()
+                && swapped[first] != task.reference[first]
+            {
+                let mut steps = vec![Step::Call(swapped[first].clone()), Step::UndoPrevious];
+                steps.extend(reference.iter().cloned());
+                out.push(Cheat {
+                    label: format!("{} with {} {other}, undone, then the right solution", swapped[first].tool, slot.name),
+                    steps,
+                });
+            }
+        }
+    }
+    for &i in &writes {
+        let mut steps = reference.clone();
+        steps.insert(i + 1, Step::Call(task.reference[i].clone()));
+        out.push(Cheat { label: format!("{} made twice", task.reference[i].tool), steps });
+        for (name, text) in free_text_arguments(task, &task.reference[i]) {
+            for bad in BAD_TEXTS {
+                let mut steps = reference.clone();
+                steps[i] = Step::Call(Call::new(task.reference[i].tool, replace(&task.reference[i].arguments, &text, bad)));
+                out.push(Cheat { label: format!("{} with {name} {bad:?}", task.reference[i].tool), steps });
+            }
+        }
+    }
+    if let Some(extra) = unrequested_write(task) {
+        let mut steps = reference.clone();
+        let label = format!("the right solution plus {}({})", extra.tool, extra.arguments);
+        steps.push(Step::Call(extra));
+        out.push(Cheat { label, steps });
+    }
+    out
+}
+
+/// Plays a cheat in-process with no faults and judges it.
+pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
+    let mut episode = Episode::new(task, 0, 0);
+    let mut previous: Option<(Call, Option<Value>)> = None;
+    for step in &cheat.steps {
+        let call = match step {
+            Step::Call(call) => Some(call.clone()),
+            Step::UndoPrevious => previous.as_ref().and_then(|(call, result)| undo(task, call, result.as_ref())),
+        };
+        let Some(call) = call else { continue };
+        let result = episode.call(call.tool, &call.arguments.to_string()).ok().and_then(|r| match &r.outcome {
+            Outcome::Result(text) => serde_json::from_str(text).ok(),
+            _ => None,
+        });
+        previous = Some((call, result));
+    }
+    let verdict = episode.finish().clone();
+    let wrong = differs(task, &episode.state());
+    PlayedCheat { cheat: cheat.clone(), wrong, verdict }
+}
+
+/// Whether an end state differs from the one the task asks for outside the
+/// alternatives the task allows.
+fn differs(task: &Task, final_state: &Value) -> bool {
+    let initial = task.initial.to_json();
+    json::diff(task.expected_final_state(), final_state).iter().any(|change| {
+        let mut leaves = std::collections::BTreeSet::new();
+        for value in [&change.before, &change.after].into_iter().flatten() {
+            json::leaf_paths(&change.path, value, &mut leaves);
+        }
+        leaves.iter().any(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, &initial)))
+    })
+}
+
+/// The inverse of a call, from the domain's undo rules.
+fn undo(task: &Task, call: &Call, result: Option<&Value>) -> Option<Call> {
+    let rule = task.domain.undo_rules().iter().find(|u| u.tool == call.tool)?;
+    let mut args = serde_json::Map::new();
+    for &(name, source) in rule.args {
+        let value = match source {
+            Source::Arg(key) => call.arguments.get(key)?.clone(),
+            Source::Result(key) => find_key(result?, key)?.clone(),
+            Source::Text(text) => Value::from(text),
+        };
+        args.insert(name.to_owned(), value);
+    }
+    Some(Call::new(rule.by, Value::Object(args)))
+}
+
+fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    match value {
+        Value::Object(map) => map.get(key).or_else(|| map.values().find_map(|v| find_key(v, key))),
+        Value::Array(items) => items.iter().find_map(|v| find_key(v, key)),
+        _ => None,
+    }
+}
+
+fn calls(calls: &[Call]) -> Vec<Step> {
+    calls.iter().cloned().map(Step::Call).collect()
+}
+
+fn is_write(task: &Task, call: &Call) -> bool {
+    task.domain.tool(call.tool).is_some_and(|t| t.mutates_state)
+}
+
+/// The string arguments of a call that the task judges as free text: those
+/// whose value ends up at a path a [`Check::Text`] reads.
+fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
+    let expected = task.expected_final_state();
+    let texts: Vec<&str> = task
+        .checks
+        .iter()
+        .filter_map(|c| if let Check::Text { path, .. } = c { expected.pointer(path).and_then(Value::as_str) } else { None })
+        .collect();
+    let Some(args) = call.arguments.as_object() else { return Vec::new() };
+    args.iter().filter_map(|(name, value)| value.as_str().filter(|v| texts.contains(v)).map(|v| (name.clone(), v.to_owned()))).collect()
+}
+
+/// Values of the task's state that look like `value` (same shape of letters,
+/// digits and punctuation) but are not it, in a fixed order.
+fn look_alikes(state: &Value, value: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    collect_strings(state, &mut found);
+    let wanted = shape(value);
+    let mut alikes: Vec<String> = found.into_iter().filter(|s| s != value && shape(s) == wanted).collect();
+    alikes.sort();
+    alikes.dedup();
+    alikes
+}
+
+/// A string's shape: each run of uppercase, lowercase, digits or one other
+/// character as one symbol (`C-104` → `A-9`, `Tom Becker` → `Aa Aa`).
+fn shape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        let class = if c.is_ascii_digit() {
+            '9'
+        } else if c.is_uppercase() {
+            'A'
+        } else if c.is_lowercase() {
+            'a'
+        } else {
+            c
+        };
+        if !(out.ends_with(class) && matches!(class, '9' | 'a')) {
+            out.push(class);
+        }
+    }
+    out
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                out.push(key.clone());
+                collect_strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `value` with every string equal to `from` (or containing it as a word)
+/// written with `to` instead.
+fn replace(value: &Value, from: &str, to: &str) -> Value {
+    match value {
+        Value::String(s) if s == from => Value::from(to),
+        Value::String(s) => Value::from(s.replace(from, to)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| replace(v, from, to)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), replace(v, from, to))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A write a random agent makes that the domain accepts and that changes the
+/// state after the reference solution: an unrequested action.
+fn unrequested_write(task: &'static Task) -> Option<Call> {
+    (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
+        let mut episode = Episode::new(task, 0, 0);
+        for call in task.reference.iter().chain([extra]) {
+            let _ = episode.call(call.tool, &call.arguments.to_string());
+        }
+        episode.trajectory().calls.last().is_some_and(|r| r.state_changed)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_group_look_alike_values() {
+        assert_eq!(shape("C-104"), "A-9");
+        assert_eq!(shape("Tom Becker"), "Aa Aa");
+        assert_eq!(shape("2026-01-01"), "9-9-9");
+        assert_eq!(look_alikes(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), "C-104"), ["C-101", "D-7"]);
+    }
+}
