@@ -201,11 +201,10 @@ pub(crate) fn apply<S: DomainState>(state: &mut S, index: usize, args: &Args, ct
 
 /// Generates [`Domain`], [`World`] and their per-domain dispatch from the
 /// list of domains: `Variant => module`, where `module` is the domain's
-/// folder, its name and the prefix of its task ids.
+/// folder, its name and the prefix of its task ids. (The `pub mod` lines sit
+/// beside the invocation, not inside the macro, so rustfmt finds the files.)
 macro_rules! registry {
     ($($(#[doc = $doc:literal])+ $variant:ident => $module:ident,)+) => {
-        $(pub mod $module;)+
-
         /// One of the simulated domains.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
         #[serde(rename_all = "lowercase")]

@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "ce4b9a3637ce0c7d8ce1ac4179689111983e20013657404a61769833981de0dd";
+const PINNED: &str = "ca10239a01d3a9152b8bdba3bd30104245ba04d97500a3ccc6271e49d180c13c";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

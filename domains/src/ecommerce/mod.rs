@@ -36,15 +36,15 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
+use crate::World;
+use crate::cheats::Undo;
 use crate::date::Date;
+use crate::drift::Mapping;
 use crate::json::{Field, Seq};
 use crate::oracle::Check;
+use crate::perturb::Synonym;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::cheats::Undo;
-use crate::drift::Mapping;
-use crate::perturb::Synonym;
-use crate::World;
 use crate::world::{Context, DomainState, Reply, Tool};
 
 /// Most lines one order may have.
@@ -1421,7 +1421,12 @@ pub(crate) fn tasks() -> Vec<Task> {
                 ),
                 Check::equals("the old order O-0001, outside the return window, is untouched", "/orders/O-0001/status", json!("delivered")),
             ],
-            alternatives: vec!["/orders/O-0003/status", "/orders/O-0003/refunded", "/orders/O-0003/returned_skus", "/orders/O-0003/returns"],
+            alternatives: vec![
+                "/orders/O-0003/status",
+                "/orders/O-0003/refunded",
+                "/orders/O-0003/returned_skus",
+                "/orders/O-0003/returns",
+            ],
             expected: Default::default(),
         },
     ]

@@ -1,9 +1,9 @@
 //! How the perturbation layer may rephrase ecommerce tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, R, S, Template, V, v, VR};
 use crate::perturb::Synonym;
+use crate::perturb::lexicon::syn;
+use crate::perturb::templates::{P, R, S, Template, V, VR, v};
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[
@@ -47,14 +47,8 @@ pub(super) const CHEAPEST_COUPON: Template = Template {
                 with coupon {coupon}.",
     variants: &[
         v(R, "For customer {customer}, find the cheapest {kind} and order one with coupon {coupon}, shipped to their {label} address."),
-        v(
-            R,
-            "Using coupon {coupon}, find the cheapest {kind} and order one for customer {customer}, shipped to their {label} address.",
-        ),
-        v(
-            P,
-            "Customer {customer} wants the lowest-priced {kind}: order one, apply coupon {coupon}, and ship it to their {label} address.",
-        ),
+        v(R, "Using coupon {coupon}, find the cheapest {kind} and order one for customer {customer}, shipped to their {label} address."),
+        v(P, "Customer {customer} wants the lowest-priced {kind}: order one, apply coupon {coupon}, and ship it to their {label} address."),
         v(
             P,
             "Look up the cheapest {kind} and place an order of one for customer {customer} with coupon {coupon}, delivered to their {label} address.",
@@ -109,10 +103,7 @@ pub(super) const SIMPLE_ORDER_004: Template = Template {
     variants: &[
         v(R, "For customer {customer}, order {quantity} {product} ({sku}) with coupon {coupon}, shipped to their work address."),
         v(R, "Order {quantity} {product} ({sku}) for customer {customer}, shipped to their work address, with coupon {coupon}."),
-        v(
-            P,
-            "Customer {customer} wants {quantity} {product} ({sku}) sent to their work address; place the order with coupon {coupon}.",
-        ),
+        v(P, "Customer {customer} wants {quantity} {product} ({sku}) sent to their work address; place the order with coupon {coupon}."),
         v(
             P,
             "Please place an order for customer {customer}: {quantity} {product} ({sku}), coupon {coupon}, delivered to their work address.",
@@ -121,10 +112,7 @@ pub(super) const SIMPLE_ORDER_004: Template = Template {
             V,
             "{quantity} {product} ({sku}) should be ordered for customer {customer} with coupon {coupon} and shipped to their work address.",
         ),
-        v(
-            S,
-            "Place an order for customer {customer}: {quantity} {product} ({sku}). Apply coupon {coupon}. Ship it to their work address.",
-        ),
+        v(S, "Place an order for customer {customer}: {quantity} {product} ({sku}). Apply coupon {coupon}. Ship it to their work address."),
     ],
 };
 

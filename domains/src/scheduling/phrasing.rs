@@ -1,9 +1,9 @@
 //! How the perturbation layer may rephrase scheduling tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, PR, R, S, SR, Template, V, v, VR};
 use crate::perturb::Synonym;
+use crate::perturb::lexicon::syn;
+use crate::perturb::templates::{P, PR, R, S, SR, Template, V, VR, v};
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[
@@ -47,14 +47,8 @@ pub(super) const BOOK_MEETING: Template = Template {
 pub(super) const CONFLICT: Template = Template {
     text: "Book a meeting about '{topic}' on {date} at {time}. If that slot is taken, book the next free slot later that day instead.",
     variants: &[
-        v(
-            R,
-            "On {date} at {time}, book a meeting about '{topic}'. If that slot is taken, book the next free slot later that day instead.",
-        ),
-        v(
-            R,
-            "Book a meeting on {date} at {time} about '{topic}'. If that slot is taken, book the next free slot later that day instead.",
-        ),
+        v(R, "On {date} at {time}, book a meeting about '{topic}'. If that slot is taken, book the next free slot later that day instead."),
+        v(R, "Book a meeting on {date} at {time} about '{topic}'. If that slot is taken, book the next free slot later that day instead."),
         v(
             P,
             "Please schedule a meeting about '{topic}' on {date} at {time}; if that time is already booked, take the next free slot \

@@ -43,11 +43,8 @@ fn cancel_and_reschedule_keep_the_calendar_tidy() {
     let mut s = State::default();
     call(&mut s, "book_meeting", json!({"date": "2026-01-05", "time": "10:00", "topic": "A"})).unwrap();
     assert_eq!(code(call(&mut s, "cancel_meeting", json!({"date": "2026-01-05", "time": "11:00"}))), "NO_SUCH_MEETING");
-    let moved = call(
-        &mut s,
-        "reschedule_meeting",
-        json!({"date": "2026-01-05", "time": "10:00", "new_date": "2026-01-06", "new_time": "09:00"}),
-    );
+    let moved =
+        call(&mut s, "reschedule_meeting", json!({"date": "2026-01-05", "time": "10:00", "new_date": "2026-01-06", "new_time": "09:00"}));
     assert_eq!(moved.unwrap()["rescheduled"]["to"], json!({"date": "2026-01-06", "time": "09:00"}));
     assert_eq!(serde_json::to_value(&s).unwrap(), json!({"calendar": {"2026-01-06": {"09:00": "A"}}}));
     call(&mut s, "cancel_meeting", json!({"date": "2026-01-06", "time": "09:00"})).unwrap();

@@ -88,63 +88,63 @@ pub(super) const TOOLS: &[Tool<State>] = &[
 ];
 
 fn book_meeting(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
-        let (date, time) = s.free_slot(args.str("date"), args.str("time"), ctx)?;
-        let topic = args.str("topic").trim();
-        if topic.is_empty() || topic.len() > 200 {
-            return Err(DomainError::new("INVALID_TOPIC", "topic must be 1 to 200 characters"));
-        }
-        let reply = Reply::wrote(&Field("booked", Meeting { date: &date, time: &time, topic }));
-        s.calendar.entry(date).or_default().insert(time, topic.to_owned());
-        Ok(reply)
+    let (date, time) = s.free_slot(args.str("date"), args.str("time"), ctx)?;
+    let topic = args.str("topic").trim();
+    if topic.is_empty() || topic.len() > 200 {
+        return Err(DomainError::new("INVALID_TOPIC", "topic must be 1 to 200 characters"));
+    }
+    let reply = Reply::wrote(&Field("booked", Meeting { date: &date, time: &time, topic }));
+    s.calendar.entry(date).or_default().insert(time, topic.to_owned());
+    Ok(reply)
 }
 
 fn check_calendar(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
-        let date = parse_date(args.str("date"), "date")?;
-        let meetings = Seq(|| s.calendar.get(&date).into_iter().flatten().map(|(time, topic)| SlotTopic { time, topic }));
-        Ok(Reply::read(&Day { date: &date, meetings }))
+    let date = parse_date(args.str("date"), "date")?;
+    let meetings = Seq(|| s.calendar.get(&date).into_iter().flatten().map(|(time, topic)| SlotTopic { time, topic }));
+    Ok(Reply::read(&Day { date: &date, meetings }))
 }
 
 fn cancel_meeting(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
-        let (date, time, topic) = s.take(args.str("date"), args.str("time"))?;
-        Ok(Reply::wrote(&Field("cancelled", Meeting { date: &date, time: &time, topic: &topic })))
+    let (date, time, topic) = s.take(args.str("date"), args.str("time"))?;
+    Ok(Reply::wrote(&Field("cancelled", Meeting { date: &date, time: &time, topic: &topic })))
 }
 
 fn list_meetings(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
-        let start = parse_date(args.str("start_date"), "start_date")?;
-        let end = parse_date(args.str("end_date"), "end_date")?;
-        let days = Date::parse(&end).map_or(0, |e| Date::parse(&start).map_or(0, |s| e.days_since(s)));
-        if days < 0 {
-            return Err(DomainError::new("INVALID_RANGE", format!("end_date {end} is before start_date {start}")));
-        }
-        if days >= MAX_RANGE_DAYS {
-            return Err(DomainError::new("RANGE_TOO_LONG", format!("a range may span at most {MAX_RANGE_DAYS} days")));
-        }
-        let meetings = Seq(|| {
-            s.calendar
-                .range::<str, _>((Bound::Included(start.as_str()), Bound::Included(end.as_str())))
-                .flat_map(|(date, slots)| slots.iter().map(move |(time, topic)| Meeting { date, time, topic }))
-        });
-        Ok(Reply::read(&Field("meetings", meetings)))
+    let start = parse_date(args.str("start_date"), "start_date")?;
+    let end = parse_date(args.str("end_date"), "end_date")?;
+    let days = Date::parse(&end).map_or(0, |e| Date::parse(&start).map_or(0, |s| e.days_since(s)));
+    if days < 0 {
+        return Err(DomainError::new("INVALID_RANGE", format!("end_date {end} is before start_date {start}")));
+    }
+    if days >= MAX_RANGE_DAYS {
+        return Err(DomainError::new("RANGE_TOO_LONG", format!("a range may span at most {MAX_RANGE_DAYS} days")));
+    }
+    let meetings = Seq(|| {
+        s.calendar
+            .range::<str, _>((Bound::Included(start.as_str()), Bound::Included(end.as_str())))
+            .flat_map(|(date, slots)| slots.iter().map(move |(time, topic)| Meeting { date, time, topic }))
+    });
+    Ok(Reply::read(&Field("meetings", meetings)))
 }
 
 fn reschedule_meeting(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
-        let (new_date, new_time) = s.free_slot(args.str("new_date"), args.str("new_time"), ctx)?;
-        let (date, time, topic) = s.take(args.str("date"), args.str("time"))?;
-        let reply = Reply::wrote(&Field(
-            "rescheduled",
-            Rescheduled { from: Slot { date: &date, time: &time }, to: Slot { date: &new_date, time: &new_time }, topic: &topic },
-        ));
-        s.calendar.entry(new_date).or_default().insert(new_time, topic);
-        Ok(reply)
+    let (new_date, new_time) = s.free_slot(args.str("new_date"), args.str("new_time"), ctx)?;
+    let (date, time, topic) = s.take(args.str("date"), args.str("time"))?;
+    let reply = Reply::wrote(&Field(
+        "rescheduled",
+        Rescheduled { from: Slot { date: &date, time: &time }, to: Slot { date: &new_date, time: &new_time }, topic: &topic },
+    ));
+    s.calendar.entry(new_date).or_default().insert(new_time, topic);
+    Ok(reply)
 }
 
 fn check_availability(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
-        let date = parse_date(args.str("date"), "date")?;
-        let time = parse_slot(args.str("time"))?;
-        let day = s.calendar.get(&date);
-        let conflict = day.and_then(|d| d.get(&time)).map(|topic| SlotTopic { time: &time, topic });
-        let free_slots: Vec<&str> = SLOTS.iter().copied().filter(|t| day.is_none_or(|d| !d.contains_key(*t))).collect();
-        Ok(Reply::read(&Availability { available: conflict.is_none(), conflict, date: &date, free_slots, time: &time }))
+    let date = parse_date(args.str("date"), "date")?;
+    let time = parse_slot(args.str("time"))?;
+    let day = s.calendar.get(&date);
+    let conflict = day.and_then(|d| d.get(&time)).map(|topic| SlotTopic { time: &time, topic });
+    let free_slots: Vec<&str> = SLOTS.iter().copied().filter(|t| day.is_none_or(|d| !d.contains_key(*t))).collect();
+    Ok(Reply::read(&Availability { available: conflict.is_none(), conflict, date: &date, free_slots, time: &time }))
 }
 
 impl State {

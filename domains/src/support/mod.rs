@@ -28,15 +28,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::World;
+use crate::cheats::{Source, Undo};
 use crate::date::Date;
+use crate::drift::Mapping;
 use crate::json::{Field, Seq};
 use crate::oracle::Check;
+use crate::perturb::Synonym;
 use crate::task::{Call, Task, slots};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::cheats::{Source, Undo};
-use crate::drift::Mapping;
-use crate::perturb::Synonym;
-use crate::World;
 use crate::world::{Context, DomainState, Reply, Tool};
 
 /// Longest subject, in characters.

@@ -1,9 +1,9 @@
 //! How the perturbation layer may rephrase support tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
+use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
 use crate::perturb::templates::{P, PR, R, S, Template, V, v};
-use crate::perturb::Synonym;
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[

@@ -1,9 +1,9 @@
 //! How the perturbation layer may rephrase travel tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, PR, R, S, SR, Template, V, v, VR};
 use crate::perturb::Synonym;
+use crate::perturb::lexicon::syn;
+use crate::perturb::templates::{P, PR, R, S, SR, Template, V, VR, v};
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[
@@ -70,10 +70,7 @@ pub(super) const CHEAPEST_FLIGHT_003: Template = Template {
         v(V, "{passenger} should be booked on the cheapest available flight from {origin} to {dest} on {date}."),
         v(VR, "On {date}, {passenger} should be booked on the cheapest available flight from {origin} to {dest}."),
         v(S, "{passenger} is flying from {origin} to {dest} on {date}. Book the cheapest flight that still has seats."),
-        v(
-            S,
-            "Book a flight for {passenger}. The route is {origin} to {dest}, on {date}. Pick the cheapest flight with seats available.",
-        ),
+        v(S, "Book a flight for {passenger}. The route is {origin} to {dest}, on {date}. Pick the cheapest flight with seats available."),
     ],
 };
 
