@@ -16,6 +16,8 @@ mod concurrency;
 mod faults;
 // Perturbed descriptions (ε): recorded, deterministic, meaning-preserving.
 mod perturbations;
+// The result-reading solver plays over gRPC as it does in-process.
+mod solver;
 // Grids of episodes (agents × ε × λ × trials) and their reports.
 mod runs;
 // Runs hosted as work queues: leases, expiry, aggregation, restarts.

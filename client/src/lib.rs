@@ -151,6 +151,9 @@ pub enum Agent {
     Random,
     /// Does nothing and finishes; should fail every task.
     Idle,
+    /// Knows only what the task asks (its slots) and decides from what the
+    /// tools return: the result-reading solver that decides feasibility.
+    Solver,
 }
 
 impl Agent {
@@ -162,11 +165,12 @@ impl Agent {
             Agent::Brittle => "brittle",
             Agent::Random => "random",
             Agent::Idle => "idle",
+            Agent::Solver => "solver",
         }
     }
 
     /// Every built-in agent.
-    pub const ALL: [Agent; 5] = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Idle];
+    pub const ALL: [Agent; 6] = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Idle, Agent::Solver];
 
     /// The agent of a name as [`Agent::name`] spells it.
     pub fn from_name(name: &str) -> Option<Agent> {
@@ -179,7 +183,8 @@ impl Agent {
             Agent::Reference | Agent::ReferenceNoRetry => task.reference.clone(),
             Agent::Brittle => toolenv_domains::perturb::brittle_calls(task, description),
             Agent::Random => toolenv_domains::agent::random_calls(task, seed, toolenv_domains::agent::RANDOM_AGENT_CALLS),
-            Agent::Idle => Vec::new(),
+            // The solver decides call by call (see `solve_remote`).
+            Agent::Idle | Agent::Solver => Vec::new(),
         }
     }
 }
@@ -235,11 +240,14 @@ async fn known_task(client: &mut Client, task_id: &str) -> Result<&'static toole
 async fn play_created(
     client: &mut Client,
     agent: Agent,
-    task: &toolenv_domains::Task,
+    task: &'static toolenv_domains::Task,
     seed: u64,
     episode: &pb::Episode,
 ) -> Result<(), ClientError> {
     let time_scale = episode.time_scale.max(0.0);
+    if agent == Agent::Solver {
+        return solve_remote(client, task, episode, time_scale).await;
+    }
     for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
         let arguments = call.arguments.to_string();
         if agent == Agent::Reference {
@@ -335,6 +343,110 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
         return Attempt::Retry(None);
     }
     Attempt::Done
+}
+
+/// Plays an episode with the result-reading solver: the same policy as
+/// in-process, each call made over gRPC from a blocking thread.
+async fn solve_remote(
+    client: &Client,
+    task: &'static toolenv_domains::Task,
+    episode: &pb::Episode,
+    time_scale: f64,
+) -> Result<(), ClientError> {
+    let mut env = RemoteEnv {
+        client: client.clone(),
+        runtime: tokio::runtime::Handle::current(),
+        episode_id: episode.episode_id.clone(),
+        time_scale,
+        error: None,
+    };
+    let env = tokio::task::spawn_blocking(move || {
+        // Giving up is an outcome of the episode, judged by its verdict.
+        let _ = toolenv_domains::solver::play(task, &mut env);
+        env
+    })
+    .await
+    .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the solver's thread ended abnormally: {e}"))))?;
+    env.error.map_or(Ok(()), Err)
+}
+
+/// An episode on a server, as the solver's environment: replies become the
+/// observations any client sees.
+struct RemoteEnv {
+    client: Client,
+    runtime: tokio::runtime::Handle,
+    episode_id: String,
+    time_scale: f64,
+    /// An infrastructure error (not a fault): the episode stops there.
+    error: Option<ClientError>,
+}
+
+impl toolenv_domains::solver::Env for RemoteEnv {
+    fn call(
+        &mut self,
+        tool: &str,
+        arguments_json: &str,
+        request: &toolenv_domains::solver::Request<'_>,
+    ) -> toolenv_domains::solver::Observation {
+        use toolenv_domains::solver::{Fault, Observation};
+        if self.error.is_some() {
+            return Observation::Closed("stopped after an infrastructure error".into());
+        }
+        // The declared wait, for real at this time scale (a blocking thread may sleep).
+        if request.waited_ms > 0 && self.time_scale > 0.0 {
+            std::thread::sleep(Duration::from_millis(request.waited_ms).mul_f64(self.time_scale));
+        }
+        let call = self.client.call_tool_with(&self.episode_id, tool, arguments_json, request.idempotency_key);
+        // Real milliseconds back to the episode's virtual ones.
+        let virtual_ms = |ms: i64| if ms > 0 && self.time_scale > 0.0 { (ms as f64 / self.time_scale).round() as i64 } else { ms };
+        match self.runtime.block_on(call) {
+            Ok(reply) => match reply.outcome {
+                Some(pb::call_tool_response::Outcome::ResultJson(text)) => {
+                    let in_band = serde_json::from_str(&text).ok().and_then(|v| Fault::in_band(&v));
+                    match in_band {
+                        Some(fault) => Observation::Failure(Fault { retry_after_ms: fault.retry_after_ms.map(virtual_ms), ..fault }),
+                        None => Observation::Result(text),
+                    }
+                }
+                Some(pb::call_tool_response::Outcome::Error(e)) => Observation::DomainError { code: e.code, message: e.message },
+                None => Observation::Result(String::new()),
+            },
+            Err(ClientError::Status(status)) => {
+                use tonic_types::StatusExt;
+                let code = match status.code() {
+                    tonic::Code::InvalidArgument | tonic::Code::NotFound => {
+                        return Observation::Invalid { field: String::new(), message: status.message().to_owned() };
+                    }
+                    tonic::Code::FailedPrecondition => return Observation::Closed(status.message().to_owned()),
+                    tonic::Code::DeadlineExceeded => toolenv_domains::FailureCode::DeadlineExceeded,
+                    tonic::Code::Unavailable => toolenv_domains::FailureCode::Unavailable,
+                    tonic::Code::ResourceExhausted => toolenv_domains::FailureCode::ResourceExhausted,
+                    tonic::Code::PermissionDenied => toolenv_domains::FailureCode::PermissionDenied,
+                    _ => {
+                        self.error = Some(ClientError::Status(status));
+                        return Observation::Closed("infrastructure error".into());
+                    }
+                };
+                let Some(info) = status.get_details_error_info() else {
+                    // No fault's ErrorInfo: a quota of the episode (its call limit).
+                    return Observation::Closed(status.message().to_owned());
+                };
+                let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
+                let retry_after_ms =
+                    pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
+                Observation::Failure(Fault {
+                    code,
+                    reason: info.reason,
+                    message: status.message().to_owned(),
+                    retry_after_ms: retry_after_ms.map(virtual_ms),
+                })
+            }
+            Err(error) => {
+                self.error = Some(error);
+                Observation::Closed("infrastructure error".into())
+            }
+        }
+    }
 }
 
 /// Plays planned episodes concurrently (at most `concurrency` at once) and

@@ -42,6 +42,7 @@ mod episode;
 pub mod json;
 mod oracle;
 pub mod perturb;
+pub mod solver;
 mod task;
 mod tool;
 mod world;

@@ -26,7 +26,10 @@ use crate::tool::{Args, DomainError, ToolResult, ToolSpec};
 /// of copying and comparing the state on every call. Read-only tools must not
 /// change the state. Fields kept out of the JSON (next-id counters) may
 /// change only together with the JSON.
-pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + 'static {
+///
+/// Its solver strategy (the [`crate::solver::Strategy`] supertrait) lives in
+/// the domain's `solver.rs`.
+pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + crate::solver::Strategy + 'static {
     /// The tools, in the order agents see them.
     const TOOLS: &'static [Tool<Self>];
     /// How the domain's results look after schema drift (the v2 shape).
@@ -269,6 +272,13 @@ macro_rules! registry {
             pub(crate) fn undo_rules(self) -> &'static [$crate::cheats::Undo] {
                 match self {
                     $(Domain::$variant => <$module::State as $crate::world::DomainState>::UNDO,)+
+                }
+            }
+
+            /// Plays a task of the domain with the solver's strategy.
+            pub(crate) fn solve(self, task: &$crate::Task, session: &mut $crate::solver::Session<'_>) -> $crate::solver::Step<()> {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::solver::Strategy>::solve(task, session),)+
                 }
             }
 

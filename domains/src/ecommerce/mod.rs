@@ -28,6 +28,7 @@
 //! - Free text (addresses, reasons, queries) is at most 500 characters.
 
 mod phrasing;
+mod solver;
 mod views;
 
 use std::collections::{BTreeMap, BTreeSet};

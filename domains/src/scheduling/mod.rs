@@ -6,6 +6,7 @@
 //! per slot; a day with no meetings left disappears from the calendar.
 
 mod phrasing;
+mod solver;
 mod tasks;
 #[cfg(test)]
 mod tests;

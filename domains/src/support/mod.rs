@@ -21,6 +21,7 @@
 //! ranks articles by how many query words they match, then by id.
 
 mod phrasing;
+mod solver;
 mod views;
 
 use std::collections::BTreeMap;

@@ -16,6 +16,7 @@
 //! never reused, so a released hold's id is not handed out again.
 
 mod phrasing;
+mod solver;
 mod tasks;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,417 @@
+//! The result-reading solver: a built-in agent that decides from what tools
+//! return, the way a careful client would.
+//!
+//! Unlike the reference agent (which replays a task's known solution), the
+//! solver knows only what the task asks: its slots, its "today" and the
+//! meaning of its template (each domain's `solver.rs` has one strategy per
+//! kind of task). Everything else it reads from results: it picks the
+//! cheapest flight from a search, the free slot from a calendar, the tier
+//! from a knowledge-base policy. It never looks at the reference solution,
+//! the oracle or the initial state.
+//!
+//! This module is the part every strategy shares: [`Session`] makes one
+//! logical call through any [`Env`] and retries until it has an answer it can
+//! use. It converts drifted v2 results back with [`crate::drift::from_v2`];
+//! re-calls on an empty reply, a result cut short (unparseable, marked
+//! `"truncated": true`, or lacking what the strategy needs); waits the
+//! advised delay of a rate limit, declaring it as the call's wait so the
+//! window is honoured in virtual time; backs off on timeouts and outages,
+//! with bounded attempts; gives every write an idempotency key and repeats
+//! an unconfirmed write with the same key, so it never runs twice; and gives
+//! up on a suspension, which no call can get past. Strategies read before
+//! they write, so a stale snapshot (which only a read after a write can
+//! return) never feeds a decision, and a write is confirmed by its own reply,
+//! never by a read.
+//!
+//! [`solve`] plays an episode in-process and judges it; whether an episode
+//! was feasible at all follows from how the solver ended ([`Solution::feasible`]).
+//! The same policy runs over gRPC through another [`Env`].
+
+use serde_json::Value;
+
+use crate::Domain;
+use crate::episode::{CallError, CallOptions, Episode, FailureCode, Outcome};
+use crate::oracle::Verdict;
+use crate::task::Task;
+
+#[cfg(test)]
+mod tests;
+
+/// Most attempts of one logical call (a cascade alone takes four, and a
+/// cascade's end may start another).
+pub const MAX_ATTEMPTS: u32 = 24;
+/// How many reads must show the same longest list before it is taken as whole.
+pub const CONFIRMATIONS: u32 = 3;
+/// Most reads of a list whose completeness is confirmed by reading it again.
+pub const MAX_CONFIRMING_READS: u32 = 6;
+/// The first backoff, in virtual milliseconds, when a failure gives no advice.
+const BACKOFF_MS: u64 = 100;
+
+/// What a client sees of one call: the same whether the episode runs
+/// in-process or over gRPC.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// An OK reply's result text, as it came: possibly empty, cut short,
+    /// marked truncated, in the v2 shape, or a fault delivered in-band.
+    Result(String),
+    /// A broken business rule; the state did not change.
+    DomainError {
+        /// The stable code, e.g. `SLOT_TAKEN`.
+        code: String,
+        /// The readable explanation.
+        message: String,
+    },
+    /// A fault's error status.
+    Failure(Fault),
+    /// The call was rejected as malformed before any tool ran.
+    Invalid {
+        /// The field at fault.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The episode accepts no more calls (its call budget is spent, or it is finished).
+    Closed(String),
+}
+
+/// A fault's error status, as a client reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    /// The status code.
+    pub code: FailureCode,
+    /// The `ErrorInfo` reason, e.g. `RATE_LIMIT_EXCEEDED`.
+    pub reason: String,
+    /// The readable message.
+    pub message: String,
+    /// The advised retry delay in the episode's virtual milliseconds
+    /// (`RetryInfo`, the pushback trailer); -1: do not retry; `None`: no advice.
+    pub retry_after_ms: Option<i64>,
+}
+
+impl Fault {
+    /// Reads a fault delivered in-band: an object `{"error": {"code", "reason",
+    /// "message", "retry_after_ms"}}` in place of a result.
+    pub fn in_band(value: &Value) -> Option<Fault> {
+        let error = value.get("error")?;
+        let reason = error.get("reason")?.as_str()?.to_owned();
+        let code = match error.get("code").and_then(Value::as_str) {
+            Some("DEADLINE_EXCEEDED") => FailureCode::DeadlineExceeded,
+            Some("RESOURCE_EXHAUSTED") => FailureCode::ResourceExhausted,
+            Some("PERMISSION_DENIED") => FailureCode::PermissionDenied,
+            _ => FailureCode::Unavailable,
+        };
+        let message = error.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Some(Fault { code, reason, message, retry_after_ms: error.get("retry_after_ms").and_then(Value::as_i64) })
+    }
+
+    /// Whether no retry can succeed: a suspension, or a pushback of -1.
+    pub fn is_final(&self) -> bool {
+        self.code == FailureCode::PermissionDenied || self.retry_after_ms.is_some_and(|ms| ms < 0)
+    }
+}
+
+/// What the solver sends with a call besides tool and arguments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Request<'a> {
+    /// The idempotency key of a write.
+    pub idempotency_key: Option<&'a str>,
+    /// Virtual milliseconds waited since the previous call (a rate limit's advice or a backoff).
+    pub waited_ms: u64,
+}
+
+/// Where the solver's calls go: an in-process episode, or an episode on a server.
+pub trait Env {
+    /// Makes one call (after waiting `request.waited_ms`, where waits are real)
+    /// and returns what the client saw.
+    fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation;
+}
+
+impl Env for Episode {
+    fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
+        let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
+        match self.call_with(tool, arguments_json, &options) {
+            Ok(record) => match &record.outcome {
+                Outcome::Result(text) | Outcome::Raw(text) => Observation::Result(text.clone()),
+                Outcome::Error(e) => Observation::DomainError { code: e.code.to_owned(), message: e.message.clone() },
+                Outcome::Invalid(e) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
+                Outcome::Failure(f) => Observation::Failure(Fault {
+                    code: f.code,
+                    reason: f.reason.to_owned(),
+                    message: f.message.clone(),
+                    retry_after_ms: f.retry_after_ms,
+                }),
+            },
+            Err(CallError::InvalidArgument(e)) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
+            Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
+            Err(e @ (CallError::Finished | CallError::CallLimit(_))) => Observation::Closed(e.to_string()),
+        }
+    }
+}
+
+/// Why the solver stopped before the task was done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The caller is suspended for the rest of the episode: no call can succeed.
+    Suspended,
+    /// The episode accepts no more calls.
+    Closed(String),
+    /// A call kept failing through every attempt.
+    Exhausted(String),
+    /// A tool refused a call and the strategy has no way around it.
+    Rejected {
+        /// The tool.
+        tool: String,
+        /// The domain error's code, or `INVALID_ARGUMENT`.
+        code: String,
+        /// Its message.
+        message: String,
+    },
+    /// The results do not hold what the task needs, or no strategy knows the task.
+    Stuck(String),
+}
+
+impl GiveUp {
+    /// Whether no agent could have got past it: a suspension or a spent call budget.
+    pub fn unrecoverable(&self) -> bool {
+        matches!(self, GiveUp::Suspended | GiveUp::Closed(_))
+    }
+}
+
+impl std::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GiveUp::Suspended => f.write_str("suspended for the rest of the episode"),
+            GiveUp::Closed(why) => write!(f, "the episode accepts no more calls: {why}"),
+            GiveUp::Exhausted(tool) => write!(f, "{tool} failed {MAX_ATTEMPTS} times in a row"),
+            GiveUp::Rejected { tool, code, message } => write!(f, "{tool} refused: {code}: {message}"),
+            GiveUp::Stuck(why) => write!(f, "stuck: {why}"),
+        }
+    }
+}
+
+/// The result of a solver step: a value, or why the solver gave up.
+pub type Step<T> = Result<T, GiveUp>;
+
+/// A tool's usable answer: its result (in the v1 shape), or the business rule it broke.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The result.
+    Ok(Value),
+    /// The domain error's code and message.
+    Rejected(String, String),
+}
+
+/// A strategy: how the solver plays the tasks of one domain.
+pub(crate) trait Strategy {
+    /// Plays `task` through the session until it is done or cannot be.
+    fn solve(task: &Task, session: &mut Session<'_>) -> Step<()>;
+}
+
+/// One episode as the solver plays it: the retrying, reading wrapper around an [`Env`].
+pub struct Session<'a> {
+    env: &'a mut dyn Env,
+    domain: Domain,
+    /// Virtual milliseconds to declare as waited before the next call.
+    wait_ms: u64,
+    /// Writes made, for fresh idempotency keys.
+    writes: u32,
+}
+
+impl std::fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("domain", &self.domain).field("wait_ms", &self.wait_ms).field("writes", &self.writes).finish()
+    }
+}
+
+impl<'a> Session<'a> {
+    /// A session of an episode of `domain`.
+    pub fn new(env: &'a mut dyn Env, domain: Domain) -> Self {
+        Self { env, domain, wait_ms: 0, writes: 0 }
+    }
+
+    /// A read whose result must be whole: not empty, not cut, not marked truncated.
+    /// (Every call's reply must be a non-empty object: an empty one is re-called.)
+    pub(crate) fn read(&mut self, tool: &str, args: Value) -> Step<Answer> {
+        self.call(tool, &args, None, &unmarked)
+    }
+
+    /// A read whose result must also pass `usable` (hold what the strategy
+    /// needs); one that does not is read again.
+    pub(crate) fn read_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+        self.call(tool, &args, None, &|v| unmarked(v) && usable(v))
+    }
+
+    /// A read of a page whose own `truncated` field belongs to the domain (a
+    /// page limit), so only `usable` decides whether it is whole.
+    pub(crate) fn read_page(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+        self.call(tool, &args, None, usable)
+    }
+
+    /// A read of a list the strategy chooses from (an extremum: the cheapest),
+    /// confirmed against silent truncation. A list cut without a mark looks
+    /// whole, but it is the first half of the whole one: so the longest list
+    /// seen wins, and it is taken once [`CONFIRMATIONS`] reads showed it.
+    pub(crate) fn read_confirmed(&mut self, tool: &str, args: Value, list: &str) -> Step<Answer> {
+        let len = |v: &Value| v.pointer(list).and_then(Value::as_array).map_or(0, Vec::len);
+        let mut longest: Option<(Value, u32)> = None;
+        for _ in 0..MAX_CONFIRMING_READS {
+            let value = match self.read_if(tool, args.clone(), &|v| v.pointer(list).is_some_and(Value::is_array))? {
+                Answer::Ok(value) => value,
+                rejected @ Answer::Rejected(..) => return Ok(rejected),
+            };
+            match &mut longest {
+                Some((best, seen)) if *best == value => *seen += 1,
+                Some((best, _)) if len(best) >= len(&value) => {}
+                _ => longest = Some((value, 1)),
+            }
+            if longest.as_ref().is_some_and(|(_, seen)| *seen >= CONFIRMATIONS) {
+                break;
+            }
+        }
+        longest.map(|(value, _)| Answer::Ok(value)).ok_or_else(|| GiveUp::Exhausted(tool.to_owned()))
+    }
+
+    /// A write under a fresh idempotency key, repeated with the same key until
+    /// its reply confirms it.
+    pub(crate) fn write(&mut self, tool: &str, args: Value) -> Step<Answer> {
+        self.write_if(tool, args, &|_| true)
+    }
+
+    /// A write whose reply must also pass `usable` (e.g. carry the new record's
+    /// id). Any other reply that is not empty confirms it: the write ran, even
+    /// when its reply was cut.
+    pub(crate) fn write_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+        self.writes += 1;
+        let key = format!("solver-write-{}", self.writes);
+        self.call(tool, &args, Some(&key), usable)
+    }
+
+    /// One logical call, retried until an answer the strategy can use.
+    fn call(&mut self, tool: &str, args: &Value, key: Option<&str>, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+        let arguments = args.to_string();
+        for attempt in 0..MAX_ATTEMPTS {
+            let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut self.wait_ms) };
+            let fault = match self.env.call(tool, &arguments, &request) {
+                Observation::Result(text) => match serde_json::from_str::<Value>(&text) {
+                    // Cut short: the same call again.
+                    Err(_) => continue,
+                    Ok(value) => match Fault::in_band(&value) {
+                        Some(fault) => fault,
+                        None => {
+                            let value = self.v1(tool, value);
+                            if value.as_object().is_some_and(|map| !map.is_empty()) && usable(&value) {
+                                return Ok(Answer::Ok(value));
+                            }
+                            continue;
+                        }
+                    },
+                },
+                Observation::DomainError { code, message } => return Ok(Answer::Rejected(code, message)),
+                Observation::Failure(fault) => fault,
+                Observation::Invalid { field, message } => {
+                    return Err(GiveUp::Rejected {
+                        tool: tool.to_owned(),
+                        code: "INVALID_ARGUMENT".into(),
+                        message: format!("{field}: {message}"),
+                    });
+                }
+                Observation::Closed(why) => return Err(GiveUp::Closed(why)),
+            };
+            if fault.is_final() {
+                return Err(GiveUp::Suspended);
+            }
+            // The advised delay, or an exponential backoff when there is none.
+            self.wait_ms = match fault.retry_after_ms {
+                Some(ms) => ms.max(0) as u64,
+                None => BACKOFF_MS << attempt.min(6),
+            };
+        }
+        Err(GiveUp::Exhausted(tool.to_owned()))
+    }
+
+    /// A result in the v1 shape, whichever shape it came in.
+    fn v1(&self, tool: &str, value: Value) -> Value {
+        if value.get(crate::drift::API_VERSION_KEY).and_then(Value::as_str) == Some(crate::drift::API_VERSION) {
+            crate::drift::from_v2(self.domain, tool, &value)
+        } else {
+            value
+        }
+    }
+}
+
+/// Whether a result is not marked as cut short.
+fn unmarked(value: &Value) -> bool {
+    value.get("truncated") != Some(&Value::Bool(true))
+}
+
+/// Plays `task` through any environment; `Ok` when the strategy finished.
+pub fn play(task: &Task, env: &mut dyn Env) -> Step<()> {
+    let mut session = Session::new(env, task.domain);
+    task.domain.solve(task, &mut session)
+}
+
+/// How an in-process episode played by the solver ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    /// `Ok` when the strategy finished, or why it gave up.
+    pub ended: Step<()>,
+    /// The episode's verdict.
+    pub verdict: Verdict,
+}
+
+impl Solution {
+    /// Whether the episode was feasible: the solver passed it, or failed it
+    /// for a reason other than a fault no agent gets past (a suspension, a
+    /// spent call budget). A failure that is not infeasible is the solver's.
+    pub fn feasible(&self) -> bool {
+        self.verdict.passed || !matches!(&self.ended, Err(give_up) if give_up.unrecoverable())
+    }
+}
+
+/// Plays an episode in-process with the solver, finishes it and returns how it ended.
+pub fn solve(episode: &mut Episode) -> Solution {
+    let task = episode.task();
+    let ended = play(task, episode);
+    Solution { ended, verdict: episode.finish().clone() }
+}
+
+// Helpers the strategies share.
+
+/// The kind of a task: the middle part of its id (`cheapest-flight` in
+/// `travel/cheapest-flight/001`), which names its template's meaning.
+pub(crate) fn kind(task: &Task) -> &str {
+    task.id.split('/').nth(1).unwrap_or_default()
+}
+
+/// A slot the strategy needs.
+pub(crate) fn slot<'t>(task: &'t Task, name: &str) -> Step<&'t str> {
+    task.slot(name).ok_or_else(|| GiveUp::Stuck(format!("task {} has no slot '{name}'", task.id)))
+}
+
+/// Gives up on a task no strategy knows.
+pub(crate) fn unknown(task: &Task) -> GiveUp {
+    GiveUp::Stuck(format!("no strategy for tasks of kind '{}' ({})", kind(task), task.id))
+}
+
+/// The result of an answer; a refusal is where the strategy gives up.
+pub(crate) fn accepted(tool: &str, answer: Answer) -> Step<Value> {
+    match answer {
+        Answer::Ok(value) => Ok(value),
+        Answer::Rejected(code, message) => Err(GiveUp::Rejected { tool: tool.to_owned(), code, message }),
+    }
+}
+
+/// The text at a JSON pointer of a result.
+pub(crate) fn text_at<'v>(value: &'v Value, pointer: &str) -> Step<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str).ok_or_else(|| GiveUp::Stuck(format!("no text at {pointer} in {value}")))
+}
+
+/// The list at a JSON pointer of a result (empty when absent).
+pub(crate) fn list_at<'v>(value: &'v Value, pointer: &str) -> &'v [Value] {
+    value.pointer(pointer).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// A string field of a record, or "".
+pub(crate) fn field<'v>(record: &'v Value, name: &str) -> &'v str {
+    record.get(name).and_then(Value::as_str).unwrap_or_default()
+}

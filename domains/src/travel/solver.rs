@@ -1,0 +1,112 @@
+//! How the solver plays travel tasks: from the task's slots, the flight
+//! search, the itinerary and the traveler's profile.
+
+use serde_json::{Value, json};
+
+use crate::Task;
+use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, text_at, unknown};
+
+impl Strategy for super::State {
+    fn solve(task: &Task, s: &mut Session<'_>) -> Step<()> {
+        match kind(task) {
+            // "Book the cheapest (available) flight from {origin} to {dest} on {date} for {passenger}."
+            "cheapest-flight" => {
+                let flights = cheapest_first(s, slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?)?;
+                book_first_free(s, &flights, slot(task, "passenger")?)
+            }
+            // "Book flight {flight_id} … for {passenger}."
+            "direct-booking" => book_first_free(s, &[slot(task, "flight_id")?.to_owned()], slot(task, "passenger")?),
+            // "Cancel {passenger}'s round trip from {origin} to {dest}: out on {date}, back on {return_date}."
+            "cancel-trip" => {
+                for id in trip_reservations(task, s)? {
+                    match s.write("cancel_reservation", json!({"reservation_id": id}))? {
+                        Answer::Ok(_) => {}
+                        Answer::Rejected(code, _) if code == "ALREADY_CANCELLED" => {}
+                        rejected => return accepted("cancel_reservation", rejected).map(drop),
+                    }
+                }
+                Ok(())
+            }
+            // "Flight {held_flight} was held by mistake … Release that hold and book
+            // {passenger} on the cheapest flight from {origin} to {dest} on {date}."
+            "change-hold" => {
+                // Every read before the first write: no stale snapshot can mislead.
+                let flights = cheapest_first(s, slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?)?;
+                let payment = payment_method(s, slot(task, "passenger")?)?;
+                match s.write("release_hold", json!({"flight_id": slot(task, "held_flight")?}))? {
+                    Answer::Ok(_) => {}
+                    // Nothing held any more: nothing to release.
+                    Answer::Rejected(code, _) if code == "NOT_HELD" => {}
+                    rejected => return accepted("release_hold", rejected).map(drop),
+                }
+                book_with(s, &flights, slot(task, "passenger")?, &payment)
+            }
+            _ => Err(unknown(task)),
+        }
+    }
+}
+
+/// The ids of the flights of a route and day with seats left, cheapest first
+/// (ties in search order), from a search confirmed against silent truncation.
+fn cheapest_first(s: &mut Session<'_>, origin: &str, dest: &str, date: &str) -> Step<Vec<String>> {
+    let answer = s.read_confirmed("search_flights", json!({"origin": origin, "dest": dest, "date": date}), "/flights")?;
+    let result = accepted("search_flights", answer)?;
+    let mut flights: Vec<(u64, String)> = list_at(&result, "/flights")
+        .iter()
+        .filter(|f| f.get("seats_left").and_then(Value::as_u64).is_some_and(|n| n > 0))
+        .filter_map(|f| Some((f.get("price")?.as_u64()?, field(f, "id").to_owned())))
+        .collect();
+    flights.sort_by_key(|(price, _)| *price);
+    Ok(flights.into_iter().map(|(_, id)| id).collect())
+}
+
+/// A payment method the traveler has on file, read from the profile.
+fn payment_method(s: &mut Session<'_>, passenger: &str) -> Step<String> {
+    let answer = s.read_if("get_traveler_profile", json!({"name": passenger}), &|v| !list_at(v, "/payment_methods").is_empty())?;
+    let profile = accepted("get_traveler_profile", answer)?;
+    Ok(text_at(&profile, "/payment_methods/0")?.to_owned())
+}
+
+/// Looks up the passenger's payment method, then books the first flight that can be held.
+fn book_first_free(s: &mut Session<'_>, flights: &[String], passenger: &str) -> Step<()> {
+    let payment = payment_method(s, passenger)?;
+    book_with(s, flights, passenger, &payment)
+}
+
+/// Holds the first of `flights` that still has a seat and confirms it.
+fn book_with(s: &mut Session<'_>, flights: &[String], passenger: &str, payment: &str) -> Step<()> {
+    for flight in flights {
+        match s.write("hold_flight", json!({"flight_id": flight}))? {
+            Answer::Ok(_) => {
+                let args = json!({"flight_id": flight, "passenger": passenger, "payment_info": payment});
+                return accepted("confirm_booking", s.write("confirm_booking", args)?).map(drop);
+            }
+            // Full since the search: the next cheapest.
+            Answer::Rejected(code, _) if code == "FLIGHT_FULL" => {}
+            rejected => return accepted("hold_flight", rejected).map(drop),
+        }
+    }
+    Err(GiveUp::Stuck(format!("none of the flights {flights:?} has a seat")))
+}
+
+/// The confirmed reservations of the passenger's trip: out on the route on
+/// `date`, back on `return_date`. The itinerary is read again until both legs show.
+fn trip_reservations(task: &Task, s: &mut Session<'_>) -> Step<Vec<String>> {
+    let passenger = slot(task, "passenger")?;
+    let out = (slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?);
+    let back = (out.1, out.0, slot(task, "return_date")?);
+    let leg = |r: &Value, (origin, dest, date): (&str, &str, &str)| {
+        field(r, "passenger") == passenger
+            && field(r, "status") == "confirmed"
+            && field(r, "origin") == origin
+            && field(r, "dest") == dest
+            && field(r, "date") == date
+    };
+    let legs = |v: &Value| -> (Vec<String>, bool, bool) {
+        let reservations = list_at(v, "/reservations");
+        let ids = reservations.iter().filter(|r| leg(r, out) || leg(r, back)).map(|r| field(r, "reservation_id").to_owned());
+        (ids.collect(), reservations.iter().any(|r| leg(r, out)), reservations.iter().any(|r| leg(r, back)))
+    };
+    let answer = s.read_if("get_itinerary", json!({}), &|v| matches!(legs(v), (_, true, true)))?;
+    Ok(legs(&accepted("get_itinerary", answer)?).0)
+}
