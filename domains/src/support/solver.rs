@@ -26,7 +26,8 @@ impl Strategy for super::State {
             // ticket's priority to {priority} and add the note '{note}'. Do not close the ticket."
             "update-ticket" => {
                 let ticket = open_ticket(s, slot(task, "customer_id")?, &["damage", "package"])?;
-                let args = json!({"ticket_id": field(&ticket, "ticket_id"), "priority": slot(task, "priority")?, "note": slot(task, "note")?});
+                let args =
+                    json!({"ticket_id": field(&ticket, "ticket_id"), "priority": slot(task, "priority")?, "note": slot(task, "note")?});
                 accepted("update_ticket", s.write("update_ticket", args)?).map(drop)
             }
             // "{customer} is disputing a refund decision in her open ticket. Find the ticket, check
@@ -45,8 +46,9 @@ impl Strategy for super::State {
             // on her account was changed without her consent. Create a ticket …, then check the
             // knowledge base and handle the ticket as our policy requires."
             "security-breach" => {
-                let description =
-                    format!("{customer} reports login alerts from a country she never visited; her account email was changed without her consent.");
+                let description = format!(
+                    "{customer} reports login alerts from a country she never visited; her account email was changed without her consent."
+                );
                 let id = create(task, s, &description)?;
                 let policy = policy(s, "unrecognized logins email changed account compromise", "security", "compromise")?;
                 let priority = slot(task, "priority")?;
