@@ -1,6 +1,7 @@
 //! Built-in agents that need no model: the reference agent (a task's
 //! reference solution) and a seeded random-call agent, plus the oracle
-//! self-check that uses them.
+//! self-check that uses them with the result-reading solver and the cheat
+//! corpus.
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -97,6 +98,8 @@ pub struct SelfCheck {
     pub task: &'static Task,
     /// The verdict on the reference solution: must pass.
     pub reference: Verdict,
+    /// The verdict on the result-reading solver's play: must pass.
+    pub solver: Verdict,
     /// The verdict on doing nothing: must fail.
     pub inaction: Verdict,
     /// Random-agent seeds whose episode passed: must be none.
@@ -113,7 +116,8 @@ impl SelfCheck {
             .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, RANDOM_AGENT_CALLS)).verdict().is_some_and(|v| v.passed))
             .collect();
         let cheats = cheats::cheats(task).iter().map(|cheat| cheats::play(task, cheat)).collect();
-        Self { task, reference: verdict(&task.reference), inaction: verdict(&[]), random_passes, cheats }
+        let solver = crate::solver::solve(&mut Episode::new(task, 0, 0)).verdict;
+        Self { task, reference: verdict(&task.reference), solver, inaction: verdict(&[]), random_passes, cheats }
     }
 
     /// What is wrong with the task's oracle, if anything.
@@ -122,6 +126,10 @@ impl SelfCheck {
         if !self.reference.passed {
             let failed: Vec<&str> = self.reference.failures().map(|c| c.name.as_str()).collect();
             problems.push(format!("reference solution fails: {}", failed.join("; ")));
+        }
+        if !self.solver.passed {
+            let failed: Vec<&str> = self.solver.failures().map(|c| c.name.as_str()).collect();
+            problems.push(format!("the solver fails: {}", failed.join("; ")));
         }
         if self.inaction.passed {
             problems.push("doing nothing passes".to_owned());
