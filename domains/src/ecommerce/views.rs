@@ -1,5 +1,10 @@
-//! What ecommerce results look like: the v2 shape schema drift switches to.
+//! What ecommerce results look like: the v1 shapes, written straight to
+//! canonical JSON (fields in key order), and the v2 shape schema drift
+//! switches to.
 
+use serde::Serialize;
+
+use super::{Money, OrderStatus, RefundMethod};
 use crate::drift::{Conv, DateStyle, Field, Mapping};
 
 /// The v2 shape: renamed, nested and reformatted fields (see [`crate::drift`]).
@@ -29,3 +34,118 @@ const FIELDS: &[Field] = &[
     Field::renamed("addresses", "address_book"),
     Field::kept("terms").with(Conv::DatesInText(DateStyle::MonthFirst)),
 ];
+
+#[derive(Serialize)]
+pub(super) struct OrderView<'a, I: Serialize, R: Serialize> {
+    pub(super) coupon_code: Option<&'a str>,
+    pub(super) customer_id: &'a str,
+    pub(super) delivered_on: Option<&'a str>,
+    pub(super) discount: Money,
+    pub(super) items: I,
+    pub(super) order_id: &'a str,
+    pub(super) refunded: Money,
+    pub(super) returnable_until: Option<String>,
+    pub(super) returned_skus: &'a [String],
+    pub(super) returns: R,
+    pub(super) shipping_address: &'a str,
+    pub(super) status: OrderStatus,
+    pub(super) subtotal: Money,
+    pub(super) total: Money,
+}
+
+/// An order line with its product's name.
+#[derive(Serialize)]
+pub(super) struct LineView<'a> {
+    pub(super) name: Option<&'a str>,
+    pub(super) quantity: u32,
+    pub(super) sku: &'a str,
+    pub(super) unit_price: Money,
+}
+
+#[derive(Serialize)]
+pub(super) struct ReturnRecordView<'a> {
+    pub(super) amount: Money,
+    pub(super) reason: &'a str,
+    pub(super) refund_method: RefundMethod,
+    pub(super) skus: &'a [String],
+}
+
+#[derive(Serialize)]
+pub(super) struct Inventory<'a> {
+    pub(super) in_stock: bool,
+    pub(super) name: &'a str,
+    pub(super) price: Money,
+    pub(super) sku: &'a str,
+    pub(super) stock: u32,
+}
+
+#[derive(Serialize)]
+pub(super) struct CouponCheck<'a> {
+    pub(super) code: &'a str,
+    pub(super) discount: Money,
+    pub(super) note: &'static str,
+    pub(super) order_subtotal: Money,
+    pub(super) terms: String,
+    pub(super) total: Money,
+    pub(super) valid: bool,
+}
+
+#[derive(Serialize)]
+pub(super) struct AddressView<'a> {
+    pub(super) address: &'a str,
+    pub(super) label: &'a str,
+}
+
+#[derive(Serialize)]
+pub(super) struct CustomerView<'a, A: Serialize, C: Serialize> {
+    pub(super) addresses: A,
+    pub(super) coupons_used: C,
+    pub(super) customer_id: &'a str,
+    pub(super) name: &'a str,
+}
+
+#[derive(Serialize)]
+pub(super) struct Orders<'a, O: Serialize> {
+    pub(super) customer_id: &'a str,
+    pub(super) orders: O,
+}
+
+#[derive(Serialize)]
+pub(super) struct ProductView<'a> {
+    pub(super) category: &'a str,
+    pub(super) in_stock: bool,
+    pub(super) name: &'a str,
+    pub(super) price: Money,
+    pub(super) sku: &'a str,
+    pub(super) stock: u32,
+}
+
+#[derive(Serialize)]
+pub(super) struct Search<P: Serialize> {
+    pub(super) count: usize,
+    pub(super) products: P,
+    pub(super) truncated: bool,
+}
+
+#[derive(Serialize)]
+pub(super) struct ReturnedOrder<'a> {
+    pub(super) order_id: &'a str,
+    pub(super) refunded: Money,
+    pub(super) returned_skus: &'a [String],
+    pub(super) status: OrderStatus,
+    pub(super) total: Money,
+}
+
+#[derive(Serialize)]
+pub(super) struct ReturnView<'a> {
+    pub(super) order_id: &'a str,
+    pub(super) refund: Money,
+    pub(super) refund_method: RefundMethod,
+    pub(super) skus: &'a [String],
+}
+
+#[derive(Serialize)]
+pub(super) struct Returned<'a> {
+    pub(super) order: ReturnedOrder<'a>,
+    pub(super) r#return: ReturnView<'a>,
+}
