@@ -30,6 +30,7 @@ mod bank;
 mod brittle;
 mod engine;
 pub(crate) mod lexicon;
+mod meaning;
 mod phrasing;
 pub(crate) mod templates;
 mod temporal;
