@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use pretty_assertions::assert_eq;
 
+use super::lexicon::{self, PAST_DATE};
 use super::meaning;
 use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template, preceded_by_word, text_before};
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
@@ -262,6 +263,8 @@ fn a_paraphrase_bank_supplies_paraphrases_and_keeps_every_guarantee() {
         }"#,
     )
     .unwrap();
+    let mut wrong_fails = std::collections::BTreeMap::new();
+    let mut tally = Tally::default();
     for id in ["scheduling/book-meeting/001", "support/create-close/001"] {
         let task = crate::task(id).unwrap();
         let mut from_bank = 0;
@@ -278,8 +281,12 @@ fn a_paraphrase_bank_supplies_paraphrases_and_keeps_every_guarantee() {
                 for (i, slot) in task.slots.iter().enumerate() {
                     assert!(mentions(task, i, &perturbed.description).iter().any(|(_, v)| *v == slot.value), "{id}: {perturbed:?}");
                 }
+                // Distractors and corrections keep to the meaning rules on a user's paraphrase too.
+                let ungrammatical = vec![false; task.template.variants.len() + 1];
+                check_meaning(task, level, seed, &perturbed, &mut wrong_fails, &ungrammatical, &mut tally);
             }
         }
+        assert!(tally.first.is_empty(), "{:#?}", tally.first);
         assert!(from_bank >= 10, "{id}: the bank was used {from_bank} times");
         // Light never paraphrases.
         for seed in 0..SEEDS {
@@ -532,12 +539,11 @@ impl Tally {
 
 /// Checks one perturbation against every meaning rule.
 fn check_meaning(
-    task_index: usize,
-    task: &Task,
+    task: &'static Task,
     level: Level,
     seed: u64,
     perturbed: &Perturbed,
-    wrong_fails: &mut std::collections::BTreeMap<(usize, usize, String), bool>,
+    wrong_fails: &mut std::collections::BTreeMap<(&'static str, usize, String), bool>,
     ungrammatical: &[bool],
     tally: &mut Tally,
 ) {
@@ -570,8 +576,9 @@ fn check_meaning(
             Relation::Correction => {
                 let slot = task.slots.iter().position(|s| Some(s.name) == applied.param("slot")).expect("a slot of the task");
                 let wrong = mentions_of(task, slot, applied.param("wrong").expect("recorded"));
-                let fails =
-                    *wrong_fails.entry((task_index, slot, wrong.clone())).or_insert_with(|| meaning::wrong_value_fails(task, slot, &wrong));
+                let fails = *wrong_fails
+                    .entry((task.id.as_str(), slot, wrong.clone()))
+                    .or_insert_with(|| meaning::wrong_value_fails(task, slot, &wrong));
                 if !fails {
                     tally.count(|t| &mut t.correction_passes, what(&format!("wrong {} {wrong} passes", task.slots[slot].name)));
                 }
@@ -593,7 +600,7 @@ fn check_meaning(
 fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
     let mut wrong_fails = std::collections::BTreeMap::new();
     let mut tallies: Vec<(Level, Tally)> = [Level::Light, Level::Medium, Level::Heavy].into_iter().map(|l| (l, Tally::default())).collect();
-    for (task_index, task) in crate::suite().iter().enumerate() {
+    for task in crate::suite() {
         assert!(passes(task, &task.reference), "{}: the reference solution passes", task.id);
         let ungrammatical: Vec<bool> = std::iter::once(task.template.text)
             .chain(task.template.variants.iter().map(|v| v.text))
@@ -602,7 +609,7 @@ fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
         for (level, tally) in &mut tallies {
             for seed in 0..PROOF_SEEDS {
                 let perturbed = perturb(task, *level, seed, None);
-                check_meaning(task_index, task, *level, seed, &perturbed, &mut wrong_fails, &ungrammatical, tally);
+                check_meaning(task, *level, seed, &perturbed, &mut wrong_fails, &ungrammatical, tally);
             }
         }
     }
@@ -616,4 +623,103 @@ fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
         first.append(&mut tally.first);
     }
     assert!(first.is_empty(), "{first:#?}");
+}
+
+/// Verbs an instruction to an agent starts with: the first word of every
+/// tool of every domain, and the verbs the phrasings use.
+fn instruction_verbs() -> BTreeSet<String> {
+    let mut verbs: BTreeSet<String> = crate::Domain::ALL
+        .into_iter()
+        .flat_map(|d| d.tools().iter().map(|t| t.name.split('_').next().unwrap_or_default().to_owned()))
+        .collect();
+    for verb in [
+        "add", "apply", "arrange", "book", "buy", "call", "cancel", "close", "confirm", "create", "deal", "drop", "escalate", "find",
+        "handle", "hold", "issue", "keep", "leave", "log", "look", "make", "move", "open", "order", "pick", "place", "please", "process",
+        "purchase", "put", "raise", "record", "refund", "release", "remove", "reserve", "return", "schedule", "send", "set", "ship",
+        "take", "use",
+    ] {
+        verbs.insert(verb.to_owned());
+    }
+    verbs
+}
+
+#[test]
+fn distractors_give_no_instruction_and_name_nothing_any_task_knows() {
+    // Everything an agent could take a distractor's words for: every slot
+    // value, and every key and text of every task's initial state that is a
+    // name, code, date or time (has a capital letter or a digit).
+    let mut known: BTreeSet<String> = BTreeSet::new();
+    fn collect(value: &serde_json::Value, known: &mut BTreeSet<String>) {
+        fn add(text: &str, known: &mut BTreeSet<String>) {
+            if text.chars().any(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+                known.insert(text.to_lowercase());
+            }
+        }
+        match value {
+            serde_json::Value::String(text) => add(text, known),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect(v, known)),
+            serde_json::Value::Object(map) => map.iter().for_each(|(k, v)| {
+                add(k, known);
+                collect(v, known);
+            }),
+            _ => {}
+        }
+    }
+    for task in crate::suite() {
+        known.extend(task.slots.iter().map(|s| s.value.to_lowercase()));
+        collect(&task.initial.to_json(), &mut known);
+    }
+    let verbs = instruction_verbs();
+    let months_and_days = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october"]
+        .into_iter()
+        .chain(["november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today"])
+        .chain(["tomorrow", "tonight", "yesterday"]);
+    let mut problems = Vec::new();
+    for domain in crate::Domain::ALL {
+        for sentence in lexicon::distractors(domain) {
+            let lower = sentence.to_lowercase();
+            let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+            if verbs.contains(words[0]) {
+                problems.push(format!("{domain}: starts like an instruction: {sentence}"));
+            }
+            for request in ["should", "must", "need", "needs", "please", "make sure", "could you", "can you", "don't", "do not"] {
+                if !find_verbatim(&lower, request).is_empty() && !lower.contains("please excuse") {
+                    problems.push(format!("{domain}: asks for something ({request}): {sentence}"));
+                }
+            }
+            if sentence.contains('?') {
+                problems.push(format!("{domain}: a question: {sentence}"));
+            }
+            for name in &known {
+                if !find_verbatim(&lower, name).is_empty() {
+                    problems.push(format!("{domain}: names '{name}', which a task knows: {sentence}"));
+                }
+            }
+            // The only date is the marker, filled with a date before today.
+            for word in months_and_days.clone() {
+                if words.contains(&word) {
+                    problems.push(format!("{domain}: mentions a date ({word}) other than its past date: {sentence}"));
+                }
+            }
+            let unmarked = sentence.replace(PAST_DATE, "");
+            if !scan_dates(&unmarked, None).is_empty() {
+                problems.push(format!("{domain}: a date without the past-date marker: {sentence}"));
+            }
+        }
+    }
+    // Every date a distractor gets is before every task's today, in every style.
+    for task in crate::suite() {
+        for seed in 0..SEEDS {
+            let perturbed = perturb(task, Level::Medium, seed, None);
+            for applied in perturbed.applied.iter().filter(|a| a.relation == Relation::Distractor) {
+                let text = applied.param("text").expect("recorded");
+                for (_, _, date) in scan_dates(text, Some(task.today)) {
+                    if date >= task.today {
+                        problems.push(format!("{}: a distractor's date {date} is not before today {}: {text}", task.id, task.today));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
 }
