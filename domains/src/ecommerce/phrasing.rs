@@ -126,8 +126,8 @@ pub(super) const RETURN: Template = Template {
         ),
         v(
             P,
-            "The {product} from the recent order of customer {customer} is going back because {reason}; process the return and \
-             refund the original payment method.",
+            "Customer {customer} is sending back the {product} from their recent order because {reason}; process the return \
+             and refund the original payment method.",
         ),
         v(
             P,

@@ -1,6 +1,7 @@
 //! Composes relations into one perturbation: draws a plan per level, picks
 //! the phrasing, renders every slot, and records what was applied.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use rand_chacha::ChaCha8Rng;
@@ -8,7 +9,8 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use super::bank::ParaphraseBank;
 use super::lexicon::{self, PAST_DATE, Synonym};
-use super::phrasing::{PRIORITIES, Piece, SlotKind, parse_template, preceded_by_word, text_before};
+use super::meaning::{Wrong, refers_back, sentence_starts, wrong_values};
+use super::phrasing::{Piece, SlotKind, parse_template, preceded_by_word, text_before};
 use super::temporal::{DateStyle, TimeStyle, boundary_after, boundary_before, relative_forms};
 use super::{Applied, Level, Perturbed, Relation};
 use crate::task::Task;
@@ -37,7 +39,7 @@ pub fn perturb(task: &Task, level: Level, seed: u64, bank: Option<&ParaphraseBan
     if level == Level::Canonical {
         return Perturbed { description: canonical, applied: Vec::new() };
     }
-    let prepared = Prepared::new(task, bank);
+    let prepared = Prepared::new(task, bank, level);
     let mut dice = Dice::new(task, level, seed);
     let mut fallback = None;
     for _ in 0..MAX_ATTEMPTS {
@@ -125,10 +127,13 @@ struct Prepared<'a> {
     variants: Vec<Phrasing>,
     bank: Vec<Phrasing>,
     lexicon: &'static [Synonym],
+    /// Per slot, the wrong values a correction may give (those that fail
+    /// the oracle); empty below the level that corrects.
+    wrong: Cow<'static, [Vec<Wrong>]>,
 }
 
 impl<'a> Prepared<'a> {
-    fn new(task: &'a Task, bank: Option<&ParaphraseBank>) -> Self {
+    fn new(task: &'a Task, bank: Option<&ParaphraseBank>, level: Level) -> Self {
         let variants = (task.template.variants.iter().enumerate())
             .map(|(i, v)| Phrasing { source: Source::TemplateBank(i), tags: v.tags, pieces: parse_template(v.text, &task.slots) })
             .collect();
@@ -139,6 +144,7 @@ impl<'a> Prepared<'a> {
             .enumerate()
             .map(|(i, pieces)| Phrasing { source: Source::ParaphraseBank(i), tags: &[Relation::Paraphrase], pieces: pieces.clone() })
             .collect();
+        let wrong = if level.relations().contains(&Relation::Correction) { wrong_values(task) } else { Cow::Borrowed(&[][..]) };
         Self {
             task,
             kinds: task.slots.iter().map(SlotKind::of).collect(),
@@ -146,6 +152,7 @@ impl<'a> Prepared<'a> {
             variants,
             bank,
             lexicon: task.domain.synonyms(),
+            wrong,
         }
     }
 
@@ -158,7 +165,7 @@ impl<'a> Prepared<'a> {
             }
             Relation::DateFormat => self.kinds.iter().any(|k| k.is_temporal()),
             Relation::RelativeTime => self.kinds.iter().any(|k| matches!(k, SlotKind::Date(d) if d.days_since(self.task.today) >= 1)),
-            Relation::Correction => self.kinds.iter().any(|k| k.is_temporal() || *k == SlotKind::Priority),
+            Relation::Correction => self.wrong.iter().any(|w| !w.is_empty()),
             Relation::Distractor => true,
             Relation::Paraphrase if !self.bank.is_empty() => true,
             Relation::Paraphrase | Relation::Voice | Relation::Reordering | Relation::SplitMerge => {
@@ -210,13 +217,14 @@ impl<'a> Prepared<'a> {
         if wanted.contains(&Relation::Correction) {
             applied.extend(self.apply_correction(&phrasing.pieces, &mut renderings, &mut trailer, dice));
         }
-        if wanted.contains(&Relation::Distractor) {
-            applied.extend(self.apply_distractor(&mut phrasing.pieces, dice));
-        }
+        // A closing correction refers back, so it is written before a distractor is placed.
         if let Some(trailer) = trailer {
             phrasing.pieces.push(Piece::Text(format!(" {trailer}")));
         }
-        let description = render(&phrasing.pieces, &renderings);
+        let (mut description, spans) = render(&phrasing.pieces, &renderings);
+        if wanted.contains(&Relation::Distractor) {
+            applied.extend(self.apply_distractor(&mut description, &spans, dice));
+        }
 
         let distinct: BTreeSet<Relation> = applied.iter().map(|a| a.relation).collect();
         let anchored = anchor.is_none_or(|a| distinct.contains(&a));
@@ -341,6 +349,9 @@ impl<'a> Prepared<'a> {
 
     /// Gives one date, time or priority slot a wrong value first and then
     /// the true one, inline at its first occurrence or in a closing sentence.
+    /// The wrong value is one an agent could not pass with (see
+    /// [`super::meaning::wrong_value_fails`]); a slot without one is not
+    /// corrected.
     fn apply_correction(
         &self,
         pieces: &[Piece],
@@ -348,9 +359,8 @@ impl<'a> Prepared<'a> {
         trailer: &mut Option<String>,
         dice: &mut Dice,
     ) -> Option<Applied> {
-        let today = self.task.today;
         let candidates: Vec<usize> = (0..self.kinds.len())
-            .filter(|&i| occurrences(pieces, i).count() > 0 && !renderings[i].relative)
+            .filter(|&i| occurrences(pieces, i).count() > 0 && !renderings[i].relative && !self.wrong[i].is_empty())
             .filter(|&i| match self.kinds[i] {
                 SlotKind::Date(_) | SlotKind::Time(_) => true,
                 SlotKind::Priority => occurrences(pieces, i).all(|k| preceded_by_word(text_before(pieces, k), "priority")),
@@ -359,29 +369,10 @@ impl<'a> Prepared<'a> {
             .collect();
         let &slot = dice.pick(&candidates)?;
         let rendering = &renderings[slot];
-        let (wrong, label) = match self.kinds[slot] {
-            SlotKind::Date(date) => {
-                let taken: Vec<String> = self.task.slots.iter().map(|s| s.value.clone()).collect();
-                let options: Vec<_> = [-3, -2, -1, 1, 2, 3]
-                    .into_iter()
-                    .map(|d| date.add_days(d))
-                    .filter(|w| *w > today && !taken.contains(&w.to_string()))
-                    .collect();
-                (rendering.date_style.render(*dice.pick(&options)?), "date")
-            }
-            SlotKind::Time(minutes) => {
-                let options: Vec<u32> = [-120, -60, 60, 120]
-                    .into_iter()
-                    .filter_map(|d: i64| u32::try_from(i64::from(minutes) + d).ok())
-                    .filter(|m| (7 * 60..=20 * 60).contains(m))
-                    .collect();
-                (rendering.time_style.render(*dice.pick(&options)?), "time")
-            }
-            SlotKind::Priority => {
-                let options: Vec<&str> = PRIORITIES.into_iter().filter(|p| *p != self.task.slots[slot].value).collect();
-                ((*dice.pick(&options)?).to_owned(), "priority")
-            }
-            _ => return None,
+        let (wrong, label) = match *dice.pick(&self.wrong[slot])? {
+            Wrong::Date(date) => (rendering.date_style.render(date), "date"),
+            Wrong::Time(minutes) => (rendering.time_style.render(minutes), "time"),
+            Wrong::Priority(priority) => (priority.to_owned(), "priority"),
         };
         let truth = rendering.plain.clone();
         // A closing sentence must name the slot unambiguously.
@@ -415,8 +406,14 @@ impl<'a> Prepared<'a> {
     }
 
     /// Adds one irrelevant sentence at the start, the end, or between two
-    /// sentences.
-    fn apply_distractor(&self, pieces: &mut Vec<Piece>, dice: &mut Dice) -> Option<Applied> {
+    /// sentences of the rendered description, never right before a sentence
+    /// that [`refers_back`] (whose slot values are at `spans`).
+    ///
+    /// The position is drawn over every sentence boundary, and drawn again
+    /// among the allowed ones only if the first draw falls before a sentence
+    /// that refers back, so descriptions whose first draw was fine stay as
+    /// they were before the rule.
+    fn apply_distractor(&self, description: &mut String, spans: &[(usize, usize)], dice: &mut Dice) -> Option<Applied> {
         let sentences: Vec<&str> = lexicon::distractors(self.task.domain).collect();
         let mut text = (*dice.pick(&sentences)?).to_owned();
         if text.contains(PAST_DATE) {
@@ -424,30 +421,35 @@ impl<'a> Prepared<'a> {
             let style = if dice.fifths(2) { DateStyle::Iso } else { *dice.pick(&DateStyle::VARIED).expect("styles") };
             text = text.replace(PAST_DATE, &style.render(past));
         }
-        // Sentence ends inside the literal text: (piece, byte after the space).
-        let mut ends = Vec::new();
-        for (k, piece) in pieces.iter().enumerate() {
-            if let Piece::Text(t) = piece {
-                for (i, _) in t.match_indices(". ").chain(t.match_indices("? ")).chain(t.match_indices("! ")) {
-                    ends.push((k, i + 2));
-                }
-            }
+        let in_slot = |i: usize| spans.iter().any(|&(start, end)| (start..end).contains(&i));
+        let starts = sentence_starts(description, in_slot);
+        let glued = |k: usize| {
+            let (start, end) = (starts[k], starts.get(k + 1).copied().unwrap_or(description.len()));
+            refers_back(&description[start..end], spans.iter().any(|&(s, e)| s < end && e > start))
+        };
+        // 0: the start, 1: the end, n ≥ 2: after sentence n - 1.
+        let allowed = |position: usize| match position {
+            0 => !glued(0),
+            1 => true,
+            n => !glued(n - 1),
+        };
+        let mut position = dice.below(starts.len() + 1);
+        if !allowed(position) {
+            let free: Vec<usize> = (0..=starts.len()).filter(|&p| allowed(p)).collect();
+            position = *dice.pick(&free).expect("the end is always free");
         }
-        ends.sort_unstable();
-        let position = dice.below(ends.len() + 2);
         let label = match position {
             0 => {
-                pieces.insert(0, Piece::Text(format!("{text} ")));
+                description.insert_str(0, &format!("{text} "));
                 "start".to_owned()
             }
             1 => {
-                pieces.push(Piece::Text(format!(" {text}")));
+                description.push(' ');
+                description.push_str(&text);
                 "end".to_owned()
             }
             n => {
-                let (k, at) = ends[n - 2];
-                let Piece::Text(t) = &mut pieces[k] else { unreachable!("ends are in text pieces") };
-                t.insert_str(at, &format!("{text} "));
+                description.insert_str(starts[n - 1], &format!("{text} "));
                 format!("after sentence {}", n - 1)
             }
         };
@@ -513,9 +515,11 @@ fn apply_synonyms(phrasing: &mut Phrasing, lexicon: &'static [Synonym], dice: &m
         .collect()
 }
 
-/// Fills a phrasing's slots with their renderings.
-fn render(pieces: &[Piece], renderings: &[Rendering]) -> String {
+/// Fills a phrasing's slots with their renderings; returns the text and
+/// the byte range of every slot's rendering in it.
+fn render(pieces: &[Piece], renderings: &[Rendering]) -> (String, Vec<(usize, usize)>) {
     let mut out = String::new();
+    let mut spans = Vec::new();
     let mut seen = vec![false; renderings.len()];
     for piece in pieces {
         match piece {
@@ -528,15 +532,18 @@ fn render(pieces: &[Piece], renderings: &[Rendering]) -> String {
                     let capital = out.ends_with("On ");
                     out.truncate(out.len() - 3);
                     if capital {
+                        let start = out.len();
                         let mut chars = text.chars();
                         out.extend(chars.next().map(|c| c.to_ascii_uppercase()));
                         out.push_str(chars.as_str());
+                        spans.push((start, out.len()));
                         continue;
                     }
                 }
+                spans.push((out.len(), out.len() + text.len()));
                 out.push_str(text);
             }
         }
     }
-    out
+    (out, spans)
 }

@@ -30,12 +30,16 @@ pub(crate) const PAST_DATE: &str = "{past_date}";
 const GENERIC: &[&str] = &[
     "Thanks in advance; it has been a hectic week.",
     "I am writing this from my phone, so please excuse the brevity.",
-    "By the way, the office coffee machine is broken again.",
+    "By the way, the coffee machine on our floor is broken again.",
 ];
 
 /// The irrelevant sentences a distractor may add in a domain: the domain's
-/// own, then generic ones. None gives an instruction, names a record of any
-/// task's state, or mentions a date on or after the episode's today.
+/// own, then generic ones. None gives an instruction (starts with a verb an
+/// instruction starts with, asks for anything, or is a question), names a
+/// slot value or a name, code, date or time of any task's state, or mentions
+/// a date but the `{past_date}` marker (always before the episode's today).
+/// The test `distractors_give_no_instruction_and_name_nothing_any_task_knows`
+/// enforces it for every domain.
 pub(crate) fn distractors(domain: Domain) -> impl Iterator<Item = &'static str> {
     domain.distractors().iter().chain(GENERIC).copied()
 }

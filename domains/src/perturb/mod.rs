@@ -10,6 +10,13 @@
 //! vary. A correction always ends on the true value, and a relative date
 //! always resolves to the true date from the task's `today`.
 //!
+//! Two rules (in `meaning.rs`) keep what the words refer to: a distractor is
+//! never placed right before a sentence that refers back ("Cancel it.",
+//! "If that slot is taken, …"), and a correction's wrong value is always one
+//! that would make an agent who followed it fail the oracle; a task with no
+//! such value gets no correction. The tests prove both, with every slot value
+//! readable and number agreement, for every task × ε × 1,000 seeds.
+//!
 //! The result is a pure function of (task, level, seed, bank): the only
 //! randomness is a ChaCha8 generator seeded from the seed, a stable hash of
 //! the task id and the level.
@@ -30,6 +37,7 @@ mod bank;
 mod brittle;
 mod engine;
 pub(crate) mod lexicon;
+mod meaning;
 mod phrasing;
 pub(crate) mod templates;
 mod temporal;
@@ -129,9 +137,11 @@ pub enum Relation {
     Reordering,
     /// Splits an instruction into several sentences, or merges sentences.
     SplitMerge,
-    /// Adds an irrelevant sentence.
+    /// Adds an irrelevant sentence, never right before a sentence that
+    /// refers back.
     Distractor,
-    /// Gives a wrong value first, then corrects it to the true one.
+    /// Gives a wrong value first, then corrects it to the true one; the
+    /// wrong value is one an agent that followed it would fail with.
     Correction,
     /// Writes dates and times in another format.
     DateFormat,

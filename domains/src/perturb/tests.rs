@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 
 use pretty_assertions::assert_eq;
 
+use super::lexicon::{self, PAST_DATE};
+use super::meaning;
 use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template, preceded_by_word, text_before};
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
@@ -261,6 +263,8 @@ fn a_paraphrase_bank_supplies_paraphrases_and_keeps_every_guarantee() {
         }"#,
     )
     .unwrap();
+    let mut wrong_fails = std::collections::BTreeMap::new();
+    let mut tally = Tally::default();
     for id in ["scheduling/book-meeting/001", "support/create-close/001"] {
         let task = crate::task(id).unwrap();
         let mut from_bank = 0;
@@ -277,8 +281,12 @@ fn a_paraphrase_bank_supplies_paraphrases_and_keeps_every_guarantee() {
                 for (i, slot) in task.slots.iter().enumerate() {
                     assert!(mentions(task, i, &perturbed.description).iter().any(|(_, v)| *v == slot.value), "{id}: {perturbed:?}");
                 }
+                // Distractors and corrections keep to the meaning rules on a user's paraphrase too.
+                let ungrammatical = vec![false; task.template.variants.len() + 1];
+                check_meaning(task, level, seed, &perturbed, &mut wrong_fails, &ungrammatical, &mut tally);
             }
         }
+        assert!(tally.first.is_empty(), "{:#?}", tally.first);
         assert!(from_bank >= 10, "{id}: the bank was used {from_bank} times");
         // Light never paraphrases.
         for seed in 0..SEEDS {
@@ -358,14 +366,16 @@ fn perturbations_are_stable_across_versions() {
         (Level::Light, "For Bob, book the cheapest flight from LON to PAR on 2026-01-05.", vec![Relation::Reordering]),
         (
             Level::Medium,
-            "Book the cheapest flight from LON to PAR on Tuesday, January 6, 2026 for Bob. I am writing this from my phone, so please \
-             excuse the brevity. Sorry, I got the date wrong: it is Monday, January 5, 2026.",
-            vec![Relation::DateFormat, Relation::Correction, Relation::Distractor],
+            // No correction: no reference argument holds the date whose wrong value would fail (see meaning::wrong_value_fails).
+            "Book the cheapest flight from LON to PAR on Monday, January 5, 2026 for Bob. I am writing this from my phone, so please \
+             excuse the brevity.",
+            vec![Relation::DateFormat, Relation::Distractor],
         ),
         (
             Level::Heavy,
-            "On Monday, January 5, 2026, Bob should be booked on the lowest-priced flight from LON to PAR.",
-            vec![Relation::Voice, Relation::Reordering, Relation::Synonym, Relation::DateFormat],
+            "Thanks in advance; it has been a hectic week. On Monday, January 5, 2026, Bob should be booked on the lowest-priced \
+             flight from LON to PAR.",
+            vec![Relation::Voice, Relation::Reordering, Relation::Synonym, Relation::DateFormat, Relation::Distractor],
         ),
     ];
     for (level, description, relations) in golden {
@@ -376,8 +386,340 @@ fn perturbations_are_stable_across_versions() {
     let json = serde_json::to_value(perturb(task, Level::Medium, 42, None)).unwrap();
     assert_eq!(
         json["applied"][1],
-        serde_json::json!({"relation": "correction", "params": {
-            "slot": "date", "style": "got_it_wrong", "true": "Monday, January 5, 2026", "wrong": "Tuesday, January 6, 2026"
+        serde_json::json!({"relation": "distractor", "params": {
+            "position": "end", "text": "I am writing this from my phone, so please excuse the brevity."
         }})
     );
+    // A correction, with a wrong value that fails the oracle.
+    let task = crate::task("scheduling/book-meeting/001").unwrap();
+    let perturbed = perturb(task, Level::Medium, 19, None);
+    assert_eq!(
+        perturbed.description,
+        "Book a meeting on 2026-01-01 at 08:00 about 'Review'. One correction: the time is not 08:00 but 09:00. Thanks in advance; \
+         it has been a hectic week."
+    );
+    assert_eq!(
+        serde_json::to_value(&perturbed.applied[1]).unwrap(),
+        serde_json::json!({"relation": "correction", "params": {"slot": "time", "style": "not_but", "true": "09:00", "wrong": "08:00"}})
+    );
+}
+
+/// Seeds per (task, level) in the proof that perturbations keep the meaning.
+const PROOF_SEEDS: u64 = 1000;
+
+/// Verbs whose form shows the number of their subject.
+const SINGULAR_VERBS: &[&str] = &["is", "was", "has", "does", "needs", "wants", "says", "reports", "takes", "goes", "holds"];
+const PLURAL_VERBS: &[&str] = &["are", "were", "have", "do", "need", "want", "say", "report", "take", "go", "hold"];
+/// Words that, right before a slot, show it is not a clause's subject.
+const NOT_A_SUBJECT: &[&str] = &[
+    "about", "after", "and", "as", "at", "because", "before", "but", "by", "for", "from", "if", "in", "of", "on", "or", "so", "than",
+    "that", "then", "to", "when", "while", "with", "without",
+];
+
+/// Whether a slot's value is a plural noun phrase: a count other than 1, or
+/// a text whose last word is a regular plural ("Headphones", "Earbuds").
+fn is_plural(slot: &crate::task::Slot) -> bool {
+    match SlotKind::of(slot) {
+        SlotKind::Number => slot.value != "1",
+        SlotKind::Text => {
+            let last = slot.value.rsplit(' ').next().unwrap_or_default();
+            last.len() > 3 && last.ends_with('s') && !["ss", "us", "is"].iter().any(|e| last.ends_with(e))
+        }
+        _ => false,
+    }
+}
+
+/// Number disagreements in a phrasing filled with a task's slot values: a
+/// slot that heads a clause ("{product} …", "The {product} …", "Flight
+/// {flight} …") and the first verb of the clause after it, where the verb's
+/// number (`is`/`are`, `has`/`have`, …) is not the value's.
+fn agreement_errors(template: &str, task: &Task) -> Vec<String> {
+    let pieces = parse_template(template, &task.slots);
+    let mut errors = Vec::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        let Piece::Slot(slot) = *piece else { continue };
+        let before = text_before(&pieces, k);
+        if k > 0 && before.is_empty() {
+            continue;
+        }
+        let clause = before.rfind(['.', ';', ':', ',', '?', '!']).map_or(before, |p| &before[p + 1..]);
+        if clause.contains('(') {
+            continue; // an apposition, as in "(customer {customer_id})"
+        }
+        let lead: Vec<String> = clause
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .skip_while(|w| w == "the")
+            .collect();
+        let heads = match lead.as_slice() {
+            [] => true,
+            [word] => !NOT_A_SUBJECT.contains(&word.as_str()),
+            _ => false,
+        };
+        if !heads {
+            continue;
+        }
+        // The first verb of the clause after the slot, skipping other slots.
+        let verb = pieces[k + 1..]
+            .iter()
+            .map_while(|p| match p {
+                Piece::Slot(_) => Some(None),
+                Piece::Text(t) => {
+                    let cut = t.find(['.', ';', ':', ',', '?', '!']);
+                    let words: Vec<&str> =
+                        t[..cut.unwrap_or(t.len())].split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+                    // A verb after "to" is an infinitive ("asked for invoices to go").
+                    let finite = |i: usize| i == 0 || words[i - 1] != "to";
+                    let verb = (0..words.len())
+                        .find(|&i| finite(i) && (SINGULAR_VERBS.contains(&words[i]) || PLURAL_VERBS.contains(&words[i])))
+                        .map(|i| words[i]);
+                    match (verb, cut) {
+                        (Some(v), _) => Some(Some(v)),
+                        (None, Some(_)) => None,
+                        (None, None) => Some(None),
+                    }
+                }
+            })
+            .flatten()
+            .next();
+        let Some(verb) = verb else { continue };
+        let plural = is_plural(&task.slots[slot]);
+        if plural == SINGULAR_VERBS.contains(&verb) {
+            let number = if plural { "plural" } else { "singular" };
+            errors.push(format!("{} '{}' ({number}) … {verb}: {template}", task.slots[slot].name, task.slots[slot].value));
+        }
+    }
+    errors
+}
+
+#[test]
+fn the_agreement_check_finds_a_plural_subject_with_a_singular_verb() {
+    let task = crate::task("ecommerce/return/005").unwrap();
+    assert!(is_plural(&task.slots[1]), "{:?}", task.slots[1]);
+    let bad = "The {product} from the recent order of customer {customer} is going back because {reason}.";
+    assert_eq!(agreement_errors(bad, task).len(), 1, "{bad}");
+    assert!(agreement_errors("Customer {customer} has sent back the {product}, which is too tight.", task).is_empty());
+    let bob = crate::task("travel/cheapest-flight/001").unwrap();
+    assert_eq!(agreement_errors("{passenger} are flying from {origin} to {dest} on {date}.", bob).len(), 1);
+    assert!(agreement_errors("For {passenger}, book a flight: {origin} is where it starts, on {date}; {dest} is the end.", bob).is_empty());
+}
+
+#[test]
+fn every_phrasing_agrees_in_number_with_every_task_slot_value() {
+    let mut errors = Vec::new();
+    for task in crate::suite() {
+        for text in std::iter::once(task.template.text).chain(task.template.variants.iter().map(|v| v.text)) {
+            errors.extend(agreement_errors(text, task).into_iter().map(|e| format!("{}: {e}", task.id)));
+        }
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// What each meaning rule caught in one perturbation (empty when it kept
+/// the meaning).
+#[derive(Debug, Default)]
+struct Tally {
+    samples: usize,
+    value_lost: usize,
+    distractor_before_back_reference: usize,
+    correction_passes: usize,
+    disagreement: usize,
+    first: Vec<String>,
+}
+
+impl Tally {
+    fn count(&mut self, rule: fn(&mut Tally) -> &mut usize, what: String) {
+        *rule(self) += 1;
+        if self.first.len() < 8 {
+            self.first.push(what);
+        }
+    }
+}
+
+/// Checks one perturbation against every meaning rule.
+fn check_meaning(
+    task: &'static Task,
+    level: Level,
+    seed: u64,
+    perturbed: &Perturbed,
+    wrong_fails: &mut std::collections::BTreeMap<(&'static str, usize, String), bool>,
+    ungrammatical: &[bool],
+    tally: &mut Tally,
+) {
+    let text = &perturbed.description;
+    let what = |rule: &str| format!("{rule}: {} at {level}, seed {seed}: {text}", task.id);
+    tally.samples += 1;
+    let found: Vec<Vec<(usize, String)>> = (0..task.slots.len()).map(|i| mentions(task, i, text)).collect();
+    for (i, slot) in task.slots.iter().enumerate() {
+        if !found[i].iter().any(|(_, v)| *v == slot.value) {
+            tally.count(|t| &mut t.value_lost, what(&format!("value {} lost", slot.value)));
+        }
+    }
+    for applied in &perturbed.applied {
+        match applied.relation {
+            Relation::Distractor => {
+                let distractor = applied.param("text").expect("recorded");
+                let at = text.find(distractor).expect("the distractor is in the text");
+                let next = at + distractor.len() + 1;
+                if next >= text.len() {
+                    continue;
+                }
+                let starts = meaning::sentence_starts(text, |_| false);
+                assert!(starts.contains(&next), "a distractor is a sentence of its own: {}", what("distractor"));
+                let end = starts.iter().copied().find(|&s| s > next).unwrap_or(text.len());
+                let names_a_slot = found.iter().flatten().any(|(s, _)| (next..end).contains(s));
+                if meaning::refers_back(&text[next..end], names_a_slot) {
+                    tally.count(|t| &mut t.distractor_before_back_reference, what("distractor before a back-reference"));
+                }
+            }
+            Relation::Correction => {
+                let slot = task.slots.iter().position(|s| Some(s.name) == applied.param("slot")).expect("a slot of the task");
+                let wrong = mentions_of(task, slot, applied.param("wrong").expect("recorded"));
+                let fails = *wrong_fails
+                    .entry((task.id.as_str(), slot, wrong.clone()))
+                    .or_insert_with(|| meaning::wrong_value_fails(task, slot, &wrong));
+                if !fails {
+                    tally.count(|t| &mut t.correction_passes, what(&format!("wrong {} {wrong} passes", task.slots[slot].name)));
+                }
+            }
+            _ => {}
+        }
+    }
+    let variant = perturbed
+        .applied
+        .iter()
+        .find(|a| a.param("source") == Some("template_bank"))
+        .map_or(0, |a| 1 + a.param("variant").and_then(|v| v.parse::<usize>().ok()).expect("a variant index"));
+    if ungrammatical[variant] {
+        tally.count(|t| &mut t.disagreement, what("number disagreement"));
+    }
+}
+
+#[test]
+fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
+    let mut wrong_fails = std::collections::BTreeMap::new();
+    let mut tallies: Vec<(Level, Tally)> = [Level::Light, Level::Medium, Level::Heavy].into_iter().map(|l| (l, Tally::default())).collect();
+    for task in crate::suite() {
+        assert!(passes(task, &task.reference), "{}: the reference solution passes", task.id);
+        let ungrammatical: Vec<bool> = std::iter::once(task.template.text)
+            .chain(task.template.variants.iter().map(|v| v.text))
+            .map(|text| !agreement_errors(text, task).is_empty())
+            .collect();
+        for (level, tally) in &mut tallies {
+            for seed in 0..PROOF_SEEDS {
+                let perturbed = perturb(task, *level, seed, None);
+                check_meaning(task, *level, seed, &perturbed, &mut wrong_fails, &ungrammatical, tally);
+            }
+        }
+    }
+    let mut first = Vec::new();
+    for (level, tally) in &mut tallies {
+        println!(
+            "ε = {level}: {} samples; value lost {}, distractor before a back-reference {}, correction's wrong value passes {}, \
+             number disagreement {}",
+            tally.samples, tally.value_lost, tally.distractor_before_back_reference, tally.correction_passes, tally.disagreement
+        );
+        first.append(&mut tally.first);
+    }
+    assert!(first.is_empty(), "{first:#?}");
+}
+
+/// Verbs an instruction to an agent starts with: the first word of every
+/// tool of every domain, and the verbs the phrasings use.
+fn instruction_verbs() -> BTreeSet<String> {
+    let mut verbs: BTreeSet<String> = crate::Domain::ALL
+        .into_iter()
+        .flat_map(|d| d.tools().iter().map(|t| t.name.split('_').next().unwrap_or_default().to_owned()))
+        .collect();
+    for verb in [
+        "add", "apply", "arrange", "book", "buy", "call", "cancel", "close", "confirm", "create", "deal", "drop", "escalate", "find",
+        "handle", "hold", "issue", "keep", "leave", "log", "look", "make", "move", "open", "order", "pick", "place", "please", "process",
+        "purchase", "put", "raise", "record", "refund", "release", "remove", "reserve", "return", "schedule", "send", "set", "ship",
+        "take", "use",
+    ] {
+        verbs.insert(verb.to_owned());
+    }
+    verbs
+}
+
+#[test]
+fn distractors_give_no_instruction_and_name_nothing_any_task_knows() {
+    // Everything an agent could take a distractor's words for: every slot
+    // value, and every key and text of every task's initial state that is a
+    // name, code, date or time (has a capital letter or a digit).
+    let mut known: BTreeSet<String> = BTreeSet::new();
+    fn collect(value: &serde_json::Value, known: &mut BTreeSet<String>) {
+        fn add(text: &str, known: &mut BTreeSet<String>) {
+            if text.chars().any(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+                known.insert(text.to_lowercase());
+            }
+        }
+        match value {
+            serde_json::Value::String(text) => add(text, known),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect(v, known)),
+            serde_json::Value::Object(map) => map.iter().for_each(|(k, v)| {
+                add(k, known);
+                collect(v, known);
+            }),
+            _ => {}
+        }
+    }
+    for task in crate::suite() {
+        known.extend(task.slots.iter().map(|s| s.value.to_lowercase()));
+        collect(&task.initial.to_json(), &mut known);
+    }
+    let verbs = instruction_verbs();
+    let months_and_days = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october"]
+        .into_iter()
+        .chain(["november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today"])
+        .chain(["tomorrow", "tonight", "yesterday"]);
+    let mut problems = Vec::new();
+    for domain in crate::Domain::ALL {
+        for sentence in lexicon::distractors(domain) {
+            let lower = sentence.to_lowercase();
+            let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+            if verbs.contains(words[0]) {
+                problems.push(format!("{domain}: starts like an instruction: {sentence}"));
+            }
+            for request in ["should", "must", "need", "needs", "please", "make sure", "could you", "can you", "don't", "do not"] {
+                if !find_verbatim(&lower, request).is_empty() && !lower.contains("please excuse") {
+                    problems.push(format!("{domain}: asks for something ({request}): {sentence}"));
+                }
+            }
+            if sentence.contains('?') {
+                problems.push(format!("{domain}: a question: {sentence}"));
+            }
+            for name in &known {
+                if !find_verbatim(&lower, name).is_empty() {
+                    problems.push(format!("{domain}: names '{name}', which a task knows: {sentence}"));
+                }
+            }
+            // The only date is the marker, filled with a date before today.
+            for word in months_and_days.clone() {
+                if words.contains(&word) {
+                    problems.push(format!("{domain}: mentions a date ({word}) other than its past date: {sentence}"));
+                }
+            }
+            let unmarked = sentence.replace(PAST_DATE, "");
+            if !scan_dates(&unmarked, None).is_empty() {
+                problems.push(format!("{domain}: a date without the past-date marker: {sentence}"));
+            }
+        }
+    }
+    // Every date a distractor gets is before every task's today, in every style.
+    for task in crate::suite() {
+        for seed in 0..SEEDS {
+            let perturbed = perturb(task, Level::Medium, seed, None);
+            for applied in perturbed.applied.iter().filter(|a| a.relation == Relation::Distractor) {
+                let text = applied.param("text").expect("recorded");
+                for (_, _, date) in scan_dates(text, Some(task.today)) {
+                    if date >= task.today {
+                        problems.push(format!("{}: a distractor's date {date} is not before today {}: {text}", task.id, task.today));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
 }

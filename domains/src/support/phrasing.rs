@@ -28,7 +28,7 @@ pub(super) const SYNONYMS: &[Synonym] = &[
 pub(super) const DISTRACTORS: &[&str] = &[
     "The phone queue was unusually long this morning.",
     "We moved to the new help desk on {past_date}, which is unrelated to this case.",
-    "Our team lunch is on Friday, unrelated to this.",
+    "Our team lunch was moved again, unrelated to this.",
 ];
 
 pub(super) const CREATE_CLOSE: Template = Template {
