@@ -168,7 +168,7 @@ impl Verdict {
     pub(crate) fn judge_hashed(task: &Task, initial: &Value, initial_state_hash: String, final_state: &Value) -> Self {
         let diff = json::diff(initial, final_state);
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate(final_state)).collect();
-        let stray = stray_changes(task, initial, final_state, &diff);
+        let stray = stray_changes(task, initial, final_state);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
@@ -210,12 +210,15 @@ impl Verdict {
 /// domain gave them: a hold taken and released on the way (which leaves no
 /// record) shifts later numbers without being wrong, so added records are
 /// renumbered in order onto the expected ones first (see [`renumbered`]).
-fn stray_changes(task: &Task, initial: &Value, final_state: &Value, diff: &[Change]) -> Vec<Value> {
+fn stray_changes(task: &Task, initial: &Value, final_state: &Value) -> Vec<Value> {
     let expected = task.expected_final_state();
     let renumbered = renumbered(initial, expected, final_state);
     let final_state = renumbered.as_ref().unwrap_or(final_state);
+    // Where the end state differs from the expected one, leaf by leaf; a leaf
+    // the episode left as it was in S0 is a change it did not make, which the
+    // task's own checks report.
     let mut leaves = BTreeSet::new();
-    for change in diff {
+    for change in json::diff(expected, final_state) {
         for value in [&change.before, &change.after].into_iter().flatten() {
             json::leaf_paths(&change.path, value, &mut leaves);
         }
@@ -227,7 +230,7 @@ fn stray_changes(task: &Task, initial: &Value, final_state: &Value, diff: &[Chan
         .filter(|path| !free_text.iter().chain(&task.alternatives).any(|p| json::path_within(path, p, initial)))
         .filter_map(|path| {
             let (want, got) = (expected.pointer(&path), final_state.pointer(&path));
-            (want != got).then(|| json!({"path": path, "expected": want, "actual": got}))
+            (want != got && got != initial.pointer(&path)).then(|| json!({"path": path, "expected": want, "actual": got}))
         })
         .collect()
 }
