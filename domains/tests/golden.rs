@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "69f2902940f87fb94bde997404523f4514c0c9a573cf704e4b1cd79c2b6329b3";
+const PINNED: &str = "ce8fd20bfb0ae2a9e0d779f05896528cc372f5fd0b32e1bdb86e6c828bee8077";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

@@ -32,37 +32,37 @@ pub(super) const DISTRACTORS: &[&str] = &[
 ];
 
 pub(super) const CREATE_CLOSE: Template = Template {
-    text: "{customer} (customer {customer_id}) asked for invoices to go to a separate billing address, and you \
+    text: "{customer} (customer {customer_id}) asked for invoices to go to a separate billing email address, and you \
                 changed that setting while they were on the phone. Create a ticket for them with the subject \
                 '{subject}' and priority {priority}, then close it with a resolution saying what was done.",
     variants: &[
         v(
             R,
             "Create a ticket for {customer} (customer {customer_id}) with priority {priority} and the subject '{subject}', then \
-             close it with a resolution saying what was done: they asked for invoices to go to a separate billing address, and \
+             close it with a resolution saying what was done: they asked for invoices to go to a separate billing email address, and \
              you changed that setting while they were on the phone.",
         ),
         v(
             P,
-            "While {customer} (customer {customer_id}) was on the phone, you switched their invoices to a separate billing address \
+            "While {customer} (customer {customer_id}) was on the phone, you switched their invoices to a separate billing email address \
              at their request. Open a ticket for them with the subject '{subject}' and priority {priority}, and then close it with \
              a resolution describing what you did.",
         ),
         v(
             P,
             "You already changed the billing setting for {customer} (customer {customer_id}) during the call, so that invoices go \
-             to a separate billing address as they asked. Record this as a ticket with the subject '{subject}' and priority \
+             to a separate billing email address as they asked. Record this as a ticket with the subject '{subject}' and priority \
              {priority}, then close the ticket with a resolution that says what was done.",
         ),
         v(
             V,
-            "{customer} (customer {customer_id}) asked for invoices to go to a separate billing address, and that setting was \
+            "{customer} (customer {customer_id}) asked for invoices to go to a separate billing email address, and that setting was \
              changed while they were on the phone. A ticket should be created for them with the subject '{subject}' and priority \
              {priority}, then closed with a resolution saying what was done.",
         ),
         v(
             S,
-            "{customer} (customer {customer_id}) asked for invoices to go to a separate billing address. You changed that setting \
+            "{customer} (customer {customer_id}) asked for invoices to go to a separate billing email address. You changed that setting \
              while they were on the phone. Create a ticket for them with the subject '{subject}' and priority {priority}. Then \
              close it with a resolution saying what was done.",
         ),
