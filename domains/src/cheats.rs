@@ -3,11 +3,12 @@
 //!
 //! Each cheat is the reference solution bent one way a careless or gaming
 //! agent would bend it:
-//! - a slot's value swapped for a look-alike from the task's own state (another
-//!   customer, passenger, flight, date, time) wherever the reference uses it;
-//! - the first write made with such a wrong value, then undone with the
-//!   domain's inverse tool (see [`Undo`]), then the right solution: the
-//!   undone write leaves a trace;
+//! - a slot's value, or an id or name the reference writes, swapped for a
+//!   look-alike from the task's own state (another customer, passenger,
+//!   flight, card, date, time) wherever the reference uses it;
+//! - the writes made with such a wrong value, the last of them undone with
+//!   the domain's inverse tool (see [`Undo`]), then the right solution: the
+//!   undone write leaves a trace (a charged, cancelled reservation);
 //! - a write repeated (a duplicate);
 //! - the right solution plus one unrequested write;
 //! - free text replaced by a placeholder or by the contrary decision.
@@ -93,22 +94,19 @@ pub fn cheats(task: &'static Task) -> Vec<Cheat> {
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
     let state = task.initial.to_json();
-    for slot in &task.slots {
-        for other in look_alikes(&state, &slot.value).into_iter().take(LOOK_ALIKES) {
-            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &slot.value, &other))).collect();
+    for (name, value) in swappable(task) {
+        for other in look_alikes(&state, &value).into_iter().take(LOOK_ALIKES) {
+            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
             if swapped == task.reference {
                 continue;
             }
-            out.push(Cheat { label: format!("wrong {}: {} instead of {}", slot.name, other, slot.value), steps: calls(&swapped) });
-            if let Some(&first) = writes.first()
-                && swapped[first] != task.reference[first]
-            {
-                let mut steps = vec![Step::Call(swapped[first].clone()), Step::UndoPrevious];
+            out.push(Cheat { label: format!("wrong {name}: {other} instead of {value}"), steps: calls(&swapped) });
+            // The wrong writes, the last of them undone, then the right solution.
+            if let Some(&last) = writes.iter().rev().find(|&&i| swapped[i] != task.reference[i]) {
+                let mut steps = calls(&swapped[..=last]);
+                steps.push(Step::UndoPrevious);
                 steps.extend(reference.iter().cloned());
-                out.push(Cheat {
-                    label: format!("{} with {} {other}, undone, then the right solution", swapped[first].tool, slot.name),
-                    steps,
-                });
+                out.push(Cheat { label: format!("wrong {name} {other} written, undone, then the right solution"), steps });
             }
         }
     }
@@ -188,6 +186,24 @@ fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
         Value::Array(items) => items.iter().find_map(|v| find_key(v, key)),
         _ => None,
     }
+}
+
+/// The values a cheat may get wrong: the task's slot values, and the ids and
+/// names the reference solution writes (a flight, a card, an address), by
+/// the name they go by; free text is left to the text cheats.
+fn swappable(task: &Task) -> Vec<(String, String)> {
+    let mut values: Vec<(String, String)> = task.slots.iter().map(|s| (s.name.to_owned(), s.value.clone())).collect();
+    for call in task.reference.iter().filter(|c| is_write(task, c)) {
+        let texts: Vec<String> = free_text_arguments(task, call).into_iter().map(|(_, text)| text).collect();
+        for (name, value) in call.arguments.as_object().into_iter().flatten() {
+            if let Some(value) = value.as_str().filter(|v| !texts.iter().any(|t| t == v))
+                && !values.iter().any(|(_, v)| v == value)
+            {
+                values.push((name.clone(), value.to_owned()));
+            }
+        }
+    }
+    values
 }
 
 fn calls(calls: &[Call]) -> Vec<Step> {
@@ -292,5 +308,18 @@ mod tests {
         assert_eq!(shape("Tom Becker"), "Aa Aa");
         assert_eq!(shape("2026-01-01"), "9-9-9");
         assert_eq!(look_alikes(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), "C-104"), ["C-101", "D-7"]);
+    }
+
+    #[test]
+    fn a_wrong_booking_cancelled_before_the_right_one_is_a_cheat_that_fails() {
+        // The outside review's finding: hold and confirm the dearer flight for
+        // Bob, cancel that reservation, then book the cheapest.
+        let task = crate::task("travel/cheapest-flight/001").unwrap();
+        let played: Vec<PlayedCheat> = cheats(task).iter().map(|c| play(task, c)).collect();
+        let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
+        assert!(undone.cheat.steps.contains(&Step::UndoPrevious));
+        assert!(undone.wrong && !undone.verdict.passed, "{:?}", undone.verdict.failures().collect::<Vec<_>>());
+        let collateral = undone.verdict.checks.iter().find(|c| c.name == crate::COLLATERAL_CHECK).unwrap();
+        assert!(!collateral.passed && collateral.actual.to_string().contains("BA-200"), "{}", collateral.actual);
     }
 }
