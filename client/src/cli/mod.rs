@@ -1,5 +1,5 @@
 //! The `toolenv` command line, from low to high: [`args`] (what clap
-//! parses) → [`plan`] (validated plans) → the commands: [`run`] (play a
+//! parses) → [`plan`] (validated plans) → the commands: [`run`](mod@run) (play a
 //! grid; a single configuration is a grid of one), [`hosted`] (runs on a
 //! server for workers), [`store`] (stored runs), [`serve`], [`selfcheck`];
 //! [`render`] prints for all of them.
