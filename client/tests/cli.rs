@@ -288,3 +288,88 @@ fn stored_runs_are_listed_and_unknown_ones_are_named() {
     let out = toolenv(&["run", "--resume", "run-0001", "--grid", "paper", "--store", db_arg]);
     assert_eq!(out.status.code(), Some(2), "a resumed run keeps its plan");
 }
+
+#[test]
+fn bad_grid_values_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_arg = db.to_str().unwrap();
+    for (args, flag, message) in [
+        (
+            &["run", "--epsilon", "0,0.5", "--store", db_arg][..],
+            "--epsilon",
+            "epsilon 0.5 is not a perturbation level: use 0, 0.1, 0.2 or 0.3",
+        ),
+        (&["run", "--time-scale=5000", "--store", db_arg], "--time-scale", "time scale 5000 is not within [0, 1000]"),
+        (&["run", "--grid", "paper", "--time-scale=-1", "--store", db_arg], "--time-scale", "time scale -1 is not within [0, 1000]"),
+        (&["run", "--faults", "0.2,0.7", "--store", db_arg], "--faults", "unknown fault profile '0.7'"),
+        (&["play", "travel/cheapest-flight/001", "--epsilon", "0.25"], "--epsilon", "epsilon 0.25 is not a perturbation level"),
+        (&["play", "travel/cheapest-flight/001", "--time-scale", "1000.5"], "--time-scale", "time scale 1000.5 is not within"),
+        (
+            &["serve", "--time-scale", "2000", "--addr", "127.0.0.1:0", "--store", db_arg],
+            "--time-scale",
+            "time scale 2000 is not within [0, 1000]",
+        ),
+    ] {
+        let out = toolenv(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("error: invalid {flag}: {message}")), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed {}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert!(!db.exists(), "a refused run stores nothing");
+}
+
+#[test]
+fn a_single_configuration_is_a_grid_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_arg = db.to_str().unwrap();
+    // Tables: a verdict per task, in plan order, then the pass count.
+    let out = toolenv(&["run", "--domain", "travel", "--agent", "brittle", "--epsilon", "0.2", "--store", db_arg]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["TASK", "LEVEL", "RESULT", "CALLS", "FAULTS", "FAILED", "CHECKS"]);
+    let tasks: Vec<&str> = lines[1..6].iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(
+        tasks,
+        [
+            "travel/cheapest-flight/001",
+            "travel/direct-booking/002",
+            "travel/cheapest-flight/003",
+            "travel/cancel-trip/004",
+            "travel/change-hold/005"
+        ]
+    );
+    assert!(lines[1..6].iter().all(|l| l.contains(" FAIL ")), "{stdout}");
+    assert_eq!(lines[7], "0/5 passed (brittle agent, seed 0, trial 0)");
+    // Resumed when complete, the run prints the same table from the store.
+    let resumed = toolenv(&["run", "--resume", "run-0001", "--store", db_arg]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(String::from_utf8_lossy(&resumed.stdout), stdout);
+
+    // JSON: one object per episode, with the fields a single configuration
+    // always printed and the result fields a grid prints.
+    let json_lines = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = toolenv(args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let single = json_lines(&["run", "--domain", "travel", "--seed", "3", "--json", "--no-store"]);
+    assert_eq!(single.len(), 5);
+    for line in &single {
+        assert!(line["task_id"].as_str().unwrap().starts_with("travel/"));
+        assert_eq!((line["agent"].as_str(), line["seed"].as_u64(), line["trial"].as_u64()), (Some("reference"), Some(3), Some(0)));
+        assert_eq!((line["passed"].as_bool(), line["outcome"].as_str()), (Some(true), Some("passed")));
+        assert!(line["calls"].as_u64().unwrap() > 0);
+        assert_eq!(line["final_state_hash"].as_str().map(str::len), Some(64), "{line}");
+        assert_eq!((line["epsilon"].as_f64(), line["fault_profile"].as_str()), (Some(0.0), Some("none")));
+    }
+    let grid = json_lines(&["run", "--domain", "travel", "--trials", "2", "--json", "--no-store"]);
+    assert_eq!(grid.len(), 10);
+    let keys = |line: &serde_json::Value| line.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert!(grid.iter().chain(&single).all(|line| keys(line) == keys(&single[0])), "one shape for every run");
+    let hashes = |lines: &[serde_json::Value]| lines.iter().map(|l| l["final_state_hash"].clone()).collect::<Vec<_>>();
+    assert_eq!(hashes(&single), hashes(&grid.iter().step_by(2).cloned().collect::<Vec<_>>()), "same episodes, same end states");
+}

@@ -106,6 +106,61 @@ pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
 /// The paper's ablation profiles, each at λ = 0.2 (Table 9).
 pub const ABLATION_PROFILES: [&str; 4] = ["timeout-only", "rate-limit-only", "partial-response-only", "mixed"];
 
+/// Most trials per configuration of a grid (the largest k of pass^k).
+pub const MAX_TRIALS: u32 = 100;
+
+/// Longest agent label, in bytes.
+pub const MAX_LABEL: usize = 100;
+
+/// The time scales an episode accepts: real milliseconds per simulated
+/// millisecond of fault delays, from 0 (never sleep) to 1000.
+pub const TIME_SCALE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=1000.0;
+
+/// Checks a time scale against [`TIME_SCALE_RANGE`]: the one check every
+/// place that takes a time scale (episodes, grids, the server's default) uses.
+pub fn check_time_scale(time_scale: f64) -> Result<f64, GridError> {
+    if TIME_SCALE_RANGE.contains(&time_scale) { Ok(time_scale) } else { Err(GridError::TimeScale(time_scale)) }
+}
+
+/// Why a grid (or one of its values) was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GridError {
+    /// The grid names no agent.
+    #[error("a grid needs at least one agent")]
+    NoAgents,
+    /// An agent label is empty, too long or not printable.
+    #[error("an agent label is 1 to {MAX_LABEL} printable characters, got {0:?}")]
+    AgentLabel(String),
+    /// The grid has no perturbation level.
+    #[error("a grid needs at least one perturbation level ε")]
+    NoEpsilons,
+    /// An ε is not a perturbation level.
+    #[error(transparent)]
+    Epsilon(#[from] toolenv_domains::perturb::PerturbError),
+    /// A fault profile name is neither a preset, an ablation nor a named profile.
+    #[error(transparent)]
+    FaultProfile(#[from] toolenv_domains::chaos::ProfileError),
+    /// Trials outside 1 to [`MAX_TRIALS`].
+    #[error("trials must be 1 to {MAX_TRIALS}, got {0}")]
+    Trials(u32),
+    /// A time scale outside [`TIME_SCALE_RANGE`].
+    #[error("time scale {0} is not within [0, 1000] (real milliseconds per simulated millisecond)")]
+    TimeScale(f64),
+}
+
+impl GridError {
+    /// The request field the problem is about, as `CreateRunRequest` names it.
+    pub fn field(&self) -> &'static str {
+        match self {
+            GridError::NoAgents | GridError::AgentLabel(_) => "agents",
+            GridError::NoEpsilons | GridError::Epsilon(_) => "epsilons",
+            GridError::FaultProfile(_) => "fault_profiles",
+            GridError::Trials(_) => "trials",
+            GridError::TimeScale(_) => "time_scale",
+        }
+    }
+}
+
 /// A grid of episodes: agents × ε × fault profiles × tasks × trials.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -150,6 +205,37 @@ impl Grid {
     /// λ = 0.2 × 2 trials.
     pub fn ablation(agents: Vec<String>) -> Grid {
         Grid { fault_profiles: ABLATION_PROFILES.map(String::from).to_vec(), trials: 2, ..Grid::single(agents) }
+    }
+
+    /// Checks every value of the grid, so that a bad one is refused before
+    /// any episode is played: agent labels, ε levels, fault profile names
+    /// (presets and ablations, or names `is_named_profile` accepts), trials
+    /// and time scale.
+    pub fn validate(&self, is_named_profile: impl Fn(&str) -> bool) -> Result<(), GridError> {
+        if self.agents.is_empty() {
+            return Err(GridError::NoAgents);
+        }
+        if let Some(label) =
+            self.agents.iter().find(|label| label.trim().is_empty() || label.len() > MAX_LABEL || label.chars().any(char::is_control))
+        {
+            return Err(GridError::AgentLabel(label.clone()));
+        }
+        if self.epsilons.is_empty() {
+            return Err(GridError::NoEpsilons);
+        }
+        for &epsilon in &self.epsilons {
+            toolenv_domains::perturb::Level::from_epsilon(epsilon)?;
+        }
+        for name in self.fault_profiles.iter().filter(|name| !is_named_profile(name)) {
+            toolenv_domains::chaos::FaultProfile::preset(name)?;
+        }
+        if !(1..=MAX_TRIALS).contains(&self.trials) {
+            return Err(GridError::Trials(self.trials));
+        }
+        if let Some(time_scale) = self.time_scale {
+            check_time_scale(time_scale)?;
+        }
+        Ok(())
     }
 
     /// The grid's episodes over the given tasks, in the order agents × ε ×
@@ -216,6 +302,39 @@ mod tests {
         assert_eq!(paper[0].fault_profile, "0.0");
         let single = Grid::single(vec!["a".into()]).plan(tasks.iter().copied());
         assert_eq!((single.len(), single[0].fault_profile.as_str(), single[0].request.fault_profile.is_none()), (20, "none", true));
+    }
+
+    #[test]
+    fn validation_refuses_each_bad_value_and_names_its_field() {
+        let good = Grid::paper(vec!["a".into()]);
+        assert_eq!(good.validate(|_| false), Ok(()));
+        assert_eq!(Grid::ablation(vec!["a".into()]).validate(|_| false), Ok(()));
+        let refused = |grid: Grid| grid.validate(|name| name == "mine").unwrap_err();
+        let cases = [
+            (Grid { agents: vec![], ..good.clone() }, "agents", "a grid needs at least one agent"),
+            (Grid { agents: vec![" ".into()], ..good.clone() }, "agents", "an agent label is 1 to 100 printable characters, got \" \""),
+            (Grid { epsilons: vec![], ..good.clone() }, "epsilons", "a grid needs at least one perturbation level ε"),
+            (
+                Grid { epsilons: vec![0.0, 0.5], ..good.clone() },
+                "epsilons",
+                "epsilon 0.5 is not a perturbation level: use 0, 0.1, 0.2 or 0.3",
+            ),
+            (Grid { fault_profiles: vec!["0.2".into(), "0.7".into()], ..good.clone() }, "fault_profiles", "unknown fault profile '0.7'"),
+            (Grid { trials: 0, ..good.clone() }, "trials", "trials must be 1 to 100, got 0"),
+            (Grid { trials: 101, ..good.clone() }, "trials", "trials must be 1 to 100, got 101"),
+            (Grid { time_scale: Some(-1.0), ..good.clone() }, "time_scale", "time scale -1 is not within [0, 1000]"),
+            (Grid { time_scale: Some(f64::NAN), ..good.clone() }, "time_scale", "time scale NaN is not within"),
+        ];
+        for (grid, field, message) in cases {
+            let error = refused(grid);
+            assert_eq!(error.field(), field, "{error}");
+            assert!(error.to_string().starts_with(message), "{error} does not start with {message}");
+        }
+        let named = Grid { fault_profiles: vec!["mine".into(), "mixed".into()], time_scale: Some(1000.0), ..good.clone() };
+        assert_eq!(named.validate(|name| name == "mine"), Ok(()));
+        assert!(named.validate(|_| false).is_err(), "a named profile is known only to whoever names it");
+        assert_eq!(check_time_scale(0.0), Ok(0.0));
+        assert_eq!(check_time_scale(1000.5), Err(GridError::TimeScale(1000.5)));
     }
 
     #[test]

@@ -39,9 +39,6 @@ pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// Most episodes one run may plan.
 const MAX_PLANNED: usize = 200_000;
 
-/// Longest agent label.
-const MAX_LABEL: usize = 100;
-
 /// Longest run description.
 const MAX_DESCRIPTION: usize = 4096;
 
@@ -335,11 +332,6 @@ impl RunsService {
         if request.agents.is_empty() {
             return Err(Error::MissingField("agents"));
         }
-        for agent in &request.agents {
-            if agent.trim().is_empty() || agent.len() > MAX_LABEL || agent.chars().any(char::is_control) {
-                return Err(Error::invalid("agents", format!("an agent label is 1 to {MAX_LABEL} printable characters, got {agent:?}")));
-            }
-        }
         if request.description.len() > MAX_DESCRIPTION {
             return Err(Error::invalid("description", format!("at most {MAX_DESCRIPTION} bytes")));
         }
@@ -359,22 +351,11 @@ impl RunsService {
             "ablation" => Grid::ablation(agents),
             other => return Err(Error::invalid("preset", format!("presets are \"paper\" and \"ablation\", got {other:?}"))),
         };
-        if grid.trials > 100 {
-            return Err(Error::invalid("trials", format!("at most 100 trials, got {}", grid.trials)));
-        }
-        for &epsilon in &grid.epsilons {
-            toolenv_domains::perturb::Level::from_epsilon(epsilon).map_err(|e| Error::invalid("epsilons", e.to_string()))?;
-        }
-        for name in &grid.fault_profiles {
-            let profile = pb::FaultProfile { name: name.clone(), ..Default::default() };
-            crate::fault::chaos(Some(&profile), &self.env.config().fault_profiles)?;
-        }
-        if let Some(scale) = request.time_scale.filter(|s| !(0.0..=1000.0).contains(s)) {
-            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {scale}")));
-        }
         grid.seed = request.seed;
         grid.time_scale = request.time_scale;
         grid.fault_delivery = request.fault_delivery();
+        let named = &self.env.config().fault_profiles;
+        grid.validate(|name| named.contains_key(name)).map_err(|e| Error::invalid(e.field(), e.to_string()))?;
         let tasks = self.env.tasks(request.domain, request.level)?;
         if tasks.is_empty() {
             return Err(Error::invalid("level", "no task matches the domain and level"));

@@ -54,10 +54,8 @@ impl ToolEnvService {
     pub(crate) fn open_episode(&self, request: pb::CreateEpisodeRequest, lease: Option<LeaseTag>) -> Result<pb::Episode, Error> {
         let task = self.task(&request.task_id)?;
         let chaos = fault::chaos(request.fault_profile.as_ref(), &self.config.fault_profiles)?;
-        let time_scale = request.time_scale.unwrap_or(self.config.time_scale);
-        if !(0.0..=1000.0).contains(&time_scale) {
-            return Err(Error::invalid("time_scale", format!("must be within [0, 1000], got {time_scale}")));
-        }
+        let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config.time_scale))
+            .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
         // The seed, not the trial: all k trials of a configuration read the same text.
         let perturbed = perturb(task, level, request.seed, self.config.paraphrases.as_deref());

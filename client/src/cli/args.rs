@@ -1,0 +1,348 @@
+//! The command line as clap parses it: raw arguments, with no judgement
+//! beyond what clap checks itself (see [`super::plan`] for the rest).
+
+use std::net::SocketAddr;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use toolenv_client::Agent;
+use toolenv_domains::Domain;
+use toolenv_server::Config;
+
+/// Deterministic simulated tool environments for measuring LLM agent reliability.
+#[derive(Debug, Parser)]
+#[command(name = "toolenv", version)]
+pub(crate) struct Cli {
+    /// Server to talk to; without it, an embedded server is started on a
+    /// loopback port for the duration of the command.
+    #[arg(long, global = true, env = "TOOLENV_URL")]
+    pub(crate) url: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the environments over gRPC until SIGINT or SIGTERM.
+    Serve(ServeArgs),
+    /// Check every task's oracle: the reference solution passes, doing
+    /// nothing fails, a seeded random agent fails. Runs in-process.
+    Selfcheck,
+    /// List the runs in the store (or, with --url, the server's): id,
+    /// episodes finished of planned, status.
+    Runs {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print a stored run's report (the paper's Tables 5–9), or its summary
+    /// as JSON; with --url, a run hosted by that server.
+    Report {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// Write a machine-readable JSON summary instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Leave infrastructure errors out of every rate (they are still
+        /// counted and shown); by default they count as failed trials.
+        #[arg(long)]
+        exclude_infra_errors: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Write a stored run's episodes to stdout as JSON lines: one object per
+    /// episode with its plan entry, result and trajectory.
+    Export {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    #[command(flatten)]
+    Client(ClientCommand),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct StoreArgs {
+    /// The SQLite file runs are stored in.
+    #[arg(long, value_name = "PATH", default_value = toolenv_client::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    pub(crate) store: std::path::PathBuf,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunStoreArgs {
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+    /// Do not store the run.
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) no_store: bool,
+    /// Continue a stored run: play its episodes that have no verdict yet (never
+    /// played, or ended in an infrastructure error), then print the results of
+    /// all its episodes as the run prints them. The plan is the stored one;
+    /// only --concurrency and --json apply.
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with_all = ["domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "in_band", "time_scale"]
+    )]
+    pub(crate) resume: Option<String>,
+}
+
+/// Commands that talk gRPC, to --url or to an embedded server.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ClientCommand {
+    /// List the suite's tasks, or show one with its tools' schemas.
+    Tasks {
+        #[command(subcommand)]
+        command: Option<TasksCommand>,
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Play one episode with a built-in agent; print its trajectory and verdict.
+    Play {
+        /// The task id, e.g. travel/cheapest-flight/001.
+        task_id: String,
+        #[command(flatten)]
+        episode: EpisodeArgs,
+        /// Print the trajectory as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Host a run on the server (--url) for agent workers in any language:
+    /// plan the grid, print the run's id, then follow it until every episode
+    /// has a verdict and print its report. Workers lease episodes with
+    /// Runs.NextEpisode (see examples/python/worker.py, or `toolenv work`).
+    Host(HostArgs),
+    /// Work on a run hosted by the server (--url): lease its episodes, play
+    /// each with a built-in agent and finish it, until none is left.
+    Work {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// The built-in agent to play with.
+        #[arg(long, value_enum, default_value = "reference")]
+        agent: AgentArg,
+        /// Play the episodes planned for this label (default: the agent's name).
+        #[arg(long)]
+        label: Option<String>,
+        /// Workers in this process, each leasing its own episodes.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        workers: u32,
+    },
+    /// Play the suite with built-in agents, over a grid of ε, fault profiles
+    /// and trials, and print a verdict table (one configuration) or the
+    /// paper-shaped report (a grid). Each finished episode is stored at once
+    /// (--store, toolenv.db by default), so a killed run loses only the
+    /// episodes in flight and `--resume RUN` continues it.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HostArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    #[command(flatten)]
+    pub(crate) grid: GridArgs,
+    /// Labels of the agents that will play the run, one per agent
+    /// (comma-separated); workers ask for episodes by label.
+    #[arg(long = "label", value_delimiter = ',', required = true)]
+    pub(crate) labels: Vec<String>,
+    /// What the run is for, shown in listings.
+    #[arg(long, default_value = "")]
+    pub(crate) description: String,
+    /// Seconds a leased episode may go without a call before it is
+    /// handed to another worker.
+    #[arg(long, default_value_t = toolenv_server::DEFAULT_LEASE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub(crate) lease_timeout_secs: u64,
+    /// Print the run's id and return at once, without following it.
+    #[arg(long)]
+    pub(crate) no_wait: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    #[command(flatten)]
+    pub(crate) grid: GridArgs,
+    #[command(flatten)]
+    pub(crate) store: RunStoreArgs,
+    /// Print one JSON object per episode instead of tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TasksCommand {
+    /// List tasks (the default).
+    List,
+    /// Show one task: description, today, initial state and tool schemas.
+    Show {
+        /// The task id.
+        task_id: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    pub(crate) addr: SocketAddr,
+    /// Most episodes held at once.
+    #[arg(long, default_value_t = Config::default().max_episodes)]
+    pub(crate) max_episodes: usize,
+    /// Most tool calls per episode.
+    #[arg(long, default_value_t = Config::default().max_calls_per_episode)]
+    pub(crate) max_calls: u32,
+    /// Most bytes of argument JSON per call.
+    #[arg(long, default_value_t = Config::default().max_argument_bytes)]
+    pub(crate) max_argument_bytes: usize,
+    /// Seconds after which an untouched episode is dropped.
+    #[arg(long, default_value_t = Config::default().episode_idle_timeout.as_secs())]
+    pub(crate) idle_timeout_secs: u64,
+    /// Real milliseconds per simulated millisecond of fault delays (0: never
+    /// sleep), unless an episode asks for another.
+    #[arg(long, default_value_t = Config::default().time_scale)]
+    pub(crate) time_scale: f64,
+    /// A JSON file of named fault profiles: {"name": {"failure_rate": 0.1,
+    /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
+    #[arg(long)]
+    pub(crate) fault_profiles: Option<std::path::PathBuf>,
+    /// A JSON file of alternative descriptions per task, used at ε ≥ 0.2:
+    /// {"task id": ["description", ...]}; every slot value must appear.
+    #[arg(long)]
+    pub(crate) paraphrases: Option<std::path::PathBuf>,
+    /// Where hosted runs are kept (see `toolenv host`).
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+    /// Keep hosted runs in memory only: they are lost when the server stops.
+    #[arg(long)]
+    pub(crate) no_store: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Filter {
+    /// Only tasks of this domain.
+    #[arg(long, value_enum)]
+    pub(crate) domain: Option<DomainArg>,
+    /// Only tasks of this level (1 or 2).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub(crate) level: Option<u8>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EpisodeArgs {
+    /// The built-in agent to play with.
+    #[arg(long, value_enum, default_value = "reference")]
+    pub(crate) agent: AgentArg,
+    /// Episode seed.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Trial index.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) trial: u32,
+    /// Perturbation level ε of the description: 0, 0.1, 0.2 or 0.3.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) epsilon: f64,
+    /// Fault profile: a λ preset (0.0, 0.1, 0.2, 0.3), an ablation
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed) or a
+    /// name from the server's profile file.
+    #[arg(long, value_name = "PROFILE")]
+    pub(crate) faults: Option<String>,
+    /// Keep only these fault types of the profile (comma-separated, e.g.
+    /// TransientTimeout,SoftRateLimit).
+    #[arg(long, value_delimiter = ',', requires = "faults")]
+    pub(crate) only: Vec<String>,
+    /// Deliver faults in-band, as error objects in OK replies.
+    #[arg(long)]
+    pub(crate) in_band: bool,
+    /// Real milliseconds per simulated millisecond of fault delays; the
+    /// built-in agents need no real waiting, so 0 by default.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) time_scale: f64,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct GridArgs {
+    /// Built-in agents to compare (comma-separated).
+    #[arg(long = "agent", value_enum, value_delimiter = ',', default_value = "reference")]
+    pub(crate) agents: Vec<AgentArg>,
+    /// Perturbation levels ε (comma-separated): 0, 0.1, 0.2, 0.3.
+    #[arg(long = "epsilon", value_delimiter = ',', default_value = "0")]
+    pub(crate) epsilons: Vec<f64>,
+    /// Fault profiles (comma-separated): λ presets (0.0, 0.1, 0.2, 0.3),
+    /// ablations (timeout-only, rate-limit-only, partial-response-only,
+    /// mixed) or names from the server's profile file. None by default.
+    #[arg(long = "faults", value_delimiter = ',')]
+    pub(crate) faults: Vec<String>,
+    /// Trials per configuration: the k of pass^k.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) trials: u32,
+    /// A preset grid, replacing --epsilon, --faults and --trials: "paper"
+    /// (ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials) or "ablation"
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed × 2 trials).
+    #[arg(long, value_enum)]
+    pub(crate) grid: Option<GridPreset>,
+    /// Episode seed (trials of a configuration share it and differ by trial index).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Deliver faults in-band, as error objects in OK replies.
+    #[arg(long)]
+    pub(crate) in_band: bool,
+    /// Real milliseconds per simulated millisecond of fault delays.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) time_scale: f64,
+    /// Episodes played at once.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) concurrency: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum GridPreset {
+    /// The paper's main grid: ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials.
+    Paper,
+    /// The paper's ablation grid at λ = 0.2: one fault type at a time, and mixed.
+    Ablation,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum DomainArg {
+    Scheduling,
+    Travel,
+    Support,
+    Ecommerce,
+}
+
+impl From<DomainArg> for Domain {
+    fn from(arg: DomainArg) -> Self {
+        match arg {
+            DomainArg::Scheduling => Domain::Scheduling,
+            DomainArg::Travel => Domain::Travel,
+            DomainArg::Support => Domain::Support,
+            DomainArg::Ecommerce => Domain::Ecommerce,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum AgentArg {
+    /// The task's reference solution, retrying faults.
+    Reference,
+    /// The reference solution without retries.
+    ReferenceNoRetry,
+    /// Reads the description with fixed patterns for the canonical phrasing.
+    Brittle,
+    /// Seeded random calls.
+    Random,
+    /// No calls at all.
+    Idle,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(arg: AgentArg) -> Self {
+        match arg {
+            AgentArg::Reference => Agent::Reference,
+            AgentArg::ReferenceNoRetry => Agent::ReferenceNoRetry,
+            AgentArg::Brittle => Agent::Brittle,
+            AgentArg::Random => Agent::Random,
+            AgentArg::Idle => Agent::Idle,
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The `toolenv` command line, from low to high: [`args`] (what clap
+//! parses) → [`plan`] (validated plans) → the commands: [`run`](mod@run) (play a
+//! grid; a single configuration is a grid of one), [`hosted`] (runs on a
+//! server for workers), [`store`] (stored runs), [`serve`], [`selfcheck`];
+//! [`render`] prints for all of them.
+
+pub(crate) mod args;
+mod hosted;
+mod plan;
+mod render;
+mod run;
+mod selfcheck;
+mod serve;
+mod store;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolenv_client::Client;
+use toolenv_client::metrics::InfraConvention;
+use toolenv_server::{Config, RunningServer};
+
+use args::{ClientCommand, Command, TasksCommand};
+use plan::Server;
+
+/// Runs a parsed command line to its exit code.
+pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
+    let url = cli.url;
+    match cli.command {
+        Command::Serve(args) => serve::serve(args).await,
+        Command::Selfcheck => Ok(selfcheck::selfcheck()),
+        Command::Runs { store } => match &url {
+            Some(url) => hosted::list_runs(&mut Client::connect(url).await?).await,
+            None => store::list_runs(&store.store),
+        },
+        Command::Report { run, json, exclude_infra_errors, store } => match &url {
+            Some(url) => hosted::report(&mut Client::connect(url).await?, &run, json, exclude_infra_errors).await,
+            None => store::report(&store.store, &run, json, InfraConvention::excluding(exclude_infra_errors)),
+        },
+        Command::Export { run, store } => store::export(&store.store, &run),
+        Command::Client(ClientCommand::Host(args)) => {
+            let url = needs_server(url.as_deref())?;
+            let request = plan::host(&args)?;
+            hosted::host(&mut Client::connect(url).await?, request, args.no_wait).await
+        }
+        Command::Client(ClientCommand::Work { run, agent, label, workers }) => {
+            hosted::work(&mut Client::connect(needs_server(url.as_deref())?).await?, &run, agent.into(), label, workers).await
+        }
+        Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
+            let mut session = Session::open(url).await?;
+            let task = session.client.get_task(&task_id).await;
+            session.close(task.map(|task| render::task(&task))).await
+        }
+        Command::Client(ClientCommand::Tasks { filter, .. }) => {
+            let tasks = plan::Tasks::from(&filter);
+            let mut session = Session::open(url).await?;
+            let listed = session.client.list_tasks(tasks.domain, tasks.level).await;
+            session.close(listed.map(|listed| render::tasks(&listed))).await
+        }
+        Command::Client(ClientCommand::Play { task_id, episode, json }) => {
+            let (agent, request) = plan::episode(&episode, &task_id, Server::of(url.as_deref()))?;
+            let mut session = Session::open(url).await?;
+            let played = toolenv_client::play(&mut session.client, agent, request).await;
+            session
+                .close(played.map(|outcome| match json {
+                    true => println!("{}", toolenv_client::trajectory_json(&outcome.trajectory)),
+                    false => render::trajectory(&outcome.trajectory),
+                }))
+                .await
+        }
+        Command::Client(ClientCommand::Run(args)) => {
+            let plan = plan::run(&args, Server::of(url.as_deref()))?;
+            let mut session = Session::open(url).await?;
+            let code = run::run(&mut session.client, plan).await;
+            session.close(code).await
+        }
+    }
+}
+
+/// The --url of a command that only a long-lived server can serve.
+fn needs_server(url: Option<&str>) -> anyhow::Result<&str> {
+    url.context("hosted runs live on a server: start one with `toolenv serve` and pass its address with --url (or TOOLENV_URL)")
+}
+
+/// A client of the server at --url, or of an embedded one started for the command.
+struct Session {
+    client: Client,
+    embedded: Option<RunningServer>,
+}
+
+impl Session {
+    async fn open(url: Option<String>) -> anyhow::Result<Session> {
+        let embedded = match &url {
+            Some(_) => None,
+            None => Some(RunningServer::start(Config::default()).await.context("starting the embedded server")?),
+        };
+        let url = url.or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
+        Ok(Session { client: Client::connect(&url).await?, embedded })
+    }
+
+    /// Stops the embedded server, if any, after the command's `outcome`.
+    async fn close<T: Into<Outcome>, E: Into<anyhow::Error>>(self, outcome: Result<T, E>) -> anyhow::Result<ExitCode> {
+        if let Some(server) = self.embedded {
+            server.shutdown().await?;
+        }
+        Ok(outcome.map_err(Into::into)?.into().0)
+    }
+}
+
+/// What a command came to: an exit code (success when it had nothing to say).
+struct Outcome(ExitCode);
+
+impl From<ExitCode> for Outcome {
+    fn from(code: ExitCode) -> Self {
+        Outcome(code)
+    }
+}
+
+impl From<()> for Outcome {
+    fn from((): ()) -> Self {
+        Outcome(ExitCode::SUCCESS)
+    }
+}
+
+/// The command line, stored as a run's description.
+fn command_line() -> String {
+    std::iter::once("toolenv".to_owned()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,159 @@
+//! Raw arguments → validated plans: what a command will do, checked once
+//! ([`Grid::validate`]) before any server is started or asked, so that a bad
+//! ε, fault profile or time scale is refused with the flag named instead of
+//! failing episode after episode.
+
+use std::path::PathBuf;
+
+use toolenv::pb;
+use toolenv_client::{Agent, Grid};
+use toolenv_domains::Domain;
+use toolenv_runs::GridError;
+
+use super::args::{EpisodeArgs, Filter, GridArgs, GridPreset, HostArgs, RunArgs};
+
+/// Which fault profile names the server playing the episodes knows beyond
+/// the presets and ablations: an embedded server knows none; a server at
+/// --url may have a profile file, and checks those names itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Server {
+    Embedded,
+    Remote,
+}
+
+impl Server {
+    /// The server a command with this --url talks to.
+    pub(crate) fn of(url: Option<&str>) -> Server {
+        if url.is_some() { Server::Remote } else { Server::Embedded }
+    }
+
+    fn knows_profile(self, _name: &str) -> bool {
+        matches!(self, Server::Remote)
+    }
+}
+
+/// Which of the suite's tasks a command is about.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tasks {
+    pub(crate) domain: Option<Domain>,
+    pub(crate) level: Option<u8>,
+}
+
+impl From<&Filter> for Tasks {
+    fn from(filter: &Filter) -> Self {
+        Tasks { domain: filter.domain.map(Into::into), level: filter.level }
+    }
+}
+
+/// What `toolenv run` plays, and where it is stored.
+#[derive(Debug, Clone)]
+pub(crate) struct RunPlan {
+    pub(crate) episodes: Episodes,
+    /// Episodes played at once.
+    pub(crate) concurrency: usize,
+    /// One JSON object per episode instead of tables.
+    pub(crate) json: bool,
+}
+
+/// Where a run's episodes come from.
+#[derive(Debug, Clone)]
+pub(crate) enum Episodes {
+    /// A new run: this grid over the tasks (a single configuration is a
+    /// grid of one), recorded in this store (none for --no-store).
+    New { grid: Grid, tasks: Tasks, store: Option<PathBuf> },
+    /// The episodes of a stored run that have no verdict yet.
+    Resume { run: String, store: PathBuf },
+}
+
+/// `toolenv run`'s arguments as a plan.
+pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
+    let store = &args.store;
+    let episodes = match &store.resume {
+        Some(run) => Episodes::Resume { run: run.clone(), store: store.store.store.clone() },
+        None => {
+            let agents = args.grid.agents.iter().map(|&agent| Agent::from(agent).name().to_owned()).collect();
+            Episodes::New {
+                grid: grid(&args.grid, agents, server, "--agent")?,
+                tasks: Tasks::from(&args.filter),
+                store: (!store.no_store).then(|| store.store.store.clone()),
+            }
+        }
+    };
+    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json })
+}
+
+/// What `toolenv host` asks the server to plan.
+pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
+    let grid = grid(&args.grid, args.labels.clone(), Server::Remote, "--label")?;
+    Ok(pb::CreateRunRequest {
+        description: if args.description.is_empty() { super::command_line() } else { args.description.clone() },
+        agents: grid.agents,
+        preset: String::new(),
+        epsilons: grid.epsilons,
+        fault_profiles: grid.fault_profiles,
+        trials: grid.trials,
+        seed: grid.seed,
+        domain: args.filter.domain.map_or(pb::Domain::Unspecified, |d| Domain::from(d).into()).into(),
+        level: args.filter.level.map_or(0, u32::from),
+        fault_delivery: grid.fault_delivery.into(),
+        time_scale: grid.time_scale,
+        lease_timeout_ms: args.lease_timeout_secs.saturating_mul(1000),
+    })
+}
+
+/// `toolenv play`'s agent and episode: the episode's configuration is
+/// checked as a grid of one.
+pub(crate) fn episode(args: &EpisodeArgs, task_id: &str, server: Server) -> anyhow::Result<(Agent, pb::CreateEpisodeRequest)> {
+    let agent = Agent::from(args.agent);
+    let configuration = Grid {
+        epsilons: vec![args.epsilon],
+        fault_profiles: args.faults.iter().cloned().collect(),
+        time_scale: Some(args.time_scale),
+        ..Grid::single(vec![agent.name().to_owned()])
+    };
+    configuration.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, "--agent"))?;
+    let request = pb::CreateEpisodeRequest {
+        task_id: task_id.to_owned(),
+        seed: args.seed,
+        trial: args.trial,
+        epsilon: args.epsilon,
+        fault_profile: args.faults.as_ref().map(|name| pb::FaultProfile {
+            name: name.clone(),
+            only: args.only.clone(),
+            ..Default::default()
+        }),
+        fault_delivery: delivery(args.in_band).into(),
+        time_scale: Some(args.time_scale),
+    };
+    Ok((agent, request))
+}
+
+/// The grid the flags describe for these agent labels, validated.
+fn grid(args: &GridArgs, agents: Vec<String>, server: Server, agents_flag: &str) -> anyhow::Result<Grid> {
+    let mut grid = match args.grid {
+        Some(GridPreset::Paper) => Grid::paper(agents),
+        Some(GridPreset::Ablation) => Grid::ablation(agents),
+        None => Grid { epsilons: args.epsilons.clone(), fault_profiles: args.faults.clone(), trials: args.trials, ..Grid::single(agents) },
+    };
+    grid.seed = args.seed;
+    grid.fault_delivery = delivery(args.in_band);
+    grid.time_scale = Some(args.time_scale);
+    grid.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, agents_flag))?;
+    Ok(grid)
+}
+
+fn delivery(in_band: bool) -> pb::FaultDelivery {
+    if in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status }
+}
+
+/// A grid error with the flag that set the refused value.
+fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
+    let flag = match &error {
+        GridError::NoAgents | GridError::AgentLabel(_) => agents_flag,
+        GridError::NoEpsilons | GridError::Epsilon(_) => "--epsilon",
+        GridError::FaultProfile(_) => "--faults",
+        GridError::Trials(_) => "--trials",
+        GridError::TimeScale(_) => "--time-scale",
+    };
+    anyhow::Error::new(error).context(format!("invalid {flag}"))
+}
