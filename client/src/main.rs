@@ -505,8 +505,7 @@ async fn client_command(command: ClientCommand, client: &mut Client) -> anyhow::
             for (index, (task, planned)) in tasks.iter().zip(&plan).enumerate() {
                 let outcome = play(client, agent, planned.request.clone()).await?;
                 if let Some(recording) = &mut recording {
-                    let result = EpisodeResult::from_trajectory(&outcome.trajectory, agent.name(), &planned.fault_profile, planned.lambda);
-                    recording.record(index, &result, Some(&outcome.trajectory));
+                    recording.record(index, &planned.result(&outcome.trajectory), Some(&outcome.trajectory));
                 }
                 passed += usize::from(outcome.verdict.passed);
                 if json {
