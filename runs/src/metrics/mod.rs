@@ -507,20 +507,16 @@ pub(crate) mod tests {
 
     /// An episode of `task` by agent "a" at ε = 0, λ = 0 (profile "0.0").
     pub(crate) fn episode(task: &str, trial: u32, outcome: Outcome) -> EpisodeResult {
-        EpisodeResult {
-            task_id: task.to_owned(),
-            domain: toolenv_domains::Domain::parse(task.split('/').next().unwrap_or_default()),
+        let planned = crate::PlannedEpisode {
             agent: "a".to_owned(),
-            epsilon: 0.0,
-            lambda: 0.0,
+            request: toolenv::pb::CreateEpisodeRequest { task_id: task.to_owned(), trial, ..Default::default() },
             fault_profile: "0.0".to_owned(),
-            trial,
-            outcome,
-            fault_stats: FaultCounts::default(),
-            faults_by_kind: BTreeMap::new(),
-            tokens: None,
-            cost_usd: None,
-            calls: 0,
+            lambda: 0.0,
+        };
+        // Made-up task ids (`travel/t/001`) still name their domain.
+        EpisodeResult {
+            domain: toolenv_domains::Domain::parse(task.split('/').next().unwrap_or_default()),
+            ..EpisodeResult::planned(&planned, outcome)
         }
     }
 
