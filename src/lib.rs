@@ -195,6 +195,51 @@ impl From<&domains::Trajectory> for pb::Trajectory {
     }
 }
 
+impl pb::Trajectory {
+    /// The trajectory as readable JSON: argument, result and state texts
+    /// parsed (kept as strings when they are not JSON), outcomes and faults
+    /// as objects. The one JSON form of a trajectory, for people and files
+    /// (`toolenv play --json`, `toolenv export`); the domain trajectory
+    /// reaches it through its wire form.
+    pub fn to_json(&self) -> serde_json::Value {
+        use pb::tool_call_record::Outcome;
+        let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
+        let calls: Vec<_> = self
+            .calls
+            .iter()
+            .map(|c| {
+                let outcome = match &c.outcome {
+                    Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
+                    Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+                    Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
+                    Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
+                    Some(Outcome::Failure(f)) => {
+                        serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
+                    }
+                    None => serde_json::Value::Null,
+                };
+                let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
+                serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
+            })
+            .collect();
+        let verdict = self.verdict.as_ref().map(|v| {
+            let checks: Vec<_> = v
+                .checks
+                .iter()
+                .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
+                .collect();
+            let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
+            serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
+        });
+        serde_json::json!({
+            "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,
+            "perturbations": self.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
+            "description": self.description, "today": self.today, "calls": calls, "verdict": verdict,
+            "usage": self.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ pub mod report;
 pub mod store;
 
 use toolenv::pb;
+use toolenv_domains::chaos::FaultProfile;
 
 /// One planned episode of a run: who plays, and the episode to create.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,75 +33,24 @@ impl PlannedEpisode {
     /// The result of this episode when it could not be played to a verdict
     /// for a reason outside the agent (the server or the network).
     pub fn infra_error(&self, reason: String) -> metrics::EpisodeResult {
-        let request = &self.request;
-        metrics::EpisodeResult {
-            task_id: request.task_id.clone(),
-            domain: request.task_id.split('/').next().unwrap_or_default().to_owned(),
-            agent: self.agent.clone(),
-            epsilon: request.epsilon,
-            lambda: self.lambda,
-            fault_profile: self.fault_profile.clone(),
-            trial: request.trial,
-            outcome: metrics::Outcome::InfraError(reason),
-            fault_stats: Default::default(),
-            faults_by_kind: Default::default(),
-            tokens: None,
-            cost_usd: None,
-            calls: 0,
-        }
+        metrics::EpisodeResult::planned(self, metrics::Outcome::InfraError(reason))
     }
 
     /// The result of this episode from its trajectory, with the usage the
-    /// agent reported (if any) as its tokens and cost.
+    /// agent reported (if any) as its tokens and cost
+    /// ([`metrics::EpisodeResult::from_wire`]). A trajectory this version
+    /// cannot read (a fault kind it does not know) is an infrastructure
+    /// error: the episode was played, but cannot be scored here.
     pub fn result(&self, trajectory: &pb::Trajectory) -> metrics::EpisodeResult {
-        let mut result = metrics::EpisodeResult::from_trajectory(trajectory, &self.agent, &self.fault_profile, self.lambda);
-        if let Some(usage) = &trajectory.usage {
-            result.tokens = Some(metrics::TokenUsage { input: usage.input_tokens, output: usage.output_tokens });
-            result.cost_usd = usage.cost_usd;
-        }
-        result
+        metrics::EpisodeResult::from_wire(self, trajectory)
+            .unwrap_or_else(|error| self.infra_error(format!("unreadable trajectory: {error}")))
     }
 }
 
-/// A trajectory as readable JSON: argument, result and state texts parsed
-/// (kept as strings when they are not JSON), outcomes and faults as objects.
-/// What `toolenv play --json` prints and `toolenv export` writes.
+/// A trajectory as readable JSON ([`pb::Trajectory::to_json`]): what
+/// `toolenv play --json` prints and `toolenv export` writes.
 pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
-    use pb::tool_call_record::Outcome;
-    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| serde_json::Value::from(text));
-    let calls: Vec<_> = trajectory
-        .calls
-        .iter()
-        .map(|c| {
-            let outcome = match &c.outcome {
-                Some(Outcome::ResultJson(json)) => serde_json::json!({"result": parse(json)}),
-                Some(Outcome::Error(e)) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
-                Some(Outcome::Invalid(i)) => serde_json::json!({"invalid": {"field": i.field, "message": i.message}}),
-                Some(Outcome::RawResult(text)) => serde_json::json!({"raw_result": text}),
-                Some(Outcome::Failure(f)) => {
-                    serde_json::json!({"failure": {"code": f.code, "reason": f.reason, "message": f.message, "retry_after_ms": f.retry_after_ms}})
-                }
-                None => serde_json::Value::Null,
-            };
-            let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
-            serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
-        })
-        .collect();
-    let verdict = trajectory.verdict.as_ref().map(|v| {
-        let checks: Vec<_> = v
-            .checks
-            .iter()
-            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
-            .collect();
-        let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
-        serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
-    });
-    serde_json::json!({
-        "task_id": trajectory.task_id, "seed": trajectory.seed, "trial": trajectory.trial, "epsilon": trajectory.epsilon,
-        "perturbations": trajectory.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
-        "description": trajectory.description, "today": trajectory.today, "calls": calls, "verdict": verdict,
-        "usage": trajectory.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
-    })
+    trajectory.to_json()
 }
 
 /// The paper's ablation profiles, each at λ = 0.2 (Table 9).
@@ -272,13 +222,20 @@ impl Grid {
     }
 }
 
-/// The λ a profile name stands for: its level for the presets, 0.2 for the
-/// paper's ablations, unknown (NaN, kept off the surface) otherwise.
+/// The paper's fault intensities λ (Appendix B), whose presets are named by them.
+pub const LAMBDA_LEVELS: [f64; 4] = [0.0, 0.1, 0.2, 0.3];
+
+/// The fault intensity λ of a fault profile: the level of the paper's
+/// Appendix B table whose preset has the profile's failure rate, so that
+/// `0.2`, `lambda-0.2` and the ablations at its rate (`timeout-only`, …,
+/// `mixed`) are all λ = 0.2. Unknown (NaN, kept off the surface) for a
+/// profile that is not a preset: its rate is not one of the table's.
 pub fn lambda_of(profile: &str) -> f64 {
-    if report::is_ablation(profile) {
-        return 0.2;
-    }
-    profile.strip_prefix("lambda-").unwrap_or(profile).parse().unwrap_or(f64::NAN)
+    let Ok(profile) = FaultProfile::preset(profile) else { return f64::NAN };
+    LAMBDA_LEVELS
+        .into_iter()
+        .find(|level| FaultProfile::preset(&level.to_string()).is_ok_and(|preset| preset.failure_rate == profile.failure_rate))
+        .unwrap_or(f64::NAN)
 }
 
 /// The k of pass^k of a plan: its number of trials.
@@ -342,6 +299,10 @@ mod tests {
         assert_eq!(lambda_of("0.3"), 0.3);
         assert_eq!(lambda_of("lambda-0.1"), 0.1);
         assert_eq!(lambda_of("rate-limit-only"), 0.2);
+        assert_eq!(lambda_of("0"), 0.0);
+        assert_eq!(lambda_of("mixed"), 0.2);
         assert!(lambda_of("my-profile").is_nan());
+        // A number is not a profile: only presets have a λ.
+        assert!(lambda_of("0.5").is_nan());
     }
 }

@@ -455,7 +455,7 @@ impl Store {
     /// Writes the run's recorded episodes as JSON lines, in plan order, and
     /// returns how many. Each line is
     /// `{"run", "plan_index", "session", "planned": {…}, "result": EpisodeResult, "trajectory": {…} | null}`,
-    /// the trajectory as [`crate::trajectory_json`] writes it.
+    /// the trajectory as [`pb::Trajectory::to_json`] writes it.
     pub fn export_jsonl(&self, run: &RunId, mut writer: impl Write) -> Result<u64, StoreError> {
         let plan = self.plan(run)?;
         let mut count = 0;
@@ -482,7 +482,7 @@ impl Store {
                     "time_scale": request.time_scale,
                 },
                 "result": episode.result,
-                "trajectory": episode.trajectory.as_ref().map(crate::trajectory_json),
+                "trajectory": episode.trajectory.as_ref().map(pb::Trajectory::to_json),
             });
             serde_json::to_writer(&mut writer, &line)?;
             writer.write_all(b"\n")?;
@@ -533,7 +533,7 @@ mod tests {
     fn result(planned: &PlannedEpisode, outcome: Outcome) -> EpisodeResult {
         EpisodeResult {
             task_id: planned.request.task_id.clone(),
-            domain: "travel".into(),
+            domain: Some(toolenv_domains::Domain::Travel),
             agent: planned.agent.clone(),
             epsilon: planned.request.epsilon,
             lambda: planned.lambda,
@@ -611,6 +611,45 @@ mod tests {
         let sessions: Vec<(usize, u32, u32)> = episodes.iter().map(|e| (e.plan_index, e.session, e.replaced_infra_errors)).collect();
         assert_eq!(sessions, [(0, 1, 0), (1, 2, 0), (2, 2, 0), (3, 1, 0), (4, 2, 1)]);
         assert_eq!(store.summary(&run).unwrap().status(), "complete");
+    }
+
+    #[test]
+    fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
+        use crate::metrics::record::tests::STORED;
+        let store = Store::open_in_memory().unwrap();
+        let plan = plan(2);
+        let run = store.create_run(&plan, "old").unwrap();
+        // Two rows as the version that kept domain and fault kinds as strings
+        // wrote them: a failed episode with its trajectory, and an
+        // infrastructure error without one.
+        let old_trajectory = trajectory(&plan[1], false).encode_to_vec();
+        store
+            .conn
+            .execute(
+                "INSERT INTO episodes (run_id, plan_index, session, passed, infra_error, result, trajectory)
+                 VALUES (?1, 1, 1, 0, NULL, ?2, ?3), (?1, 0, 1, NULL, 'server gone', ?4, NULL)",
+                params![run.as_str(), STORED[0], old_trajectory, STORED[1]],
+            )
+            .unwrap();
+        let results = store.results(&run).unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!((results[1].domain, results[1].calls), (Some(toolenv_domains::Domain::Travel), 7));
+        assert_eq!(results[1].faults_by_kind[&toolenv_domains::chaos::FaultKind::SoftRateLimit].hits, 2);
+        let report = crate::report::render(&results, 2, crate::metrics::InfraConvention::CountAsFailure).unwrap();
+        assert!(report.contains("infrastructure errors: 1 (counted as failures)"), "{report}");
+        assert!(report.contains("fault recovery: 3 injected, 2 encountered, 1 recovered (50.0%)"), "{report}");
+        let summary = serde_json::to_value(crate::report::summary(&results, 2, 2, Default::default()).unwrap()).unwrap();
+        let by_kind = summary["agents"][1]["recovery"]["by_kind"].as_object().unwrap();
+        assert_eq!(by_kind.keys().collect::<Vec<_>>(), ["CascadingFailure", "SoftRateLimit", "TransientTimeout"]);
+        assert_eq!(summary["agents"][1]["by_domain"][0]["label"], "travel");
+        // The export writes the stored results back byte for byte.
+        let mut out = Vec::new();
+        store.export_jsonl(&run, &mut out).unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        for (line, stored) in lines.iter().zip([STORED[1], STORED[0]]) {
+            assert_eq!(line["result"], serde_json::from_str::<serde_json::Value>(stored).unwrap());
+        }
+        assert_eq!(lines[1]["trajectory"]["verdict"]["final_state_hash"], "abc");
     }
 
     #[test]

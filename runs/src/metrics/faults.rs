@@ -12,34 +12,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use toolenv::pb;
 
 use super::{EpisodeResult, InfraConvention, Interval, KindCounts, Level, MetricsError, PassRate, Rate, Ratio, Tally, pass_rate, wilson};
-
-/// Counts the fault ledger of a trajectory's calls by fault kind.
-///
-/// For every call a fault met (newly drawn or carried over), under the
-/// fault's kind: a hit; injected when newly drawn; encountered when the
-/// reply was a failure status; retried when a later call of the same tool
-/// exists; recovered when a later call of the same tool got a fault-free
-/// reply (a result or a domain error) — the rule the verdict's
-/// `fault_stats.recovered` uses for encountered faults, applied to every kind.
-pub fn fault_ledger(calls: &[pb::ToolCallRecord]) -> BTreeMap<String, KindCounts> {
-    use pb::tool_call_record::Outcome;
-    let mut ledger: BTreeMap<String, KindCounts> = BTreeMap::new();
-    for (i, call) in calls.iter().enumerate() {
-        let Some(fault) = &call.fault else { continue };
-        let counts = ledger.entry(fault.kind.clone()).or_default();
-        counts.hits += 1;
-        counts.injected += u32::from(fault.new);
-        counts.encountered += u32::from(matches!(call.outcome, Some(Outcome::Failure(_))));
-        let mut later = calls[i + 1..].iter().filter(|c| c.tool_name == call.tool_name).peekable();
-        counts.retried += u32::from(later.peek().is_some());
-        counts.recovered +=
-            u32::from(later.any(|c| c.fault.is_none() && matches!(c.outcome, Some(Outcome::ResultJson(_) | Outcome::Error(_)))));
-    }
-    ledger
-}
 
 /// Fault recovery statistics over some episodes (Table 8).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,14 +37,14 @@ pub struct FaultRecovery {
     pub extra_calls_per_fault: Option<f64>,
     /// extra_calls / recovered: what one recovery costs.
     pub extra_calls_per_recovery: Option<f64>,
-    /// The per-kind ledgers summed.
-    pub by_kind: BTreeMap<String, KindCounts>,
+    /// The per-kind ledgers summed, by kind name.
+    pub by_kind: BTreeMap<&'static str, KindCounts>,
 }
 
 /// Sums the fault ledgers of some episodes.
 pub fn fault_recovery<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> FaultRecovery {
     let (mut count, mut infra_errors, mut injected, mut encountered, mut recovered, mut extra_calls) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut by_kind: BTreeMap<String, KindCounts> = BTreeMap::new();
+    let mut by_kind: BTreeMap<&'static str, KindCounts> = BTreeMap::new();
     for e in episodes {
         count += 1;
         infra_errors += u64::from(e.is_infra_error());
@@ -79,7 +53,7 @@ pub fn fault_recovery<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>)
         recovered += u64::from(e.fault_stats.recovered);
         extra_calls += u64::from(e.fault_stats.extra_calls);
         for (kind, counts) in &e.faults_by_kind {
-            by_kind.entry(kind.clone()).or_default().add(counts);
+            by_kind.entry(kind.name()).or_default().add(counts);
         }
     }
     let per = |d: u64| (d > 0).then(|| extra_calls as f64 / d as f64);
@@ -285,7 +259,7 @@ pub struct FaultToleranceReport {
 /// otherwise they count as episodes that did not succeed.
 pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>, convention: InfraConvention) -> FaultToleranceReport {
     // Per kind: N_total, trigger, fixed, final_success.
-    let mut kinds: BTreeMap<&str, [u64; 4]> = BTreeMap::new();
+    let mut kinds: BTreeMap<&'static str, [u64; 4]> = BTreeMap::new();
     let mut any = [0u64; 4];
     let mut infra_errors = 0;
     for e in episodes {
@@ -293,7 +267,7 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
         let Some(passed) = convention.judge(&e.outcome) else { continue };
         let (mut met, mut triggered, mut fixed) = (false, false, true);
         for (kind, counts) in e.faults_by_kind.iter().filter(|(_, c)| c.hits > 0) {
-            let row = kinds.entry(kind.as_str()).or_default();
+            let row = kinds.entry(kind.name()).or_default();
             let kind_triggered = counts.retried > 0;
             let kind_fixed = kind_triggered && counts.recovered >= counts.retried;
             row[0] += 1;
@@ -321,79 +295,13 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
 #[cfg(test)]
 mod tests {
     use super::super::tests::{episode, r, task};
+    use toolenv_domains::chaos::FaultKind;
+
     use super::super::{FaultCounts, Outcome, pass_hat_k};
     use super::*;
 
-    fn call(tool: &str, fault: Option<(&str, bool)>, outcome: pb::tool_call_record::Outcome) -> pb::ToolCallRecord {
-        pb::ToolCallRecord {
-            tool_name: tool.to_owned(),
-            outcome: Some(outcome),
-            fault: fault.map(|(kind, new)| pb::FaultRecord { kind: kind.to_owned(), new, recoverable: true }),
-            ..Default::default()
-        }
-    }
-
-    fn failure() -> pb::tool_call_record::Outcome {
-        pb::tool_call_record::Outcome::Failure(pb::Failure::default())
-    }
-
-    fn ok() -> pb::tool_call_record::Outcome {
-        pb::tool_call_record::Outcome::ResultJson("{}".to_owned())
-    }
-
     fn kind(hits: u32, retried: u32, recovered: u32) -> KindCounts {
         KindCounts { hits, injected: hits, encountered: hits, retried, recovered }
-    }
-
-    #[test]
-    fn ledger_by_kind_from_a_trajectory() {
-        use pb::tool_call_record::Outcome as O;
-        // 0 search: SoftRateLimit (new), failure   → retried (1, 2), recovered (2)
-        // 1 search: SoftRateLimit (carried), failure → retried (2), recovered (2)
-        // 2 search: clean result
-        // 3 book:   PartialResponse, cut payload    → retried (5), not recovered (5 faulted)
-        // 4 get:    HighLatency, correct result     → never called again
-        // 5 book:   TransientTimeout, failure       → last call
-        let calls = vec![
-            call("search", Some(("SoftRateLimit", true)), failure()),
-            call("search", Some(("SoftRateLimit", false)), failure()),
-            call("search", None, ok()),
-            call("book", Some(("PartialResponse", true)), O::RawResult("{\"id".to_owned())),
-            call("get", Some(("HighLatency", true)), ok()),
-            call("book", Some(("TransientTimeout", true)), failure()),
-        ];
-        let ledger = fault_ledger(&calls);
-        let got: Vec<_> = ledger.iter().map(|(k, c)| (k.as_str(), (c.hits, c.injected, c.encountered, c.retried, c.recovered))).collect();
-        assert_eq!(
-            got,
-            [
-                ("HighLatency", (1, 1, 0, 0, 0)),
-                ("PartialResponse", (1, 1, 0, 1, 0)),
-                ("SoftRateLimit", (2, 1, 2, 2, 2)),
-                ("TransientTimeout", (1, 1, 1, 0, 0)),
-            ]
-        );
-        let trajectory = pb::Trajectory {
-            task_id: "travel/cheapest-flight/003".to_owned(),
-            trial: 2,
-            epsilon: 0.1,
-            calls,
-            verdict: Some(pb::Verdict {
-                passed: true,
-                fault_stats: Some(pb::FaultStats { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let e = EpisodeResult::from_trajectory(&trajectory, "react", "0.2", 0.2);
-        assert_eq!((e.domain.as_str(), e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls), ("travel", "react", "0.2", 2, 6));
-        assert_eq!((e.epsilon, e.lambda, &e.outcome), (0.1, 0.2, &Outcome::Passed));
-        assert_eq!(e.fault_stats, FaultCounts { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 });
-        assert_eq!(e.faults_by_kind, ledger);
-        // No verdict: an infrastructure error.
-        let unfinished = EpisodeResult::from_trajectory(&pb::Trajectory { verdict: None, ..trajectory }, "react", "0.2", 0.2);
-        assert!(matches!(unfinished.outcome, Outcome::InfraError(_)));
-        assert!(fault_ledger(&[]).is_empty());
     }
 
     #[test]
@@ -410,7 +318,7 @@ mod tests {
                     _ => (0, 0),
                 };
                 e.fault_stats = FaultCounts { injected: 1, encountered: 1, recovered, extra_calls: extra };
-                e.faults_by_kind.insert("TransientTimeout".into(), kind(1, recovered, recovered));
+                e.faults_by_kind.insert(FaultKind::TransientTimeout, kind(1, recovered, recovered));
                 e
             })
             .collect();
@@ -527,7 +435,7 @@ mod tests {
         // only reaction was fixed), 1.
         let with = |trial, outcome, kinds: &[(&str, KindCounts)]| {
             let mut e = episode("x/a", trial, outcome);
-            e.faults_by_kind = kinds.iter().map(|(k, c)| ((*k).to_owned(), *c)).collect();
+            e.faults_by_kind = kinds.iter().map(|(k, c)| (FaultKind::parse(k).unwrap(), *c)).collect();
             e
         };
         let mut episodes = vec![
@@ -565,7 +473,7 @@ mod tests {
     fn reports_do_not_depend_on_episode_order() {
         let mut episodes = [under("0.0", "x/t1", 2, 3), under("mixed", "x/t1", 1, 3), under("mixed", "x/t2", 3, 3)].concat();
         for (i, e) in episodes.iter_mut().enumerate() {
-            e.faults_by_kind.insert(["SoftRateLimit", "TransientTimeout"][i % 2].into(), kind(1, (i % 3 == 0).into(), 0));
+            e.faults_by_kind.insert([FaultKind::SoftRateLimit, FaultKind::TransientTimeout][i % 2], kind(1, (i % 3 == 0).into(), 0));
             e.epsilon = [0.0, 0.1][i % 2];
         }
         let report = |episodes: &[EpisodeResult]| {

@@ -2,8 +2,9 @@
 //! a report shows (ReliabilityBench §3.2–3.3 and Tables 5–10, MAS-FIRE §3.3).
 //!
 //! The input is one [`EpisodeResult`] per episode: a plain, serializable
-//! record that later code builds from verdicts and trajectories (see
-//! [`EpisodeResult::from_trajectory`]). Nothing here does I/O or reads a
+//! record in domain terms (the task's domain, fault kinds, λ as a number),
+//! built from a trajectory in one place ([`record`]:
+//! [`EpisodeResult::from_wire`] and [`EpisodeResult::from_trajectory`]). Nothing here does I/O or reads a
 //! clock; every grouping uses ordered maps, so the same records (in any
 //! order) give the same report. Empty input gives empty results or `None`,
 //! never a panic.
@@ -29,18 +30,19 @@
 
 pub mod faults;
 mod ratio;
+pub mod record;
 pub mod surface;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use toolenv::pb;
 
 pub use faults::{
-    AblationRow, FaultRecovery, FaultTolerance, FaultToleranceReport, RobustnessScore, ablation, fault_ledger, fault_recovery,
-    fault_tolerance, robustness_scores,
+    AblationRow, FaultRecovery, FaultTolerance, FaultToleranceReport, RobustnessScore, ablation, fault_recovery, fault_tolerance,
+    robustness_scores,
 };
 pub use ratio::{Ratio, binomial, gcd};
+pub use record::{EpisodeResult, FaultCounts, KindCounts, LedgerCall, Outcome, Reply, TokenUsage, WireError, fault_ledger};
 pub use surface::{
     Axis, CriticalThreshold, Gradient, GradientStep, GridPoint, Relative, RelativeReliability, Surface, SurfacePoint, SurfaceVolume,
     critical_threshold, degradation_gradient, relative_reliability, reliability_surface, surface_volume,
@@ -48,164 +50,6 @@ pub use surface::{
 
 /// The z value of a two-sided 95 % normal interval.
 pub const Z_95: f64 = 1.959964;
-
-/// How an episode ended, for the metrics.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The oracle's verdict passed.
-    Passed,
-    /// The oracle's verdict failed.
-    Failed,
-    /// The episode did not reach a verdict for a reason outside the agent
-    /// (server unreachable, episode lost, worker crash), with that reason.
-    InfraError(String),
-}
-
-/// The fault ledger's totals for one episode (the verdict's `fault_stats`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FaultCounts {
-    /// Faults drawn (calls a persistent fault state carried over not counted).
-    pub injected: u32,
-    /// Calls answered with an explicit error (timeouts, resets, rate limits):
-    /// the paper's "faults encountered".
-    pub encountered: u32,
-    /// Encountered faults followed by a later fault-free reply of the same tool.
-    pub recovered: u32,
-    /// Calls of the same tool after an encountered fault, up to and including
-    /// the recovering one (summed over recovered faults only).
-    pub extra_calls: u32,
-}
-
-impl From<toolenv_domains::FaultStats> for FaultCounts {
-    fn from(stats: toolenv_domains::FaultStats) -> Self {
-        FaultCounts { injected: stats.injected, encountered: stats.encountered, recovered: stats.recovered, extra_calls: stats.extra_calls }
-    }
-}
-
-impl From<&pb::FaultStats> for FaultCounts {
-    fn from(stats: &pb::FaultStats) -> Self {
-        FaultCounts { injected: stats.injected, encountered: stats.encountered, recovered: stats.recovered, extra_calls: stats.extra_calls }
-    }
-}
-
-/// The fault ledger of one episode restricted to one fault kind; what the
-/// per-kind figures (MAS-FIRE's O_f, L_f, S_f) are computed from.
-///
-/// Counted per call the fault met, from the trajectory ([`fault_ledger`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KindCounts {
-    /// Calls this kind of fault met, newly drawn or carried over by a
-    /// persistent fault state (a suspension, a cascade, a rate-limit window).
-    pub hits: u32,
-    /// Of those, calls where the fault was newly drawn.
-    pub injected: u32,
-    /// Of the hits, calls answered with an explicit error (a failure status).
-    pub encountered: u32,
-    /// Hits followed by a later call of the same tool: the agent reacted.
-    pub retried: u32,
-    /// Hits followed by a later fault-free reply (a result or a domain error)
-    /// of the same tool: the reaction got through.
-    pub recovered: u32,
-}
-
-impl KindCounts {
-    fn add(&mut self, other: &KindCounts) {
-        self.hits = self.hits.saturating_add(other.hits);
-        self.injected = self.injected.saturating_add(other.injected);
-        self.encountered = self.encountered.saturating_add(other.encountered);
-        self.retried = self.retried.saturating_add(other.retried);
-        self.recovered = self.recovered.saturating_add(other.recovered);
-    }
-}
-
-/// Tokens an agent reported with its finish call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenUsage {
-    /// Prompt (input) tokens.
-    pub input: u64,
-    /// Completion (output) tokens.
-    pub output: u64,
-}
-
-/// One episode, as the metrics see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EpisodeResult {
-    /// The task played, e.g. `travel/cheapest-flight/003`.
-    pub task_id: String,
-    /// The task's domain, e.g. `travel`.
-    pub domain: String,
-    /// The agent's label in the run.
-    pub agent: String,
-    /// The perturbation level ε.
-    pub epsilon: f64,
-    /// The fault intensity λ of the fault profile (0.2 for the ablation
-    /// profiles, which the paper runs at λ = 0.2). NaN when unknown (a
-    /// custom profile), which JSON writes as null and reads back as NaN.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub lambda: f64,
-    /// The fault profile's name, e.g. `0.2`, `timeout-only`, `mixed`.
-    pub fault_profile: String,
-    /// The trial index.
-    pub trial: u32,
-    /// How the episode ended.
-    pub outcome: Outcome,
-    /// The fault ledger's totals.
-    pub fault_stats: FaultCounts,
-    /// The fault ledger by fault kind name (e.g. `SoftRateLimit`); empty
-    /// when unknown or when no fault met the episode.
-    #[serde(default)]
-    pub faults_by_kind: BTreeMap<String, KindCounts>,
-    /// Tokens, when the agent reported them.
-    #[serde(default)]
-    pub tokens: Option<TokenUsage>,
-    /// Cost in US dollars, when the agent reported it.
-    #[serde(default)]
-    pub cost_usd: Option<f64>,
-    /// Tool calls that reached the episode.
-    pub calls: u32,
-}
-
-impl EpisodeResult {
-    /// Builds the record of a finished (or abandoned) episode from its
-    /// trajectory and the run's labels for it.
-    ///
-    /// The domain is the task id's first segment; the outcome is the
-    /// verdict's, or an infrastructure error when the trajectory has no
-    /// verdict; the per-kind ledger is counted from the calls
-    /// ([`fault_ledger`]). Tokens and cost are left empty for the caller.
-    pub fn from_trajectory(trajectory: &pb::Trajectory, agent: &str, fault_profile: &str, lambda: f64) -> Self {
-        let outcome = match &trajectory.verdict {
-            Some(verdict) if verdict.passed => Outcome::Passed,
-            Some(_) => Outcome::Failed,
-            None => Outcome::InfraError("episode has no verdict".to_owned()),
-        };
-        EpisodeResult {
-            task_id: trajectory.task_id.clone(),
-            domain: trajectory.task_id.split('/').next().unwrap_or_default().to_owned(),
-            agent: agent.to_owned(),
-            epsilon: trajectory.epsilon,
-            lambda,
-            fault_profile: fault_profile.to_owned(),
-            trial: trajectory.trial,
-            outcome,
-            fault_stats: trajectory.verdict.as_ref().and_then(|v| v.fault_stats.as_ref()).map(FaultCounts::from).unwrap_or_default(),
-            faults_by_kind: fault_ledger(&trajectory.calls),
-            tokens: None,
-            cost_usd: None,
-            calls: u32::try_from(trajectory.calls.len()).unwrap_or(u32::MAX),
-        }
-    }
-
-    pub fn is_infra_error(&self) -> bool {
-        matches!(self.outcome, Outcome::InfraError(_))
-    }
-}
-
-/// Reads a number, or null (how JSON writes NaN) as NaN.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
-}
 
 /// What an infrastructure error counts as. Either way, results report how
 /// many there were.
@@ -574,7 +418,7 @@ pub fn breakdown<'a>(
     for e in episodes {
         let key = match by {
             Breakdown::Agent => (Level(0.0), e.agent.as_str()),
-            Breakdown::Domain => (Level(0.0), e.domain.as_str()),
+            Breakdown::Domain => (Level(0.0), e.domain_name()),
             Breakdown::FaultProfile => (Level(0.0), e.fault_profile.as_str()),
             Breakdown::Epsilon => (Level::new(e.epsilon), ""),
             Breakdown::Lambda => (Level::new(e.lambda), ""),
@@ -663,20 +507,16 @@ pub(crate) mod tests {
 
     /// An episode of `task` by agent "a" at ε = 0, λ = 0 (profile "0.0").
     pub(crate) fn episode(task: &str, trial: u32, outcome: Outcome) -> EpisodeResult {
-        EpisodeResult {
-            task_id: task.to_owned(),
-            domain: task.split('/').next().unwrap_or_default().to_owned(),
+        let planned = crate::PlannedEpisode {
             agent: "a".to_owned(),
-            epsilon: 0.0,
-            lambda: 0.0,
+            request: toolenv::pb::CreateEpisodeRequest { task_id: task.to_owned(), trial, ..Default::default() },
             fault_profile: "0.0".to_owned(),
-            trial,
-            outcome,
-            fault_stats: FaultCounts::default(),
-            faults_by_kind: BTreeMap::new(),
-            tokens: None,
-            cost_usd: None,
-            calls: 0,
+            lambda: 0.0,
+        };
+        // Made-up task ids (`travel/t/001`) still name their domain.
+        EpisodeResult {
+            domain: toolenv_domains::Domain::parse(task.split('/').next().unwrap_or_default()),
+            ..EpisodeResult::planned(&planned, outcome)
         }
     }
 
@@ -908,7 +748,10 @@ pub(crate) mod tests {
     #[test]
     fn episode_results_round_trip_through_json() {
         let mut e = episode("travel/x/001", 1, Outcome::InfraError("worker crashed".into()));
-        e.faults_by_kind.insert("SoftRateLimit".into(), KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2 });
+        e.faults_by_kind.insert(
+            toolenv_domains::chaos::FaultKind::SoftRateLimit,
+            KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2 },
+        );
         e.tokens = Some(TokenUsage { input: 10, output: 5 });
         let json = serde_json::to_string(&e).unwrap();
         assert!(json.contains(r#""outcome":{"infra_error":"worker crashed"}"#), "{json}");

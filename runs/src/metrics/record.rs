@@ -1,0 +1,500 @@
+//! The episode record every metric computes from ([`EpisodeResult`]), in
+//! domain terms: the task's [`Domain`], the fault ledger keyed by
+//! [`FaultKind`], λ as a number. Records are made in two places only: from a
+//! domain [`Trajectory`] ([`EpisodeResult::from_trajectory`], in process)
+//! and from its wire form ([`EpisodeResult::from_wire`], the one conversion
+//! from `toolenv.v1`); the per-kind ledger of both is [`fault_ledger`] over
+//! the same [`LedgerCall`]s.
+//!
+//! A record is stored as JSON (the store's `result` column, the export's
+//! `result`); its serde form is the one written since the first stored runs:
+//! the domain and the fault kinds by name, an unknown λ as `null`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use toolenv::pb;
+use toolenv_domains::chaos::FaultKind;
+use toolenv_domains::{CallRecord, Domain, Trajectory};
+
+use crate::PlannedEpisode;
+
+/// How an episode ended, for the metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The oracle's verdict passed.
+    Passed,
+    /// The oracle's verdict failed.
+    Failed,
+    /// The episode did not reach a verdict for a reason outside the agent
+    /// (server unreachable, episode lost, worker crash), with that reason.
+    InfraError(String),
+}
+
+/// The fault ledger's totals for one episode (the verdict's `fault_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultCounts {
+    /// Faults drawn (calls a persistent fault state carried over not counted).
+    pub injected: u32,
+    /// Calls answered with an explicit error (timeouts, resets, rate limits):
+    /// the paper's "faults encountered".
+    pub encountered: u32,
+    /// Encountered faults followed by a later fault-free reply of the same tool.
+    pub recovered: u32,
+    /// Calls of the same tool after an encountered fault, up to and including
+    /// the recovering one (summed over recovered faults only).
+    pub extra_calls: u32,
+}
+
+impl From<toolenv_domains::FaultStats> for FaultCounts {
+    fn from(stats: toolenv_domains::FaultStats) -> Self {
+        FaultCounts { injected: stats.injected, encountered: stats.encountered, recovered: stats.recovered, extra_calls: stats.extra_calls }
+    }
+}
+
+/// The fault ledger of one episode restricted to one fault kind; what the
+/// per-kind figures (MAS-FIRE's O_f, L_f, S_f) are computed from.
+///
+/// Counted per call the fault met, from the trajectory ([`fault_ledger`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindCounts {
+    /// Calls this kind of fault met, newly drawn or carried over by a
+    /// persistent fault state (a suspension, a cascade, a rate-limit window).
+    pub hits: u32,
+    /// Of those, calls where the fault was newly drawn.
+    pub injected: u32,
+    /// Of the hits, calls answered with an explicit error (a failure status).
+    pub encountered: u32,
+    /// Hits followed by a later call of the same tool: the agent reacted.
+    pub retried: u32,
+    /// Hits followed by a later fault-free reply (a result or a domain error)
+    /// of the same tool: the reaction got through.
+    pub recovered: u32,
+}
+
+impl KindCounts {
+    pub(crate) fn add(&mut self, other: &KindCounts) {
+        self.hits = self.hits.saturating_add(other.hits);
+        self.injected = self.injected.saturating_add(other.injected);
+        self.encountered = self.encountered.saturating_add(other.encountered);
+        self.retried = self.retried.saturating_add(other.retried);
+        self.recovered = self.recovered.saturating_add(other.recovered);
+    }
+}
+
+/// Tokens an agent reported with its finish call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt (input) tokens.
+    pub input: u64,
+    /// Completion (output) tokens.
+    pub output: u64,
+}
+
+/// One episode, as the metrics see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeResult {
+    /// The task played, e.g. `travel/cheapest-flight/003`.
+    pub task_id: String,
+    /// The task's domain; `None` for a task the suite does not know (which
+    /// no server plays). Stored by name.
+    #[serde(with = "domain_by_name")]
+    pub domain: Option<Domain>,
+    /// The agent's label in the run.
+    pub agent: String,
+    /// The perturbation level ε.
+    pub epsilon: f64,
+    /// The fault intensity λ of the fault profile, as the plan resolved it
+    /// ([`crate::lambda_of`]): the preset's level, 0.2 for the paper's
+    /// ablations. NaN when unknown (a custom profile), which JSON writes as
+    /// null and reads back as NaN.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub lambda: f64,
+    /// The fault profile's name, e.g. `0.2`, `timeout-only`, `mixed`.
+    pub fault_profile: String,
+    /// The trial index.
+    pub trial: u32,
+    /// How the episode ended.
+    pub outcome: Outcome,
+    /// The fault ledger's totals.
+    pub fault_stats: FaultCounts,
+    /// The fault ledger by fault kind; empty when unknown or when no fault
+    /// met the episode. Stored by kind name, in name order.
+    #[serde(default, with = "kinds_by_name")]
+    pub faults_by_kind: BTreeMap<FaultKind, KindCounts>,
+    /// Tokens, when the agent reported them.
+    #[serde(default)]
+    pub tokens: Option<TokenUsage>,
+    /// Cost in US dollars, when the agent reported it.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Tool calls that reached the episode.
+    pub calls: u32,
+}
+
+/// Why a wire trajectory could not be read into a record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// A call's fault names a kind this version does not know.
+    #[error("call {index}: unknown fault kind '{kind}'")]
+    UnknownFaultKind {
+        /// The call's index.
+        index: u32,
+        /// The name as sent.
+        kind: String,
+    },
+}
+
+impl EpisodeResult {
+    /// The record of a planned episode with the given outcome and nothing
+    /// else measured yet: the run's labels (agent, fault profile, λ) and the
+    /// episode's parameters, the domain from the task.
+    pub fn planned(planned: &PlannedEpisode, outcome: Outcome) -> Self {
+        let request = &planned.request;
+        EpisodeResult {
+            task_id: request.task_id.clone(),
+            domain: toolenv_domains::task(&request.task_id).map(|task| task.domain),
+            agent: planned.agent.clone(),
+            epsilon: request.epsilon,
+            lambda: planned.lambda,
+            fault_profile: planned.fault_profile.clone(),
+            trial: request.trial,
+            outcome,
+            fault_stats: FaultCounts::default(),
+            faults_by_kind: BTreeMap::new(),
+            tokens: None,
+            cost_usd: None,
+            calls: 0,
+        }
+    }
+
+    /// The record of a planned episode from its domain trajectory (played in
+    /// process). The outcome is the verdict's, or an infrastructure error
+    /// when the trajectory has none; tokens and cost are left empty.
+    pub fn from_trajectory(planned: &PlannedEpisode, trajectory: &Trajectory) -> Self {
+        let outcome = match &trajectory.verdict {
+            Some(verdict) if verdict.passed => Outcome::Passed,
+            Some(_) => Outcome::Failed,
+            None => no_verdict(),
+        };
+        let calls: Vec<LedgerCall<'_>> = trajectory.calls.iter().map(LedgerCall::from).collect();
+        EpisodeResult {
+            fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
+            ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
+        }
+    }
+
+    /// The record of a planned episode from its trajectory as the wire
+    /// carries it: the one conversion from `toolenv.v1` to the record. The
+    /// outcome is the verdict's, or an infrastructure error when the
+    /// trajectory has none; tokens and cost are the usage the agent reported.
+    pub fn from_wire(planned: &PlannedEpisode, trajectory: &pb::Trajectory) -> Result<Self, WireError> {
+        use pb::tool_call_record::Outcome as Wire;
+        let outcome = match &trajectory.verdict {
+            Some(verdict) if verdict.passed => Outcome::Passed,
+            Some(_) => Outcome::Failed,
+            None => no_verdict(),
+        };
+        let calls = trajectory
+            .calls
+            .iter()
+            .map(|call| {
+                let fault = match &call.fault {
+                    None => None,
+                    Some(fault) => Some((
+                        FaultKind::parse(&fault.kind)
+                            .ok_or_else(|| WireError::UnknownFaultKind { index: call.index, kind: fault.kind.clone() })?,
+                        fault.new,
+                    )),
+                };
+                let reply = match &call.outcome {
+                    Some(Wire::Failure(_)) => Reply::Failure,
+                    Some(Wire::ResultJson(_) | Wire::Error(_)) => Reply::Answer,
+                    Some(Wire::RawResult(_) | Wire::Invalid(_)) | None => Reply::Other,
+                };
+                Ok(LedgerCall { tool: &call.tool_name, fault, reply })
+            })
+            .collect::<Result<Vec<_>, WireError>>()?;
+        let stats = trajectory.verdict.as_ref().and_then(|v| v.fault_stats);
+        Ok(EpisodeResult {
+            fault_stats: stats
+                .map(|s| FaultCounts {
+                    injected: s.injected,
+                    encountered: s.encountered,
+                    recovered: s.recovered,
+                    extra_calls: s.extra_calls,
+                })
+                .unwrap_or_default(),
+            tokens: trajectory.usage.map(|u| TokenUsage { input: u.input_tokens, output: u.output_tokens }),
+            cost_usd: trajectory.usage.and_then(|u| u.cost_usd),
+            ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
+        })
+    }
+
+    /// The parts both trajectory shapes give alike.
+    fn played(planned: &PlannedEpisode, epsilon: f64, trial: u32, outcome: Outcome, calls: &[LedgerCall<'_>]) -> Self {
+        EpisodeResult {
+            epsilon,
+            trial,
+            faults_by_kind: fault_ledger(calls),
+            calls: u32::try_from(calls.len()).unwrap_or(u32::MAX),
+            ..EpisodeResult::planned(planned, outcome)
+        }
+    }
+
+    /// Whether the episode ended in an infrastructure error.
+    pub fn is_infra_error(&self) -> bool {
+        matches!(self.outcome, Outcome::InfraError(_))
+    }
+
+    /// The domain's name for reports; `unknown` for a task the suite does not know.
+    pub fn domain_name(&self) -> &'static str {
+        self.domain.map_or("unknown", Domain::name)
+    }
+}
+
+fn no_verdict() -> Outcome {
+    Outcome::InfraError("episode has no verdict".to_owned())
+}
+
+/// How a call was answered, as far as the fault ledger is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// A failure status (timeout, reset, rate limit, suspension).
+    Failure,
+    /// A whole result or a domain error: the tool answered.
+    Answer,
+    /// Anything else: a payload cut short, a rejected call.
+    Other,
+}
+
+/// What the fault ledger reads of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerCall<'a> {
+    /// The tool called.
+    pub tool: &'a str,
+    /// The fault that met the call, and whether it was newly drawn.
+    pub fault: Option<(FaultKind, bool)>,
+    /// How it was answered.
+    pub reply: Reply,
+}
+
+impl<'a> From<&'a CallRecord> for LedgerCall<'a> {
+    fn from(call: &'a CallRecord) -> Self {
+        use toolenv_domains::Outcome as Domain;
+        let reply = match &call.outcome {
+            Domain::Failure(_) => Reply::Failure,
+            Domain::Result(_) | Domain::Error(_) => Reply::Answer,
+            Domain::Raw(_) | Domain::Invalid(_) => Reply::Other,
+        };
+        LedgerCall { tool: &call.tool, fault: call.fault.map(|f| (f.kind, f.new)), reply }
+    }
+}
+
+/// Counts the fault ledger of a trajectory's calls by fault kind.
+///
+/// For every call a fault met (newly drawn or carried over), under the
+/// fault's kind: a hit; injected when newly drawn; encountered when the
+/// reply was a failure status; retried when a later call of the same tool
+/// exists; recovered when a later call of the same tool got a fault-free
+/// reply (a result or a domain error) — the rule the verdict's
+/// `fault_stats.recovered` uses for encountered faults, applied to every kind.
+pub fn fault_ledger(calls: &[LedgerCall<'_>]) -> BTreeMap<FaultKind, KindCounts> {
+    let mut ledger: BTreeMap<FaultKind, KindCounts> = BTreeMap::new();
+    for (i, call) in calls.iter().enumerate() {
+        let Some((kind, new)) = call.fault else { continue };
+        let counts = ledger.entry(kind).or_default();
+        counts.hits += 1;
+        counts.injected += u32::from(new);
+        counts.encountered += u32::from(call.reply == Reply::Failure);
+        let mut later = calls[i + 1..].iter().filter(|c| c.tool == call.tool).peekable();
+        counts.retried += u32::from(later.peek().is_some());
+        counts.recovered += u32::from(later.any(|c| c.fault.is_none() && c.reply == Reply::Answer));
+    }
+    ledger
+}
+
+/// Reads a number, or null (how JSON writes NaN) as NaN.
+fn nan_if_null<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+}
+
+/// A domain as its name; `None` as null, and a name this version does not
+/// know read as `None`.
+mod domain_by_name {
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(domain: &Option<Domain>, serializer: S) -> Result<S::Ok, S::Error> {
+        domain.map(Domain::name).serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Domain>, D::Error> {
+        Ok(Option::<String>::deserialize(deserializer)?.and_then(|name| Domain::parse(&name)))
+    }
+}
+
+/// The per-kind ledger as an object keyed by kind name, in name order.
+mod kinds_by_name {
+    use serde::de::Error as _;
+
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(ledger: &BTreeMap<FaultKind, KindCounts>, serializer: S) -> Result<S::Ok, S::Error> {
+        ledger.iter().map(|(kind, counts)| (kind.name(), counts)).collect::<BTreeMap<_, _>>().serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<FaultKind, KindCounts>, D::Error> {
+        BTreeMap::<String, KindCounts>::deserialize(deserializer)?
+            .into_iter()
+            .map(|(name, counts)| {
+                FaultKind::parse(&name).map(|kind| (kind, counts)).ok_or_else(|| D::Error::custom(format!("unknown fault kind '{name}'")))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use toolenv_domains::Episode;
+    use toolenv_domains::chaos::{Chaos, FaultProfile};
+
+    use super::*;
+
+    fn planned(task_id: &str) -> PlannedEpisode {
+        PlannedEpisode {
+            agent: "react".to_owned(),
+            request: pb::CreateEpisodeRequest { task_id: task_id.to_owned(), trial: 2, epsilon: 0.1, ..Default::default() },
+            fault_profile: "0.2".to_owned(),
+            lambda: 0.2,
+        }
+    }
+
+    fn call(index: u32, tool: &str, fault: Option<(&str, bool)>, outcome: pb::tool_call_record::Outcome) -> pb::ToolCallRecord {
+        pb::ToolCallRecord {
+            index,
+            tool_name: tool.to_owned(),
+            outcome: Some(outcome),
+            fault: fault.map(|(kind, new)| pb::FaultRecord { kind: kind.to_owned(), new, recoverable: true }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn ledger_by_kind_from_a_wire_trajectory() {
+        use FaultKind::*;
+        use pb::tool_call_record::Outcome as O;
+        let failure = || O::Failure(pb::Failure::default());
+        let ok = || O::ResultJson("{}".to_owned());
+        // 0 search: SoftRateLimit (new), failure   → retried (1, 2), recovered (2)
+        // 1 search: SoftRateLimit (carried), failure → retried (2), recovered (2)
+        // 2 search: clean result
+        // 3 book:   PartialResponse, cut payload    → retried (5), not recovered (5 faulted)
+        // 4 get:    HighLatency, correct result     → never called again
+        // 5 book:   TransientTimeout, failure       → last call
+        let calls = vec![
+            call(0, "search", Some(("SoftRateLimit", true)), failure()),
+            call(1, "search", Some(("SoftRateLimit", false)), failure()),
+            call(2, "search", None, ok()),
+            call(3, "book", Some(("PartialResponse", true)), O::RawResult("{\"id".to_owned())),
+            call(4, "get", Some(("HighLatency", true)), ok()),
+            call(5, "book", Some(("TransientTimeout", true)), failure()),
+        ];
+        let trajectory = pb::Trajectory {
+            task_id: "travel/cheapest-flight/003".to_owned(),
+            trial: 2,
+            epsilon: 0.1,
+            calls,
+            verdict: Some(pb::Verdict {
+                passed: true,
+                fault_stats: Some(pb::FaultStats { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 }),
+                ..Default::default()
+            }),
+            usage: Some(pb::Usage { input_tokens: 10, output_tokens: 4, cost_usd: Some(0.5) }),
+            ..Default::default()
+        };
+        let e = EpisodeResult::from_wire(&planned(&trajectory.task_id), &trajectory).unwrap();
+        let got: Vec<_> = e.faults_by_kind.iter().map(|(k, c)| (*k, (c.hits, c.injected, c.encountered, c.retried, c.recovered))).collect();
+        assert_eq!(
+            got,
+            [
+                (TransientTimeout, (1, 1, 1, 0, 0)),
+                (HighLatency, (1, 1, 0, 0, 0)),
+                (SoftRateLimit, (2, 1, 2, 2, 2)),
+                (PartialResponse, (1, 1, 0, 1, 0)),
+            ]
+        );
+        assert_eq!((e.domain, e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls), (Some(Domain::Travel), "react", "0.2", 2, 6));
+        assert_eq!((e.epsilon, e.lambda, &e.outcome), (0.1, 0.2, &Outcome::Passed));
+        assert_eq!(e.fault_stats, FaultCounts { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 });
+        assert_eq!((e.tokens, e.cost_usd), (Some(TokenUsage { input: 10, output: 4 }), Some(0.5)));
+        // No verdict: an infrastructure error.
+        let unfinished = EpisodeResult::from_wire(&planned(&trajectory.task_id), &pb::Trajectory { verdict: None, ..trajectory.clone() });
+        assert!(unfinished.unwrap().is_infra_error());
+        // A fault kind this version does not know is an error, not a silent skip.
+        let mut unknown = trajectory;
+        unknown.calls[4].fault = Some(pb::FaultRecord { kind: "Gremlins".to_owned(), new: true, recoverable: true });
+        assert_eq!(
+            EpisodeResult::from_wire(&planned("travel/cheapest-flight/003"), &unknown),
+            Err(WireError::UnknownFaultKind { index: 4, kind: "Gremlins".to_owned() })
+        );
+        assert!(fault_ledger(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_wire_and_the_domain_trajectory_give_the_same_record() {
+        // Heavy faults and random calls, so that every ledger column is exercised.
+        let mut kinds_seen = 0;
+        for task in toolenv_domains::suite() {
+            let profile = FaultProfile::preset("0.3").unwrap();
+            let mut episode = Episode::new(task, 11, 1).with_chaos(Chaos::new(profile).unwrap());
+            for call in toolenv_domains::agent::random_calls(task, 11, 40) {
+                let arguments = call.arguments.to_string();
+                let _ = episode.call(call.tool, &arguments);
+                let _ = episode.call(call.tool, &arguments);
+            }
+            episode.finish();
+            let trajectory = episode.trajectory();
+            let planned = PlannedEpisode { fault_profile: "0.3".to_owned(), lambda: 0.3, ..planned(&task.id) };
+            let from_domain = EpisodeResult::from_trajectory(&planned, trajectory);
+            let from_wire = EpisodeResult::from_wire(&planned, &pb::Trajectory::from(trajectory)).unwrap();
+            assert_eq!(from_wire, from_domain, "{}", task.id);
+            assert_eq!(from_domain.domain, Some(task.domain));
+            assert!(from_domain.calls > 0);
+            kinds_seen += from_domain.faults_by_kind.len();
+        }
+        assert!(kinds_seen > 20, "{kinds_seen}");
+    }
+
+    /// What the store holds for two episodes, as the code before this
+    /// record had domain and fault kinds as strings wrote it.
+    pub(crate) const STORED: [&str; 2] = [
+        r#"{"task_id":"travel/cheapest-flight/001","domain":"travel","agent":"reference","epsilon":0.1,"lambda":null,"fault_profile":"custom","trial":1,"outcome":"failed","fault_stats":{"injected":3,"encountered":2,"recovered":1,"extra_calls":2},"faults_by_kind":{"CascadingFailure":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0},"SoftRateLimit":{"hits":2,"injected":1,"encountered":1,"retried":1,"recovered":0},"TransientTimeout":{"hits":1,"injected":1,"encountered":1,"retried":1,"recovered":1}},"tokens":{"input":1200,"output":340},"cost_usd":0.0125,"calls":7}"#,
+        r#"{"task_id":"support/refund/002","domain":"support","agent":"a","epsilon":0.0,"lambda":0.0,"fault_profile":"0.0","trial":0,"outcome":{"infra_error":"server gone"},"fault_stats":{"injected":0,"encountered":0,"recovered":0,"extra_calls":0},"faults_by_kind":{},"tokens":null,"cost_usd":null,"calls":0}"#,
+    ];
+
+    #[test]
+    fn records_stored_before_read_back_and_write_the_same_bytes() {
+        let first: EpisodeResult = serde_json::from_str(STORED[0]).unwrap();
+        assert_eq!((first.domain, first.trial, first.calls, &first.outcome), (Some(Domain::Travel), 1, 7, &Outcome::Failed));
+        assert!(first.lambda.is_nan());
+        let kinds: Vec<FaultKind> = first.faults_by_kind.keys().copied().collect();
+        assert_eq!(kinds, [FaultKind::TransientTimeout, FaultKind::SoftRateLimit, FaultKind::CascadingFailure]);
+        assert_eq!(first.faults_by_kind[&FaultKind::SoftRateLimit].hits, 2);
+        let second: EpisodeResult = serde_json::from_str(STORED[1]).unwrap();
+        assert_eq!((second.domain, &second.outcome), (Some(Domain::Support), &Outcome::InfraError("server gone".into())));
+        for (stored, record) in STORED.iter().zip([first, second]) {
+            assert_eq!(serde_json::to_string(&record).unwrap(), *stored);
+        }
+        // A fault kind nobody knows is refused; an unknown domain reads as none.
+        assert!(
+            serde_json::from_str::<EpisodeResult>(&STORED[1].replace(
+                r#""faults_by_kind":{}"#,
+                r#""faults_by_kind":{"Gremlins":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0}}"#
+            ))
+            .is_err()
+        );
+        let elsewhere: EpisodeResult = serde_json::from_str(&STORED[1].replace(r#""domain":"support""#, r#""domain":"banking""#)).unwrap();
+        assert_eq!((elsewhere.domain, elsewhere.domain_name()), (None, "unknown"));
+    }
+}
