@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "ce8fd20bfb0ae2a9e0d779f05896528cc372f5fd0b32e1bdb86e6c828bee8077";
+const PINNED: &str = "fa86ee4460286de3fb893d84807217c571a7e4ab5ba40c06c85f47167f1ceee4";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

@@ -156,6 +156,11 @@ pub struct Verdict {
     pub fault_stats: crate::FaultStats,
     /// What the faults met may explain, e.g. a suspension or a schema change.
     pub fault_notes: Vec<String>,
+    /// Whether an ideal agent could still have passed the episode under its
+    /// fault schedule: the result-reading solver replayed it in-process and
+    /// did not meet a fault no agent gets past. `None` when not decided (a
+    /// verdict judged outside an episode).
+    pub feasible: Option<bool>,
 }
 
 impl Verdict {
@@ -183,6 +188,7 @@ impl Verdict {
             final_state_hash: json::state_hash(final_state),
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),
+            feasible: None,
         }
     }
 
