@@ -135,43 +135,57 @@ impl Client {
     }
 }
 
-/// The agents built into the client, which need no model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Plays the task's reference solution, retrying what faults break: what
-    /// a perfect agent does.
-    Reference,
+/// Declares the built-in agents once: the enum, [`Agent::ALL`], each
+/// agent's name and its one-line help are all generated from one list.
+macro_rules! agents {
+    ($($(#[doc = $doc:literal])+ $variant:ident => $name:literal,)+) => {
+        /// The agents built into the client, which need no model.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Agent {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Agent {
+            /// Every built-in agent.
+            pub const ALL: [Agent; [$($name),+].len()] = [$(Agent::$variant),+];
+
+            /// The agent's name, as the CLI spells it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Agent::$variant => $name,)+
+                }
+            }
+
+            /// What the agent does, in a sentence (its documentation).
+            pub fn about(self) -> &'static str {
+                match self {
+                    $(Agent::$variant => concat!($($doc),+).trim_ascii(),)+
+                }
+            }
+        }
+    };
+}
+
+agents! {
+    /// Plays the task's reference solution, retrying what faults break: knows
+    /// the answer and never reads a result.
+    Reference => "reference",
     /// The reference solution without retries: each call is made once.
-    ReferenceNoRetry,
+    ReferenceNoRetry => "reference-no-retry",
     /// Reads the slots from the description with fixed patterns that only
     /// understand the canonical phrasing, then plays the reference solution
     /// with what it read: robustness falls with ε.
-    Brittle,
+    Brittle => "brittle",
     /// Makes seeded random calls with plausible arguments; should fail every task.
-    Random,
+    Random => "random",
     /// Does nothing and finishes; should fail every task.
-    Idle,
+    Idle => "idle",
     /// Knows only what the task asks (its slots) and decides from what the
     /// tools return: the result-reading solver that decides feasibility.
-    Solver,
+    Solver => "solver",
 }
 
 impl Agent {
-    /// The agent's name, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Reference => "reference",
-            Agent::ReferenceNoRetry => "reference-no-retry",
-            Agent::Brittle => "brittle",
-            Agent::Random => "random",
-            Agent::Idle => "idle",
-            Agent::Solver => "solver",
-        }
-    }
-
-    /// Every built-in agent.
-    pub const ALL: [Agent; 6] = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Idle, Agent::Solver];
-
     /// The agent of a name as [`Agent::name`] spells it.
     pub fn from_name(name: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|agent| agent.name() == name)

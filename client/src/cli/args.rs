@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_client::Agent;
 use toolenv_domains::Domain;
@@ -302,47 +303,63 @@ pub(crate) enum GridPreset {
     Ablation,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum DomainArg {
-    Scheduling,
-    Travel,
-    Support,
-    Ecommerce,
+/// A domain as a command-line value: the registry's domains, by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DomainArg(pub(crate) Domain);
+
+impl ValueEnum for DomainArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [DomainArg; Domain::COUNT] = {
+            let mut all = [DomainArg(Domain::ALL[0]); Domain::COUNT];
+            let mut i = 1;
+            while i < Domain::COUNT {
+                all[i] = DomainArg(Domain::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
+    }
 }
 
 impl From<DomainArg> for Domain {
     fn from(arg: DomainArg) -> Self {
-        match arg {
-            DomainArg::Scheduling => Domain::Scheduling,
-            DomainArg::Travel => Domain::Travel,
-            DomainArg::Support => Domain::Support,
-            DomainArg::Ecommerce => Domain::Ecommerce,
-        }
+        arg.0
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum AgentArg {
-    /// The task's reference solution, retrying faults.
-    Reference,
-    /// The reference solution without retries.
-    ReferenceNoRetry,
-    /// Reads the description with fixed patterns for the canonical phrasing.
-    Brittle,
-    /// Seeded random calls.
-    Random,
-    /// No calls at all.
-    Idle,
+/// A built-in agent as a command-line value: every agent, by name, with its help.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AgentArg(pub(crate) Agent);
+
+impl ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [AgentArg; Agent::ALL.len()] = {
+            let mut all = [AgentArg(Agent::ALL[0]); Agent::ALL.len()];
+            let mut i = 1;
+            while i < Agent::ALL.len() {
+                all[i] = AgentArg(Agent::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let about = self.0.about();
+        // The first sentence is the help line.
+        let first = about.split_once(". ").map_or(about, |(first, _)| first);
+        Some(PossibleValue::new(self.0.name()).help(first.trim_end_matches('.').to_owned()))
+    }
 }
 
 impl From<AgentArg> for Agent {
     fn from(arg: AgentArg) -> Self {
-        match arg {
-            AgentArg::Reference => Agent::Reference,
-            AgentArg::ReferenceNoRetry => Agent::ReferenceNoRetry,
-            AgentArg::Brittle => Agent::Brittle,
-            AgentArg::Random => Agent::Random,
-            AgentArg::Idle => Agent::Idle,
-        }
+        arg.0
     }
 }
