@@ -116,6 +116,7 @@ impl From<&domains::Verdict> for pb::Verdict {
                 extra_calls: stats.extra_calls,
             }),
             fault_notes: verdict.fault_notes.clone(),
+            feasible: verdict.feasible,
         }
     }
 }
@@ -229,7 +230,7 @@ impl pb::Trajectory {
                 .map(|c| serde_json::json!({"name": c.name, "passed": c.passed, "expected": parse(&c.expected_json), "actual": parse(&c.actual_json)}))
                 .collect();
             let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
-            serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes})
+            serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes, "feasible": v.feasible})
         });
         serde_json::json!({
             "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,

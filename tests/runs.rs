@@ -47,7 +47,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
     assert!(by(Agent::Brittle, &eps(0.2)) < by(Agent::Brittle, &eps(0.0)), "the brittle agent falls with ε");
     assert!(results.iter().any(|r| r.outcome == Outcome::Passed && r.fault_stats.encountered > 0));
 
-    let report = toolenv_client::report::render(&results, 2, InfraConvention::CountAsFailure).unwrap();
+    let report = toolenv_client::report::render(&results, 2, InfraConvention::CountAsFailure, Default::default()).unwrap();
     for expected in [
         "== agent reference ",
         "== agent reference-no-retry",
@@ -70,7 +70,7 @@ async fn the_ablation_grid_reports_each_fault_type_against_mixed() {
     let rows = metrics::ablation(&results, "mixed", InfraConvention::CountAsFailure);
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.pass.rate.total == 40));
-    let report = toolenv_client::report::render(&results, 2, InfraConvention::CountAsFailure).unwrap();
+    let report = toolenv_client::report::render(&results, 2, InfraConvention::CountAsFailure, Default::default()).unwrap();
     assert!(report.contains("fault-type ablation (vs mixed)") && report.contains("timeout-only"), "{report}");
     server.shutdown().await.unwrap();
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::metrics::{self, Breakdown, EpisodeResult, InfraConvention, PassK};
+use crate::metrics::{self, Breakdown, EpisodeResult, InfraConvention, PassK, Population};
 
 /// Formats a pass^k as a percentage with its Wilson interval.
 fn pct(pass: &PassK) -> String {
@@ -19,30 +19,40 @@ fn pct(pass: &PassK) -> String {
 }
 
 /// The report of a run's episodes, pass^k at `k` (the number of trials),
-/// infrastructure errors counted as `conv` says (and always shown).
-pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention) -> Result<String, metrics::MetricsError> {
+/// infrastructure errors counted as `conv` says and infeasible episodes as
+/// `population` says (both always shown), each rate with its ceiling.
+pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, population: Population) -> Result<String, metrics::MetricsError> {
     let mut out = String::new();
-    let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
     let infra = episodes.iter().filter(|e| e.is_infra_error()).count();
+    let infeasible = episodes.iter().filter(|e| e.feasible == Some(false)).count();
     let counted = match conv {
         InfraConvention::CountAsFailure => "counted as failures",
         InfraConvention::Exclude => "excluded from the rates",
     };
+    let over = match population {
+        Population::AllEpisodes => "counted as failures",
+        Population::FeasibleOnly => "excluded from the rates",
+    };
     let _ = writeln!(
         out,
-        "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {infra} ({counted})",
+        "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {infra} ({counted}); \
+         infeasible episodes (no agent could pass): {infeasible} ({over})",
         episodes.len()
     );
+    let selected = population.select(episodes);
+    let episodes = selected.as_slice();
+    let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
 
     for agent in &agents {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == agent.label).collect();
         let _ = writeln!(
             out,
-            "\n== agent {} ({} episodes): pass^{k} {}, pass^1 {}",
+            "\n== agent {} ({} episodes): pass^{k} {}, pass^1 {}, ceiling ^1/^{k} {}",
             agent.label,
             agent.episodes,
             pct(&agent.pass_k),
-            pct(&agent.pass_1)
+            pct(&agent.pass_1),
+            ceiling_text(agent)
         );
         for (title, by) in [("perturbation ε", Breakdown::Epsilon), ("fault level λ", Breakdown::Lambda), ("domain", Breakdown::Domain)] {
             let rows = metrics::breakdown(mine.iter().copied(), by, k, conv)?;
@@ -50,13 +60,19 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention) -> Resu
                 continue;
             }
             let _ = writeln!(out, "  by {title}:");
-            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, calls: &str| {
-                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {calls:>10}")
+            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str| {
+                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {ceiling:<18} {calls:>10}")
             };
-            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), "avg calls"));
+            let ceiling_title = format!("ceiling ^1/^{k}");
+            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls"));
             for row in rows {
                 let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
-                let _ = writeln!(out, "{}", line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &calls));
+                let ceiling = ceiling_text(&row);
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &ceiling, &calls)
+                );
             }
         }
         let recovery = metrics::fault_recovery(mine.iter().copied());
@@ -108,6 +124,16 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention) -> Resu
     Ok(out)
 }
 
+/// A row's ceilings as `pass^1 / pass^k` percentages (with the infeasible
+/// count), or `-` when feasibility is unknown.
+fn ceiling_text(row: &metrics::BreakdownRow) -> String {
+    let value = |p: &Option<PassK>| p.as_ref().and_then(|p| p.value).map(|v| format!("{:.1}", v.to_f64() * 100.0));
+    match (value(&row.ceiling_1), value(&row.ceiling_k)) {
+        (Some(one), Some(k)) => format!("{one}/{k}% ({} inf.)", row.infeasible),
+        _ => "-".to_owned(),
+    }
+}
+
 /// Whether a profile name is one of the paper's single-fault ablations.
 pub fn is_ablation(profile: &str) -> bool {
     crate::ABLATION_PROFILES.contains(&profile)
@@ -120,6 +146,8 @@ pub struct Summary {
     pub k: u32,
     /// How infrastructure errors count in the figures.
     pub convention: InfraConvention,
+    /// Which episodes the rates are over (all, or feasible ones only).
+    pub population: Population,
     /// Episodes by outcome.
     pub counts: Counts,
     /// Per agent, in name order.
@@ -142,6 +170,8 @@ pub struct Counts {
     pub failed: u64,
     /// Episodes that ended in an infrastructure error.
     pub infra_errors: u64,
+    /// Recorded episodes no agent could have passed under their fault schedule.
+    pub infeasible: u64,
 }
 
 /// One agent's figures (Tables 5–9).
@@ -174,8 +204,15 @@ pub struct AgentSummary {
 }
 
 /// The summary of a run's recorded episodes, of which `planned` were
-/// planned, infrastructure errors counted as `conv` says.
-pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64, conv: InfraConvention) -> Result<Summary, metrics::MetricsError> {
+/// planned, infrastructure errors counted as `conv` says and infeasible
+/// episodes as `population` says.
+pub fn summary(
+    episodes: &[EpisodeResult],
+    k: u32,
+    planned: u64,
+    conv: InfraConvention,
+    population: Population,
+) -> Result<Summary, metrics::MetricsError> {
     let count = |outcome: fn(&metrics::Outcome) -> bool| episodes.iter().filter(|e| outcome(&e.outcome)).count() as u64;
     let counts = Counts {
         planned,
@@ -184,7 +221,10 @@ pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64, conv: InfraConv
         passed: count(|o| *o == metrics::Outcome::Passed),
         failed: count(|o| *o == metrics::Outcome::Failed),
         infra_errors: count(|o| matches!(o, metrics::Outcome::InfraError(_))),
+        infeasible: episodes.iter().filter(|e| e.feasible == Some(false)).count() as u64,
     };
+    let selected = population.select(episodes);
+    let episodes = selected.as_slice();
     let mut agents = Vec::new();
     for overall in metrics::breakdown(episodes, Breakdown::Agent, k, conv)? {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == overall.label).collect();
@@ -208,7 +248,7 @@ pub fn summary(episodes: &[EpisodeResult], k: u32, planned: u64, conv: InfraConv
             overall,
         });
     }
-    Ok(Summary { k, convention: conv, counts, agents })
+    Ok(Summary { k, convention: conv, population, counts, agents })
 }
 
 #[cfg(test)]
@@ -227,8 +267,8 @@ mod tests {
         ];
         episodes[0].tokens = Some(metrics::TokenUsage { input: 120, output: 30 });
         episodes[0].cost_usd = Some(0.5);
-        let counted = render(&episodes, 1, InfraConvention::CountAsFailure).unwrap();
-        let excluded = render(&episodes, 1, InfraConvention::Exclude).unwrap();
+        let counted = render(&episodes, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        let excluded = render(&episodes, 1, InfraConvention::Exclude, Population::AllEpisodes).unwrap();
         assert!(counted.contains("infrastructure errors: 1 (counted as failures)"), "{counted}");
         assert!(excluded.contains("infrastructure errors: 1 (excluded from the rates)"), "{excluded}");
         // pass^1: (1/2 + 0) / 2 with the error as a failure; (1/1 + 0) / 2 without it.
@@ -236,10 +276,38 @@ mod tests {
         assert!(excluded.contains("pass^1 50.0%"), "{excluded}");
         assert!(counted.contains("usage: 120 input + 30 output tokens over 1 episodes; cost $0.5000 over 1"), "{counted}");
 
-        let summary = summary(&episodes, 1, 6, InfraConvention::Exclude).unwrap();
+        let summary = summary(&episodes, 1, 6, InfraConvention::Exclude, Population::AllEpisodes).unwrap();
         assert_eq!(summary.convention, InfraConvention::Exclude);
         let counts = summary.counts;
         assert_eq!((counts.planned, counts.recorded, counts.not_recorded, counts.infra_errors), (6, 4, 2, 1));
         assert_eq!(summary.agents[0].usage.input_tokens, 120);
+    }
+
+    #[test]
+    fn ceilings_and_the_feasible_population() {
+        // Task a: 4 trials, one infeasible (and failed), two passed. Task b: all feasible, one passed.
+        let mut episodes = crate::metrics::tests::task("travel/a/001", 2, 4);
+        episodes.extend(crate::metrics::tests::task("travel/b/002", 1, 4));
+        for e in &mut episodes {
+            e.feasible = Some(!(e.task_id == "travel/a/001" && e.trial == 3));
+        }
+        let rows = metrics::breakdown(&episodes, Breakdown::Agent, 1, InfraConvention::CountAsFailure).unwrap();
+        let ceiling = rows[0].ceiling_1.as_ref().and_then(|p| p.value).unwrap();
+        assert_eq!(ceiling, crate::metrics::tests::r(7, 8), "mean of 3/4 and 4/4");
+        assert_eq!(rows[0].infeasible, 1);
+        assert_eq!(rows[0].pass_1.value, Some(crate::metrics::tests::r(3, 8)));
+        // Over feasible episodes only, task a has 3 trials, two passed.
+        let feasible = summary(&episodes, 1, 8, InfraConvention::CountAsFailure, Population::FeasibleOnly).unwrap();
+        assert_eq!(feasible.counts.infeasible, 1);
+        assert_eq!(feasible.agents[0].overall.pass_1.value, Some(crate::metrics::tests::r(11, 24)), "mean of 2/3 and 1/4");
+        let text = render(&episodes, 1, InfraConvention::CountAsFailure, Population::FeasibleOnly).unwrap();
+        assert!(text.contains("infeasible episodes (no agent could pass): 1 (excluded from the rates)"), "{text}");
+        assert!(text.contains("100.0/100.0% (0 inf.)"), "{text}");
+        let text = render(&episodes, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        assert!(text.contains("ceiling ^1/^1 87.5/87.5% (1 inf.)"), "{text}");
+        // Unknown feasibility (runs recorded before it was decided) has no ceiling.
+        episodes.iter_mut().for_each(|e| e.feasible = None);
+        let rows = metrics::breakdown(&episodes, Breakdown::Agent, 1, InfraConvention::CountAsFailure).unwrap();
+        assert_eq!((rows[0].ceiling_1.clone(), rows[0].infeasible), (None, 0));
     }
 }

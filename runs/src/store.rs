@@ -545,6 +545,7 @@ mod tests {
             tokens: None,
             cost_usd: None,
             calls: 3,
+            feasible: None,
         }
     }
 
@@ -635,10 +636,11 @@ mod tests {
         assert_eq!(results.len(), 2);
         assert_eq!((results[1].domain, results[1].calls), (Some(toolenv_domains::Domain::Travel), 7));
         assert_eq!(results[1].faults_by_kind[&toolenv_domains::chaos::FaultKind::SoftRateLimit].hits, 2);
-        let report = crate::report::render(&results, 2, crate::metrics::InfraConvention::CountAsFailure).unwrap();
+        let report = crate::report::render(&results, 2, crate::metrics::InfraConvention::CountAsFailure, Default::default()).unwrap();
         assert!(report.contains("infrastructure errors: 1 (counted as failures)"), "{report}");
         assert!(report.contains("fault recovery: 3 injected, 2 encountered, 1 recovered (50.0%)"), "{report}");
-        let summary = serde_json::to_value(crate::report::summary(&results, 2, 2, Default::default()).unwrap()).unwrap();
+        let summary =
+            serde_json::to_value(crate::report::summary(&results, 2, 2, Default::default(), Default::default()).unwrap()).unwrap();
         let by_kind = summary["agents"][1]["recovery"]["by_kind"].as_object().unwrap();
         assert_eq!(by_kind.keys().collect::<Vec<_>>(), ["CascadingFailure", "SoftRateLimit", "TransientTimeout"]);
         assert_eq!(summary["agents"][1]["by_domain"][0]["label"], "travel");

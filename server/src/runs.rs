@@ -25,7 +25,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
-use toolenv_runs::metrics::InfraConvention;
+use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
 use toolenv_runs::{Grid, PlannedEpisode, report, trials_of};
 
@@ -487,11 +487,12 @@ impl pb::runs_server::Runs for RunsService {
     }
 
     async fn get_run_report(&self, request: Request<pb::GetRunReportRequest>) -> Result<Response<pb::RunReport>, Status> {
-        let pb::GetRunReportRequest { run_id, exclude_infra_errors } = request.into_inner();
+        let pb::GetRunReportRequest { run_id, exclude_infra_errors, feasible_only } = request.into_inner();
         if run_id.is_empty() {
             return Err(Error::MissingField("run_id").into());
         }
         let conv = InfraConvention::excluding(exclude_infra_errors);
+        let population = Population::feasible_only(feasible_only);
         let (summary, agents, results, k) = self
             .host()
             .blocking(move |store| {
@@ -501,8 +502,8 @@ impl pb::runs_server::Runs for RunsService {
             })
             .await?;
         let metrics_error = |e: toolenv_runs::metrics::MetricsError| Error::Store(format!("computing the report: {e}"));
-        let text = report::render(&results, k, conv).map_err(metrics_error)?;
-        let figures = report::summary(&results, k, summary.planned, conv).map_err(metrics_error)?;
+        let text = report::render(&results, k, conv, population).map_err(metrics_error)?;
+        let figures = report::summary(&results, k, summary.planned, conv, population).map_err(metrics_error)?;
         let summary_json = serde_json::json!({"run": summary, "report": figures}).to_string();
         let queue = self.host().queues.lock().get(summary.id.as_str()).cloned();
         let run = match queue {

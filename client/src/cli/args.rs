@@ -46,6 +46,11 @@ pub(crate) enum Command {
         /// counted and shown); by default they count as failed trials.
         #[arg(long)]
         exclude_infra_errors: bool,
+        /// Compute every rate over feasible episodes only (an ideal agent
+        /// could have passed them); infeasible ones are still counted and
+        /// shown, and each rate's ceiling is shown either way.
+        #[arg(long)]
+        feasible_only: bool,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -35,7 +35,7 @@ pub(crate) async fn host(client: &mut Client, request: pb::CreateRunRequest, no_
         run = client.runs().get_run(request).await.map_err(ClientError::from)?.into_inner();
     }
     bar.finish_and_clear();
-    report(client, &run.run_id, false, false).await
+    report(client, &run.run_id, false, false, false).await
 }
 
 /// Works on a hosted run with built-in agents until nothing is left for the label.
@@ -95,8 +95,14 @@ pub(crate) async fn list_runs(client: &mut Client) -> anyhow::Result<ExitCode> {
 }
 
 /// `toolenv report RUN --url`: a hosted run's report, as `toolenv report` prints a stored one.
-pub(crate) async fn report(client: &mut Client, run: &str, json: bool, exclude_infra_errors: bool) -> anyhow::Result<ExitCode> {
-    let request = pb::GetRunReportRequest { run_id: run.to_owned(), exclude_infra_errors };
+pub(crate) async fn report(
+    client: &mut Client,
+    run: &str,
+    json: bool,
+    exclude_infra_errors: bool,
+    feasible_only: bool,
+) -> anyhow::Result<ExitCode> {
+    let request = pb::GetRunReportRequest { run_id: run.to_owned(), exclude_infra_errors, feasible_only };
     let report = client.runs().get_run_report(request).await.map_err(ClientError::from)?.into_inner();
     render::server_report(&report, json);
     Ok(ExitCode::SUCCESS)

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolenv_client::Client;
-use toolenv_client::metrics::InfraConvention;
+use toolenv_client::metrics::{InfraConvention, Population};
 use toolenv_server::{Config, RunningServer};
 
 use args::{ClientCommand, Command, TasksCommand};
@@ -33,9 +33,15 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut Client::connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
-        Command::Report { run, json, exclude_infra_errors, store } => match &url {
-            Some(url) => hosted::report(&mut Client::connect(url).await?, &run, json, exclude_infra_errors).await,
-            None => store::report(&store.store, &run, json, InfraConvention::excluding(exclude_infra_errors)),
+        Command::Report { run, json, exclude_infra_errors, feasible_only, store } => match &url {
+            Some(url) => hosted::report(&mut Client::connect(url).await?, &run, json, exclude_infra_errors, feasible_only).await,
+            None => store::report(
+                &store.store,
+                &run,
+                json,
+                InfraConvention::excluding(exclude_infra_errors),
+                Population::feasible_only(feasible_only),
+            ),
         },
         Command::Export { run, store } => store::export(&store.store, &run),
         Command::Client(ClientCommand::Host(args)) => {

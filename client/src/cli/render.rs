@@ -3,7 +3,7 @@
 
 use toolenv::pb;
 use toolenv_client::PlannedEpisode;
-use toolenv_client::metrics::{EpisodeResult, InfraConvention, Outcome};
+use toolenv_client::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
 use toolenv_client::store::RunSummary;
 use toolenv_domains::Domain;
 use toolenv_runs::trials_of;
@@ -72,7 +72,7 @@ pub(crate) fn results(played: &[Played], shape: Shape, json: bool) -> anyhow::Re
         Shape::Verdicts => verdicts(played),
         Shape::Report { k } => {
             let results: Vec<EpisodeResult> = played.iter().map(|p| p.result.clone()).collect();
-            print!("{}", toolenv_client::report::render(&results, k, InfraConvention::CountAsFailure)?);
+            print!("{}", toolenv_client::report::render(&results, k, InfraConvention::CountAsFailure, Population::AllEpisodes)?);
         }
     }
     Ok(())
@@ -193,9 +193,10 @@ pub(crate) fn stored_report(
     k: u32,
     json: bool,
     conv: InfraConvention,
+    population: Population,
 ) -> anyhow::Result<()> {
     if json {
-        let report = toolenv_client::report::summary(results, k, summary.planned, conv)?;
+        let report = toolenv_client::report::summary(results, k, summary.planned, conv, population)?;
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": summary, "report": report}))?);
     } else {
         println!(
@@ -208,7 +209,7 @@ pub(crate) fn stored_report(
             summary.sessions,
             summary.description
         );
-        print!("{}", toolenv_client::report::render(results, k, conv)?);
+        print!("{}", toolenv_client::report::render(results, k, conv, population)?);
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use toolenv_client::metrics::InfraConvention;
+use toolenv_client::metrics::{InfraConvention, Population};
 use toolenv_client::store::{Store, StoreError};
 use toolenv_runs::trials_of;
 
@@ -17,13 +17,13 @@ pub(crate) fn list_runs(path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// `toolenv report RUN`: a stored run's report.
-pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention) -> anyhow::Result<ExitCode> {
+pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(path)?;
     let run = store.find_run(run)?;
     let summary = store.summary(&run)?;
     let results = store.results(&run)?;
     let k = trials_of(&store.plan(&run)?);
-    render::stored_report(&summary, &results, k, json, conv)?;
+    render::stored_report(&summary, &results, k, json, conv, population)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -241,13 +241,22 @@ fn tally_tasks<'a>(
     episodes: impl IntoIterator<Item = &'a EpisodeResult>,
     convention: InfraConvention,
 ) -> (BTreeMap<ConfigKey<'a>, Tally>, u64) {
+    tally_by(episodes, |e| convention.judge(&e.outcome))
+}
+
+/// Tallies trials per task configuration, each episode judged by `judge`
+/// (a success, a failure, or no trial); also counts infrastructure errors.
+fn tally_by<'a>(
+    episodes: impl IntoIterator<Item = &'a EpisodeResult>,
+    judge: impl Fn(&EpisodeResult) -> Option<bool>,
+) -> (BTreeMap<ConfigKey<'a>, Tally>, u64) {
     let mut tasks: BTreeMap<ConfigKey<'a>, Tally> = BTreeMap::new();
     let mut infra_errors = 0;
     for e in episodes {
         infra_errors += u64::from(e.is_infra_error());
         let key = (e.agent.as_str(), e.task_id.as_str(), Level::new(e.epsilon), Level::new(e.lambda), e.fault_profile.as_str());
         let tally = tasks.entry(key).or_default();
-        if let Some(passed) = convention.judge(&e.outcome) {
+        if let Some(passed) = judge(e) {
             tally.trials += 1;
             tally.passes += u64::from(passed);
         }
@@ -338,6 +347,50 @@ pub fn pass_hat_k<'a>(
     estimate(tasks.into_values(), infra_errors, k, Estimator::PassHatK, convention)
 }
 
+/// The ceiling of pass^k: the pass^k of an ideal agent that passes exactly
+/// the feasible episodes (see [`EpisodeResult::feasible`]), with the same
+/// trials and infrastructure-error convention. `None` when no episode's
+/// feasibility is known (a run recorded before it was decided).
+pub fn ceiling<'a>(
+    episodes: impl IntoIterator<Item = &'a EpisodeResult> + Clone,
+    k: u32,
+    convention: InfraConvention,
+) -> Result<Option<PassK>, MetricsError> {
+    if !episodes.clone().into_iter().any(|e| e.feasible.is_some()) {
+        return Ok(None);
+    }
+    let judge = |e: &EpisodeResult| convention.judge(&e.outcome).map(|_| e.feasible.unwrap_or(true));
+    let (tasks, infra_errors) = tally_by(episodes, judge);
+    estimate(tasks.into_values(), infra_errors, k, Estimator::PassHatK, convention).map(Some)
+}
+
+/// Which episodes the rates of a report are over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Population {
+    /// Every episode: an infeasible one is a failed trial (the default).
+    #[default]
+    AllEpisodes,
+    /// Feasible episodes only: an episode no agent could have passed is
+    /// left out of every rate (still counted and shown).
+    FeasibleOnly,
+}
+
+impl Population {
+    /// [`Population::FeasibleOnly`] when asked, else the default.
+    pub fn feasible_only(only: bool) -> Self {
+        if only { Population::FeasibleOnly } else { Population::AllEpisodes }
+    }
+
+    /// The episodes the rates are over.
+    pub fn select(self, episodes: &[EpisodeResult]) -> Vec<EpisodeResult> {
+        match self {
+            Population::AllEpisodes => episodes.to_vec(),
+            Population::FeasibleOnly => episodes.iter().filter(|e| e.feasible != Some(false)).cloned().collect(),
+        }
+    }
+}
+
 /// pass@k: the probability that at least one of k trials succeeds, mean over
 /// tasks of 1 − C(n_t − c_t, k)/C(n_t, k); tasks and conventions as in [`pass_hat_k`].
 pub fn pass_at_k<'a>(
@@ -404,6 +457,13 @@ pub struct BreakdownRow {
     pub pass_k: PassK,
     /// Mean tool calls per episode, infrastructure errors included.
     pub mean_calls: Option<f64>,
+    /// The ceiling of pass^1 and of pass^k: what an agent passing every
+    /// feasible episode would score ([`ceiling`]); `None` when unknown.
+    pub ceiling_1: Option<PassK>,
+    /// The ceiling of pass^k.
+    pub ceiling_k: Option<PassK>,
+    /// Episodes no agent could have passed under their fault schedule.
+    pub infeasible: u64,
 }
 
 /// pass^1, pass^k and mean tool calls per agent, domain, ε, λ or fault
@@ -437,6 +497,9 @@ pub fn breakdown<'a>(
                 pass_1: pass_hat_k(group.iter().copied(), 1, convention)?,
                 pass_k: pass_hat_k(group.iter().copied(), k, convention)?,
                 mean_calls: (!group.is_empty()).then(|| calls as f64 / group.len() as f64),
+                ceiling_1: ceiling(group.iter().copied(), 1, convention)?,
+                ceiling_k: ceiling(group.iter().copied(), k, convention)?,
+                infeasible: group.iter().filter(|e| e.feasible == Some(false)).count() as u64,
             })
         })
         .collect()

@@ -131,6 +131,11 @@ pub struct EpisodeResult {
     pub cost_usd: Option<f64>,
     /// Tool calls that reached the episode.
     pub calls: u32,
+    /// Whether an ideal agent could still have passed the episode under its
+    /// fault schedule (the verdict's feasibility); `None` when unknown (an
+    /// infrastructure error, a run recorded before feasibility was decided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feasible: Option<bool>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -166,6 +171,7 @@ impl EpisodeResult {
             tokens: None,
             cost_usd: None,
             calls: 0,
+            feasible: None,
         }
     }
 
@@ -181,6 +187,7 @@ impl EpisodeResult {
         let calls: Vec<LedgerCall<'_>> = trajectory.calls.iter().map(LedgerCall::from).collect();
         EpisodeResult {
             fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
+            feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }
@@ -228,6 +235,7 @@ impl EpisodeResult {
                 .unwrap_or_default(),
             tokens: trajectory.usage.map(|u| TokenUsage { input: u.input_tokens, output: u.output_tokens }),
             cost_usd: trajectory.usage.and_then(|u| u.cost_usd),
+            feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         })
     }
