@@ -59,6 +59,9 @@ pub const ABLATION_PROFILES: [&str; 4] = ["timeout-only", "rate-limit-only", "pa
 /// Most trials per configuration of a grid (the largest k of pass^k).
 pub const MAX_TRIALS: u32 = 100;
 
+/// Most perturbation samples (seeds) per task a grid may draw.
+pub const MAX_SEEDS: u32 = 1000;
+
 /// Longest agent label, in bytes.
 pub const MAX_LABEL: usize = 100;
 
@@ -96,6 +99,9 @@ pub enum GridError {
     /// A time scale outside [`TIME_SCALE_RANGE`].
     #[error("time scale {0} is not within [0, 1000] (real milliseconds per simulated millisecond)")]
     TimeScale(f64),
+    /// Seeds per task outside 1 to [`MAX_SEEDS`].
+    #[error("seeds must be 1 to {MAX_SEEDS}, got {0}")]
+    Seeds(u32),
 }
 
 impl GridError {
@@ -107,6 +113,7 @@ impl GridError {
             GridError::FaultProfile(_) => "fault_profiles",
             GridError::Trials(_) => "trials",
             GridError::TimeScale(_) => "time_scale",
+            GridError::Seeds(_) => "seeds",
         }
     }
 }
@@ -123,8 +130,14 @@ pub struct Grid {
     pub fault_profiles: Vec<String>,
     /// Trials per configuration: the k of pass^k.
     pub trials: u32,
-    /// The seed every episode shares (trials differ by their index).
+    /// The first seed; trials of a configuration share their seed and
+    /// differ by their index.
     pub seed: u64,
+    /// Perturbation samples per task: seeds `seed`, `seed + 1`, … each give
+    /// the task another perturbed description (and fault schedule), and each
+    /// is its own unit of pass^k, so ε cells are not measured on one fixed
+    /// text per task.
+    pub seeds: u32,
     /// How faults reach the agent.
     pub fault_delivery: pb::FaultDelivery,
     /// Real milliseconds per simulated millisecond of fault delays; `None`
@@ -141,6 +154,7 @@ impl Grid {
             fault_profiles: Vec::new(),
             trials: 1,
             seed: 0,
+            seeds: 1,
             fault_delivery: pb::FaultDelivery::Status,
             time_scale: None,
         }
@@ -182,6 +196,9 @@ impl Grid {
         if !(1..=MAX_TRIALS).contains(&self.trials) {
             return Err(GridError::Trials(self.trials));
         }
+        if !(1..=MAX_SEEDS).contains(&self.seeds) {
+            return Err(GridError::Seeds(self.seeds));
+        }
         if let Some(time_scale) = self.time_scale {
             check_time_scale(time_scale)?;
         }
@@ -189,7 +206,7 @@ impl Grid {
     }
 
     /// The grid's episodes over the given tasks, in the order agents × ε ×
-    /// profiles × tasks × trials.
+    /// profiles × tasks × seeds × trials.
     pub fn plan<'a>(&self, task_ids: impl IntoIterator<Item = &'a str> + Clone) -> Vec<PlannedEpisode> {
         let profiles: Vec<Option<&str>> =
             if self.fault_profiles.is_empty() { vec![None] } else { self.fault_profiles.iter().map(|p| Some(p.as_str())).collect() };
@@ -198,12 +215,12 @@ impl Grid {
             for &epsilon in &self.epsilons {
                 for &profile in &profiles {
                     for task_id in task_ids.clone() {
-                        for trial in 0..self.trials {
+                        for (seed, trial) in (0..self.seeds).flat_map(|s| (0..self.trials).map(move |t| (s, t))) {
                             plan.push(PlannedEpisode {
                                 agent: agent.clone(),
                                 request: pb::CreateEpisodeRequest {
                                     task_id: task_id.to_owned(),
-                                    seed: self.seed,
+                                    seed: self.seed.wrapping_add(u64::from(seed)),
                                     trial,
                                     epsilon,
                                     fault_profile: profile.map(|name| pb::FaultProfile { name: name.to_owned(), ..Default::default() }),
@@ -279,6 +296,7 @@ mod tests {
             (Grid { fault_profiles: vec!["0.2".into(), "0.7".into()], ..good.clone() }, "fault_profiles", "unknown fault profile '0.7'"),
             (Grid { trials: 0, ..good.clone() }, "trials", "trials must be 1 to 100, got 0"),
             (Grid { trials: 101, ..good.clone() }, "trials", "trials must be 1 to 100, got 101"),
+            (Grid { seeds: 0, ..good.clone() }, "seeds", "seeds must be 1 to 1000, got 0"),
             (Grid { time_scale: Some(-1.0), ..good.clone() }, "time_scale", "time scale -1 is not within [0, 1000]"),
             (Grid { time_scale: Some(f64::NAN), ..good.clone() }, "time_scale", "time scale NaN is not within"),
         ];
@@ -304,5 +322,29 @@ mod tests {
         assert!(lambda_of("my-profile").is_nan());
         // A number is not a profile: only presets have a λ.
         assert!(lambda_of("0.5").is_nan());
+    }
+
+    #[test]
+    fn several_seeds_per_task_are_each_a_unit_of_pass_k() {
+        let grid = Grid { seeds: 3, trials: 2, seed: 10, ..Grid::single(vec!["a".into()]) };
+        let plan = grid.plan(["travel/cheapest-flight/001"]);
+        let seeds: Vec<(u64, u32)> = plan.iter().map(|p| (p.request.seed, p.request.trial)).collect();
+        assert_eq!(seeds, [(10, 0), (10, 1), (11, 0), (11, 1), (12, 0), (12, 1)]);
+        // Seed 10 passes both trials, 11 one, 12 none: pass^2 is the mean over the three units.
+        let results: Vec<metrics::EpisodeResult> = plan
+            .iter()
+            .map(|p| {
+                let passed = p.request.seed == 10 || (p.request.seed == 11 && p.request.trial == 0);
+                p.result(&pb::Trajectory {
+                    task_id: p.request.task_id.clone(),
+                    seed: p.request.seed,
+                    trial: p.request.trial,
+                    verdict: Some(pb::Verdict { passed, ..Default::default() }),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        let pass_2 = metrics::pass_hat_k(&results, 2, metrics::InfraConvention::CountAsFailure).unwrap();
+        assert_eq!((pass_2.tasks, pass_2.value.map(|v| v.to_f64())), (3, Some(1.0 / 3.0)));
     }
 }

@@ -539,6 +539,7 @@ mod tests {
             lambda: planned.lambda,
             fault_profile: planned.fault_profile.clone(),
             trial: planned.request.trial,
+            seed: planned.request.seed,
             outcome,
             fault_stats: FaultCounts { injected: 2, encountered: 1, recovered: 1, extra_calls: 1 },
             faults_by_kind: Default::default(),

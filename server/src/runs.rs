@@ -352,6 +352,7 @@ impl RunsService {
             other => return Err(Error::invalid("preset", format!("presets are \"paper\" and \"ablation\", got {other:?}"))),
         };
         grid.seed = request.seed;
+        grid.seeds = request.seeds.max(1);
         grid.time_scale = request.time_scale;
         grid.fault_delivery = request.fault_delivery();
         let named = &self.env.config().fault_profiles;

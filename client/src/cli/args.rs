@@ -87,7 +87,7 @@ pub(crate) struct RunStoreArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "in_band", "time_scale"]
+        conflicts_with_all = ["domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "seeds", "in_band", "time_scale"]
     )]
     pub(crate) resume: Option<String>,
 }
@@ -289,6 +289,11 @@ pub(crate) struct GridArgs {
     /// Episode seed (trials of a configuration share it and differ by trial index).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Perturbation samples per task: seeds --seed, --seed + 1, … each give
+    /// the task another perturbed description and fault schedule, each its
+    /// own unit of pass^k.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) seeds: u32,
     /// Deliver faults in-band, as error objects in OK replies.
     #[arg(long)]
     pub(crate) in_band: bool,

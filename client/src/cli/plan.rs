@@ -93,6 +93,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
         fault_profiles: grid.fault_profiles,
         trials: grid.trials,
         seed: grid.seed,
+        seeds: grid.seeds,
         domain: args.filter.domain.map_or(pb::Domain::Unspecified, |d| Domain::from(d).into()).into(),
         level: args.filter.level.map_or(0, u32::from),
         fault_delivery: grid.fault_delivery.into(),
@@ -136,6 +137,7 @@ fn grid(args: &GridArgs, agents: Vec<String>, server: Server, agents_flag: &str)
         None => Grid { epsilons: args.epsilons.clone(), fault_profiles: args.faults.clone(), trials: args.trials, ..Grid::single(agents) },
     };
     grid.seed = args.seed;
+    grid.seeds = args.seeds;
     grid.fault_delivery = delivery(args.in_band);
     grid.time_scale = Some(args.time_scale);
     grid.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, agents_flag))?;
@@ -154,6 +156,7 @@ fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
         GridError::FaultProfile(_) => "--faults",
         GridError::Trials(_) => "--trials",
         GridError::TimeScale(_) => "--time-scale",
+        GridError::Seeds(_) => "--seeds",
     };
     anyhow::Error::new(error).context(format!("invalid {flag}"))
 }

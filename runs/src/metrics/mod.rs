@@ -232,7 +232,7 @@ pub(crate) struct Tally {
 }
 
 /// Agent, task, ε, λ, fault profile.
-type ConfigKey<'a> = (&'a str, &'a str, Level, Level, &'a str);
+type ConfigKey<'a> = (&'a str, &'a str, u64, Level, Level, &'a str);
 
 /// Trials per task-under-a-configuration, and the infrastructure errors.
 /// Under [`InfraConvention::Exclude`] a task whose trials were all
@@ -254,7 +254,7 @@ fn tally_by<'a>(
     let mut infra_errors = 0;
     for e in episodes {
         infra_errors += u64::from(e.is_infra_error());
-        let key = (e.agent.as_str(), e.task_id.as_str(), Level::new(e.epsilon), Level::new(e.lambda), e.fault_profile.as_str());
+        let key = (e.agent.as_str(), e.task_id.as_str(), e.seed, Level::new(e.epsilon), Level::new(e.lambda), e.fault_profile.as_str());
         let tally = tasks.entry(key).or_default();
         if let Some(passed) = judge(e) {
             tally.trials += 1;

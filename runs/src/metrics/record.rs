@@ -115,6 +115,11 @@ pub struct EpisodeResult {
     pub fault_profile: String,
     /// The trial index.
     pub trial: u32,
+    /// The episode's seed: with the task, the unit of pass^k (a grid may draw
+    /// several perturbation samples per task). Not written when 0, as
+    /// records stored before it was kept read back.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seed: u64,
     /// How the episode ended.
     pub outcome: Outcome,
     /// The fault ledger's totals.
@@ -165,6 +170,7 @@ impl EpisodeResult {
             lambda: planned.lambda,
             fault_profile: planned.fault_profile.clone(),
             trial: request.trial,
+            seed: request.seed,
             outcome,
             fault_stats: FaultCounts::default(),
             faults_by_kind: BTreeMap::new(),
@@ -260,6 +266,10 @@ impl EpisodeResult {
     pub fn domain_name(&self) -> &'static str {
         self.domain.map_or("unknown", Domain::name)
     }
+}
+
+fn is_zero(seed: &u64) -> bool {
+    *seed == 0
 }
 
 fn no_verdict() -> Outcome {
