@@ -21,7 +21,7 @@ async fn scheduling() {
     let booked = v.checks.iter().find(|k| k.name.contains("'Review' booked")).unwrap();
     assert_eq!((booked.expected_json.as_str(), booked.actual_json.as_str()), ("\"Review\"", "null"));
     let collateral = v.checks.iter().find(|k| k.name == COLLATERAL_CHECK).unwrap();
-    assert_eq!(collateral.actual_json, r#"["/calendar/2026-01-01/10:00"]"#);
+    assert_eq!(collateral.actual_json, r#"[{"actual":"Review","expected":null,"path":"/calendar/2026-01-01/10:00"}]"#);
 
     // Conflict handling: cancelling the existing meeting to take its slot.
     let v = play_calls(
@@ -92,7 +92,7 @@ async fn travel() {
         ],
     )
     .await;
-    assert_failed(&v, &["AA-500 confirmed for Bob", "paid with card_4242"]);
+    assert_failed(&v, &["AA-500 confirmed for Bob", "paid with card_4242", "collateral"]);
 
     // Cancelling only half of the round trip.
     let v = play_calls(c, "travel/cancel-trip/004", &[("cancel_reservation", json!({"reservation_id": "R-0002"}))]).await;
@@ -126,7 +126,7 @@ async fn support() {
         &[("update_ticket", json!({"ticket_id": "T-0002", "priority": "high"})), close("T-0002")],
     )
     .await;
-    assert_failed(&v, &["T-0002 escalated to tier2", "T-0002 escalated, not closed", "T-0002 has an escalation reason", "collateral"]);
+    assert_failed(&v, &["T-0002 escalated to tier2", "T-0002 escalated, not closed", "gives the disputed amount", "collateral"]);
 
     // Escalating to the wrong tier.
     let v = play_calls(
@@ -134,11 +134,11 @@ async fn support() {
         "support/escalate-dispute/003",
         &[
             ("update_ticket", json!({"ticket_id": "T-0002", "priority": "high"})),
-            ("escalate_ticket", json!({"ticket_id": "T-0002", "reason": "dispute", "escalate_to": "tier3"})),
+            ("escalate_ticket", json!({"ticket_id": "T-0002", "reason": "Disputed refund of $749.00.", "escalate_to": "tier3"})),
         ],
     )
     .await;
-    assert_failed(&v, &["T-0002 escalated to tier2"]);
+    assert_failed(&v, &["T-0002 escalated to tier2", "collateral"]);
 
     // The mirror image: escalating a small dispute that tier1 must close.
     let create = (
@@ -147,13 +147,14 @@ async fn support() {
     );
     let escalate = ("escalate_ticket", json!({"ticket_id": "T-0007", "reason": "dispute", "escalate_to": "tier2"}));
     let v = play_calls(c, "support/small-dispute/005", &[create, escalate]).await;
-    assert_failed(&v, &["T-0007 closed by tier1", "T-0007 has a resolution", "T-0007 not escalated"]);
+    assert_failed(&v, &["T-0007 closed by tier1", "approves the refund and states the amount", "T-0007 not escalated", "collateral"]);
 
     // Wrong priority: the count check finds no matching ticket.
     let create =
         ("create_ticket", json!({"customer_id": "C-104", "subject": "Invoice email change", "description": "x", "priority": "high"}));
     let v = play_calls(c, "support/create-close/001", &[create, close("T-0007")]).await;
-    assert_failed(&v, &["one ticket for C-104"]);
+    // The placeholder description and the wrong priority fail too.
+    assert_failed(&v, &["one ticket for C-104", "description names the invoice email", "resolution says what was done", "collateral"]);
     let count = v.checks.iter().find(|k| k.name.starts_with("one ticket")).unwrap();
     assert_eq!((count.expected_json.as_str(), count.actual_json.as_str()), ("1", "0"));
     server.shutdown().await.unwrap();
@@ -187,7 +188,7 @@ async fn ecommerce() {
         &[order("C-204", "SKU-302", home, Some("WINTER25")), order("C-204", "SKU-302", home, None)],
     )
     .await;
-    assert_failed(&v, &["valid coupon HOME5", "totals $22.49"]);
+    assert_failed(&v, &["valid coupon HOME5", "totals $22.49", "collateral"]);
 
     // Returning both items of the recent order, to store credit.
     let items = json!({"order_id": "O-0003", "items": ["SKU-204", "SKU-205"], "reason": "too tight", "refund_method": "store_credit"});
