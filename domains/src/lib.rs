@@ -39,6 +39,7 @@ pub mod drift;
 pub mod ecommerce;
 mod episode;
 pub mod json;
+mod names;
 mod oracle;
 pub mod perturb;
 pub mod scheduling;
@@ -50,7 +51,8 @@ mod world;
 mod writer;
 
 pub use episode::{
-    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, Failure, FailureCode, FaultRecord, FaultStats, Outcome, Trajectory,
+    Answer, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Delivered, Delivery, Episode, Failure, FailureCode, FaultRecord,
+    FaultStats, Outcome, Trajectory,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Verdict};
 pub use task::{Call, Slot, Task};
