@@ -135,42 +135,31 @@ impl Client {
     }
 }
 
-/// The agents built into the client, which need no model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Plays the task's reference solution, retrying what faults break: what
-    /// a perfect agent does.
-    Reference,
-    /// The reference solution without retries: each call is made once.
-    ReferenceNoRetry,
-    /// Reads the slots from the description with fixed patterns that only
-    /// understand the canonical phrasing, then plays the reference solution
-    /// with what it read: robustness falls with ε.
-    Brittle,
-    /// Makes seeded random calls with plausible arguments; should fail every task.
-    Random,
-    /// Does nothing and finishes; should fail every task.
-    Idle,
+toolenv_domains::named_enum! {
+    /// The agents built into the client, which need no model; their names
+    /// are as the CLI spells them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Agent {
+        /// Plays the task's reference solution, retrying what faults break: what
+        /// a perfect agent does.
+        Reference = "reference",
+        /// The reference solution without retries: each call is made once.
+        ReferenceNoRetry = "reference-no-retry",
+        /// Reads the slots from the description with fixed patterns that only
+        /// understand the canonical phrasing, then plays the reference solution
+        /// with what it read: robustness falls with ε.
+        Brittle = "brittle",
+        /// Makes seeded random calls with plausible arguments; should fail every task.
+        Random = "random",
+        /// Does nothing and finishes; should fail every task.
+        Idle = "idle",
+    }
 }
 
 impl Agent {
-    /// The agent's name, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Reference => "reference",
-            Agent::ReferenceNoRetry => "reference-no-retry",
-            Agent::Brittle => "brittle",
-            Agent::Random => "random",
-            Agent::Idle => "idle",
-        }
-    }
-
-    /// Every built-in agent.
-    pub const ALL: [Agent; 5] = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Idle];
-
-    /// The agent of a name as [`Agent::name`] spells it.
+    /// The agent of a name as [`Agent::name`] spells it ([`Agent::parse`]).
     pub fn from_name(name: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|agent| agent.name() == name)
+        Agent::parse(name)
     }
 
     /// The calls this agent makes on a task, given the description it was told.

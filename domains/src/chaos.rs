@@ -511,6 +511,49 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_has_a_name_that_parses_back_and_serializes_alike() {
+        assert_eq!(FaultKind::ALL.len(), 11);
+        for (i, kind) in FaultKind::ALL.into_iter().enumerate() {
+            assert_eq!(FaultKind::parse(kind.name()), Some(kind));
+            assert_eq!(kind.to_string(), kind.name());
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(kind.name()), "the wire and the ledger spell it alike");
+            assert_eq!(serde_json::from_value::<FaultKind>(serde_json::json!(kind.name())).unwrap(), kind);
+            assert!(FaultKind::ALL[..i].iter().all(|&earlier| earlier < kind), "ALL is in declaration order, without repeats");
+        }
+        assert_eq!(FaultKind::parse("transienttimeout"), None, "names are case-sensitive");
+        assert_eq!(FaultKind::parse(""), None);
+    }
+
+    /// The behaviour table, spelled out: what DESIGN.md's fault table says
+    /// each kind does, by when it acts, and which kinds a retry or a later
+    /// check cannot get past.
+    #[test]
+    fn the_behaviour_table_gives_every_kind_its_phase_and_recoverability() {
+        use FaultKind::*;
+        let expected = [
+            (TransientTimeout, Phase::Stops(Stop::Timeout), true),
+            (HighLatency, Phase::AltersReply(Alteration::Delay), true),
+            (EmptyResponse, Phase::Stops(Stop::Empty), true),
+            (ConnectionReset, Phase::Stops(Stop::Reset), true),
+            (SoftRateLimit, Phase::Stops(Stop::RateLimit), true),
+            (HardRateLimit, Phase::Stops(Stop::Suspension), false),
+            (PartialResponse, Phase::AltersReply(Alteration::Cut), true),
+            (SchemaDrift, Phase::SwitchesMode(Mode::SchemaV2), false),
+            (StaleData, Phase::OlderState, false),
+            (CascadingFailure, Phase::Stops(Stop::Cascade), true),
+            (AmbiguousCommit, Phase::AltersReply(Alteration::LoseReply), true),
+        ];
+        assert_eq!(expected.map(|(kind, _, _)| kind), FaultKind::ALL, "one row per kind, in order");
+        for (kind, phase, recoverable) in expected {
+            assert_eq!(kind.behaviour(), Behaviour { phase, recoverable }, "{kind}");
+            assert_eq!((kind.phase(), kind.recoverable()), (phase, recoverable), "{kind}");
+        }
+        // No two kinds act alike.
+        let phases: std::collections::BTreeSet<String> = FaultKind::ALL.map(|k| format!("{:?}", k.phase())).into_iter().collect();
+        assert_eq!(phases.len(), FaultKind::ALL.len());
+    }
+
+    #[test]
     fn presets_match_appendix_b() {
         let p = FaultProfile::preset("0.2").unwrap();
         assert_eq!(p.failure_rate, 0.175);

@@ -830,3 +830,41 @@ fn fault_stats(calls: &[CallRecord]) -> FaultStats {
     }
     stats
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_codes_are_named_as_grpc_writes_them_and_parse_back() {
+        assert_eq!(
+            FailureCode::ALL.map(FailureCode::name),
+            ["DEADLINE_EXCEEDED", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED"]
+        );
+        for code in FailureCode::ALL {
+            assert_eq!(FailureCode::parse(code.name()), Some(code));
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.name()), "trajectories spell it alike");
+        }
+        assert_eq!(FailureCode::parse("DeadlineExceeded"), None);
+    }
+
+    #[test]
+    fn a_delivery_becomes_the_outcome_it_records_and_in_band_an_ok_answer() {
+        let failure = reset();
+        let error = DomainError::new("SLOT_TAKEN", "taken");
+        let cases = [
+            (Delivery::Reply(Answer::Result("{}".into())), Outcome::Result("{}".into())),
+            (Delivery::Reply(Answer::Raw("{\"a".into())), Outcome::Raw("{\"a".into())),
+            (Delivery::Reply(Answer::Error(error.clone())), Outcome::Error(error)),
+            (Delivery::Failure(failure.clone()), Outcome::Failure(failure.clone())),
+        ];
+        for (delivery, outcome) in cases {
+            assert_eq!(Outcome::from(delivery.clone()), outcome);
+            if let Delivery::Reply(answer) = &delivery {
+                assert_eq!(&delivery.clone().in_band(1.0), answer, "a reply is delivered as it is");
+            }
+        }
+        let in_band = Delivery::Failure(failure.clone()).in_band(0.5);
+        assert_eq!(in_band, Answer::Result(json::canonical(&failure.in_band(0.5))));
+    }
+}
