@@ -35,6 +35,7 @@ use std::sync::OnceLock;
 pub mod agent;
 pub mod chaos;
 pub mod date;
+mod delivery;
 pub mod drift;
 pub mod ecommerce;
 mod episode;
@@ -50,10 +51,8 @@ pub mod travel;
 mod world;
 mod writer;
 
-pub use episode::{
-    Answer, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Delivered, Delivery, Episode, Failure, FailureCode, FaultRecord,
-    FaultStats, Outcome, Trajectory,
-};
+pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
+pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, Trajectory};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
