@@ -157,19 +157,15 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
 }
 
 impl pb::CallToolResponse {
-    /// The reply to a call that reached the tool layer. A failure is
-    /// delivered in-band (as an error object in `result_json`) when
-    /// `in_band`; otherwise the caller sends it as a status and this is
-    /// `None`. Invalid calls are always answered with a status.
-    pub fn from_record(record: &domains::CallRecord, in_band: bool, time_scale: f64) -> Option<Self> {
+    /// The OK reply to a call that reached the tool layer (an injected
+    /// failure reaches it only in band, as an error result).
+    pub fn from_answer(call_index: u32, answer: domains::Answer) -> Self {
         use pb::call_tool_response::Outcome;
-        let outcome = match &record.outcome {
-            domains::Outcome::Result(text) | domains::Outcome::Raw(text) => Outcome::ResultJson(text.clone()),
-            domains::Outcome::Error(error) => Outcome::Error(error.into()),
-            domains::Outcome::Failure(failure) if in_band => Outcome::ResultJson(domains::json::canonical(&failure.in_band(time_scale))),
-            domains::Outcome::Failure(_) | domains::Outcome::Invalid(_) => return None,
+        let outcome = match answer {
+            domains::Answer::Result(text) | domains::Answer::Raw(text) => Outcome::ResultJson(text),
+            domains::Answer::Error(error) => Outcome::Error((&error).into()),
         };
-        Some(pb::CallToolResponse { call_index: record.index, outcome: Some(outcome) })
+        pb::CallToolResponse { call_index, outcome: Some(outcome) }
     }
 }
 

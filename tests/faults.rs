@@ -9,6 +9,8 @@ use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_client::{Agent, Client, ClientError, play};
+use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_domains::{Episode, Outcome};
 use toolenv_tests::start;
 
 /// A request whose every call meets `kind` (delivered as `delivery`).
@@ -335,5 +337,60 @@ async fn named_profiles_from_the_server_profile_file_are_used_by_name() {
     // A file profile shadows the preset of the same name.
     let episode = client.create_episode_with(named("0.1")).await.unwrap();
     assert!(episode.fault_profile_json.contains(r#""failure_rate":0.0"#), "{}", episode.fault_profile_json);
+    server.shutdown().await.unwrap();
+}
+
+/// For every fault kind (the list the core derives, so a new kind is covered
+/// here without a line more) and both delivery modes, the wire carries what
+/// the same episode played in-process delivers: the result text, the domain
+/// error, or the failure as a status (code, reason, message) or in band; and
+/// the server's ledger is the in-process one.
+#[tokio::test]
+async fn every_kind_reaches_the_wire_as_the_episode_delivers_it() {
+    use pb::call_tool_response::Outcome as Wire;
+    let (server, mut client) = start().await;
+    let task = toolenv_domains::task("scheduling/book-meeting/001").unwrap();
+    let params = FaultParams { timeout_ms: 100, latency_min_ms: 200, latency_max_ms: 400, ..Default::default() };
+    let calls = [BOOK, CALENDAR, BOOK, CALENDAR];
+    let mut statuses = 0;
+    for kind in FaultKind::ALL {
+        let weights = BTreeMap::from([(kind.name().to_owned(), 1.0)]);
+        for delivery in [pb::FaultDelivery::Status, pb::FaultDelivery::InBand] {
+            let in_band = delivery == pb::FaultDelivery::InBand;
+            let episode = client.create_episode_with(always(&task.id, kind.name(), delivery, 0.0)).await.unwrap().episode_id;
+            let chaos = Chaos::new(FaultProfile::custom(1.0, &weights, params.clone()).unwrap()).unwrap();
+            let mut local = Episode::new(task, 1, 0).with_chaos(chaos);
+            for (i, &(tool, arguments)) in calls.iter().enumerate() {
+                let wire = call(&mut client, &episode, (tool, arguments)).await;
+                let expected = local.call(tool, arguments).unwrap().clone();
+                let context = format!("{kind} {delivery:?} call {i}: {:?}", expected.outcome);
+                match (&expected.outcome, wire) {
+                    (Outcome::Failure(failure), Err(status)) if !in_band => {
+                        statuses += 1;
+                        let code = format!("{:?}", status.code()).to_uppercase();
+                        assert_eq!(code, failure.code.name().replace('_', ""), "{context}");
+                        assert_eq!(status.message(), failure.message, "{context}");
+                        assert_eq!(status.get_details_error_info().unwrap().reason, failure.reason, "{context}");
+                    }
+                    (Outcome::Failure(failure), Ok(reply)) if in_band => {
+                        assert_eq!(reply.call_index, expected.index, "{context}");
+                        let value: serde_json::Value = serde_json::from_str(result_json(&reply)).unwrap();
+                        assert_eq!(value, failure.in_band(0.0), "{context}");
+                    }
+                    (Outcome::Result(text) | Outcome::Raw(text), Ok(reply)) => {
+                        assert_eq!((reply.call_index, result_json(&reply)), (expected.index, text.as_str()), "{context}");
+                    }
+                    (Outcome::Error(error), Ok(reply)) => match reply.outcome {
+                        Some(Wire::Error(e)) => assert_eq!((e.code.as_str(), e.message), (error.code, error.message.clone()), "{context}"),
+                        other => panic!("{context}: got {other:?}"),
+                    },
+                    (_, wire) => panic!("{context}: got {wire:?}"),
+                }
+            }
+            let ledger = client.trajectory(&episode).await.unwrap();
+            assert_eq!(ledger.calls, pb::Trajectory::from(local.trajectory()).calls, "{kind} {delivery:?}");
+        }
+    }
+    assert!(statuses >= 20, "statuses were checked: {statuses}");
     server.shutdown().await.unwrap();
 }

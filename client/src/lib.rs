@@ -135,62 +135,30 @@ impl Client {
     }
 }
 
-/// Declares the built-in agents once: the enum, [`Agent::ALL`], each
-/// agent's name and its one-line help are all generated from one list.
-macro_rules! agents {
-    ($($(#[doc = $doc:literal])+ $variant:ident => $name:literal,)+) => {
-        /// The agents built into the client, which need no model.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum Agent {
-            $($(#[doc = $doc])+ $variant,)+
-        }
-
-        impl Agent {
-            /// Every built-in agent.
-            pub const ALL: [Agent; [$($name),+].len()] = [$(Agent::$variant),+];
-
-            /// The agent's name, as the CLI spells it.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Agent::$variant => $name,)+
-                }
-            }
-
-            /// What the agent does, in a sentence (its documentation).
-            pub fn about(self) -> &'static str {
-                match self {
-                    $(Agent::$variant => concat!($($doc),+).trim_ascii(),)+
-                }
-            }
-        }
-    };
-}
-
-agents! {
-    /// Plays the task's reference solution, retrying what faults break: knows
-    /// the answer and never reads a result.
-    Reference => "reference",
-    /// The reference solution without retries: each call is made once.
-    ReferenceNoRetry => "reference-no-retry",
-    /// Reads the slots from the description with fixed patterns that only
-    /// understand the canonical phrasing, then plays the reference solution
-    /// with what it read: robustness falls with ε.
-    Brittle => "brittle",
-    /// Makes seeded random calls with plausible arguments; should fail every task.
-    Random => "random",
-    /// Does nothing and finishes; should fail every task.
-    Idle => "idle",
-    /// Knows only what the task asks (its slots) and decides from what the
-    /// tools return: the result-reading solver that decides feasibility.
-    Solver => "solver",
+toolenv_domains::named_enum! {
+    /// The agents built into the client, which need no model.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Agent {
+        /// Plays the task's reference solution, retrying what faults break: knows
+        /// the answer and never reads a result.
+        Reference = "reference",
+        /// The reference solution without retries: each call is made once.
+        ReferenceNoRetry = "reference-no-retry",
+        /// Reads the slots from the description with fixed patterns that only
+        /// understand the canonical phrasing, then plays the reference solution
+        /// with what it read: robustness falls with ε.
+        Brittle = "brittle",
+        /// Makes seeded random calls with plausible arguments; should fail every task.
+        Random = "random",
+        /// Does nothing and finishes; should fail every task.
+        Idle = "idle",
+        /// Knows only what the task asks (its slots) and decides from what the
+        /// tools return: the result-reading solver that decides feasibility.
+        Solver = "solver",
+    }
 }
 
 impl Agent {
-    /// The agent of a name as [`Agent::name`] spells it.
-    pub fn from_name(name: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|agent| agent.name() == name)
-    }
-
     /// The calls this agent makes on a task, given the description it was told.
     fn calls(self, task: &toolenv_domains::Task, seed: u64, description: &str) -> Vec<Call> {
         match self {
@@ -469,7 +437,7 @@ impl toolenv_domains::solver::Env for RemoteEnv {
 /// trajectory, that trajectory (to store it; it is not kept). An episode that
 /// fails for an infrastructure reason (the server or the network) is recorded
 /// as such, with no trajectory, not dropped. Every planned agent label must
-/// name a built-in agent ([`Agent::from_name`]); one that does not is
+/// name a built-in agent ([`Agent::parse`]); one that does not is
 /// recorded as an infrastructure error.
 pub async fn run_plan(
     client: &Client,
@@ -484,7 +452,7 @@ pub async fn run_plan(
         let semaphore = semaphore.clone();
         tasks.spawn(async move {
             let _permit = semaphore.acquire_owned().await;
-            let Some(agent) = Agent::from_name(&planned.agent) else {
+            let Some(agent) = Agent::parse(&planned.agent) else {
                 return (index, planned.infra_error(format!("'{}' is not a built-in agent", planned.agent)), None);
             };
             match play(&mut client, agent, planned.request.clone()).await {

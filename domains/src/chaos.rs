@@ -16,76 +16,132 @@ use sha2::{Digest, Sha256};
 /// Parts per million: the unit of every rate and weight threshold.
 const PPM: u64 = 1_000_000;
 
-/// A kind of production fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum FaultKind {
-    /// A delay, then DEADLINE_EXCEEDED; the tool did not run.
-    TransientTimeout,
-    /// The correct result after a long, heavy-tailed delay.
-    HighLatency,
-    /// OK with a valid but empty result.
-    EmptyResponse,
-    /// UNAVAILABLE "connection reset by peer"; the tool did not run.
-    ConnectionReset,
-    /// RESOURCE_EXHAUSTED with a retry delay; retries before it are rejected too.
-    SoftRateLimit,
-    /// PERMISSION_DENIED (consumer suspended) for the rest of the episode.
-    HardRateLimit,
-    /// OK with the payload cut short.
-    PartialResponse,
-    /// From now on results come in the domain's v2 shape.
-    SchemaDrift,
-    /// A read answered from an older snapshot of the state.
-    StaleData,
-    /// A correlated burst: this and the next calls fail.
-    CascadingFailure,
-    /// A write applied whose reply is lost (timeout or reset): a blind retry
-    /// applies it twice. Not in the paper's presets.
-    AmbiguousCommit,
+crate::named_enum! {
+    /// A kind of production fault.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum FaultKind {
+        /// A delay, then DEADLINE_EXCEEDED; the tool did not run.
+        TransientTimeout = "TransientTimeout",
+        /// The correct result after a long, heavy-tailed delay.
+        HighLatency = "HighLatency",
+        /// OK with a valid but empty result.
+        EmptyResponse = "EmptyResponse",
+        /// UNAVAILABLE "connection reset by peer"; the tool did not run.
+        ConnectionReset = "ConnectionReset",
+        /// RESOURCE_EXHAUSTED with a retry delay; retries before it are rejected too.
+        SoftRateLimit = "SoftRateLimit",
+        /// PERMISSION_DENIED (consumer suspended) for the rest of the episode.
+        HardRateLimit = "HardRateLimit",
+        /// OK with the payload cut short.
+        PartialResponse = "PartialResponse",
+        /// From now on results come in the domain's v2 shape.
+        SchemaDrift = "SchemaDrift",
+        /// A read answered from an older snapshot of the state.
+        StaleData = "StaleData",
+        /// A correlated burst: this and the next calls fail.
+        CascadingFailure = "CascadingFailure",
+        /// A write applied whose reply is lost (timeout or reset): a blind retry
+        /// applies it twice. Not in the paper's presets.
+        AmbiguousCommit = "AmbiguousCommit",
+    }
+}
+
+/// When a fault acts on the call it meets, and what it does there. Delivery
+/// (in the episode) matches on this, so a kind whose action is new needs a
+/// new variant here, and then an arm there, before anything compiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The call never runs: it is answered at once, and the state does not change.
+    Stops(Stop),
+    /// The call runs against the state before the most recent change (a
+    /// write still runs against the current state).
+    OlderState,
+    /// The call runs, then its reply is altered.
+    AltersReply(Alteration),
+    /// The call runs, then a persistent mode switches on that reshapes its
+    /// reply and every later one.
+    SwitchesMode(Mode),
+}
+
+/// How a fault that stops a call answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// DEADLINE_EXCEEDED after the timeout.
+    Timeout,
+    /// UNAVAILABLE at once.
+    Reset,
+    /// RESOURCE_EXHAUSTED, opening a window (in virtual time) in which every call is refused.
+    RateLimit,
+    /// PERMISSION_DENIED, for this and every later call of the episode.
+    Suspension,
+    /// UNAVAILABLE or RESOURCE_EXHAUSTED, for this and a burst of later calls.
+    Cascade,
+    /// An OK reply with an empty result.
+    Empty,
+}
+
+/// How a fault alters the reply of a call that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alteration {
+    /// The whole reply, after a heavy-tailed delay.
+    Delay,
+    /// The reply cut short.
+    Cut,
+    /// No reply: a timeout or a reset, though the call took effect.
+    LoseReply,
+}
+
+/// A persistent mode a fault switches on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Results come in the domain's v2 shape.
+    SchemaV2,
+}
+
+/// How a fault kind acts: declared once per kind, in [`FaultKind::behaviour`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behaviour {
+    /// When and how it acts on the call it meets.
+    pub phase: Phase,
+    /// Whether a later call (a retry, or a check of the state) can still get
+    /// the right outcome.
+    pub recoverable: bool,
 }
 
 impl FaultKind {
-    /// Every fault kind, in a fixed order.
-    pub const ALL: [FaultKind; 11] = [
-        FaultKind::TransientTimeout,
-        FaultKind::HighLatency,
-        FaultKind::EmptyResponse,
-        FaultKind::ConnectionReset,
-        FaultKind::SoftRateLimit,
-        FaultKind::HardRateLimit,
-        FaultKind::PartialResponse,
-        FaultKind::SchemaDrift,
-        FaultKind::StaleData,
-        FaultKind::CascadingFailure,
-        FaultKind::AmbiguousCommit,
-    ];
-
-    /// The fault's name as the paper writes it, e.g. `TransientTimeout`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::TransientTimeout => "TransientTimeout",
-            FaultKind::HighLatency => "HighLatency",
-            FaultKind::EmptyResponse => "EmptyResponse",
-            FaultKind::ConnectionReset => "ConnectionReset",
-            FaultKind::SoftRateLimit => "SoftRateLimit",
-            FaultKind::HardRateLimit => "HardRateLimit",
-            FaultKind::PartialResponse => "PartialResponse",
-            FaultKind::SchemaDrift => "SchemaDrift",
-            FaultKind::StaleData => "StaleData",
-            FaultKind::CascadingFailure => "CascadingFailure",
-            FaultKind::AmbiguousCommit => "AmbiguousCommit",
-        }
+    /// How the kind acts and whether it can be recovered from: the one
+    /// table that says so, a line per kind.
+    pub const fn behaviour(self) -> Behaviour {
+        use Phase::*;
+        let (phase, recoverable) = match self {
+            FaultKind::TransientTimeout => (Stops(Stop::Timeout), true),
+            FaultKind::HighLatency => (AltersReply(Alteration::Delay), true),
+            FaultKind::EmptyResponse => (Stops(Stop::Empty), true),
+            FaultKind::ConnectionReset => (Stops(Stop::Reset), true),
+            FaultKind::SoftRateLimit => (Stops(Stop::RateLimit), true),
+            // Suspended for the rest of the episode.
+            FaultKind::HardRateLimit => (Stops(Stop::Suspension), false),
+            FaultKind::PartialResponse => (AltersReply(Alteration::Cut), true),
+            // Every later result keeps the v2 shape.
+            FaultKind::SchemaDrift => (SwitchesMode(Mode::SchemaV2), false),
+            // The agent cannot tell an old answer from a current one.
+            FaultKind::StaleData => (OlderState, false),
+            FaultKind::CascadingFailure => (Stops(Stop::Cascade), true),
+            // The write took effect; a check of the state (or a keyed retry) finds it.
+            FaultKind::AmbiguousCommit => (AltersReply(Alteration::LoseReply), true),
+        };
+        Behaviour { phase, recoverable }
     }
 
-    /// Parses a fault name (as [`FaultKind::name`] writes it).
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
+    /// When and how the kind acts on the call it meets.
+    pub const fn phase(self) -> Phase {
+        self.behaviour().phase
     }
 
     /// Whether a later call (a retry, or a check of the state) can still get
     /// the right outcome: false for a suspension, a schema change and stale reads.
-    pub fn recoverable(self) -> bool {
-        !matches!(self, FaultKind::HardRateLimit | FaultKind::SchemaDrift | FaultKind::StaleData)
+    pub const fn recoverable(self) -> bool {
+        self.behaviour().recoverable
     }
 }
 
@@ -452,6 +508,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_kind_has_a_name_that_parses_back_and_serializes_alike() {
+        assert_eq!(FaultKind::ALL.len(), 11);
+        for (i, kind) in FaultKind::ALL.into_iter().enumerate() {
+            assert_eq!(FaultKind::parse(kind.name()), Some(kind));
+            assert_eq!(kind.to_string(), kind.name());
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(kind.name()), "the wire and the ledger spell it alike");
+            assert_eq!(serde_json::from_value::<FaultKind>(serde_json::json!(kind.name())).unwrap(), kind);
+            assert!(FaultKind::ALL[..i].iter().all(|&earlier| earlier < kind), "ALL is in declaration order, without repeats");
+        }
+        assert_eq!(FaultKind::parse("transienttimeout"), None, "names are case-sensitive");
+        assert_eq!(FaultKind::parse(""), None);
+    }
+
+    /// The behaviour table, spelled out: what DESIGN.md's fault table says
+    /// each kind does, by when it acts, and which kinds a retry or a later
+    /// check cannot get past.
+    #[test]
+    fn the_behaviour_table_gives_every_kind_its_phase_and_recoverability() {
+        use FaultKind::*;
+        let expected = [
+            (TransientTimeout, Phase::Stops(Stop::Timeout), true),
+            (HighLatency, Phase::AltersReply(Alteration::Delay), true),
+            (EmptyResponse, Phase::Stops(Stop::Empty), true),
+            (ConnectionReset, Phase::Stops(Stop::Reset), true),
+            (SoftRateLimit, Phase::Stops(Stop::RateLimit), true),
+            (HardRateLimit, Phase::Stops(Stop::Suspension), false),
+            (PartialResponse, Phase::AltersReply(Alteration::Cut), true),
+            (SchemaDrift, Phase::SwitchesMode(Mode::SchemaV2), false),
+            (StaleData, Phase::OlderState, false),
+            (CascadingFailure, Phase::Stops(Stop::Cascade), true),
+            (AmbiguousCommit, Phase::AltersReply(Alteration::LoseReply), true),
+        ];
+        assert_eq!(expected.map(|(kind, _, _)| kind), FaultKind::ALL, "one row per kind, in order");
+        for (kind, phase, recoverable) in expected {
+            assert_eq!(kind.behaviour(), Behaviour { phase, recoverable }, "{kind}");
+            assert_eq!((kind.phase(), kind.recoverable()), (phase, recoverable), "{kind}");
+        }
+        // No two kinds act alike.
+        let phases: std::collections::BTreeSet<String> = FaultKind::ALL.map(|k| format!("{:?}", k.phase())).into_iter().collect();
+        assert_eq!(phases.len(), FaultKind::ALL.len());
     }
 
     #[test]

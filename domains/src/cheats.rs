@@ -19,8 +19,9 @@
 
 use serde_json::Value;
 
+use crate::Outcome;
 use crate::agent::random_calls;
-use crate::episode::{Episode, Outcome};
+use crate::episode::Episode;
 use crate::json;
 use crate::oracle::{Check, Verdict};
 use crate::task::{Call, Task};

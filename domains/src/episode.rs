@@ -10,11 +10,14 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::World;
-use crate::chaos::{Chaos, Dice, FaultKind, Purpose};
+use crate::chaos::{Alteration, Chaos, Dice, FaultKind, Mode, Phase, Purpose, Stop};
+use crate::delivery::{
+    Answer, Delivered, Delivery, Failure, FailureCode, Outcome, partial, rate_limited, reply, reset, suspended, timed_out,
+};
 use crate::json;
 use crate::oracle::{CheckOutcome, Verdict};
 use crate::task::Task;
-use crate::tool::{ArgError, DomainError, ToolResult, ToolSpec};
+use crate::tool::{ArgError, DomainError, ToolResult};
 use crate::world::ToolRef;
 
 /// Default for the most calls an episode accepts.
@@ -32,93 +35,6 @@ fn cut(text: &str, max: usize) -> &str {
         end -= 1;
     }
     &text[..end]
-}
-
-/// What one call produced, as it reached the agent.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The tool's result as canonical JSON text (possibly delayed, emptied,
-    /// cut or in the v2 shape by a fault). Kept as text: replies and
-    /// trajectories send it as is, and text is far smaller than a value tree.
-    Result(String),
-    /// A payload cut short so that it is no longer valid JSON.
-    Raw(String),
-    /// A broken business rule; the state did not change.
-    Error(DomainError),
-    /// A malformed call (unknown tool, bad arguments), rejected before the tool ran.
-    Invalid(ArgError),
-    /// A transport-level failure a production client would see as an error status.
-    Failure(Failure),
-}
-
-impl Outcome {
-    /// The result as a JSON value, when the call produced a whole result.
-    pub fn result_value(&self) -> Option<Value> {
-        match self {
-            Outcome::Result(text) => serde_json::from_str(text).ok(),
-            Outcome::Raw(_) | Outcome::Error(_) | Outcome::Invalid(_) | Outcome::Failure(_) => None,
-        }
-    }
-}
-
-/// The gRPC status code of a [`Failure`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum FailureCode {
-    /// The call took too long.
-    DeadlineExceeded,
-    /// The service could not be reached (reset, outage).
-    Unavailable,
-    /// A rate limit or overload.
-    ResourceExhausted,
-    /// The caller is suspended.
-    PermissionDenied,
-}
-
-impl FailureCode {
-    /// The code's name as gRPC writes it, e.g. `RESOURCE_EXHAUSTED`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FailureCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
-            FailureCode::Unavailable => "UNAVAILABLE",
-            FailureCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
-            FailureCode::PermissionDenied => "PERMISSION_DENIED",
-        }
-    }
-}
-
-/// A failure the chaos layer delivers instead of (or after) running the tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Failure {
-    /// The status code.
-    pub code: FailureCode,
-    /// The `ErrorInfo` reason, e.g. `RATE_LIMIT_EXCEEDED`.
-    pub reason: &'static str,
-    /// A readable message.
-    pub message: String,
-    /// Simulated milliseconds to wait before retrying (RetryInfo and the
-    /// `grpc-retry-pushback-ms` trailer); -1: do not retry; `None`: no advice.
-    pub retry_after_ms: Option<i64>,
-}
-
-impl Failure {
-    /// The retry delay an agent should wait, in real milliseconds at this
-    /// time scale (-1: do not retry).
-    pub fn retry_after_real_ms(&self, time_scale: f64) -> Option<i64> {
-        self.retry_after_ms.map(|ms| if ms < 0 { -1 } else { (ms as f64 * time_scale).round() as i64 })
-    }
-
-    /// The failure as an in-band error result: the same code, reason,
-    /// message and retry delay, inside an OK reply.
-    pub fn in_band(&self, time_scale: f64) -> Value {
-        json!({"error": {
-            "code": self.code.name(),
-            "reason": self.reason,
-            "message": self.message,
-            "retry_after_ms": self.retry_after_real_ms(time_scale),
-        }})
-    }
 }
 
 /// The fault that met a call: the ledger's ground truth.
@@ -220,6 +136,27 @@ pub struct CallOptions<'a> {
     /// Simulated milliseconds the agent waited since its previous call
     /// (for rate-limit windows); `None` counts as long enough.
     pub waited_ms: Option<u64>,
+}
+
+/// A call that reached the tools, before its outcome is recorded.
+#[derive(Debug)]
+struct Reached {
+    index: u32,
+    tool: String,
+    arguments: String,
+    state_changed: bool,
+    fault: Option<FaultRecord>,
+    delay_ms: u64,
+}
+
+/// What a valid call asks for.
+#[derive(Debug, Clone, Copy)]
+struct ToolCall<'a> {
+    index: u32,
+    spec: ToolRef,
+    args: &'a crate::Args,
+    canonical_args: &'a str,
+    key: Option<&'a str>,
 }
 
 /// Persistent fault states, counted in calls (and virtual milliseconds for
@@ -340,6 +277,21 @@ impl Episode {
     /// [`Outcome`]). A malformed call is recorded and returned as an error;
     /// calls after finishing or past the limit are returned as errors and not recorded.
     pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(tool, arguments, options)?;
+        Ok(self.record(call, delivery.into()))
+    }
+
+    /// Calls one tool as [`Episode::call_with`] does, and returns what to
+    /// send back and after how long: the server's view of the same call.
+    pub fn deliver_call(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<Delivered, CallError> {
+        let (call, delivery) = self.reach(tool, arguments, options)?;
+        let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
+        self.record(call, delivery.into());
+        Ok(delivered)
+    }
+
+    /// Checks a call and plays it under its fault; the caller records it.
+    fn reach(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
         }
@@ -373,74 +325,84 @@ impl Episode {
         }
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(options.waited_ms.unwrap_or(u64::MAX / 4));
 
-        let (fault, failure) = self.carried_over_fault(index);
-        let fault = fault
-            .or_else(|| self.chaos.draw(&self.dice, index).map(|kind| FaultRecord { kind, new: true, recoverable: kind.recoverable() }));
+        let call = ToolCall { index, spec, args: &args, canonical_args: &canonical_args, key };
         let mut delay_ms = 0;
         let mut state_changed = false;
-        let kind = fault.map(|f| f.kind);
-        let stopped = failure.or_else(|| kind.and_then(|k| self.stop(k, index, &mut delay_ms)));
-        let outcome = match stopped {
-            Some(failure) => Outcome::Failure(failure),
-            // A valid but empty reply; the tool did not run.
-            None if kind == Some(FaultKind::EmptyResponse) => Outcome::Result("{}".to_owned()),
+        let (fault, delivery) = match self.carried_over_fault(index) {
+            Some((fault, failure)) => (Some(fault), Delivery::Failure(failure)),
             None => {
-                let (result, changed) = self.execute(spec, &args, &canonical_args, key, kind == Some(FaultKind::StaleData));
-                state_changed = changed;
-                self.deliver(kind, result, spec.spec(), index, &canonical_args, changed, &mut delay_ms)
+                let fault = self.chaos.draw(&self.dice, index).map(|kind| FaultRecord { kind, new: true, recoverable: kind.recoverable() });
+                let phase = fault.map(|f| f.kind.phase());
+                (fault, self.play(phase, &call, &mut delay_ms, &mut state_changed))
             }
         };
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
-        let record = CallRecord { index, tool: tool.to_owned(), arguments: canonical_args, outcome, state_changed, fault, delay_ms };
-        self.trajectory.calls.push(record);
-        Ok(&self.trajectory.calls[index as usize])
+        let reached = Reached { index, tool: tool.to_owned(), arguments: canonical_args, state_changed, fault, delay_ms };
+        Ok((reached, delivery))
+    }
+
+    /// Plays a call under the phase of the fault drawn for it (`None`: no fault).
+    fn play(&mut self, phase: Option<Phase>, call: &ToolCall<'_>, delay_ms: &mut u64, state_changed: &mut bool) -> Delivery {
+        match phase {
+            None => reply(self.run(call, false, None, state_changed)),
+            Some(Phase::Stops(stop)) => self.stop(stop, call.index, delay_ms),
+            Some(Phase::OlderState) => reply(self.run(call, true, None, state_changed)),
+            Some(Phase::SwitchesMode(mode)) => reply(self.run(call, false, Some(mode), state_changed)),
+            Some(Phase::AltersReply(alteration)) => match self.run(call, false, None, state_changed) {
+                Ok(text) => self.alter(alteration, text, call, *state_changed, delay_ms),
+                // A broken rule reaches the agent as it is.
+                Err(error) => Delivery::Reply(Answer::Error(error)),
+            },
+        }
+    }
+
+    fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
+        let Reached { index, tool, arguments, state_changed, fault, delay_ms } = call;
+        self.trajectory.calls.push(CallRecord { index, tool, arguments, outcome, state_changed, fault, delay_ms });
+        &self.trajectory.calls[index as usize]
     }
 
     /// A persistent fault state that answers this call without a new draw.
-    fn carried_over_fault(&mut self, index: u32) -> (Option<FaultRecord>, Option<Failure>) {
-        let carried = |kind: FaultKind| Some(FaultRecord { kind, new: false, recoverable: kind.recoverable() });
+    fn carried_over_fault(&mut self, index: u32) -> Option<(FaultRecord, Failure)> {
+        let carried = |kind: FaultKind| FaultRecord { kind, new: false, recoverable: kind.recoverable() };
         if self.faults.suspended {
-            return (carried(FaultKind::HardRateLimit), Some(suspended()));
+            return Some((carried(FaultKind::HardRateLimit), suspended()));
         }
         if self.faults.cascade_left > 0 {
             self.faults.cascade_left -= 1;
-            return (carried(FaultKind::CascadingFailure), Some(self.cascade_failure(index)));
+            return Some((carried(FaultKind::CascadingFailure), self.cascade_failure(index)));
         }
         if self.faults.clock_ms < self.faults.limited_until_ms {
             let left = self.faults.limited_until_ms - self.faults.clock_ms;
-            return (carried(FaultKind::SoftRateLimit), Some(rate_limited(left, "retried before the retry delay passed")));
+            return Some((carried(FaultKind::SoftRateLimit), rate_limited(left, "retried before the retry delay passed")));
         }
-        (None, None)
+        None
     }
 
-    /// The failure of a fault that answers the call before the tool runs,
-    /// setting the fault state it leaves; `None` for faults that let it run.
-    fn stop(&mut self, kind: FaultKind, index: u32, delay_ms: &mut u64) -> Option<Failure> {
+    /// The answer of a fault that stops the call before the tool runs,
+    /// setting the fault state it leaves.
+    fn stop(&mut self, stop: Stop, index: u32, delay_ms: &mut u64) -> Delivery {
         let params = &self.chaos.profile().params;
-        Some(match kind {
-            FaultKind::TransientTimeout => {
+        Delivery::Failure(match stop {
+            Stop::Timeout => {
                 *delay_ms = params.timeout_ms;
                 timed_out(params.timeout_ms)
             }
-            FaultKind::ConnectionReset => reset(),
-            FaultKind::SoftRateLimit => {
+            Stop::Reset => reset(),
+            Stop::RateLimit => {
                 self.faults.limited_until_ms = self.faults.clock_ms.saturating_add(params.retry_after_ms);
                 rate_limited(params.retry_after_ms, "rate limit exceeded")
             }
-            FaultKind::HardRateLimit => {
+            Stop::Suspension => {
                 self.faults.suspended = true;
                 suspended()
             }
-            FaultKind::CascadingFailure => {
+            Stop::Cascade => {
                 self.faults.cascade_left = params.cascade_calls;
                 self.cascade_failure(index)
             }
-            FaultKind::EmptyResponse
-            | FaultKind::HighLatency
-            | FaultKind::PartialResponse
-            | FaultKind::SchemaDrift
-            | FaultKind::StaleData
-            | FaultKind::AmbiguousCommit => return None,
+            // A valid but empty reply.
+            Stop::Empty => return Delivery::Reply(Answer::Result("{}".to_owned())),
         })
     }
 
@@ -515,46 +477,40 @@ impl Episode {
         Some(world)
     }
 
-    /// What reaches the agent after the tool ran, given the call's fault.
-    #[allow(clippy::too_many_arguments)]
-    fn deliver(
-        &mut self,
-        kind: Option<FaultKind>,
-        result: ToolResult,
-        spec: &ToolSpec,
-        index: u32,
-        canonical_args: &str,
-        changed: bool,
-        delay_ms: &mut u64,
-    ) -> Outcome {
-        let text = match result {
-            Ok(text) => text,
-            Err(error) => return Outcome::Error(error),
-        };
-        if kind == Some(FaultKind::SchemaDrift) {
-            self.faults.drifted = true;
+    /// Runs the tool (against an older state for a stale read); when it
+    /// broke no rule, switches `mode` on and shapes the result as the
+    /// episode's modes say.
+    fn run(&mut self, call: &ToolCall<'_>, stale: bool, mode: Option<Mode>, state_changed: &mut bool) -> Result<String, DomainError> {
+        let (result, changed) = self.execute(call.spec, call.args, call.canonical_args, call.key, stale);
+        *state_changed = changed;
+        let text = result?;
+        match mode {
+            Some(Mode::SchemaV2) => self.faults.drifted = true,
+            None => {}
         }
         // Only a drifted or a cut reply needs the result as a value.
-        let text =
-            if self.faults.drifted { json::canonical(&crate::drift::to_v2(self.task.domain, spec.name, &parse(&text))) } else { text };
-        match kind {
-            Some(FaultKind::HighLatency) => {
-                *delay_ms = self.chaos.latency_ms(&self.dice, index);
-                Outcome::Result(text)
+        Ok(if self.faults.drifted { json::canonical(&crate::drift::to_v2(self.task.domain, call.spec.name, &parse(&text))) } else { text })
+    }
+
+    /// Alters the reply of a call that ran.
+    fn alter(&mut self, alteration: Alteration, text: String, call: &ToolCall<'_>, changed: bool, delay_ms: &mut u64) -> Delivery {
+        match alteration {
+            Alteration::Delay => {
+                *delay_ms = self.chaos.latency_ms(&self.dice, call.index);
+                Delivery::Reply(Answer::Result(text))
             }
-            Some(FaultKind::PartialResponse) => partial(parse(&text), self.dice.draw(index, Purpose::Partial)),
-            Some(FaultKind::AmbiguousCommit) => {
+            Alteration::Cut => Delivery::Reply(partial(parse(&text), self.dice.draw(call.index, Purpose::Partial))),
+            Alteration::LoseReply => {
                 if changed {
-                    self.faults.ambiguous.push((index, spec.name.to_owned(), canonical_args.to_owned()));
+                    self.faults.ambiguous.push((call.index, call.spec.name.to_owned(), call.canonical_args.to_owned()));
                 }
-                if self.dice.below(index, Purpose::Variant, 2) == 0 {
+                if self.dice.below(call.index, Purpose::Variant, 2) == 0 {
                     *delay_ms = self.chaos.profile().params.timeout_ms;
-                    Outcome::Failure(timed_out(*delay_ms))
+                    Delivery::Failure(timed_out(*delay_ms))
                 } else {
-                    Outcome::Failure(reset())
+                    Delivery::Failure(reset())
                 }
             }
-            _ => Outcome::Result(text),
         }
     }
 
@@ -628,63 +584,10 @@ fn initial_snapshot(task: &Task) -> (std::borrow::Cow<'static, Value>, std::borr
     }
 }
 
-fn timed_out(timeout_ms: u64) -> Failure {
-    Failure {
-        code: FailureCode::DeadlineExceeded,
-        reason: "UPSTREAM_TIMEOUT",
-        message: format!("deadline exceeded: no reply within {timeout_ms} ms"),
-        retry_after_ms: None,
-    }
-}
-
-fn reset() -> Failure {
-    Failure { code: FailureCode::Unavailable, reason: "CONNECTION_RESET", message: "connection reset by peer".into(), retry_after_ms: None }
-}
-
-fn rate_limited(retry_after_ms: u64, why: &str) -> Failure {
-    Failure {
-        code: FailureCode::ResourceExhausted,
-        reason: "RATE_LIMIT_EXCEEDED",
-        message: format!("{why}; retry after {retry_after_ms} ms"),
-        retry_after_ms: Some(retry_after_ms as i64),
-    }
-}
-
-fn suspended() -> Failure {
-    Failure {
-        code: FailureCode::PermissionDenied,
-        reason: "CONSUMER_SUSPENDED",
-        message: "consumer suspended for exceeding its quota; calls will keep failing".into(),
-        retry_after_ms: Some(-1),
-    }
-}
-
 /// A tool's result text as a value. The text is JSON the core wrote itself,
 /// so the fallback never shows.
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
-}
-
-/// Cuts a result short: the first list found loses its second half (marked
-/// as truncated or not), or, when there is no list to cut, the JSON text is cut.
-fn partial(value: Value, draw: u64) -> Outcome {
-    let mut value = value;
-    let marked = draw & 1 == 0;
-    if let Value::Object(map) = &mut value
-        && let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)
-    {
-        list.truncate(list.len().div_ceil(2));
-        if marked {
-            map.insert("truncated".into(), Value::Bool(true));
-        }
-        return Outcome::Result(json::canonical(&value));
-    }
-    let text = json::canonical(&value);
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    // Keep between a quarter and three quarters of the text.
-    let keep = chars.len() / 4 + (draw >> 1) as usize % (chars.len() / 2).max(1);
-    let end = chars.get(keep).map_or(text.len(), |&(i, _)| i);
-    Outcome::Raw(text[..end].to_owned())
 }
 
 /// Notes on the faults that change what an agent could do.

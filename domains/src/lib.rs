@@ -37,9 +37,11 @@ pub mod chaos;
 pub mod cheats;
 mod codec;
 pub mod date;
+mod delivery;
 pub mod drift;
 mod episode;
 pub mod json;
+mod names;
 mod oracle;
 pub mod perturb;
 pub mod solver;
@@ -47,9 +49,8 @@ mod task;
 mod tool;
 mod world;
 
-pub use episode::{
-    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, Failure, FailureCode, FaultRecord, FaultStats, Outcome, Trajectory,
-};
+pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
+pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, Trajectory};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};

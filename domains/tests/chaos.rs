@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_domains::chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop};
 use toolenv_domains::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome, task};
 
 /// Every call meets `kind`.
@@ -159,4 +159,81 @@ fn the_same_episode_meets_the_same_faults() {
         };
         assert_eq!(run(), run(), "{}", task.id);
     }
+}
+
+/// Each kind does what its declared phase says: a stopped call never runs
+/// (a write changes nothing), every other call runs (a write applies), an
+/// altered reply differs from the plain one as its alteration says, a mode
+/// switch reshapes this and later replies, and an older-state read misses
+/// the latest write.
+#[test]
+fn every_kind_acts_as_its_phase_says() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let book = r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#;
+    let read = r#"{"date": "2026-01-01"}"#;
+    let mut plain = Episode::new(task, 1, 0);
+    let plain_book = plain.call("book_meeting", book).unwrap().clone();
+    let plain_read = plain.call("check_calendar", read).unwrap().clone();
+    for kind in FaultKind::ALL {
+        let mut episode = Episode::new(task, 1, 0).with_chaos(always(kind));
+        let booked = episode.call("book_meeting", book).unwrap().clone();
+        let fault = booked.fault.unwrap();
+        assert!(fault.new && fault.kind == kind && fault.recoverable == kind.recoverable(), "{kind}: {fault:?}");
+        let stopped = matches!(kind.phase(), Phase::Stops(_));
+        assert_eq!(booked.state_changed, !stopped, "{kind}: a write applies unless the call is stopped");
+        match kind.phase() {
+            Phase::Stops(Stop::Empty) => assert_eq!(booked.outcome, Outcome::Result("{}".into()), "{kind}"),
+            Phase::Stops(stop) => {
+                assert!(matches!(booked.outcome, Outcome::Failure(_)), "{kind}");
+                assert_eq!(booked.delay_ms > 0, stop == Stop::Timeout, "{kind}: only a timeout waits");
+            }
+            Phase::AltersReply(Alteration::Delay) => {
+                assert_eq!(booked.outcome, plain_book.outcome, "{kind}: the whole reply");
+                assert!(booked.delay_ms >= FaultParams::default().latency_min_ms, "{kind}");
+            }
+            Phase::AltersReply(Alteration::Cut) => assert_ne!(booked.outcome, plain_book.outcome, "{kind}: the reply is cut"),
+            Phase::AltersReply(Alteration::LoseReply) => assert!(matches!(booked.outcome, Outcome::Failure(_)), "{kind}"),
+            Phase::SwitchesMode(_) => {
+                let value = booked.outcome.result_value().unwrap();
+                assert_eq!(value["api_version"], "v2", "{kind}: this reply is reshaped");
+                let later = episode.call("check_calendar", read).unwrap().outcome.result_value().unwrap();
+                assert_eq!(later["api_version"], "v2", "{kind}: and so are later ones");
+            }
+            Phase::OlderState => {
+                assert_eq!(booked.outcome, plain_book.outcome, "{kind}: a write runs against the current state");
+                let stale = episode.call("check_calendar", read).unwrap().clone();
+                assert_ne!(stale.outcome, plain_read.outcome, "{kind}: the read misses the write");
+                assert_eq!(stale.outcome.result_value(), Some(json!({"date": "2026-01-01", "meetings": []})), "{kind}");
+            }
+        }
+    }
+}
+
+/// What `deliver_call` hands a server is what `call_with` records, for every
+/// kind, call after call: the same outcome, index and delay, and the same trajectory.
+#[test]
+fn a_delivered_call_is_the_recorded_call() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    let calls = [
+        ("book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#),
+        ("check_calendar", r#"{"date": "2026-01-01"}"#),
+        ("book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Other"}"#),
+        ("check_calendar", r#"{"date": "2026-01-02"}"#),
+    ];
+    for kind in FaultKind::ALL {
+        let mut recorded = Episode::new(task, 3, 0).with_chaos(always(kind));
+        let mut delivered = Episode::new(task, 3, 0).with_chaos(always(kind));
+        for (i, &(tool, arguments)) in calls.iter().enumerate() {
+            let options = CallOptions { idempotency_key: None, waited_ms: Some(i as u64 * 400) };
+            let record = recorded.call_with(tool, arguments, &options).unwrap().clone();
+            let delivery = delivered.deliver_call(tool, arguments, &options).unwrap();
+            assert_eq!((delivery.index, delivery.delay_ms), (record.index, record.delay_ms), "{kind} call {i}");
+            assert_eq!(Outcome::from(delivery.delivery), record.outcome, "{kind} call {i}");
+        }
+        assert_eq!(delivered.trajectory(), recorded.trajectory(), "{kind}");
+    }
+    // Refusals are the same errors, recorded alike.
+    let mut episode = Episode::new(task, 3, 0);
+    assert!(matches!(episode.deliver_call("fly", "{}", &CallOptions::default()), Err(toolenv_domains::CallError::UnknownTool(_))));
+    assert_eq!(episode.trajectory().calls.len(), 1, "the unknown tool is in the trajectory");
 }

@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv::pb;
 use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
-use toolenv_domains::{Failure, FailureCode};
+use toolenv_domains::{Delivered, Delivery, Failure, FailureCode};
 
 use crate::error::Error;
 
@@ -63,10 +63,35 @@ fn invalid(error: ProfileError) -> Error {
     Error::invalid(field, error.to_string())
 }
 
+/// A delivered call, ready to send once its delay has passed.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    /// What the episode delivered.
+    pub(crate) delivered: Delivered,
+    /// The call's simulated delay, in real time.
+    pub(crate) delay: Duration,
+    /// Failures go out as error results inside OK replies, not as statuses.
+    pub(crate) in_band: bool,
+    /// Real milliseconds per simulated millisecond.
+    pub(crate) time_scale: f64,
+}
+
+impl Outgoing {
+    /// The reply on the wire: an OK reply, or an injected failure's status
+    /// (unless it is delivered in band).
+    pub(crate) fn into_response(self) -> Result<pb::CallToolResponse, Status> {
+        let Delivered { index, delivery, .. } = self.delivered;
+        match delivery {
+            Delivery::Failure(failure) if !self.in_band => Err(status(&failure, self.time_scale)),
+            delivery => Ok(pb::CallToolResponse::from_answer(index, delivery.in_band(self.time_scale))),
+        }
+    }
+}
+
 /// The status of an injected failure: its code and message, `ErrorInfo` with
 /// its reason, `RetryInfo` with the (time-scaled) delay when it has one, and
 /// the `grpc-retry-pushback-ms` trailer (-1: do not retry).
-pub(crate) fn status(failure: &Failure, time_scale: f64) -> Status {
+fn status(failure: &Failure, time_scale: f64) -> Status {
     let code = match failure.code {
         FailureCode::DeadlineExceeded => Code::DeadlineExceeded,
         FailureCode::Unavailable => Code::Unavailable,

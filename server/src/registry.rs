@@ -10,7 +10,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::time::Instant;
-use toolenv_domains::Episode;
+use toolenv_domains::{CallError, CallOptions, Episode};
+
+use crate::error::Error;
+use crate::fault::{self, Outgoing};
+use crate::runs::LeaseTag;
 
 /// An episode with how the server delivers its faults.
 #[derive(Debug)]
@@ -32,14 +36,48 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// A new episode's session: no call made, nothing revoked or reported.
+    pub(crate) fn new(episode: Episode, in_band: bool, time_scale: f64, lease: Option<LeaseTag>) -> Self {
+        Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None }
+    }
+
+    /// Plays one tool call and says what to send back, and when.
+    ///
+    /// The agent's pause since the previous reply goes to the episode in
+    /// simulated time (at time scale 0 every pause counts as long enough);
+    /// the reply goes out after the call's simulated delay, which the caller
+    /// sleeps with no lock held.
+    pub(crate) fn call(&mut self, tool: &str, arguments: &str, idempotency_key: Option<&str>) -> Result<Outgoing, Error> {
+        let now = Instant::now();
+        let waited_ms = self.last_reply.filter(|_| self.time_scale > 0.0).map(|last| {
+            let real_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
+            (real_ms / self.time_scale) as u64
+        });
+        let options = CallOptions { idempotency_key, waited_ms };
+        let delivered = self.episode.deliver_call(tool, arguments, &options).map_err(|error| self.refusal(error))?;
+        let delay = fault::real_delay(delivered.delay_ms, self.time_scale);
+        self.last_reply = Some(now + delay);
+        Ok(Outgoing { delivered, delay, in_band: self.in_band, time_scale: self.time_scale })
+    }
+
+    /// Why the episode refused a call, as the server says it.
+    fn refusal(&self, error: CallError) -> Error {
+        match error {
+            CallError::UnknownTool(tool) => {
+                let available = self.episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
+                Error::UnknownTool { tool, available }
+            }
+            CallError::InvalidArgument(arg) => Error::InvalidArguments(arg),
+            CallError::Finished => Error::EpisodeFinished,
+            CallError::CallLimit(limit) => Error::CallLimit(limit),
+        }
+    }
+
     /// The episode's trajectory, with the usage the agent reported.
     pub(crate) fn trajectory(&self) -> toolenv::pb::Trajectory {
         toolenv::pb::Trajectory { usage: self.usage, ..self.episode.trajectory().into() }
     }
 }
-
-use crate::error::Error;
-use crate::runs::LeaseTag;
 
 const SHARDS: usize = 64;
 
@@ -92,6 +130,15 @@ impl Registry {
         let mut entry = entry.lock();
         entry.last_used = Instant::now();
         Ok(f(&mut entry.session))
+    }
+
+    /// Runs `f` on an episode still in play: one whose lease did not expire
+    /// (a revoked episode refuses every call and finish).
+    pub(crate) fn with_live<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
+        self.with(id, |session| match session.revoked {
+            Some(timeout_ms) => Err(Error::LeaseExpired(timeout_ms)),
+            None => f(session),
+        })?
     }
 
     /// How long an episode has gone unused (zero while a request is using
@@ -152,8 +199,7 @@ mod tests {
     use super::*;
 
     fn episode() -> Session {
-        let episode = Episode::new(&toolenv_domains::suite()[0], 0, 0);
-        Session { episode, in_band: false, time_scale: 0.0, last_reply: None, lease: None, revoked: None, usage: None }
+        Session::new(Episode::new(&toolenv_domains::suite()[0], 0, 0), false, 0.0, None)
     }
 
     #[tokio::test(start_paused = true)]
@@ -170,5 +216,28 @@ mod tests {
         assert!(registry.with(&b, |_| ()).is_ok());
         assert_eq!(registry.len(), 1);
         registry.insert(episode()).unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_notes_when_its_reply_goes_out_and_a_revoked_episode_refuses_calls() {
+        use toolenv_domains::chaos::{Chaos, FaultParams, FaultProfile};
+        let weights = std::collections::BTreeMap::from([("TransientTimeout".to_owned(), 1.0)]);
+        let params = FaultParams { timeout_ms: 100, ..FaultParams::default() };
+        let chaos = Chaos::new(FaultProfile::custom(1.0, &weights, params).unwrap()).unwrap();
+        let task = toolenv_domains::task("scheduling/book-meeting/001").unwrap();
+        let registry = Registry::new(1);
+        let id = registry.insert(Session::new(Episode::new(task, 0, 0).with_chaos(chaos), false, 2.0, None)).unwrap();
+        let started = Instant::now();
+        let outgoing = registry.with_live(&id, |s| s.call("check_calendar", r#"{"date": "2026-01-01"}"#, None)).unwrap();
+        assert_eq!(outgoing.delay, Duration::from_millis(200), "100 simulated ms at time scale 2");
+        assert_eq!(registry.with(&id, |s| s.last_reply).unwrap(), Some(started + outgoing.delay));
+        let status = outgoing.into_response().unwrap_err();
+        assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
+        let refused = registry.with_live(&id, |s| s.call("fly", "{}", None));
+        assert!(matches!(refused, Err(Error::UnknownTool { ref available, .. }) if available.contains("book_meeting")), "{refused:?}");
+
+        registry.revoke(&id, Duration::from_secs(3));
+        assert!(matches!(registry.with_live(&id, |s| s.call("check_calendar", "{}", None)), Err(Error::LeaseExpired(3000))));
+        assert_eq!(registry.with(&id, |s| s.episode.trajectory().calls.len()).unwrap(), 2, "a refused call is not played");
     }
 }

@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
-use tokio::time::Instant;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_domains::perturb::{Level, perturb};
-use toolenv_domains::{CallError, CallOptions, Episode, Outcome, suite};
+use toolenv_domains::{Episode, suite};
 
 use crate::error::Error;
 use crate::registry::{Registry, Session};
@@ -75,8 +74,7 @@ impl ToolEnvService {
             fault_profile_json,
             time_scale,
         };
-        let session = Session { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None };
-        let episode_id = self.registry.insert(session)?;
+        let episode_id = self.registry.insert(Session::new(episode, in_band, time_scale, lease))?;
         tracing::debug!(%episode_id, task_id = %task.id, seed = request.seed, trial = request.trial, "episode created");
         Ok(pb::Episode { episode_id, ..reply })
     }
@@ -121,53 +119,18 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::invalid("arguments_json", message).into());
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
-        let (reply, delay) = self.registry.with(id, |session| {
-            if let Some(timeout_ms) = session.revoked {
-                return Err(Error::LeaseExpired(timeout_ms));
-            }
-            let now = Instant::now();
-            // The agent's pause since the previous reply, in simulated time;
-            // at time scale 0 every pause counts as long enough.
-            let waited_ms = session.last_reply.filter(|_| session.time_scale > 0.0).map(|last| {
-                let real_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
-                (real_ms / session.time_scale) as u64
-            });
-            let options = CallOptions { idempotency_key: key, waited_ms };
-            let (in_band, time_scale) = (session.in_band, session.time_scale);
-            match session.episode.call_with(&request.tool_name, &request.arguments_json, &options) {
-                Ok(record) => {
-                    let delay = fault::real_delay(record.delay_ms, time_scale);
-                    session.last_reply = Some(now + delay);
-                    let reply = match (pb::CallToolResponse::from_record(record, in_band, time_scale), &record.outcome) {
-                        (Some(reply), _) => Ok(reply),
-                        (None, Outcome::Failure(failure)) => Err(fault::status(failure, time_scale)),
-                        (None, _) => Err(Status::internal("a call that reached the tool layer has no reply")),
-                    };
-                    Ok((reply, delay))
-                }
-                Err(CallError::UnknownTool(tool)) => {
-                    let available = session.episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
-                    Err(Error::UnknownTool { tool, available })
-                }
-                Err(CallError::InvalidArgument(arg)) => Err(Error::InvalidArguments(arg)),
-                Err(CallError::Finished) => Err(Error::EpisodeFinished),
-                Err(CallError::CallLimit(limit)) => Err(Error::CallLimit(limit)),
-            }
-        })??;
+        let outgoing = self.registry.with_live(id, |session| session.call(&request.tool_name, &request.arguments_json, key))?;
         // The simulated delay, for real, with no lock held.
-        if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+        if !outgoing.delay.is_zero() {
+            tokio::time::sleep(outgoing.delay).await;
         }
-        Ok(Response::new(reply?))
+        Ok(Response::new(outgoing.into_response()?))
     }
 
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
         let request = request.into_inner();
         let id = episode_id(&request.episode_id)?;
-        let (verdict, lease) = self.registry.with(id, |session| {
-            if let Some(timeout_ms) = session.revoked {
-                return Err(Error::LeaseExpired(timeout_ms));
-            }
+        let (verdict, lease) = self.registry.with_live(id, |session| {
             if session.episode.verdict().is_none() {
                 session.usage = request.usage;
             }
@@ -175,7 +138,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             // A leased episode is recorded in its run once, at its first finish.
             let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
             Ok((verdict, lease))
-        })??;
+        })?;
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
         if let Some((lease, trajectory)) = lease {
             self.runs.record(lease, id, trajectory).await?;

@@ -361,7 +361,7 @@ impl ValueEnum for AgentArg {
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let about = self.0.about();
+        let about = self.0.doc();
         // The first sentence is the help line.
         let first = about.split_once(". ").map_or(about, |(first, _)| first);
         Some(PossibleValue::new(self.0.name()).help(first.trim_end_matches('.').to_owned()))

@@ -30,9 +30,10 @@
 use serde_json::Value;
 
 use crate::Domain;
-use crate::episode::{CallError, CallOptions, Episode, FailureCode, Outcome};
+use crate::episode::{CallError, CallOptions, Episode};
 use crate::oracle::Verdict;
 use crate::task::Task;
+use crate::{FailureCode, Outcome};
 
 #[cfg(test)]
 mod tests;
