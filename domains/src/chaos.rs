@@ -8,6 +8,7 @@
 //! schema drift, a cascade) are counted in calls; the soft rate limit's window
 //! is counted in the episode's virtual milliseconds.
 
+use crate::codec::chacha::chacha8_block;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -395,43 +396,6 @@ impl Dice {
         // n is tiny next to 2^64, so modulo bias is below one in 10^12.
         self.draw(call_index, purpose) % n.max(1)
     }
-}
-
-/// One ChaCha block with 8 rounds (4 double rounds): the 32-byte key, a
-/// 64-bit block counter and a 64-bit stream, laid out as `ChaCha8Rng` lays
-/// them out.
-fn chacha8_block(key: &[u8; 32], counter: u64, stream: u64) -> [u32; 16] {
-    fn quarter(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
-        x[a] = x[a].wrapping_add(x[b]);
-        x[d] = (x[d] ^ x[a]).rotate_left(16);
-        x[c] = x[c].wrapping_add(x[d]);
-        x[b] = (x[b] ^ x[c]).rotate_left(12);
-        x[a] = x[a].wrapping_add(x[b]);
-        x[d] = (x[d] ^ x[a]).rotate_left(8);
-        x[c] = x[c].wrapping_add(x[d]);
-        x[b] = (x[b] ^ x[c]).rotate_left(7);
-    }
-    let mut input = [0u32; 16];
-    input[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
-    for (word, bytes) in input[4..12].iter_mut().zip(key.chunks_exact(4)) {
-        *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    }
-    input[12..].copy_from_slice(&[counter as u32, (counter >> 32) as u32, stream as u32, (stream >> 32) as u32]);
-    let mut x = input;
-    for _ in 0..4 {
-        quarter(&mut x, 0, 4, 8, 12);
-        quarter(&mut x, 1, 5, 9, 13);
-        quarter(&mut x, 2, 6, 10, 14);
-        quarter(&mut x, 3, 7, 11, 15);
-        quarter(&mut x, 0, 5, 10, 15);
-        quarter(&mut x, 1, 6, 11, 12);
-        quarter(&mut x, 2, 7, 8, 13);
-        quarter(&mut x, 3, 4, 9, 14);
-    }
-    for (out, add) in x.iter_mut().zip(input) {
-        *out = out.wrapping_add(add);
-    }
-    x
 }
 
 /// Decides which fault, if any, a new draw gives for a call.

@@ -1,7 +1,9 @@
 //! The performance machinery behind tool calls, apart from the domains: the
-//! canonical JSON writer tools write their results with, and the argument
-//! reader that parses a call's arguments straight into typed values. Each is
-//! tested byte for byte against the `serde_json` code it replaces.
+//! canonical JSON writer tools write their results with, the argument reader
+//! that parses a call's arguments straight into typed values, and the ChaCha8
+//! block the fault draws read. Each is tested against the `serde_json` or
+//! `rand_chacha` code it replaces.
 
 pub(crate) mod args;
+pub(crate) mod chacha;
 pub(crate) mod writer;
