@@ -8,11 +8,12 @@
 //! schema drift, a cascade) are counted in calls; the soft rate limit's window
 //! is counted in the episode's virtual milliseconds.
 
-use crate::codec::chacha::chacha8_block;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::codec::chacha::chacha8_block;
 
 /// Parts per million: the unit of every rate and weight threshold.
 const PPM: u64 = 1_000_000;
