@@ -77,7 +77,8 @@ fn random_object(params: &[Param], pool: &[String], rng: &mut ChaCha8Rng) -> Val
     Value::Object(map)
 }
 
-fn collect_strings(value: &Value, out: &mut Vec<String>) {
+/// Every string in a value, keys included, in document order.
+pub(crate) fn collect_strings(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),

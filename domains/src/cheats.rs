@@ -20,7 +20,7 @@
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::agent::random_calls;
+use crate::agent::{collect_strings, random_calls};
 use crate::episode::Episode;
 use crate::json;
 use crate::oracle::{Check, Verdict};
@@ -259,20 +259,6 @@ fn shape(text: &str) -> String {
         }
     }
     out
-}
-
-fn collect_strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(map) => {
-            for (key, v) in map {
-                out.push(key.clone());
-                collect_strings(v, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// `value` with every string equal to `from` (or containing it as a word)
