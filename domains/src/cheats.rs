@@ -7,7 +7,7 @@
 //!   look-alike from the task's own state (another customer, passenger,
 //!   flight, card, date, time) wherever the reference uses it;
 //! - the writes made with such a wrong value, the last of them undone with
-//!   the domain's inverse tool (see [`Undo`]), then the right solution: the
+//!   the domain's inverse tool (its undo rules), then the right solution: the
 //!   undone write leaves a trace (a charged, cancelled reservation);
 //! - a write repeated (a duplicate);
 //! - the right solution plus one unrequested write;

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 /// `serde_json` sorts keys only while no crate in the build enables its
 /// `preserve_order` feature; this does not depend on that (it sorts when the
 /// keys are not already in order). Strings are written as serde_json writes
-/// them (by [`crate::writer`]), numbers by serde_json itself, straight into
+/// them (by the codec's writer), numbers by serde_json itself, straight into
 /// one buffer.
 pub fn canonical(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
