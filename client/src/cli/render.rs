@@ -34,8 +34,8 @@ impl Shape {
     /// The shape of a plan's results.
     pub(crate) fn of(plan: &[PlannedEpisode]) -> Shape {
         let k = trials_of(plan);
-        fn configuration(p: &PlannedEpisode) -> (&str, u64, &str) {
-            (p.agent.as_str(), p.request.epsilon.to_bits(), p.fault_profile.as_str())
+        fn configuration(p: &PlannedEpisode) -> (&str, u64, &str, u64) {
+            (p.agent.as_str(), p.request.epsilon.to_bits(), p.fault_profile.as_str(), p.request.seed)
         }
         let one = plan.first().is_some_and(|first| plan.iter().all(|p| configuration(p) == configuration(first)));
         if one && k == 1 { Shape::Verdicts } else { Shape::Report { k } }
