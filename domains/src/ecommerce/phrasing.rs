@@ -46,9 +46,18 @@ pub(super) const CHEAPEST_COUPON: Template = Template {
     text: "Find the cheapest {kind} in stock and order one for customer {customer}, shipped to their {label} address, \
                 with coupon {coupon}.",
     variants: &[
-        v(R, "For customer {customer}, find the cheapest {kind} in stock and order one with coupon {coupon}, shipped to their {label} address."),
-        v(R, "Using coupon {coupon}, find the cheapest {kind} in stock and order one for customer {customer}, shipped to their {label} address."),
-        v(P, "Customer {customer} wants the lowest-priced {kind} in stock: order one, apply coupon {coupon}, and ship it to their {label} address."),
+        v(
+            R,
+            "For customer {customer}, find the cheapest {kind} in stock and order one with coupon {coupon}, shipped to their {label} address.",
+        ),
+        v(
+            R,
+            "Using coupon {coupon}, find the cheapest {kind} in stock and order one for customer {customer}, shipped to their {label} address.",
+        ),
+        v(
+            P,
+            "Customer {customer} wants the lowest-priced {kind} in stock: order one, apply coupon {coupon}, and ship it to their {label} address.",
+        ),
         v(
             P,
             "Look up the cheapest {kind} in stock and place an order of one for customer {customer} with coupon {coupon}, delivered to their {label} address.",
@@ -57,7 +66,10 @@ pub(super) const CHEAPEST_COUPON: Template = Template {
             V,
             "The cheapest {kind} in stock should be found and one ordered for customer {customer}, shipped to their {label} address, with coupon {coupon}.",
         ),
-        v(S, "Find the cheapest {kind} in stock. Order one for customer {customer}. Ship it to their {label} address and use coupon {coupon}."),
+        v(
+            S,
+            "Find the cheapest {kind} in stock. Order one for customer {customer}. Ship it to their {label} address and use coupon {coupon}.",
+        ),
     ],
 };
 
