@@ -160,3 +160,161 @@ fn the_same_episode_meets_the_same_faults() {
         assert_eq!(run(), run(), "{}", task.id);
     }
 }
+
+/// The ledger's rule for each fault kind: a draw that took effect is in the
+/// call's `fault`, counted as injected and noted; one that changed nothing is
+/// recorded as drawn without effect, and neither counted nor noted.
+mod took_effect {
+    use super::*;
+    use toolenv_domains::CallRecord;
+
+    const BOOK: &str = r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#;
+    const READ: &str = r#"{"date": "2026-01-01"}"#;
+
+    fn scheduling(chaos: Chaos) -> Episode {
+        Episode::new(task("scheduling/book-meeting/001").unwrap(), 1, 0).with_chaos(chaos)
+    }
+
+    fn took_effect(record: &CallRecord, kind: FaultKind) -> bool {
+        match (record.fault, record.drawn_without_effect) {
+            (Some(f), None) if f.kind == kind && f.new => true,
+            (None, Some(k)) if k == kind => false,
+            other => panic!("{kind}: neither a fault nor a draw without effect: {other:?} in {record:?}"),
+        }
+    }
+
+    /// Every call's draw, and whether it took effect; checks the verdict counts only those that did.
+    fn ledger(mut episode: Episode, kind: FaultKind, calls: &[(&str, &str)]) -> (Vec<bool>, Episode) {
+        let effects: Vec<bool> = calls.iter().map(|(tool, args)| took_effect(episode.call(tool, args).unwrap(), kind)).collect();
+        let injected = effects.iter().filter(|&&e| e).count() as u32;
+        assert_eq!(episode.finish().fault_stats.injected, injected, "{kind}: injected counts the effective draws");
+        (effects, episode)
+    }
+
+    #[test]
+    fn faults_that_stop_the_call_always_take_effect() {
+        for kind in [
+            FaultKind::TransientTimeout,
+            FaultKind::ConnectionReset,
+            FaultKind::SoftRateLimit,
+            FaultKind::HardRateLimit,
+            FaultKind::CascadingFailure,
+        ] {
+            let mut episode = scheduling(always(kind));
+            for (tool, args) in [("book_meeting", BOOK), ("check_calendar", READ)] {
+                let record = episode.call(tool, args).unwrap().clone();
+                assert!(matches!(record.outcome, Outcome::Failure(_)), "{kind}: {record:?}");
+                // The first call draws; a persistent state may answer the second.
+                if record.fault.is_some_and(|f| f.new) || record.index == 0 {
+                    assert!(took_effect(&record, kind), "{kind}");
+                }
+                assert!(!record.state_changed, "{kind}: the tool did not run");
+            }
+        }
+    }
+
+    #[test]
+    fn stale_data_takes_effect_only_on_a_read_an_older_state_answers_differently() {
+        let booked = r#"{"date": "2026-01-01", "time": "10:00", "topic": "Later"}"#;
+        let calls = [
+            ("check_calendar", READ),                        // before any write: no older state
+            ("book_meeting", BOOK),                          // a write
+            ("check_calendar", READ),                        // misses the booking
+            ("check_calendar", r#"{"date": "2026-02-01"}"#), // a day the write did not touch
+            ("book_meeting", booked),                        // a write
+            ("check_calendar", READ),                        // misses the 10:00 booking only
+        ];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::StaleData)), FaultKind::StaleData, &calls);
+        assert_eq!(effects, [false, false, true, false, false, true]);
+        let notes = &episode.verdict().unwrap().fault_notes;
+        assert_eq!(notes, &["calls 2, 5 were answered from an older snapshot (StaleData)"]);
+        let writes = episode.trajectory().calls.iter().filter(|c| c.state_changed).count();
+        assert_eq!(writes, 2, "writes under a stale draw still apply");
+    }
+
+    #[test]
+    fn schema_drift_takes_effect_when_a_result_is_delivered_in_v2() {
+        let calls = [
+            ("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), // a business error
+            ("check_calendar", READ),                                                             // switches
+            ("check_calendar", READ),                                                             // already drifted
+        ];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::SchemaDrift)), FaultKind::SchemaDrift, &calls);
+        assert_eq!(effects, [false, true, false]);
+        let outcomes: Vec<_> = episode.trajectory().calls.iter().map(|c| c.outcome.clone()).collect();
+        assert!(matches!(&outcomes[0], Outcome::Error(_)), "{:?}", outcomes[0]);
+        assert!(outcomes[1..].iter().all(|o| o.result_value().is_some_and(|v| v["api_version"] == "v2")));
+        assert_eq!(episode.verdict().unwrap().fault_notes, ["results switched to the v2 schema at call 1 (SchemaDrift)"]);
+    }
+
+    #[test]
+    fn a_partial_response_takes_effect_when_it_cuts_a_result() {
+        let calls = [("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), ("check_calendar", READ)];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::PartialResponse)), FaultKind::PartialResponse, &calls);
+        assert_eq!(effects, [false, true], "a business error is delivered whole");
+        let read = &episode.trajectory().calls[1].outcome;
+        assert!(!matches!(read, Outcome::Result(text) if text == r#"{"date":"2026-01-01","meetings":[]}"#), "{read:?}");
+    }
+
+    #[test]
+    fn an_empty_response_takes_effect_unless_the_result_was_empty_already() {
+        let task = task("ecommerce/cheapest-coupon/002").unwrap();
+        let episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::EmptyResponse));
+        let calls = [("search_products", r#"{"query": "no such thing anywhere"}"#), ("search_products", r#"{"query": "mouse"}"#)];
+        let (effects, episode) = ledger(episode, FaultKind::EmptyResponse, &calls);
+        assert_eq!(effects, [false, true]);
+        let nothing = episode.trajectory().calls[0].outcome.result_value().unwrap();
+        assert_eq!(nothing["products"], json!([]), "the real, empty result: {nothing}");
+        // A write under an empty response did not run: that is an effect.
+        let mut write = scheduling(always(FaultKind::EmptyResponse));
+        let record = write.call("book_meeting", BOOK).unwrap().clone();
+        assert!(took_effect(&record, FaultKind::EmptyResponse) && !record.state_changed);
+    }
+
+    #[test]
+    fn high_latency_takes_effect_when_it_delays_a_result() {
+        let (effects, episode) = ledger(
+            scheduling(always(FaultKind::HighLatency)),
+            FaultKind::HighLatency,
+            &[("check_calendar", READ), ("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#)],
+        );
+        assert_eq!(effects, [true, false], "a business error is not delayed");
+        assert!(episode.trajectory().calls[0].delay_ms >= 2_000);
+        assert_eq!(episode.trajectory().calls[1].delay_ms, 0);
+        // No delay at all: the draw changed nothing.
+        let weights = BTreeMap::from([("HighLatency".to_owned(), 1.0)]);
+        let params = FaultParams { latency_min_ms: 0, latency_max_ms: 0, ..FaultParams::default() };
+        let instant = Chaos::new(FaultProfile::custom(1.0, &weights, params).unwrap()).unwrap();
+        let (effects, _) = ledger(scheduling(instant), FaultKind::HighLatency, &[("check_calendar", READ)]);
+        assert_eq!(effects, [false]);
+    }
+
+    #[test]
+    fn an_ambiguous_commit_takes_effect_when_it_loses_a_result() {
+        let calls = [("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), ("book_meeting", BOOK)];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::AmbiguousCommit)), FaultKind::AmbiguousCommit, &calls);
+        assert_eq!(effects, [false, true]);
+        assert!(matches!(episode.trajectory().calls[0].outcome, Outcome::Error(_)), "the refusal reached the agent");
+        assert!(matches!(episode.trajectory().calls[1].outcome, Outcome::Failure(_)));
+    }
+
+    #[test]
+    fn every_kind_has_a_rule_tested_here() {
+        // The tests above cover these kinds; a new kind must get its rule and a test.
+        let covered = [
+            FaultKind::TransientTimeout,
+            FaultKind::ConnectionReset,
+            FaultKind::SoftRateLimit,
+            FaultKind::HardRateLimit,
+            FaultKind::CascadingFailure,
+            FaultKind::StaleData,
+            FaultKind::SchemaDrift,
+            FaultKind::PartialResponse,
+            FaultKind::EmptyResponse,
+            FaultKind::HighLatency,
+            FaultKind::AmbiguousCommit,
+        ];
+        assert_eq!(FaultKind::ALL.len(), covered.len());
+        assert!(FaultKind::ALL.iter().all(|k| covered.contains(k)));
+    }
+}

@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "fa86ee4460286de3fb893d84807217c571a7e4ab5ba40c06c85f47167f1ceee4";
+const PINNED: &str = "f5e9e3f76075046d3f87db261fad2ba7be00f2615efedc8de4159c7c1a9c7c65";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.
