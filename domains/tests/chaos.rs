@@ -318,3 +318,73 @@ mod took_effect {
         assert!(FaultKind::ALL.iter().all(|k| covered.contains(k)));
     }
 }
+
+/// A list a partial response cut carries a true marker or none: never the
+/// domain's own `"truncated": false`, nor a count of matches larger than
+/// what is shown. Checked on every tool the corpus reaches, in the v1 and
+/// the drifted v2 shape, against the same calls without faults.
+#[test]
+fn a_cut_list_never_carries_a_false_marker() {
+    use serde_json::Value;
+    let cut_only = always(FaultKind::PartialResponse);
+    let weights = BTreeMap::from([("PartialResponse".to_owned(), 0.5), ("SchemaDrift".to_owned(), 0.5)]);
+    let drifting = Chaos::new(FaultProfile::custom(1.0, &weights, FaultParams::default()).unwrap()).unwrap();
+    let (mut silent, mut marked) = (BTreeMap::<&str, u32>::new(), 0);
+    for task in toolenv_domains::suite() {
+        let reference: Vec<_> =
+            toolenv_domains::suite().iter().filter(|t| t.domain == task.domain).flat_map(|t| t.reference.clone()).collect();
+        for (seed, chaos) in (0..4u64).flat_map(|s| [(s, cut_only.clone()), (s, drifting.clone())]) {
+            let mut whole = Episode::new(task, seed, 0).with_max_calls(1000);
+            let mut cut = Episode::new(task, seed, 0).with_chaos(chaos).with_max_calls(1000);
+            for call in reference.iter().chain(&toolenv_domains::agent::random_calls(task, seed, 20)) {
+                let args = call.arguments.to_string();
+                let Ok(expected) = whole.call(call.tool, &args).map(|r| r.outcome.result_value()) else { continue };
+                let record = cut.call(call.tool, &args).unwrap().clone();
+                let (Some(expected), Some(got)) = (expected, record.outcome.result_value()) else { continue };
+                if record.fault.map(|f| f.kind) != Some(FaultKind::PartialResponse) {
+                    continue;
+                }
+                let expected = if got.get("api_version").is_some() {
+                    toolenv_domains::drift::to_v2(task.domain, call.tool, &expected)
+                } else {
+                    expected
+                };
+                let (Value::Object(got), Value::Object(expected)) = (&got, &expected) else { continue };
+                let Some((key, shown)) = got.iter().find_map(|(k, v)| {
+                    let (now, before) = (v.as_array()?.len(), expected.get(k)?.as_array()?.len());
+                    (now < before).then_some((k, now))
+                }) else {
+                    continue;
+                };
+                if got.get("truncated") == Some(&Value::Bool(true)) {
+                    marked += 1;
+                    continue;
+                }
+                *silent.entry(call.tool).or_default() += 1;
+                // Fields about the list's length or completeness, by any name the domains use.
+                let about_the_list =
+                    |field: &str| ["truncat", "count", "total", "match", "more", "complete"].iter().any(|w| field.contains(w));
+                for (field, value) in got.iter().filter(|(f, _)| about_the_list(f)) {
+                    assert_ne!(
+                        value,
+                        &Value::Bool(false),
+                        "{} {}: '{field}' false beside the cut list '{key}': {got:?}",
+                        task.id,
+                        call.tool
+                    );
+                    assert!(
+                        value.as_u64().is_none_or(|n| n as usize <= shown),
+                        "{} {}: '{field}' = {value} counts more than the {shown} items left in '{key}': {got:?}",
+                        task.id,
+                        call.tool
+                    );
+                }
+            }
+        }
+    }
+    // The tools whose results carry markers were cut silently, and marked cuts happen too.
+    for tool in ["search_products", "search_knowledge_base"] {
+        assert!(silent.get(tool).is_some_and(|&n| n > 0), "no silent cut of {tool}: {silent:?}");
+    }
+    assert!(marked > 0);
+}

@@ -152,10 +152,19 @@ impl Episode {
                 let (result, changed) = self.execute(call);
                 match result {
                     Ok(text) => {
-                        let whole = self.shaped(call.spec, text);
-                        let cut = partial(&whole, self.dice.draw(call.index, Purpose::Partial));
-                        let took_effect = cut.is_some();
-                        Delivery::new(cut.unwrap_or(Outcome::Result(whole)), changed, took_effect)
+                        let draw = self.dice.draw(call.index, Purpose::Partial);
+                        // A list is cut in the v1 shape, where the domain's markers have known names.
+                        let (outcome, took_effect) = match cut_list(&text, draw) {
+                            Some(cut) => (Outcome::Result(self.shaped(call.spec, cut)), true),
+                            None => {
+                                let whole = self.shaped(call.spec, text);
+                                match cut_text(&whole, draw) {
+                                    Some(cut) => (cut, true),
+                                    None => (Outcome::Result(whole), false),
+                                }
+                            }
+                        };
+                        Delivery::new(outcome, changed, took_effect)
                     }
                     Err(error) => Delivery::new(Outcome::Error(error), changed, false),
                 }
@@ -297,23 +306,36 @@ fn carries_nothing(text: &str) -> bool {
     }
 }
 
-/// Cuts a result short: the first list found loses its second half (marked
-/// as truncated or not), or, when there is no list to cut, the JSON text is
-/// cut. `None` when nothing was cut off.
-fn partial(text: &str, draw: u64) -> Option<Outcome> {
+/// The fields of a result that describe its list's length in the v1
+/// shapes: a page limit's `truncated` (ecommerce searches) and the counts of
+/// matches (`count`, `total_matches`). A silent cut drops them with the
+/// items, so that a cut list never carries a false marker.
+const LIST_MARKERS: [&str; 3] = ["truncated", "count", "total_matches"];
+
+/// Cuts the first list of a result (of at least two items) to its first
+/// half; `None` when there is no such list. A marked cut says
+/// `"truncated": true`; a silent one drops the result's own markers
+/// ([`LIST_MARKERS`]), which would otherwise say the list is whole.
+fn cut_list(text: &str, draw: u64) -> Option<String> {
     let mut value = parse(text);
     let marked = draw & 1 == 0;
-    if let Value::Object(map) = &mut value
-        && let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)
-    {
-        list.truncate(list.len().div_ceil(2));
-        if marked {
-            map.insert("truncated".into(), Value::Bool(true));
+    let Value::Object(map) = &mut value else { return None };
+    let list = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)?;
+    list.truncate(list.len().div_ceil(2));
+    if marked {
+        map.insert("truncated".into(), Value::Bool(true));
+    } else {
+        for marker in LIST_MARKERS {
+            map.remove(marker);
         }
-        return Some(Outcome::Result(json::canonical(&value)));
     }
+    Some(json::canonical(&value))
+}
+
+/// Cuts a result's JSON text between a quarter and three quarters of its
+/// length; `None` when nothing would be cut off.
+fn cut_text(text: &str, draw: u64) -> Option<Outcome> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    // Keep between a quarter and three quarters of the text.
     let keep = chars.len() / 4 + (draw >> 1) as usize % (chars.len() / 2).max(1);
     let end = chars.get(keep).map_or(text.len(), |&(i, _)| i);
     (end < text.len()).then(|| Outcome::Raw(text[..end].to_owned()))
