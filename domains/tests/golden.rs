@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "41e67b2568693f0ee4803da0d216135e0ae6b8372594af9647dd70af0f1987a3";
+const PINNED: &str = "ab7acbb0736dc4c4b1c720ff89d5f4239724940d9262440818f7dfaaece67989";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

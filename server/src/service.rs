@@ -126,12 +126,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                 return Err(Error::LeaseExpired(timeout_ms));
             }
             let now = Instant::now();
-            // The agent's pause since the previous reply, in simulated time;
-            // at time scale 0 every pause counts as long enough.
-            let waited_ms = session.last_reply.filter(|_| session.time_scale > 0.0).map(|last| {
-                let real_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
-                (real_ms / session.time_scale) as u64
-            });
+            let real_wait = session.last_reply.map(|last| now.saturating_duration_since(last));
+            let waited_ms = fault::virtual_wait_ms(request.waited_ms, real_wait, session.time_scale);
             let options = CallOptions { idempotency_key: key, waited_ms };
             let (in_band, time_scale) = (session.in_band, session.time_scale);
             match session.episode.call_with(&request.tool_name, &request.arguments_json, &options) {

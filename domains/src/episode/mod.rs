@@ -64,6 +64,11 @@ pub struct CallRecord {
     pub drawn_without_effect: Option<FaultKind>,
     /// Simulated delay before the reply, in milliseconds (before time scaling).
     pub delay_ms: u64,
+    /// Virtual milliseconds the agent waited between the previous reply and
+    /// this call, as the episode counted them (declared, or measured on the
+    /// real clock divided by the time scale): with the calls, what makes a
+    /// replay exact.
+    pub waited_ms: u64,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -114,8 +119,9 @@ pub struct CallOptions<'a> {
     /// Makes a state-changing call safe to retry: a repeat with the same key
     /// returns the first execution's result instead of running again.
     pub idempotency_key: Option<&'a str>,
-    /// Simulated milliseconds the agent waited since its previous call
-    /// (for rate-limit windows); `None` counts as long enough.
+    /// Virtual milliseconds the agent waited since its previous reply (for
+    /// rate-limit windows). `None`: no time passed, as at time scale 0 when
+    /// the agent declares no wait.
     pub waited_ms: Option<u64>,
 }
 
@@ -226,15 +232,18 @@ impl Episode {
             return Err(CallError::CallLimit(self.max_calls));
         }
         let index = self.trajectory.calls.len() as u32;
+        // The episode's virtual clock moves by the agent's wait, whatever the call comes to.
+        let waited_ms = options.waited_ms.unwrap_or(0);
+        self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
-            self.record_invalid(tool, arguments, ArgError::new("tool_name", error.to_string()));
+            self.record_invalid(tool, arguments, waited_ms, ArgError::new("tool_name", error.to_string()));
             return Err(error);
         };
         let args = match spec.parse_arguments(arguments) {
             Ok(args) => args,
             Err(error) => {
-                self.record_invalid(tool, arguments, error.clone());
+                self.record_invalid(tool, arguments, waited_ms, error.clone());
                 return Err(CallError::InvalidArgument(error));
             }
         };
@@ -247,10 +256,9 @@ impl Episode {
                 "idempotency_key",
                 format!("key was first used for {first_tool}({first_args}); use a new key for a different call"),
             );
-            self.record_invalid(tool, arguments, error.clone());
+            self.record_invalid(tool, arguments, waited_ms, error.clone());
             return Err(CallError::InvalidArgument(error));
         }
-        self.faults.clock_ms = self.faults.clock_ms.saturating_add(options.waited_ms.unwrap_or(u64::MAX / 4));
 
         let (fault, delivery, drawn_without_effect) = match self.carried_over_fault(index) {
             Some((fault, failure)) => (Some(fault), faults::Delivery::carried(failure), None),
@@ -277,12 +285,13 @@ impl Episode {
             fault,
             drawn_without_effect,
             delay_ms,
+            waited_ms,
         };
         self.trajectory.calls.push(record);
         Ok(&self.trajectory.calls[index as usize])
     }
 
-    fn record_invalid(&mut self, tool: &str, arguments: &str, error: ArgError) {
+    fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {
         self.trajectory.calls.push(CallRecord {
             index: self.trajectory.calls.len() as u32,
             tool: cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
@@ -292,6 +301,7 @@ impl Episode {
             fault: None,
             drawn_without_effect: None,
             delay_ms: 0,
+            waited_ms,
         });
     }
 

@@ -83,13 +83,15 @@ impl Failure {
     }
 
     /// The failure as an in-band error result: the same code, reason,
-    /// message and retry delay, inside an OK reply.
+    /// message and retry delay (real, and in the episode's virtual
+    /// milliseconds, the wait to declare), inside an OK reply.
     pub fn in_band(&self, time_scale: f64) -> Value {
         json!({"error": {
             "code": self.code.name(),
             "reason": self.reason,
             "message": self.message,
             "retry_after_ms": self.retry_after_real_ms(time_scale),
+            "retry_after_virtual_ms": self.retry_after_ms,
         }})
     }
 }
