@@ -116,6 +116,7 @@ impl From<&domains::Verdict> for pb::Verdict {
                 extra_calls: stats.extra_calls,
             }),
             fault_notes: verdict.fault_notes.clone(),
+            feasible: verdict.feasible,
         }
     }
 }

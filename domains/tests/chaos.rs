@@ -388,3 +388,30 @@ fn a_cut_list_never_carries_a_false_marker() {
     }
     assert!(marked > 0);
 }
+
+#[test]
+fn the_verdict_says_whether_the_episode_was_feasible() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    // Doing nothing fails a feasible episode: the failure is the agent's.
+    let mut idle = Episode::new(task, 1, 0);
+    let verdict = idle.finish().clone();
+    assert_eq!((verdict.passed, verdict.feasible), (false, Some(true)));
+    // A suspension at the first call: no agent passes.
+    let mut suspended = Episode::new(task, 1, 0).with_chaos(always(FaultKind::HardRateLimit));
+    assert_eq!(suspended.finish().feasible, Some(false));
+    // Under λ = 0.3, some episodes are infeasible and the verdict of each says so,
+    // the same for an idle agent and the solver.
+    let chaos = Chaos::new(FaultProfile::preset("0.3").unwrap()).unwrap();
+    let task = toolenv_domains::task("travel/cheapest-flight/001").unwrap();
+    let mut infeasible = 0;
+    for seed in 0..100 {
+        let mut idle = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+        let idle_feasible = idle.finish().feasible.unwrap();
+        let mut played = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+        let solution = toolenv_domains::solver::solve(&mut played);
+        assert_eq!(solution.verdict.feasible, Some(solution.feasible()), "seed {seed}");
+        assert_eq!(idle_feasible, solution.feasible(), "seed {seed}: feasibility does not depend on the agent");
+        infeasible += u32::from(!idle_feasible);
+    }
+    assert!((1..50).contains(&infeasible), "{infeasible} of 100 infeasible");
+}

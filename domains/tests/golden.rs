@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "ab7acbb0736dc4c4b1c720ff89d5f4239724940d9262440818f7dfaaece67989";
+const PINNED: &str = "dc87976497b9ba50478de8346ca5a7aceb74a8705b9b7c7cd89cd2673194ad2c";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

@@ -135,6 +135,9 @@ pub struct Episode {
     dice: Dice,
     faults: FaultState,
     trajectory: Trajectory,
+    /// Whether finishing decides feasibility (false for the solver's own
+    /// replay, which must not replay itself).
+    judges_feasibility: bool,
 }
 
 impl Episode {
@@ -159,6 +162,7 @@ impl Episode {
                 calls: Vec::new(),
                 verdict: None,
             },
+            judges_feasibility: true,
         }
     }
 
@@ -328,10 +332,29 @@ impl Episode {
                 });
                 verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
                 verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
+                verdict.feasible = self.judges_feasibility.then(|| self.feasible());
                 verdict
             }
         };
         self.trajectory.verdict.insert(verdict)
+    }
+}
+
+impl Episode {
+    /// Whether an ideal agent could pass this episode: the solver plays a
+    /// fresh episode of the same task, seed, trial, fault profile,
+    /// perturbation and call limit in-process. Fault draws are pure functions
+    /// of the episode and the call index, so it meets the same schedule the
+    /// agent did, call for call.
+    fn feasible(&self) -> bool {
+        let mut replay = Episode::new(self.task, self.trajectory.seed, self.trajectory.trial)
+            .with_max_calls(self.max_calls)
+            .with_chaos(self.chaos.clone());
+        replay.trajectory.description.clone_from(&self.trajectory.description);
+        replay.trajectory.epsilon = self.trajectory.epsilon;
+        replay.trajectory.perturbations.clone_from(&self.trajectory.perturbations);
+        replay.judges_feasibility = false;
+        crate::solver::solve(&mut replay).feasible()
     }
 }
 
