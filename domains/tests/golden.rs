@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "fa86ee4460286de3fb893d84807217c571a7e4ab5ba40c06c85f47167f1ceee4";
+const PINNED: &str = "dc87976497b9ba50478de8346ca5a7aceb74a8705b9b7c7cd89cd2673194ad2c";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.
