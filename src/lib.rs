@@ -152,6 +152,8 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
             state_changed: record.state_changed,
             fault: record.fault.map(|f| pb::FaultRecord { kind: f.kind.name().to_owned(), new: f.new, recoverable: f.recoverable }),
             delay_ms: record.delay_ms,
+            drawn_without_effect: record.drawn_without_effect.map(|k| k.name().to_owned()).unwrap_or_default(),
+            waited_ms: record.waited_ms,
         }
     }
 }
@@ -216,7 +218,11 @@ impl pb::Trajectory {
                     None => serde_json::Value::Null,
                 };
                 let fault = c.fault.as_ref().map(|f| serde_json::json!({"kind": f.kind, "new": f.new, "recoverable": f.recoverable}));
-                serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms})
+                let mut call = serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms, "waited_ms": c.waited_ms});
+                if !c.drawn_without_effect.is_empty() {
+                    call["drawn_without_effect"] = serde_json::Value::from(c.drawn_without_effect.as_str());
+                }
+                call
             })
             .collect();
         let verdict = self.verdict.as_ref().map(|v| {

@@ -394,3 +394,80 @@ async fn every_kind_reaches_the_wire_as_the_episode_delivers_it() {
     assert!(statuses >= 20, "statuses were checked: {statuses}");
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn at_time_scale_0_the_rate_limit_window_passes_only_with_declared_waits() {
+    let (server, mut client) = start().await;
+    let request = always("scheduling/book-meeting/001", "SoftRateLimit", pb::FaultDelivery::Status, 0.0);
+    let episode = client.create_episode_with(request).await.unwrap().episode_id;
+    let (tool, args) = CALENDAR;
+    let mut messages = Vec::new();
+    for waited_ms in [None, None, Some(400), Some(600)] {
+        let status = client.call_tool_after(&episode, tool, args, None, waited_ms).await.unwrap_err();
+        let ClientError::Status(status) = status else { panic!("{status}") };
+        let info = status.get_details_error_info().unwrap();
+        messages.push((status.message().to_owned(), info.metadata.get("retry_after_virtual_ms").cloned()));
+    }
+    let calls = client.trajectory(&episode).await.unwrap().calls;
+    let seen: Vec<(bool, u64)> = calls.iter().map(|c| (c.fault.as_ref().unwrap().new, c.waited_ms)).collect();
+    assert_eq!(seen, [(true, 0), (false, 0), (false, 400), (true, 600)], "no time passes unless declared");
+    let expected = [
+        ("rate limit exceeded; retry after 1000 ms", "1000"),
+        ("retried before the retry delay passed; retry after 1000 ms", "1000"),
+        ("retried before the retry delay passed; retry after 600 ms", "600"),
+        ("rate limit exceeded; retry after 1000 ms", "1000"),
+    ];
+    let expected: Vec<_> = expected.iter().map(|(m, v)| (m.to_string(), Some(v.to_string()))).collect();
+    assert_eq!(messages, expected, "the remainder is virtual");
+    server.shutdown().await.unwrap();
+}
+
+/// Rate limits, timeouts and cascades with short delays, so that time scale 1 is quick.
+fn timed(task: &str, seed: u64, time_scale: f64, delivery: pb::FaultDelivery) -> pb::CreateEpisodeRequest {
+    let kinds = ["SoftRateLimit", "TransientTimeout", "CascadingFailure", "HighLatency"];
+    pb::CreateEpisodeRequest {
+        task_id: task.into(),
+        seed,
+        trial: 0,
+        fault_profile: Some(pb::FaultProfile {
+            failure_rate: 0.35,
+            fault_weights: kinds.iter().map(|k| (k.to_string(), 0.25)).collect(),
+            params: Some(pb::FaultParams {
+                timeout_ms: Some(15),
+                retry_after_ms: Some(40),
+                latency_min_ms: Some(5),
+                latency_max_ms: Some(20),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        fault_delivery: delivery.into(),
+        time_scale: Some(time_scale),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_waits_give_the_same_trajectory_at_time_scale_0_and_1() {
+    let (server, mut client) = start().await;
+    let (mut compared, mut windows) = (0, 0);
+    for task in toolenv_domains::suite().iter().step_by(3) {
+        for (seed, delivery) in [(0, pb::FaultDelivery::Status), (1, pb::FaultDelivery::InBand)] {
+            for agent in [Agent::Reference, Agent::Solver] {
+                let at = |scale| timed(&task.id, seed, scale, delivery);
+                let virtual_only = play(&mut client, agent, at(0.0)).await.unwrap();
+                let real = play(&mut client, agent, at(1.0)).await.unwrap();
+                let (a, b) = (&virtual_only.trajectory, &real.trajectory);
+                assert_eq!(a.calls, b.calls, "{} seed {seed} {delivery:?} {}", task.id, agent.name());
+                assert_eq!(a.verdict, b.verdict, "{} seed {seed} {}", task.id, agent.name());
+                assert!(virtual_only.verdict.passed, "{} seed {seed} {}: {:?}", task.id, agent.name(), virtual_only.verdict.fault_notes);
+                windows +=
+                    a.calls.iter().filter(|c| c.fault.as_ref().is_some_and(|f| f.kind == "SoftRateLimit") && c.waited_ms > 0).count();
+                windows += a.calls.iter().filter(|c| c.drawn_without_effect.is_empty() && c.fault.is_none() && c.waited_ms >= 40).count();
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 20 && windows > 5, "{compared} episodes, {windows} declared waits that mattered");
+    server.shutdown().await.unwrap();
+}

@@ -511,6 +511,7 @@ impl Load {
             tool_name: self.case.tool.to_owned(),
             arguments_json: self.case.arguments.clone(),
             idempotency_key: String::new(),
+            waited_ms: None,
         }
     }
 
@@ -921,6 +922,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                                 tool_name: call.tool.to_owned(),
                                 arguments_json: call.arguments.to_string(),
                                 idempotency_key: String::new(),
+                                waited_ms: None,
                             };
                             // Injected faults come back as statuses; they are part of the play.
                             let _ = client.call_tool(request).await;

@@ -109,11 +109,27 @@ impl Client {
         arguments_json: &str,
         idempotency_key: Option<&str>,
     ) -> Result<pb::CallToolResponse, ClientError> {
+        self.call_tool_after(episode_id, tool_name, arguments_json, idempotency_key, None).await
+    }
+
+    /// Calls one tool, declaring the virtual milliseconds waited since the
+    /// previous reply (the backoff the agent honoured), with an optional
+    /// idempotency key. At time scale 0 a declared wait is the only time
+    /// that passes for the episode's rate-limit windows.
+    pub async fn call_tool_after(
+        &mut self,
+        episode_id: &str,
+        tool_name: &str,
+        arguments_json: &str,
+        idempotency_key: Option<&str>,
+        waited_ms: Option<u64>,
+    ) -> Result<pb::CallToolResponse, ClientError> {
         let request = pb::CallToolRequest {
             episode_id: episode_id.to_owned(),
             tool_name: tool_name.to_owned(),
             arguments_json: arguments_json.to_owned(),
             idempotency_key: idempotency_key.unwrap_or_default().to_owned(),
+            waited_ms,
         };
         Ok(self.inner.call_tool(request).await?.into_inner())
     }
@@ -237,7 +253,9 @@ async fn play_created(
             let key = mutates.then(|| format!("{}-{i}", episode.episode_id));
             call_with_retries(client, &episode.episode_id, call.tool, &arguments, key.as_deref(), mutates, time_scale).await?;
         } else {
-            match client.call_tool(&episode.episode_id, call.tool, &arguments).await {
+            // Declared waits of 0: these agents honour no advice, and their own
+            // pauses are not waits, so the trajectory is the same at every time scale.
+            match client.call_tool_after(&episode.episode_id, call.tool, &arguments, None, Some(0)).await {
                 Ok(_) => {}
                 Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument || is_fault(&status) => {}
                 Err(error) => return Err(error),
@@ -258,8 +276,9 @@ enum Attempt {
     /// A usable reply (a result or a domain error), or one not worth
     /// retrying (a suspension, a malformed call): move on.
     Done,
-    /// A failure worth retrying, after the advised delay if any.
-    Retry(Option<Duration>),
+    /// A failure worth retrying, after the advised delay (virtual
+    /// milliseconds) if any.
+    Retry(Option<u64>),
 }
 
 /// Makes one call, retrying faults: bounded attempts, backoff that honours
@@ -277,8 +296,11 @@ async fn call_with_retries(
     time_scale: f64,
 ) -> Result<(), ClientError> {
     use tonic_types::StatusExt;
+    // The virtual milliseconds waited before the next attempt, declared with
+    // it (0 too: the agent's own pauses are not waits it honours).
+    let mut waited_ms = 0;
     for attempt in 0..MAX_ATTEMPTS {
-        let outcome = match client.call_tool_with(episode_id, tool, arguments, key).await {
+        let outcome = match client.call_tool_after(episode_id, tool, arguments, key, Some(std::mem::take(&mut waited_ms))).await {
             Ok(reply) => judge_reply(&reply, mutates),
             Err(ClientError::Status(status)) if status.code() == tonic::Code::InvalidArgument => Attempt::Done,
             Err(ClientError::Status(status)) if is_fault(&status) => {
@@ -286,26 +308,35 @@ async fn call_with_retries(
                 if pushback.is_some_and(|ms| ms < 0) || status.code() == tonic::Code::PermissionDenied {
                     Attempt::Done
                 } else {
-                    Attempt::Retry(status.get_details_retry_info().and_then(|r| r.retry_delay))
+                    Attempt::Retry(status.get_details_error_info().and_then(|info| virtual_retry_ms(&info.metadata)))
                 }
             }
             Err(error) => return Err(error),
         };
         match outcome {
             Attempt::Done => return Ok(()),
-            // Without advice, a short exponential backoff in the episode's time
-            // scale (RetryInfo delays are scaled by the server already).
-            Attempt::Retry(delay) => {
-                let delay = delay.unwrap_or_else(|| Duration::from_millis(1 << attempt.min(7)).mul_f64(time_scale));
+            // The advised delay in virtual milliseconds or, without advice, a
+            // short exponential backoff; slept for real at the episode's time
+            // scale and declared with the retry.
+            Attempt::Retry(delay_ms) => {
+                let delay_ms = delay_ms.unwrap_or(1 << attempt.min(7));
+                let delay = Duration::from_millis(delay_ms).mul_f64(time_scale);
                 if delay.is_zero() {
                     tokio::task::yield_now().await;
                 } else {
                     tokio::time::sleep(delay).await;
                 }
+                waited_ms = delay_ms;
             }
         }
     }
     Ok(())
+}
+
+/// The advised retry delay in the episode's virtual milliseconds, from a
+/// fault's `ErrorInfo` metadata.
+fn virtual_retry_ms(metadata: &std::collections::HashMap<String, String>) -> Option<u64> {
+    metadata.get("retry_after_virtual_ms")?.parse::<i64>().ok().and_then(|ms| u64::try_from(ms).ok())
 }
 
 /// Reads an OK reply: a fault delivered in-band, an unconfirmed write, or done.
@@ -316,9 +347,10 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
     };
     if let Some(error) = value.get("error").filter(|e| e.get("reason").is_some()) {
         let retry_ms = error.get("retry_after_ms").and_then(serde_json::Value::as_i64);
+        let virtual_ms = error.get("retry_after_virtual_ms").and_then(serde_json::Value::as_u64);
         return match (error.get("code").and_then(serde_json::Value::as_str), retry_ms) {
             (Some("PERMISSION_DENIED"), _) | (_, Some(-1)) => Attempt::Done,
-            (_, ms) => Attempt::Retry(ms.map(|ms| Duration::from_millis(ms.max(0) as u64))),
+            _ => Attempt::Retry(virtual_ms),
         };
     }
     if mutates && value.as_object().is_some_and(serde_json::Map::is_empty) {
@@ -374,19 +406,26 @@ impl toolenv_domains::solver::Env for RemoteEnv {
         if self.error.is_some() {
             return Observation::Closed("stopped after an infrastructure error".into());
         }
-        // The declared wait, for real at this time scale (a blocking thread may sleep).
+        // The wait, for real at this time scale (a blocking thread may
+        // sleep), and declared with the call: at time scale 0 only the
+        // declaration makes time pass for the episode.
         if request.waited_ms > 0 && self.time_scale > 0.0 {
             std::thread::sleep(Duration::from_millis(request.waited_ms).mul_f64(self.time_scale));
         }
-        let call = self.client.call_tool_with(&self.episode_id, tool, arguments_json, request.idempotency_key);
-        // Real milliseconds back to the episode's virtual ones.
+        let call = self.client.call_tool_after(&self.episode_id, tool, arguments_json, request.idempotency_key, Some(request.waited_ms));
+        // Real milliseconds back to the episode's virtual ones, where no virtual figure came with them.
         let virtual_ms = |ms: i64| if ms > 0 && self.time_scale > 0.0 { (ms as f64 / self.time_scale).round() as i64 } else { ms };
         match self.runtime.block_on(call) {
             Ok(reply) => match reply.outcome {
                 Some(pb::call_tool_response::Outcome::ResultJson(text)) => {
                     let in_band = serde_json::from_str(&text).ok().and_then(|v| Fault::in_band(&v));
+                    let advised = serde_json::from_str::<serde_json::Value>(&text)
+                        .ok()
+                        .and_then(|v| v.pointer("/error/retry_after_virtual_ms").and_then(serde_json::Value::as_i64));
                     match in_band {
-                        Some(fault) => Observation::Failure(Fault { retry_after_ms: fault.retry_after_ms.map(virtual_ms), ..fault }),
+                        Some(fault) => {
+                            Observation::Failure(Fault { retry_after_ms: advised.or(fault.retry_after_ms.map(virtual_ms)), ..fault })
+                        }
                         None => Observation::Result(text),
                     }
                 }
@@ -416,11 +455,13 @@ impl toolenv_domains::solver::Env for RemoteEnv {
                 let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
                 let retry_after_ms =
                     pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
+                // A suspension's -1 stays; a delay is read in virtual milliseconds where given.
+                let advised = virtual_retry_ms(&info.metadata).map(|ms| ms as i64).filter(|_| retry_after_ms.is_none_or(|ms| ms >= 0));
                 Observation::Failure(Fault {
                     code,
                     reason: info.reason,
                     message: status.message().to_owned(),
-                    retry_after_ms: retry_after_ms.map(virtual_ms),
+                    retry_after_ms: advised.or(retry_after_ms.map(virtual_ms)),
                 })
             }
             Err(error) => {

@@ -53,7 +53,8 @@ crate::named_enum! {
 /// new variant here, and then an arm there, before anything compiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// The call never runs: it is answered at once, and the state does not change.
+    /// The call is answered at once, and the state does not change (only an
+    /// empty reply looks at a read's real result first).
     Stops(Stop),
     /// The call runs against the state before the most recent change (a
     /// write still runs against the current state).
@@ -78,7 +79,8 @@ pub enum Stop {
     Suspension,
     /// UNAVAILABLE or RESOURCE_EXHAUSTED, for this and a burst of later calls.
     Cascade,
-    /// An OK reply with an empty result.
+    /// An OK reply with an empty result (a read whose real result is empty
+    /// already gets that result: the fault had no effect).
     Empty,
 }
 

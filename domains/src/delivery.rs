@@ -75,13 +75,15 @@ impl Failure {
     }
 
     /// The failure as an in-band error result: the same code, reason,
-    /// message and retry delay, inside an OK reply.
+    /// message and retry delay (real, and in the episode's virtual
+    /// milliseconds, the wait to declare), inside an OK reply.
     pub fn in_band(&self, time_scale: f64) -> Value {
         json!({"error": {
             "code": self.code.name(),
             "reason": self.reason,
             "message": self.message,
             "retry_after_ms": self.retry_after_real_ms(time_scale),
+            "retry_after_virtual_ms": self.retry_after_ms,
         }})
     }
 }
@@ -185,26 +187,41 @@ pub(crate) fn reply(result: ToolResult) -> Delivery {
     })
 }
 
-/// Cuts a result short: the first list found loses its second half (marked
-/// as truncated or not), or, when there is no list to cut, the JSON text is cut.
-pub(crate) fn partial(value: Value, draw: u64) -> Answer {
-    let mut value = value;
+/// The fields of a result that describe its list's length in the v1
+/// shapes: a page limit's `truncated` (ecommerce searches) and the counts of
+/// matches (`count`, `total_matches`). A silent cut drops them with the
+/// items, so that a cut list never carries a false marker.
+const LIST_MARKERS: [&str; 3] = ["truncated", "count", "total_matches"];
+
+/// Cuts the first list of a result (of at least two items) to its first
+/// half; `None` when there is no such list. A marked cut says
+/// `"truncated": true`; a silent one drops the result's own markers
+/// ([`LIST_MARKERS`]), which would otherwise say the list is whole. Lists
+/// are cut in the v1 shape, where the markers have known names.
+pub(crate) fn cut_list(text: &str, draw: u64) -> Option<String> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
     let marked = draw & 1 == 0;
-    if let Value::Object(map) = &mut value
-        && let Some(list) = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)
-    {
-        list.truncate(list.len().div_ceil(2));
-        if marked {
-            map.insert("truncated".into(), Value::Bool(true));
+    let Value::Object(map) = &mut value else { return None };
+    let list = map.values_mut().filter_map(Value::as_array_mut).find(|l| l.len() >= 2)?;
+    list.truncate(list.len().div_ceil(2));
+    if marked {
+        map.insert("truncated".into(), Value::Bool(true));
+    } else {
+        for marker in LIST_MARKERS {
+            map.remove(marker);
         }
-        return Answer::Result(json::canonical(&value));
     }
-    let text = json::canonical(&value);
+    Some(json::canonical(&value))
+}
+
+/// Cuts a result's JSON text between a quarter and three quarters of its
+/// length, so that it is no longer valid JSON; `None` when nothing would be
+/// cut off.
+pub(crate) fn cut_text(text: &str, draw: u64) -> Option<Answer> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    // Keep between a quarter and three quarters of the text.
     let keep = chars.len() / 4 + (draw >> 1) as usize % (chars.len() / 2).max(1);
     let end = chars.get(keep).map_or(text.len(), |&(i, _)| i);
-    Answer::Raw(text[..end].to_owned())
+    (end < text.len()).then(|| Answer::Raw(text[..end].to_owned()))
 }
 
 #[cfg(test)]

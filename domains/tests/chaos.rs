@@ -177,8 +177,13 @@ fn every_kind_acts_as_its_phase_says() {
     for kind in FaultKind::ALL {
         let mut episode = Episode::new(task, 1, 0).with_chaos(always(kind));
         let booked = episode.call("book_meeting", book).unwrap().clone();
-        let fault = booked.fault.unwrap();
-        assert!(fault.new && fault.kind == kind && fault.recoverable == kind.recoverable(), "{kind}: {fault:?}");
+        if kind.phase() == Phase::OlderState {
+            // A write runs against the current state: the draw had no effect.
+            assert_eq!((booked.fault, booked.drawn_without_effect), (None, Some(kind)), "{kind}");
+        } else {
+            let fault = booked.fault.unwrap();
+            assert!(fault.new && fault.kind == kind && fault.recoverable == kind.recoverable(), "{kind}: {fault:?}");
+        }
         let stopped = matches!(kind.phase(), Phase::Stops(_));
         assert_eq!(booked.state_changed, !stopped, "{kind}: a write applies unless the call is stopped");
         match kind.phase() {
@@ -202,6 +207,7 @@ fn every_kind_acts_as_its_phase_says() {
             Phase::OlderState => {
                 assert_eq!(booked.outcome, plain_book.outcome, "{kind}: a write runs against the current state");
                 let stale = episode.call("check_calendar", read).unwrap().clone();
+                assert_eq!(stale.fault.map(|f| f.kind), Some(kind), "{kind}: the stale read took effect");
                 assert_ne!(stale.outcome, plain_read.outcome, "{kind}: the read misses the write");
                 assert_eq!(stale.outcome.result_value(), Some(json!({"date": "2026-01-01", "meetings": []})), "{kind}");
             }
@@ -236,4 +242,259 @@ fn a_delivered_call_is_the_recorded_call() {
     let mut episode = Episode::new(task, 3, 0);
     assert!(matches!(episode.deliver_call("fly", "{}", &CallOptions::default()), Err(toolenv_domains::CallError::UnknownTool(_))));
     assert_eq!(episode.trajectory().calls.len(), 1, "the unknown tool is in the trajectory");
+}
+
+/// The ledger's rule for each fault kind: a draw that took effect is in the
+/// call's `fault`, counted as injected and noted; one that changed nothing is
+/// recorded as drawn without effect, and neither counted nor noted.
+mod took_effect {
+    use super::*;
+    use toolenv_domains::CallRecord;
+
+    const BOOK: &str = r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#;
+    const READ: &str = r#"{"date": "2026-01-01"}"#;
+
+    fn scheduling(chaos: Chaos) -> Episode {
+        Episode::new(task("scheduling/book-meeting/001").unwrap(), 1, 0).with_chaos(chaos)
+    }
+
+    fn took_effect(record: &CallRecord, kind: FaultKind) -> bool {
+        match (record.fault, record.drawn_without_effect) {
+            (Some(f), None) if f.kind == kind && f.new => true,
+            (None, Some(k)) if k == kind => false,
+            other => panic!("{kind}: neither a fault nor a draw without effect: {other:?} in {record:?}"),
+        }
+    }
+
+    /// Every call's draw, and whether it took effect; checks the verdict counts only those that did.
+    fn ledger(mut episode: Episode, kind: FaultKind, calls: &[(&str, &str)]) -> (Vec<bool>, Episode) {
+        let effects: Vec<bool> = calls.iter().map(|(tool, args)| took_effect(episode.call(tool, args).unwrap(), kind)).collect();
+        let injected = effects.iter().filter(|&&e| e).count() as u32;
+        assert_eq!(episode.finish().fault_stats.injected, injected, "{kind}: injected counts the effective draws");
+        (effects, episode)
+    }
+
+    #[test]
+    fn faults_that_stop_the_call_always_take_effect() {
+        for kind in [
+            FaultKind::TransientTimeout,
+            FaultKind::ConnectionReset,
+            FaultKind::SoftRateLimit,
+            FaultKind::HardRateLimit,
+            FaultKind::CascadingFailure,
+        ] {
+            let mut episode = scheduling(always(kind));
+            for (tool, args) in [("book_meeting", BOOK), ("check_calendar", READ)] {
+                let record = episode.call(tool, args).unwrap().clone();
+                assert!(matches!(record.outcome, Outcome::Failure(_)), "{kind}: {record:?}");
+                // The first call draws; a persistent state may answer the second.
+                if record.fault.is_some_and(|f| f.new) || record.index == 0 {
+                    assert!(took_effect(&record, kind), "{kind}");
+                }
+                assert!(!record.state_changed, "{kind}: the tool did not run");
+            }
+        }
+    }
+
+    #[test]
+    fn stale_data_takes_effect_only_on_a_read_an_older_state_answers_differently() {
+        let booked = r#"{"date": "2026-01-01", "time": "10:00", "topic": "Later"}"#;
+        let calls = [
+            ("check_calendar", READ),                        // before any write: no older state
+            ("book_meeting", BOOK),                          // a write
+            ("check_calendar", READ),                        // misses the booking
+            ("check_calendar", r#"{"date": "2026-02-01"}"#), // a day the write did not touch
+            ("book_meeting", booked),                        // a write
+            ("check_calendar", READ),                        // misses the 10:00 booking only
+        ];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::StaleData)), FaultKind::StaleData, &calls);
+        assert_eq!(effects, [false, false, true, false, false, true]);
+        let notes = &episode.verdict().unwrap().fault_notes;
+        assert_eq!(notes, &["calls 2, 5 were answered from an older snapshot (StaleData)"]);
+        let writes = episode.trajectory().calls.iter().filter(|c| c.state_changed).count();
+        assert_eq!(writes, 2, "writes under a stale draw still apply");
+    }
+
+    #[test]
+    fn schema_drift_takes_effect_when_a_result_is_delivered_in_v2() {
+        let calls = [
+            ("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), // a business error
+            ("check_calendar", READ),                                                             // switches
+            ("check_calendar", READ),                                                             // already drifted
+        ];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::SchemaDrift)), FaultKind::SchemaDrift, &calls);
+        assert_eq!(effects, [false, true, false]);
+        let outcomes: Vec<_> = episode.trajectory().calls.iter().map(|c| c.outcome.clone()).collect();
+        assert!(matches!(&outcomes[0], Outcome::Error(_)), "{:?}", outcomes[0]);
+        assert!(outcomes[1..].iter().all(|o| o.result_value().is_some_and(|v| v["api_version"] == "v2")));
+        assert_eq!(episode.verdict().unwrap().fault_notes, ["results switched to the v2 schema at call 1 (SchemaDrift)"]);
+    }
+
+    #[test]
+    fn a_partial_response_takes_effect_when_it_cuts_a_result() {
+        let calls = [("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), ("check_calendar", READ)];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::PartialResponse)), FaultKind::PartialResponse, &calls);
+        assert_eq!(effects, [false, true], "a business error is delivered whole");
+        let read = &episode.trajectory().calls[1].outcome;
+        assert!(!matches!(read, Outcome::Result(text) if text == r#"{"date":"2026-01-01","meetings":[]}"#), "{read:?}");
+    }
+
+    #[test]
+    fn an_empty_response_takes_effect_unless_the_result_was_empty_already() {
+        let task = task("ecommerce/cheapest-coupon/002").unwrap();
+        let episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::EmptyResponse));
+        let calls = [("search_products", r#"{"query": "no such thing anywhere"}"#), ("search_products", r#"{"query": "mouse"}"#)];
+        let (effects, episode) = ledger(episode, FaultKind::EmptyResponse, &calls);
+        assert_eq!(effects, [false, true]);
+        let nothing = episode.trajectory().calls[0].outcome.result_value().unwrap();
+        assert_eq!(nothing["products"], json!([]), "the real, empty result: {nothing}");
+        // A write under an empty response did not run: that is an effect.
+        let mut write = scheduling(always(FaultKind::EmptyResponse));
+        let record = write.call("book_meeting", BOOK).unwrap().clone();
+        assert!(took_effect(&record, FaultKind::EmptyResponse) && !record.state_changed);
+    }
+
+    #[test]
+    fn high_latency_takes_effect_when_it_delays_a_result() {
+        let (effects, episode) = ledger(
+            scheduling(always(FaultKind::HighLatency)),
+            FaultKind::HighLatency,
+            &[("check_calendar", READ), ("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#)],
+        );
+        assert_eq!(effects, [true, false], "a business error is not delayed");
+        assert!(episode.trajectory().calls[0].delay_ms >= 2_000);
+        assert_eq!(episode.trajectory().calls[1].delay_ms, 0);
+        // No delay at all: the draw changed nothing.
+        let weights = BTreeMap::from([("HighLatency".to_owned(), 1.0)]);
+        let params = FaultParams { latency_min_ms: 0, latency_max_ms: 0, ..FaultParams::default() };
+        let instant = Chaos::new(FaultProfile::custom(1.0, &weights, params).unwrap()).unwrap();
+        let (effects, _) = ledger(scheduling(instant), FaultKind::HighLatency, &[("check_calendar", READ)]);
+        assert_eq!(effects, [false]);
+    }
+
+    #[test]
+    fn an_ambiguous_commit_takes_effect_when_it_loses_a_result() {
+        let calls = [("book_meeting", r#"{"date": "2026-01-01", "time": "07:00", "topic": "Too early"}"#), ("book_meeting", BOOK)];
+        let (effects, episode) = ledger(scheduling(always(FaultKind::AmbiguousCommit)), FaultKind::AmbiguousCommit, &calls);
+        assert_eq!(effects, [false, true]);
+        assert!(matches!(episode.trajectory().calls[0].outcome, Outcome::Error(_)), "the refusal reached the agent");
+        assert!(matches!(episode.trajectory().calls[1].outcome, Outcome::Failure(_)));
+    }
+
+    #[test]
+    fn every_kind_has_a_rule_tested_here() {
+        // The tests above cover these kinds; a new kind must get its rule and a test.
+        let covered = [
+            FaultKind::TransientTimeout,
+            FaultKind::ConnectionReset,
+            FaultKind::SoftRateLimit,
+            FaultKind::HardRateLimit,
+            FaultKind::CascadingFailure,
+            FaultKind::StaleData,
+            FaultKind::SchemaDrift,
+            FaultKind::PartialResponse,
+            FaultKind::EmptyResponse,
+            FaultKind::HighLatency,
+            FaultKind::AmbiguousCommit,
+        ];
+        assert_eq!(FaultKind::ALL.len(), covered.len());
+        assert!(FaultKind::ALL.iter().all(|k| covered.contains(k)));
+    }
+}
+
+/// A list a partial response cut carries a true marker or none: never the
+/// domain's own `"truncated": false`, nor a count of matches larger than
+/// what is shown. Checked on every tool the corpus reaches, in the v1 and
+/// the drifted v2 shape, against the same calls without faults.
+#[test]
+fn a_cut_list_never_carries_a_false_marker() {
+    use serde_json::Value;
+    let cut_only = always(FaultKind::PartialResponse);
+    let weights = BTreeMap::from([("PartialResponse".to_owned(), 0.5), ("SchemaDrift".to_owned(), 0.5)]);
+    let drifting = Chaos::new(FaultProfile::custom(1.0, &weights, FaultParams::default()).unwrap()).unwrap();
+    let (mut silent, mut marked) = (BTreeMap::<&str, u32>::new(), 0);
+    for task in toolenv_domains::suite() {
+        let reference: Vec<_> =
+            toolenv_domains::suite().iter().filter(|t| t.domain == task.domain).flat_map(|t| t.reference.clone()).collect();
+        for (seed, chaos) in (0..4u64).flat_map(|s| [(s, cut_only.clone()), (s, drifting.clone())]) {
+            let mut whole = Episode::new(task, seed, 0).with_max_calls(1000);
+            let mut cut = Episode::new(task, seed, 0).with_chaos(chaos).with_max_calls(1000);
+            for call in reference.iter().chain(&toolenv_domains::agent::random_calls(task, seed, 20)) {
+                let args = call.arguments.to_string();
+                let Ok(expected) = whole.call(call.tool, &args).map(|r| r.outcome.result_value()) else { continue };
+                let record = cut.call(call.tool, &args).unwrap().clone();
+                let (Some(expected), Some(got)) = (expected, record.outcome.result_value()) else { continue };
+                if record.fault.map(|f| f.kind) != Some(FaultKind::PartialResponse) {
+                    continue;
+                }
+                let expected = if got.get("api_version").is_some() {
+                    toolenv_domains::drift::to_v2(task.domain, call.tool, &expected)
+                } else {
+                    expected
+                };
+                let (Value::Object(got), Value::Object(expected)) = (&got, &expected) else { continue };
+                let Some((key, shown)) = got.iter().find_map(|(k, v)| {
+                    let (now, before) = (v.as_array()?.len(), expected.get(k)?.as_array()?.len());
+                    (now < before).then_some((k, now))
+                }) else {
+                    continue;
+                };
+                if got.get("truncated") == Some(&Value::Bool(true)) {
+                    marked += 1;
+                    continue;
+                }
+                *silent.entry(call.tool).or_default() += 1;
+                // Fields about the list's length or completeness, by any name the domains use.
+                let about_the_list =
+                    |field: &str| ["truncat", "count", "total", "match", "more", "complete"].iter().any(|w| field.contains(w));
+                for (field, value) in got.iter().filter(|(f, _)| about_the_list(f)) {
+                    assert_ne!(
+                        value,
+                        &Value::Bool(false),
+                        "{} {}: '{field}' false beside the cut list '{key}': {got:?}",
+                        task.id,
+                        call.tool
+                    );
+                    assert!(
+                        value.as_u64().is_none_or(|n| n as usize <= shown),
+                        "{} {}: '{field}' = {value} counts more than the {shown} items left in '{key}': {got:?}",
+                        task.id,
+                        call.tool
+                    );
+                }
+            }
+        }
+    }
+    // The tools whose results carry markers were cut silently, and marked cuts happen too.
+    for tool in ["search_products", "search_knowledge_base"] {
+        assert!(silent.get(tool).is_some_and(|&n| n > 0), "no silent cut of {tool}: {silent:?}");
+    }
+    assert!(marked > 0);
+}
+
+#[test]
+fn the_verdict_says_whether_the_episode_was_feasible() {
+    let task = task("scheduling/book-meeting/001").unwrap();
+    // Doing nothing fails a feasible episode: the failure is the agent's.
+    let mut idle = Episode::new(task, 1, 0);
+    let verdict = idle.finish().clone();
+    assert_eq!((verdict.passed, verdict.feasible), (false, Some(true)));
+    // A suspension at the first call: no agent passes.
+    let mut suspended = Episode::new(task, 1, 0).with_chaos(always(FaultKind::HardRateLimit));
+    assert_eq!(suspended.finish().feasible, Some(false));
+    // Under λ = 0.3, some episodes are infeasible and the verdict of each says so,
+    // the same for an idle agent and the solver.
+    let chaos = Chaos::new(FaultProfile::preset("0.3").unwrap()).unwrap();
+    let task = toolenv_domains::task("travel/cheapest-flight/001").unwrap();
+    let mut infeasible = 0;
+    for seed in 0..100 {
+        let mut idle = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+        let idle_feasible = idle.finish().feasible.unwrap();
+        let mut played = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+        let solution = toolenv_domains::solver::solve(&mut played);
+        assert_eq!(solution.verdict.feasible, Some(solution.feasible()), "seed {seed}");
+        assert_eq!(idle_feasible, solution.feasible(), "seed {seed}: feasibility does not depend on the agent");
+        infeasible += u32::from(!idle_feasible);
+    }
+    assert!((1..50).contains(&infeasible), "{infeasible} of 100 infeasible");
 }

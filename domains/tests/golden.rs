@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "d622311189ca0a1fb17c94c0a81f6fb606d0e1d8f1fc57026e421522f08365a7";
+const PINNED: &str = "2368529e1a0146c4725b4552675ab811f26ccb6013a147914ac8ba0ace67109e";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

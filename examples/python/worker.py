@@ -23,7 +23,9 @@ Policies (how an episode is played):
 Every policy calls tools through `Tools.call`, which retries what injected
 faults break the way a production client would: transient statuses
 (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) after the server's
-`grpc-retry-pushback-ms` trailer (never after -1), writes with an
+`grpc-retry-pushback-ms` trailer (never after -1) and declaring the wait in
+the episode's virtual milliseconds (`waited_ms`: at time scale 0 only a
+declared wait lets a rate-limit window pass), writes with an
 idempotency key so a retry cannot apply twice, and a write whose reply is
 empty or cut short counts as unconfirmed. What is left (domain errors, bad
 calls, a suspension) goes back to the policy as text.
@@ -80,11 +82,15 @@ class Tools:
         self.calls += 1
         mutates = tool in self.mutating
         key = f"{self.episode.episode_id}-{self.calls}" if mutates else ""
-        request = self.pb.CallToolRequest(
-            episode_id=self.episode.episode_id, tool_name=tool, arguments_json=json.dumps(arguments), idempotency_key=key
-        )
-        text = ""
+        text, waited_ms = "", 0
         for attempt in range(MAX_ATTEMPTS):
+            request = self.pb.CallToolRequest(
+                episode_id=self.episode.episode_id,
+                tool_name=tool,
+                arguments_json=json.dumps(arguments),
+                idempotency_key=key,
+                waited_ms=waited_ms,
+            )
             try:
                 reply = self.stub.CallTool(request)
             except grpc.RpcError as error:
@@ -94,7 +100,7 @@ class Tools:
                 pushback = dict(error.trailing_metadata() or ()).get("grpc-retry-pushback-ms")
                 if pushback is not None and int(pushback) < 0:
                     return text  # the server says: do not retry
-                self.backoff(attempt, None if pushback is None else int(pushback))
+                waited_ms = self.backoff(attempt, None if pushback is None else int(pushback), virtual_retry_ms(error))
                 continue
             if reply.WhichOneof("outcome") == "error":
                 return json.dumps({"domain_error": {"code": reply.error.code, "message": reply.error.message}})
@@ -103,10 +109,10 @@ class Tools:
             if fault is not None:  # a fault delivered in-band, as an error object in an OK reply
                 if fault.get("code") == "PERMISSION_DENIED" or fault.get("retry_after_ms") == -1:
                     return text
-                self.backoff(attempt, fault.get("retry_after_ms"))
+                waited_ms = self.backoff(attempt, fault.get("retry_after_ms"), fault.get("retry_after_virtual_ms"))
                 continue
             if mutates and not self.confirmed(text):
-                self.backoff(attempt, None)  # unconfirmed write: the key makes the retry safe
+                waited_ms = self.backoff(attempt, None, None)  # unconfirmed write: the key makes the retry safe
                 continue
             return text
         return text
@@ -127,11 +133,58 @@ class Tools:
             return False  # cut short
         return value != {}
 
-    def backoff(self, attempt, pushback_ms):
-        """Waits as advised (already in real time), else 1, 2, 4 … ms in the episode's time scale."""
-        seconds = pushback_ms / 1000 if pushback_ms is not None else (2 ** min(attempt, 7)) / 1000 * self.time_scale
+    def backoff(self, attempt, pushback_ms, virtual_ms):
+        """Waits as advised (already in real time), else 1, 2, 4 … ms in the episode's time scale;
+        returns the wait in the episode's virtual milliseconds, to declare with the retry."""
+        if virtual_ms is None:
+            virtual_ms = 2 ** min(attempt, 7)
+            if pushback_ms is not None and self.time_scale > 0:
+                virtual_ms = round(pushback_ms / self.time_scale)
+        seconds = pushback_ms / 1000 if pushback_ms is not None else virtual_ms / 1000 * self.time_scale
         if seconds > 0:
             time.sleep(seconds)
+        return max(int(virtual_ms), 0)
+
+
+def _fields(data):
+    """The length-delimited fields of an encoded protobuf message, as (number, bytes)."""
+    def varint(i):
+        value, shift = 0, 0
+        while True:
+            byte = data[i]
+            value, shift, i = value | (byte & 0x7F) << shift, shift + 7, i + 1
+            if byte < 0x80:
+                return value, i
+
+    i = 0
+    while i < len(data):
+        tag, i = varint(i)
+        wire = tag & 7
+        if wire == 0:
+            _, i = varint(i)
+        elif wire == 2:
+            size, i = varint(i)
+            yield tag >> 3, data[i : i + size]
+            i += size
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            return
+
+
+def virtual_retry_ms(error):
+    """The advised retry delay in virtual milliseconds: the `retry_after_virtual_ms`
+    metadata of the status's google.rpc.ErrorInfo detail, if any."""
+    details = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+    for number, detail in _fields(details or b""):
+        any_fields = dict(_fields(detail))
+        if number != 3 or not any_fields.get(1, b"").endswith(b"google.rpc.ErrorInfo"):
+            continue
+        for field, entry in _fields(any_fields.get(2, b"")):
+            pair = dict(_fields(entry))
+            if field == 3 and pair.get(1) == b"retry_after_virtual_ms":
+                return int(pair.get(2, b"0"))
+    return None
 
 
 def play_replay(tools, episode, calls_by_task):

@@ -98,7 +98,11 @@ fn status(failure: &Failure, time_scale: f64) -> Status {
         FailureCode::ResourceExhausted => Code::ResourceExhausted,
         FailureCode::PermissionDenied => Code::PermissionDenied,
     };
-    let mut details = ErrorDetails::with_error_info(failure.reason, ERROR_DOMAIN, std::collections::HashMap::new());
+    // The delay in the episode's virtual milliseconds: the wait to declare
+    // (`CallToolRequest.waited_ms`), which at time scale 0 no real delay shows.
+    let virtual_ms = failure.retry_after_ms.map(|ms| ("retry_after_virtual_ms".to_owned(), ms.to_string()));
+    let mut details =
+        ErrorDetails::with_error_info(failure.reason, ERROR_DOMAIN, virtual_ms.into_iter().collect::<std::collections::HashMap<_, _>>());
     let mut metadata = MetadataMap::new();
     if let Some(ms) = failure.retry_after_real_ms(time_scale) {
         if ms >= 0 {
@@ -107,6 +111,25 @@ fn status(failure: &Failure, time_scale: f64) -> Status {
         metadata.insert("grpc-retry-pushback-ms", MetadataValue::from(ms));
     }
     Status::with_error_details_and_metadata(code, failure.message.clone(), details, metadata)
+}
+
+/// The virtual milliseconds an agent waited before a call: at time scale 0
+/// what it declares (none: no time passed); at a time scale > 0 the real
+/// wait since the previous reply divided by the scale, or the declared wait
+/// when the real clock agrees with it (within one real millisecond), so that
+/// an agent that declares the waits it honours gets the same trajectory at
+/// every time scale.
+pub(crate) fn virtual_wait_ms(declared_ms: Option<u64>, real_wait: Option<Duration>, time_scale: f64) -> Option<u64> {
+    if time_scale <= 0.0 {
+        return declared_ms;
+    }
+    let Some(real) = real_wait else { return declared_ms };
+    let measured_ms = (real.as_secs_f64() * 1000.0 / time_scale) as u64;
+    let slack_ms = (1.0 / time_scale).ceil() as u64;
+    match declared_ms {
+        Some(declared) if declared <= measured_ms.saturating_add(slack_ms) => Some(declared),
+        _ => Some(measured_ms),
+    }
 }
 
 /// A simulated delay as a real one.

@@ -44,15 +44,19 @@ impl Session {
     /// Plays one tool call and says what to send back, and when.
     ///
     /// The agent's pause since the previous reply goes to the episode in
-    /// simulated time (at time scale 0 every pause counts as long enough);
-    /// the reply goes out after the call's simulated delay, which the caller
-    /// sleeps with no lock held.
-    pub(crate) fn call(&mut self, tool: &str, arguments: &str, idempotency_key: Option<&str>) -> Result<Outgoing, Error> {
+    /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
+    /// wait the agent declares passes); the reply goes out after the call's
+    /// simulated delay, which the caller sleeps with no lock held.
+    pub(crate) fn call(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        idempotency_key: Option<&str>,
+        declared_wait_ms: Option<u64>,
+    ) -> Result<Outgoing, Error> {
         let now = Instant::now();
-        let waited_ms = self.last_reply.filter(|_| self.time_scale > 0.0).map(|last| {
-            let real_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
-            (real_ms / self.time_scale) as u64
-        });
+        let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
+        let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
         let options = CallOptions { idempotency_key, waited_ms };
         let delivered = self.episode.deliver_call(tool, arguments, &options).map_err(|error| self.refusal(error))?;
         let delay = fault::real_delay(delivered.delay_ms, self.time_scale);
@@ -228,16 +232,16 @@ mod tests {
         let registry = Registry::new(1);
         let id = registry.insert(Session::new(Episode::new(task, 0, 0).with_chaos(chaos), false, 2.0, None)).unwrap();
         let started = Instant::now();
-        let outgoing = registry.with_live(&id, |s| s.call("check_calendar", r#"{"date": "2026-01-01"}"#, None)).unwrap();
+        let outgoing = registry.with_live(&id, |s| s.call("check_calendar", r#"{"date": "2026-01-01"}"#, None, None)).unwrap();
         assert_eq!(outgoing.delay, Duration::from_millis(200), "100 simulated ms at time scale 2");
         assert_eq!(registry.with(&id, |s| s.last_reply).unwrap(), Some(started + outgoing.delay));
         let status = outgoing.into_response().unwrap_err();
         assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
-        let refused = registry.with_live(&id, |s| s.call("fly", "{}", None));
+        let refused = registry.with_live(&id, |s| s.call("fly", "{}", None, None));
         assert!(matches!(refused, Err(Error::UnknownTool { ref available, .. }) if available.contains("book_meeting")), "{refused:?}");
 
         registry.revoke(&id, Duration::from_secs(3));
-        assert!(matches!(registry.with_live(&id, |s| s.call("check_calendar", "{}", None)), Err(Error::LeaseExpired(3000))));
+        assert!(matches!(registry.with_live(&id, |s| s.call("check_calendar", "{}", None, None)), Err(Error::LeaseExpired(3000))));
         assert_eq!(registry.with(&id, |s| s.episode.trajectory().calls.len()).unwrap(), 2, "a refused call is not played");
     }
 }

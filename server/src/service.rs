@@ -119,7 +119,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::invalid("arguments_json", message).into());
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
-        let outgoing = self.registry.with_live(id, |session| session.call(&request.tool_name, &request.arguments_json, key))?;
+        let outgoing =
+            self.registry.with_live(id, |session| session.call(&request.tool_name, &request.arguments_json, key, request.waited_ms))?;
         // The simulated delay, for real, with no lock held.
         if !outgoing.delay.is_zero() {
             tokio::time::sleep(outgoing.delay).await;

@@ -1,0 +1,429 @@
+//! An episode: one attempt at one task, with its own world and call log.
+//!
+//! Everything here is a pure function of the task, the episode parameters and
+//! the sequence of calls: the same inputs give the same trajectory, byte for
+//! byte, whatever else runs at the same time.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+mod faults;
+mod ledger;
+
+pub use ledger::FaultStats;
+
+use crate::World;
+use crate::chaos::{Chaos, Dice, FaultKind};
+use crate::delivery::{Delivered, Delivery, Outcome};
+use crate::json;
+use crate::oracle::{CheckOutcome, Verdict};
+use crate::task::Task;
+use crate::tool::ArgError;
+use faults::{FaultState, ToolCall};
+
+/// Default for the most calls an episode accepts.
+pub const DEFAULT_MAX_CALLS: u32 = 200;
+
+/// Most bytes of a rejected call's argument text kept in the trajectory.
+const MAX_RECORDED_INVALID_BYTES: usize = 1024;
+/// Most bytes of an unknown tool's name kept in the trajectory.
+const MAX_RECORDED_TOOL_NAME_BYTES: usize = 128;
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The fault that met a call and took effect: the ledger's ground truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FaultRecord {
+    /// The fault.
+    pub kind: FaultKind,
+    /// True when drawn on this call; false when a persistent fault state
+    /// (suspension, cascade, rate-limit window) carried over.
+    pub new: bool,
+    /// Whether a retry or a later call can still succeed.
+    pub recoverable: bool,
+}
+
+/// One call as the episode saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRecord {
+    /// 0-based index within the episode.
+    pub index: u32,
+    /// The tool's name as sent.
+    pub tool: String,
+    /// The arguments: canonical JSON for a valid call, the text as sent
+    /// (cut to 1 KiB) for a rejected one; an unknown tool's name is cut to 128 bytes.
+    pub arguments: String,
+    /// What reached the agent.
+    pub outcome: Outcome,
+    /// Whether the call changed the state.
+    pub state_changed: bool,
+    /// The fault that met the call and took effect, if any.
+    pub fault: Option<FaultRecord>,
+    /// A fault drawn for the call that had no effect (a stale read with no
+    /// older state that differs, drift on a business error, …): recorded as
+    /// drawn, never counted as injected nor noted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn_without_effect: Option<FaultKind>,
+    /// Simulated delay before the reply, in milliseconds (before time scaling).
+    pub delay_ms: u64,
+    /// Virtual milliseconds the agent waited between the previous reply and
+    /// this call, as the episode counted them (declared, or measured on the
+    /// real clock divided by the time scale): with the calls, what makes a
+    /// replay exact.
+    pub waited_ms: u64,
+}
+
+/// Why a call did not reach the episode's tools.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The tool is not one of the episode's tools. Recorded in the trajectory.
+    #[error("unknown tool '{0}'")]
+    UnknownTool(String),
+    /// The arguments are malformed. Recorded in the trajectory.
+    #[error("invalid argument {0}")]
+    InvalidArgument(ArgError),
+    /// The episode is finished and accepts no more calls.
+    #[error("episode is finished")]
+    Finished,
+    /// The episode has had as many calls as it accepts.
+    #[error("episode reached its limit of {0} calls")]
+    CallLimit(u32),
+}
+
+/// The ordered record of an episode: no ids, no clock readings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trajectory {
+    /// The task played.
+    pub task_id: String,
+    /// The episode's seed.
+    pub seed: u64,
+    /// The episode's trial index.
+    pub trial: u32,
+    /// The description the agent was given.
+    pub description: String,
+    /// The episode's "today".
+    pub today: String,
+    /// The fault profile the episode ran under.
+    pub fault_profile: crate::chaos::FaultProfile,
+    /// The perturbation level ε of the description.
+    pub epsilon: f64,
+    /// The Action Metamorphic Relations applied to the description, with their parameters.
+    pub perturbations: Vec<crate::perturb::Applied>,
+    /// Every call that reached the episode, in order.
+    pub calls: Vec<CallRecord>,
+    /// The verdict, once finished.
+    pub verdict: Option<Verdict>,
+}
+
+/// One call's request beyond tool and arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    /// Makes a state-changing call safe to retry: a repeat with the same key
+    /// returns the first execution's result instead of running again.
+    pub idempotency_key: Option<&'a str>,
+    /// Virtual milliseconds the agent waited since its previous reply (for
+    /// rate-limit windows). `None`: no time passed, as at time scale 0 when
+    /// the agent declares no wait.
+    pub waited_ms: Option<u64>,
+}
+
+/// A call that reached the tools, before its outcome is recorded.
+#[derive(Debug)]
+struct Reached {
+    index: u32,
+    tool: String,
+    arguments: String,
+    state_changed: bool,
+    fault: Option<FaultRecord>,
+    drawn_without_effect: Option<FaultKind>,
+    delay_ms: u64,
+    waited_ms: u64,
+}
+
+/// One attempt at one task.
+#[derive(Debug, Clone)]
+pub struct Episode {
+    task: &'static Task,
+    world: World,
+    max_calls: u32,
+    chaos: Chaos,
+    dice: Dice,
+    faults: FaultState,
+    trajectory: Trajectory,
+    /// Whether finishing decides feasibility (false for the solver's own
+    /// replay, which must not replay itself).
+    judges_feasibility: bool,
+}
+
+impl Episode {
+    /// Starts an episode of `task` from a fresh copy of its initial state, with no faults.
+    pub fn new(task: &'static Task, seed: u64, trial: u32) -> Self {
+        Self {
+            task,
+            world: task.initial.clone(),
+            max_calls: DEFAULT_MAX_CALLS,
+            chaos: Chaos::default(),
+            dice: Dice::new(&task.id, seed, trial),
+            faults: FaultState::default(),
+            trajectory: Trajectory {
+                task_id: task.id.clone(),
+                seed,
+                trial,
+                description: task.description(),
+                today: task.today.to_string(),
+                fault_profile: crate::chaos::FaultProfile::none(),
+                epsilon: 0.0,
+                perturbations: Vec::new(),
+                calls: Vec::new(),
+                verdict: None,
+            },
+            judges_feasibility: true,
+        }
+    }
+
+    /// Sets the most calls the episode accepts.
+    pub fn with_max_calls(mut self, max_calls: u32) -> Self {
+        self.max_calls = max_calls;
+        self
+    }
+
+    /// Runs the episode under a fault profile.
+    pub fn with_chaos(mut self, chaos: Chaos) -> Self {
+        self.trajectory.fault_profile = chaos.profile().clone();
+        self.chaos = chaos;
+        self
+    }
+
+    /// Gives the agent a perturbed description at level ε (the task, its
+    /// oracle and its "today" are unchanged), and records what was applied.
+    pub fn with_perturbation(mut self, level: crate::perturb::Level, perturbed: crate::perturb::Perturbed) -> Self {
+        self.trajectory.description = perturbed.description;
+        self.trajectory.epsilon = level.epsilon();
+        self.trajectory.perturbations = perturbed.applied;
+        self
+    }
+
+    /// The task being played.
+    pub fn task(&self) -> &'static Task {
+        self.task
+    }
+
+    /// The description the agent is given.
+    pub fn description(&self) -> &str {
+        &self.trajectory.description
+    }
+
+    /// The most calls the episode accepts.
+    pub fn max_calls(&self) -> u32 {
+        self.max_calls
+    }
+
+    /// The current state as JSON.
+    pub fn state(&self) -> Value {
+        self.world.to_json()
+    }
+
+    /// The trajectory so far.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+
+    /// The verdict, once finished.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        self.trajectory.verdict.as_ref()
+    }
+
+    /// Calls one tool with JSON argument text (empty text means `{}`), with no options.
+    pub fn call(&mut self, tool: &str, arguments: &str) -> Result<&CallRecord, CallError> {
+        self.call_with(tool, arguments, &CallOptions::default())
+    }
+
+    /// Calls one tool with JSON argument text (empty text means `{}`).
+    ///
+    /// A broken business rule or an injected fault is an `Ok` record (see
+    /// [`Outcome`]). A malformed call is recorded and returned as an error;
+    /// calls after finishing or past the limit are returned as errors and not recorded.
+    pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(tool, arguments, options)?;
+        Ok(self.record(call, delivery.into()))
+    }
+
+    /// Calls one tool as [`Episode::call_with`] does, and returns what to
+    /// send back and after how long: the server's view of the same call.
+    pub fn deliver_call(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<Delivered, CallError> {
+        let (call, delivery) = self.reach(tool, arguments, options)?;
+        let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
+        self.record(call, delivery.into());
+        Ok(delivered)
+    }
+
+    /// Checks a call and plays it under its fault; the caller records it.
+    fn reach(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<(Reached, Delivery), CallError> {
+        if self.trajectory.verdict.is_some() {
+            return Err(CallError::Finished);
+        }
+        if self.trajectory.calls.len() >= self.max_calls as usize {
+            return Err(CallError::CallLimit(self.max_calls));
+        }
+        let index = self.trajectory.calls.len() as u32;
+        // The episode's virtual clock moves by the agent's wait, whatever the call comes to.
+        let waited_ms = options.waited_ms.unwrap_or(0);
+        self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
+        let Some(spec) = self.task.domain.tool(tool) else {
+            let error = CallError::UnknownTool(tool.to_owned());
+            self.record_invalid(tool, arguments, waited_ms, ArgError::new("tool_name", error.to_string()));
+            return Err(error);
+        };
+        let args = match spec.parse_arguments(arguments) {
+            Ok(args) => args,
+            Err(error) => {
+                self.record_invalid(tool, arguments, waited_ms, error.clone());
+                return Err(CallError::InvalidArgument(error));
+            }
+        };
+        let canonical_args = args.canonical();
+        let key = options.idempotency_key.filter(|_| spec.mutates_state);
+        if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
+            && (*first_tool != spec.name || *first_args != canonical_args)
+        {
+            let error = ArgError::new(
+                "idempotency_key",
+                format!("key was first used for {first_tool}({first_args}); use a new key for a different call"),
+            );
+            self.record_invalid(tool, arguments, waited_ms, error.clone());
+            return Err(CallError::InvalidArgument(error));
+        }
+
+        let call = ToolCall { index, spec, args: &args, canonical_args: &canonical_args, key };
+        let mut delay_ms = 0;
+        let mut state_changed = false;
+        let (fault, delivery, drawn_without_effect) = match self.carried_over_fault(index) {
+            Some((fault, failure)) => (Some(fault), Delivery::Failure(failure), None),
+            None => {
+                let drawn = self.chaos.draw(&self.dice, index);
+                let (delivery, took_effect) = self.play(drawn.map(FaultKind::phase), &call, &mut delay_ms, &mut state_changed);
+                match drawn {
+                    // Only a fault that took effect is the ledger's; a draw that changed nothing is kept apart.
+                    Some(kind) if took_effect => (Some(FaultRecord { kind, new: true, recoverable: kind.recoverable() }), delivery, None),
+                    drawn => (None, delivery, drawn),
+                }
+            }
+        };
+        self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
+        let reached = Reached {
+            index,
+            tool: tool.to_owned(),
+            arguments: canonical_args,
+            state_changed,
+            fault,
+            drawn_without_effect,
+            delay_ms,
+            waited_ms,
+        };
+        Ok((reached, delivery))
+    }
+
+    fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
+        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms } = call;
+        let record = CallRecord { index, tool, arguments, outcome, state_changed, fault, drawn_without_effect, delay_ms, waited_ms };
+        self.trajectory.calls.push(record);
+        &self.trajectory.calls[index as usize]
+    }
+
+    fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {
+        self.trajectory.calls.push(CallRecord {
+            index: self.trajectory.calls.len() as u32,
+            tool: cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
+            arguments: cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
+            outcome: Outcome::Invalid(error),
+            state_changed: false,
+            fault: None,
+            drawn_without_effect: None,
+            delay_ms: 0,
+            waited_ms,
+        });
+    }
+
+    /// Finishes the episode and judges its end state. Finishing again
+    /// returns the same verdict.
+    pub fn finish(&mut self) -> &Verdict {
+        let verdict = match self.trajectory.verdict.take() {
+            Some(verdict) => verdict,
+            None => {
+                let (initial, initial_hash) = initial_snapshot(self.task);
+                let mut verdict = Verdict::judge_hashed(self.task, &initial, initial_hash.into_owned(), &self.world.to_json());
+                let duplicates: Vec<Value> = self
+                    .faults
+                    .duplicates
+                    .iter()
+                    .map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first}))
+                    .collect();
+                verdict.passed &= duplicates.is_empty();
+                verdict.checks.push(CheckOutcome {
+                    name: crate::oracle::DUPLICATE_CHECK.to_owned(),
+                    passed: duplicates.is_empty(),
+                    expected: Value::Array(Vec::new()),
+                    actual: Value::Array(duplicates),
+                });
+                verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
+                verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
+                verdict.feasible = self.judges_feasibility.then(|| self.feasible());
+                verdict
+            }
+        };
+        self.trajectory.verdict.insert(verdict)
+    }
+
+    /// Whether an ideal agent could pass this episode: the solver plays a
+    /// fresh episode of the same task, seed, trial, fault profile,
+    /// perturbation and call limit in-process. Fault draws are pure functions
+    /// of the episode and the call index, so it meets the same schedule the
+    /// agent did, call for call.
+    fn feasible(&self) -> bool {
+        let mut replay = Episode::new(self.task, self.trajectory.seed, self.trajectory.trial)
+            .with_max_calls(self.max_calls)
+            .with_chaos(self.chaos.clone());
+        replay.trajectory.description.clone_from(&self.trajectory.description);
+        replay.trajectory.epsilon = self.trajectory.epsilon;
+        replay.trajectory.perturbations.clone_from(&self.trajectory.perturbations);
+        replay.judges_feasibility = false;
+        crate::solver::solve(&mut replay).feasible()
+    }
+}
+
+/// A task's initial state as JSON and its hash: computed once for the
+/// suite's tasks (every finish needs them), fresh for any other task.
+fn initial_snapshot(task: &Task) -> (std::borrow::Cow<'static, Value>, std::borrow::Cow<'static, str>) {
+    use std::borrow::Cow;
+    static SUITE: std::sync::OnceLock<BTreeMap<&'static str, (Value, String)>> = std::sync::OnceLock::new();
+    let cached = SUITE.get_or_init(|| {
+        crate::suite()
+            .iter()
+            .map(|t| {
+                let initial = t.initial.to_json();
+                let hash = json::state_hash(&initial);
+                (t.id.as_str(), (initial, hash))
+            })
+            .collect()
+    });
+    match cached.get(task.id.as_str()) {
+        // The id alone is not enough: a task built outside the suite may reuse one.
+        Some((initial, hash)) if crate::task(&task.id).is_some_and(|t| std::ptr::eq(t, task)) => {
+            (Cow::Borrowed(initial), Cow::Borrowed(hash))
+        }
+        _ => {
+            let initial = task.initial.to_json();
+            let hash = json::state_hash(&initial);
+            (Cow::Owned(initial), Cow::Owned(hash))
+        }
+    }
+}
