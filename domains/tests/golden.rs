@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "2368529e1a0146c4725b4552675ab811f26ccb6013a147914ac8ba0ace67109e";
+const PINNED: &str = "c92385fb1115d414039419f4219815437f73d3ff7b9a925d6060960ac8da6c68";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

@@ -376,7 +376,8 @@ impl Episode {
                 });
                 verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
                 verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
-                verdict.feasible = self.judges_feasibility.then(|| self.feasible());
+                // An episode the agent passed was passable; otherwise the solver decides.
+                verdict.feasible = self.judges_feasibility.then(|| verdict.passed || self.feasible());
                 verdict
             }
         };
@@ -386,8 +387,10 @@ impl Episode {
     /// Whether an ideal agent could pass this episode: the solver plays a
     /// fresh episode of the same task, seed, trial, fault profile,
     /// perturbation and call limit in-process. Fault draws are pure functions
-    /// of the episode and the call index, so it meets the same schedule the
-    /// agent did, call for call.
+    /// of the episode and the call index, so it meets the schedule the agent
+    /// met at the same call indices; an agent that makes other calls meets
+    /// other draws, which is why a passed episode counts as feasible whatever
+    /// the solver meets.
     fn feasible(&self) -> bool {
         let mut replay = Episode::new(self.task, self.trajectory.seed, self.trajectory.trial)
             .with_max_calls(self.max_calls)
