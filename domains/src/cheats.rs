@@ -22,7 +22,6 @@ use serde_json::Value;
 use crate::Outcome;
 use crate::agent::{collect_strings, random_calls};
 use crate::episode::Episode;
-use crate::json;
 use crate::oracle::{Check, Verdict};
 use crate::task::{Call, Task};
 
@@ -149,21 +148,10 @@ pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
         previous = Some((call, result));
     }
     let verdict = episode.finish().clone();
-    let wrong = differs(task, &episode.state());
+    // Wrong when its end state differs from the expected one outside the
+    // task's alternatives (free text included), as the oracle compares them.
+    let wrong = !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
     PlayedCheat { cheat: cheat.clone(), wrong, verdict }
-}
-
-/// Whether an end state differs from the one the task asks for outside the
-/// alternatives the task allows.
-fn differs(task: &Task, final_state: &Value) -> bool {
-    let initial = task.initial.to_json();
-    json::diff(task.expected_final_state(), final_state).iter().any(|change| {
-        let mut leaves = std::collections::BTreeSet::new();
-        for value in [&change.before, &change.after].into_iter().flatten() {
-            json::leaf_paths(&change.path, value, &mut leaves);
-        }
-        leaves.iter().any(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, &initial)))
-    })
 }
 
 /// The inverse of a call, from the domain's undo rules.

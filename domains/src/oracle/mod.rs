@@ -3,6 +3,7 @@
 
 mod text;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -218,27 +219,35 @@ impl Verdict {
 /// renumbered in order onto the expected ones first (see [`renumbered`]).
 fn stray_changes(task: &Task, initial: &Value, final_state: &Value) -> Vec<Value> {
     let expected = task.expected_final_state();
-    let renumbered = renumbered(initial, expected, final_state);
-    let final_state = renumbered.as_ref().unwrap_or(final_state);
-    // Where the end state differs from the expected one, leaf by leaf; a leaf
-    // the episode left as it was in S0 is a change it did not make, which the
-    // task's own checks report.
-    let mut leaves = BTreeSet::new();
-    for change in json::diff(expected, final_state) {
-        for value in [&change.before, &change.after].into_iter().flatten() {
-            json::leaf_paths(&change.path, value, &mut leaves);
-        }
-    }
+    let (final_state, leaves) = unexpected_leaves(task, initial, final_state);
     let free_text: Vec<&str> =
         task.checks.iter().filter_map(|c| if let Check::Text { path, .. } = c { Some(path.as_str()) } else { None }).collect();
+    // A leaf the episode left as it was in S0 is a change it did not make,
+    // which the task's own checks report.
     leaves
         .into_iter()
-        .filter(|path| !free_text.iter().chain(&task.alternatives).any(|p| json::path_within(path, p, initial)))
+        .filter(|path| !free_text.iter().any(|p| json::path_within(path, p, initial)))
         .filter_map(|path| {
             let (want, got) = (expected.pointer(&path), final_state.pointer(&path));
             (want != got && got != initial.pointer(&path)).then(|| json!({"path": path, "expected": want, "actual": got}))
         })
         .collect()
+}
+
+/// The leaves where an end state differs from the one the task asks for,
+/// outside the task's alternatives, with the end state as compared (its
+/// added records renumbered onto the expected ones, see [`renumbered`]).
+pub(crate) fn unexpected_leaves<'a>(task: &Task, initial: &Value, final_state: &'a Value) -> (Cow<'a, Value>, BTreeSet<String>) {
+    let expected = task.expected_final_state();
+    let final_state = renumbered(initial, expected, final_state).map_or(Cow::Borrowed(final_state), Cow::Owned);
+    let mut leaves = BTreeSet::new();
+    for change in json::diff(expected, &final_state) {
+        for value in [&change.before, &change.after].into_iter().flatten() {
+            json::leaf_paths(&change.path, value, &mut leaves);
+        }
+    }
+    leaves.retain(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, initial)));
+    (final_state, leaves)
 }
 
 /// `actual` with the keys of records it added (keys absent from `initial`
