@@ -40,7 +40,7 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
         episodes.len()
     );
     let selected = population.select(episodes);
-    let episodes = selected.as_slice();
+    let episodes = &*selected;
     let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
 
     for agent in &agents {
@@ -224,7 +224,7 @@ pub fn summary(
         infeasible: episodes.iter().filter(|e| e.feasible == Some(false)).count() as u64,
     };
     let selected = population.select(episodes);
-    let episodes = selected.as_slice();
+    let episodes = &*selected;
     let mut agents = Vec::new();
     for overall in metrics::breakdown(episodes, Breakdown::Agent, k, conv)? {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == overall.label).collect();

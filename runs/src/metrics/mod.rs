@@ -382,10 +382,10 @@ impl Population {
         if only { Population::FeasibleOnly } else { Population::AllEpisodes }
     }
 
-    /// The episodes the rates are over.
-    pub fn select(self, episodes: &[EpisodeResult]) -> Vec<EpisodeResult> {
+    /// The episodes the rates are over (borrowed as they are for every episode).
+    pub fn select(self, episodes: &[EpisodeResult]) -> std::borrow::Cow<'_, [EpisodeResult]> {
         match self {
-            Population::AllEpisodes => episodes.to_vec(),
+            Population::AllEpisodes => std::borrow::Cow::Borrowed(episodes),
             Population::FeasibleOnly => episodes.iter().filter(|e| e.feasible != Some(false)).cloned().collect(),
         }
     }
