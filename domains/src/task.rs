@@ -96,18 +96,22 @@ impl Task {
     /// The end state the task asks for: its initial state after the
     /// reference solution, with no faults.
     pub fn expected_final_state(&self) -> &Value {
-        self.expected.get_or_init(|| {
-            let mut world = self.initial.clone();
-            for call in &self.reference {
-                let tool = self.domain.tool(call.tool);
-                let args = tool.and_then(|t| t.parse_arguments(&call.arguments.to_string()).ok());
-                if let (Some(tool), Some(args)) = (tool, args) {
-                    // A reference call that fails is caught by the suite tests; it changes nothing.
-                    let _ = world.apply(tool, &args, &self.context());
-                }
+        // A reference call that fails is caught by the suite tests; it changes nothing.
+        self.expected.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).to_json())
+    }
+
+    /// The initial state after the given calls, with no faults: a call to an
+    /// unknown tool or with arguments its tool refuses changes nothing, as a
+    /// domain rule it breaks does not.
+    pub(crate) fn replay<'a>(&self, calls: impl IntoIterator<Item = (&'a str, &'a Value)>) -> World {
+        let mut world = self.initial.clone();
+        for (tool, arguments) in calls {
+            let Some(tool) = self.domain.tool(tool) else { continue };
+            if let Ok(args) = tool.parse_arguments(&arguments.to_string()) {
+                let _ = world.apply(tool, &args, &self.context());
             }
-            world.to_json()
-        })
+        }
+        world
     }
 
     /// What tool calls of an episode of this task may read besides the state.

@@ -204,16 +204,9 @@ pub(crate) fn wrong_value_fails(task: &Task, slot: usize, wrong: &str) -> bool {
     if !depends {
         return false;
     }
-    let context = task.context();
-    let mut world = task.initial.clone();
-    for (tool, arguments) in calls {
-        let Some(tool) = task.domain.tool(tool) else { return false };
-        // An argument the wrong value made invalid is rejected, as it would be in an episode.
-        if let Ok(args) = tool.parse_arguments(&arguments.to_string()) {
-            // Only the end state matters; a domain error left it as it was.
-            let _ = world.apply(tool, &args, &context);
-        }
-    }
+    // An argument the wrong value made invalid is rejected, as in an episode;
+    // only the end state matters.
+    let world = task.replay(calls.iter().map(|(tool, arguments)| (*tool, arguments)));
     !Verdict::judge(task, &task.initial.to_json(), &world.to_json()).passed
 }
 
