@@ -2,6 +2,7 @@
 //! episode runner that plays one episode over gRPC.
 #![forbid(unsafe_code)]
 
+pub mod mcp;
 pub mod worker;
 
 pub use toolenv_runs::{Grid, PlannedEpisode, metrics, report, store, trajectory_json};

@@ -64,6 +64,9 @@ pub(crate) enum Command {
     },
     #[command(flatten)]
     Client(ClientCommand),
+    /// Serve an episode, or a hosted run's episodes, to an MCP client over
+    /// stdio or streamable HTTP.
+    Mcp(super::mcp::McpArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]

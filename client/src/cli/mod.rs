@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 mod hosted;
+mod mcp;
 mod plan;
 mod render;
 mod run;
@@ -80,6 +81,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let code = run::run(&mut session.client, plan).await;
             session.close(code).await
         }
+        Command::Mcp(args) => mcp::mcp(args, url).await,
     }
 }
 

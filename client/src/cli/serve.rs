@@ -51,7 +51,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn shutdown_signal() -> anyhow::Result<()> {
+pub(crate) async fn shutdown_signal() -> anyhow::Result<()> {
     #[cfg(unix)]
     {
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
