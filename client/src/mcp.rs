@@ -132,21 +132,22 @@ impl Bridge {
     }
 
     /// One tool call, as `ToolEnv.CallTool`.
-    async fn call(&self, current: &Current, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
-        let meta = request.meta.as_ref().map(|meta| &meta.0.0);
+    async fn call(&self, current: &Current, request: CallToolRequestParams, context_meta: &JsonObject) -> Result<CallToolResult, ErrorData> {
+        // rmcp moves a request's `_meta` into the request context; read both.
+        let meta = Some(request.meta.as_ref().map_or(context_meta, |meta| &meta.0.0));
         let waited_ms = match meta.and_then(|meta| meta.get(META_WAITED_MS)) {
             None => None,
-            Some(value) => Some(value.as_u64().ok_or_else(|| {
-                ErrorData::invalid_params(format!("_meta.{META_WAITED_MS} must be a non-negative integer"), None)
-            })?),
+            Some(value) => match value.as_u64() {
+                Some(ms) => Some(ms),
+                None => return Ok(invalid_argument(&format!("_meta.{META_WAITED_MS} must be a non-negative integer"))),
+            },
         };
         let key = match meta.and_then(|meta| meta.get(META_IDEMPOTENCY_KEY)) {
             None => None,
-            Some(value) => Some(
-                value
-                    .as_str()
-                    .ok_or_else(|| ErrorData::invalid_params(format!("_meta.{META_IDEMPOTENCY_KEY} must be a string"), None))?,
-            ),
+            Some(value) => match value.as_str() {
+                Some(key) => Some(key),
+                None => return Ok(invalid_argument(&format!("_meta.{META_IDEMPOTENCY_KEY} must be a string"))),
+            },
         };
         // Compact JSON: the text CallTool takes. A valid call is recorded in
         // canonical form whatever the text; an invalid one as sent.
@@ -170,7 +171,10 @@ impl Bridge {
     /// the next episode.
     async fn finish(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let finish = Finish::parse(&arguments).map_err(|message| ErrorData::invalid_params(message, None))?;
+        let finish = match Finish::parse(&arguments) {
+            Ok(finish) => finish,
+            Err(message) => return Ok(invalid_argument(&message)),
+        };
         let mut current = self.inner.current.lock().await;
         if let Some(verdict) = &current.verdict {
             return Ok(CallToolResult::success(vec![ContentBlock::text(
@@ -329,6 +333,13 @@ fn status_json(status: &tonic::Status) -> Value {
     json!({"error": error})
 }
 
+/// A call the bridge itself refuses before asking the server, in the shape
+/// of the server's INVALID_ARGUMENT (MCP: input errors are tool errors the
+/// model can read and correct).
+fn invalid_argument(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(json!({"error": {"code": "INVALID_ARGUMENT", "message": message}}).to_string())])
+}
+
 /// `ResourceExhausted` → `RESOURCE_EXHAUSTED`: gRPC's own spelling of a code.
 fn screaming(camel: &str) -> String {
     let mut out = String::with_capacity(camel.len() + 4);
@@ -404,7 +415,7 @@ impl ServerHandler for Bridge {
             return Ok(result.into());
         }
         let current = self.current().await;
-        Ok(self.call(&current, request).await?.into())
+        Ok(self.call(&current, request, &context.meta.0.0).await?.into())
     }
 
     async fn list_prompts(
