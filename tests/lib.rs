@@ -2,6 +2,8 @@
 //! a real gRPC client connected to it.
 #![forbid(unsafe_code)]
 
+pub mod python;
+
 use serde_json::Value;
 use toolenv::pb;
 use toolenv_client::Client;

@@ -1,9 +1,8 @@
-//! The documented Python worker (examples/python/worker.py), with stubs
-//! generated from proto/, plays a hosted run against a real server.
+//! The documented Python worker (examples/python/worker.py), built on the
+//! toolenv package (python/), plays a hosted run against a real server.
 //!
-//! Its dependencies (grpcio, grpcio-tools, pinned in
-//! examples/python/requirements.txt) go into a virtual environment under the
-//! test target's scratch directory, installed from PyPI on first use.
+//! It runs in the Python tests' shared virtual environment
+//! ([`toolenv_tests::python::venv`]), with the toolenv package it is built on.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,30 +12,12 @@ use toolenv::pb;
 use toolenv_tests::{pass_1_at_lambda, run_report, start};
 
 fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python")
+    toolenv_tests::python::repository().join("examples/python")
 }
 
-/// A Python with the worker's requirements, set up once per target directory.
+/// The shared Python environment, with the toolenv package the worker is built on.
 fn python() -> PathBuf {
-    let requirements = examples().join("requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).expect("examples/python/requirements.txt");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-venv");
-    let python = venv.join("bin/python");
-    let marker = venv.join("installed-requirements.txt");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
-        return python;
-    }
-    let run = |command: &mut Command, what: &str| {
-        let output = command.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e} (the test needs python3 with venv)"));
-        assert!(output.status.success(), "{what} failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    };
-    run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
-    run(
-        Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements),
-        "pip install",
-    );
-    std::fs::write(&marker, wanted).unwrap();
-    python
+    toolenv_tests::python::venv(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,8 +62,6 @@ async fn the_python_worker_plays_a_hosted_run() {
                 .args(["--url", &address, "--run", &run.run_id, "--label", "python", "--policy", "replay", "--workers", "2"])
                 .arg("--calls")
                 .arg(&calls_file)
-                .arg("--stubs")
-                .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-stubs"))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()

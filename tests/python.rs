@@ -1,0 +1,53 @@
+//! One Python virtual environment for every test that runs Python: the
+//! pinned packages of `python/requirements-test.txt` from PyPI (installed
+//! once per target directory) and the `toolenv` package built from
+//! `python/` (reinstalled once per test process, so it is never stale).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The repository's root.
+pub fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The venv's Python, set up under `scratch` (a test's `CARGO_TARGET_TMPDIR`).
+/// Panics with the failing command's output: a test cannot go on without it.
+pub fn venv(scratch: &Path) -> PathBuf {
+    static READY: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut ready = READY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(python) = ready.as_ref() {
+        return python.clone();
+    }
+    let requirements = repository().join("python/requirements-test.txt");
+    let wanted = std::fs::read_to_string(&requirements).expect("python/requirements-test.txt");
+    let venv = scratch.join("python-venv");
+    let python = venv.join("bin/python");
+    let marker = venv.join("installed-requirements.txt");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+        run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
+        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements), "pip install");
+        std::fs::write(&marker, wanted).expect("writing the venv's marker");
+    }
+    // The package, with stubs generated from proto/ by its build, using the
+    // venv's pinned grpcio-tools (no isolated build environment to download).
+    run(
+        Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation", "--no-deps", "--force-reinstall"])
+            .arg(repository().join("python")),
+        "pip install ./python",
+    );
+    *ready = Some(python.clone());
+    python
+}
+
+fn run(command: &mut Command, what: &str) {
+    let output = command.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e} (the test needs python3 with venv)"));
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
