@@ -27,14 +27,26 @@ pub fn venv(scratch: &Path) -> PathBuf {
     let marker = venv.join("installed-requirements.txt");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
         run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
-        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements), "pip install");
+        run(
+            Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements),
+            "pip install",
+        );
         std::fs::write(&marker, wanted).expect("writing the venv's marker");
     }
     // The package, with stubs generated from proto/ by its build, using the
     // venv's pinned grpcio-tools (no isolated build environment to download).
     run(
         Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation", "--no-deps", "--force-reinstall"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-build-isolation",
+                "--no-deps",
+                "--force-reinstall",
+            ])
             .arg(repository().join("python")),
         "pip install ./python",
     );

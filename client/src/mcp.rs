@@ -27,9 +27,9 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptMessage, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, JsonObject, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -132,7 +132,12 @@ impl Bridge {
     }
 
     /// One tool call, as `ToolEnv.CallTool`.
-    async fn call(&self, current: &Current, request: CallToolRequestParams, context_meta: &JsonObject) -> Result<CallToolResult, ErrorData> {
+    async fn call(
+        &self,
+        current: &Current,
+        request: CallToolRequestParams,
+        context_meta: &JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         // rmcp moves a request's `_meta` into the request context; read both.
         let meta = Some(request.meta.as_ref().map_or(context_meta, |meta| &meta.0.0));
         let waited_ms = match meta.and_then(|meta| meta.get(META_WAITED_MS)) {
@@ -205,7 +210,9 @@ impl Bridge {
         }
         let next = match &self.inner.source {
             Source::Episode(_) => None,
-            Source::Run { .. } => next_episode(&mut client, &self.inner.source).await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            Source::Run { .. } => {
+                next_episode(&mut client, &self.inner.source).await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            }
         };
         match next {
             Some(next) => {
@@ -223,7 +230,12 @@ impl Bridge {
 }
 
 fn clone_current(current: &Current) -> Current {
-    Current { episode: current.episode.clone(), plan_index: current.plan_index, tools: current.tools.clone(), verdict: current.verdict.clone() }
+    Current {
+        episode: current.episode.clone(),
+        plan_index: current.plan_index,
+        tools: current.tools.clone(),
+        verdict: current.verdict.clone(),
+    }
 }
 
 /// The `finish` tool's arguments.
@@ -249,7 +261,9 @@ impl Finish {
         let (input, output) = (tokens("input_tokens")?, tokens("output_tokens")?);
         let cost_usd = match arguments.get("cost_usd") {
             None | Some(Value::Null) => None,
-            Some(value) => Some(value.as_f64().filter(|c| c.is_finite() && *c >= 0.0).ok_or("finish: 'cost_usd' must be a non-negative number")?),
+            Some(value) => {
+                Some(value.as_f64().filter(|c| c.is_finite() && *c >= 0.0).ok_or("finish: 'cost_usd' must be a non-negative number")?)
+            }
         };
         let usage = (input.is_some() || output.is_some() || cost_usd.is_some()).then(|| pb::Usage {
             input_tokens: input.unwrap_or(0),
@@ -400,11 +414,7 @@ impl ServerHandler for Bridge {
         current.tools.iter().find(|tool| tool.name == name).cloned()
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         if request.name == FINISH {
             let before = self.episode_id().await;
             let result = self.finish(request).await?;
