@@ -39,8 +39,11 @@ pub(crate) enum Command {
     Report {
         /// The run's id, e.g. run-0003.
         run: String,
+        /// A second run to compare with the first, side by side (needs --html).
+        #[arg(requires = "html")]
+        other: Option<String>,
         /// Write a machine-readable JSON summary instead of tables.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "html")]
         json: bool,
         /// Leave infrastructure errors out of every rate (they are still
         /// counted and shown); by default they count as failed trials.
@@ -51,6 +54,12 @@ pub(crate) enum Command {
         /// shown, and each rate's ceiling is shown either way.
         #[arg(long)]
         feasible_only: bool,
+        /// Write the report as one self-contained HTML page (inline SVG
+        /// figures, no script, nothing fetched) to this file, for one run or
+        /// two side by side; reads the store (for a hosted run, pass the
+        /// server's --store file instead of --url).
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },
