@@ -160,7 +160,7 @@ p.about, p.none, .muted { color: var(--muted); margin: 2px 0 10px; }
 nav a { margin-right: 12px; color: #2563eb; text-decoration: none; }
 code { font-size: 12px; background: var(--panel); padding: 1px 4px; border-radius: 3px; }
 .runs { display: grid; gap: 28px; }
-.run { min-width: 0; }
+.run { min-width: 0; overflow-x: auto; }
 .run > h3.runid { font-size: 13px; color: var(--muted); font-weight: 600; margin-top: 4px; }
 .agent { display: inline-block; vertical-align: top; max-width: 100%; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px 12px; margin: 0 14px 14px 0; }
 .agent svg { display: inline-block; vertical-align: top; margin-right: 16px; }
@@ -170,6 +170,7 @@ thead th { color: var(--muted); font-weight: 600; font-size: 12px; }
 thead th:first-child { text-align: left; }
 tbody th { text-align: left; font-weight: 500; }
 .ci { color: var(--muted); font-size: 11px; }
+td .ci { display: block; line-height: 1.1; }
 .delta { font-weight: 600; }
 .na { color: var(--muted); }
 svg { display: block; max-width: 100%; height: auto; margin: 4px 0 8px; font-family: inherit; }

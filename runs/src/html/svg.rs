@@ -102,7 +102,7 @@ pub(super) struct Series {
 
 /// A line chart of values in [0, 1] over x = 1..=max_x, with a legend.
 pub(super) fn line_chart(title: &str, x_axis: &str, max_x: u32, series: &[Series]) -> String {
-    let (left, top, plot_w, plot_h) = (44.0, 12.0, 320.0, 170.0);
+    let (left, top, plot_w, plot_h) = (44.0, 24.0, 320.0, 170.0);
     let legend_h = 16.0 * series.len() as f64;
     let (width, height) = (left + plot_w + 24.0, top + plot_h + 40.0 + legend_h);
     let max_x = max_x.max(1);
