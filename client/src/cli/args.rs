@@ -17,6 +17,11 @@ pub(crate) struct Cli {
     /// loopback port for the duration of the command.
     #[arg(long, global = true, env = "TOOLENV_URL")]
     pub(crate) url: Option<String>,
+    /// How log lines on stderr are written: text for people, or JSON
+    /// objects (one per line, with the span and fields) for log pipelines.
+    /// RUST_LOG sets the level (info for serve, warn otherwise).
+    #[arg(long, global = true, value_enum, default_value = "text", env = "TOOLENV_LOG_FORMAT")]
+    pub(crate) log_format: LogFormat,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -230,6 +235,20 @@ pub(crate) struct ServeArgs {
     /// Keep hosted runs in memory only: they are lost when the server stops.
     #[arg(long)]
     pub(crate) no_store: bool,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics: live
+    /// episodes, tool calls by tool, outcome and fault kind, call latency,
+    /// hosted runs' progress. Off by default (no metrics are kept).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Debug, Clone, clap::Args)]
