@@ -33,7 +33,7 @@ pub(super) struct Cell {
 pub(super) fn heat_map(title: &str, row_axis: &str, rows: &[String], column_axis: &str, columns: &[String], cells: &[Cell]) -> String {
     let (cell_w, cell_h, left, top) = (84.0, 40.0, 64.0, 34.0);
     let width = left + cell_w * columns.len() as f64 + 12.0;
-    let height = top + cell_h * rows.len() as f64 + 30.0;
+    let height = top + cell_h * rows.len() as f64 + 50.0;
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
         esc(title)
@@ -85,7 +85,19 @@ pub(super) fn heat_map(title: &str, row_axis: &str, rows: &[String], column_axis
             }
         }
     }
-    let _ = write!(out, r#"<text x="{left}" y="{}" class="label">{}</text>"#, height - 8.0, esc(title));
+    let _ = write!(out, r#"<text x="{left}" y="{}" class="label">{}</text>"#, height - 28.0, esc(title));
+    // The colour scale.
+    for (i, step) in [0.0, 0.25, 0.5, 0.75, 1.0].into_iter().enumerate() {
+        let x = left + 34.0 * i as f64;
+        let _ = write!(out, r#"<rect x="{x}" y="{}" width="32" height="12" fill="{}"/>"#, height - 18.0, heat(step));
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle" class="label" font-size="9">{:.0}%</text>"#,
+            x + 16.0,
+            height - 8.5,
+            step * 100.0
+        );
+    }
     out.push_str("</svg>");
     out
 }
@@ -104,7 +116,7 @@ pub(super) struct Series {
 pub(super) fn line_chart(title: &str, x_axis: &str, max_x: u32, series: &[Series]) -> String {
     let (left, top, plot_w, plot_h) = (44.0, 24.0, 320.0, 170.0);
     let legend_h = 16.0 * series.len() as f64;
-    let (width, height) = (left + plot_w + 24.0, top + plot_h + 40.0 + legend_h);
+    let (width, height) = (left + plot_w + 48.0, top + plot_h + 40.0 + legend_h);
     let max_x = max_x.max(1);
     let x_of = |x: u32| if max_x == 1 { left + plot_w / 2.0 } else { left + plot_w * f64::from(x - 1) / f64::from(max_x - 1) };
     let y_of = |y: f64| top + plot_h * (1.0 - y.clamp(0.0, 1.0));
@@ -148,8 +160,9 @@ pub(super) fn line_chart(title: &str, x_axis: &str, max_x: u32, series: &[Series
             if line.emphasis {
                 let _ = write!(
                     out,
-                    r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" {}>{:.1}%</text>"#,
-                    cy - 8.0,
+                    r#"<text x="{:.1}" y="{:.1}" {}>{:.1}%</text>"#,
+                    cx + 6.0,
+                    cy - 7.0,
                     data_attrs(ptr, Fmt::Pct(1)),
                     y * 100.0
                 );
