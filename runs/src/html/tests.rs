@@ -105,7 +105,24 @@ fn check_numbers(html: &str, data: &Value) -> usize {
         assert!((shown - value * scale).abs() <= tolerance, "{ptr}: the page says {text}, the figures say {}", value * scale);
         checked += 1;
     }
+    // No figure is written without its pointer: every decimal percentage is
+    // inside an element that has one (hover titles repeat them).
+    for text in doc.descendants().filter(|n| n.is_text()) {
+        let value = text.text().unwrap_or_default();
+        if has_decimal_percentage(value) {
+            let tied = text.ancestors().any(|a| a.has_attribute("data-ptr") || a.has_tag_name("title") || a.has_tag_name("style"));
+            assert!(tied, "{value:?} is written without the figure it comes from");
+        }
+    }
     checked
+}
+
+/// Whether a text has a number like `12.5%` in it.
+fn has_decimal_percentage(text: &str) -> bool {
+    text.split('%').rev().skip(1).any(|before| {
+        let number: String = before.chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        number.contains('.') && number.starts_with(|c: char| c.is_ascii_digit())
+    })
 }
 
 fn text_of(html: &str, id: &str) -> String {
@@ -120,6 +137,7 @@ fn every_number_on_the_page_is_the_figure_it_points_to() {
     let runs = [figures_of("run-0001", &episodes)];
     let html = render(&runs);
     let data = serde_json::json!({ "runs": runs });
+    assert!(has_decimal_percentage("pass^2 12.5% [3–40]") && !has_decimal_percentage("(95% Wilson intervals)"));
     let checked = check_numbers(&html, &data);
     assert!(checked > 200, "only {checked} numbers on the page");
 
