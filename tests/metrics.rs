@@ -41,8 +41,13 @@ impl Scrape {
 
 /// GET /metrics over a plain TCP connection, as Prometheus does.
 async fn scrape(addr: SocketAddr, path: &str) -> Scrape {
+    http(addr, "GET", path).await
+}
+
+/// One HTTP/1.1 request over a plain TCP connection.
+async fn http(addr: SocketAddr, method: &str, path: &str) -> Scrape {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("the metrics endpoint accepts connections");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("request sent");
     let mut response = String::new();
     stream.read_to_string(&mut response).await.expect("response read");
@@ -171,6 +176,7 @@ async fn a_scrape_counts_the_episodes_calls_faults_and_runs_the_server_saw() {
 
     // Anything but /metrics is not found.
     assert_eq!(scrape(addr, "/other").await.status, "HTTP/1.1 404 Not Found");
+    assert_eq!(http(addr, "POST", "/metrics").await.status, "HTTP/1.1 405 Method Not Allowed");
     server.shutdown().await.expect("clean shutdown");
     assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "the endpoint stops with the server");
 }

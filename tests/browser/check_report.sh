@@ -140,7 +140,7 @@ check_run(report, "r0", summaries[0])
 expect("report sections", report.sections,
        ["overview", "surface", "pass-k", "domains", "recovery", "validity"])
 agents = len(summaries[0]["report"]["agents"])
-expect("report heat maps and curves (two maps and a curve per agent)", report.svgs, 3 * agents + 2 * agents)
+expect("report figures (per agent: two heat maps, a pass^k curve, domain and recovery bars)", report.svgs, 5 * agents)
 expect("report SVG text rendered", report.svg_texts > 100, True)
 
 compare = dom("compare")

@@ -40,7 +40,8 @@ pub(crate) enum Command {
         store: StoreArgs,
     },
     /// Print a stored run's report (the paper's Tables 5–9), or its summary
-    /// as JSON; with --url, a run hosted by that server.
+    /// as JSON, or write it as an HTML page with figures (--html, also two
+    /// runs side by side); with --url, a run hosted by that server.
     Report {
         /// The run's id, e.g. run-0003.
         run: String,
