@@ -204,3 +204,14 @@ fn a_single_configuration_has_no_surface_and_one_point_curves() {
     }
     assert_eq!(text_of(&html, "r0-a0-pass-1").split(' ').next().unwrap(), "100.0%");
 }
+
+#[test]
+fn a_run_with_no_episode_recorded_still_renders() {
+    let runs = [figures("run-0010", "interrupted", &[], 2, 8, InfraConvention::Exclude, Population::FeasibleOnly).unwrap()];
+    let html = render(&runs);
+    check_numbers(&html, &serde_json::json!({ "runs": runs }));
+    assert_eq!(text_of(&html, "r0-planned"), "8");
+    assert_eq!(text_of(&html, "r0-recorded"), "0");
+    assert!(html.contains("Planned but not recorded: <span class=\"num\" data-ptr=\"/runs/0/report/counts/not_recorded\">8</span>"));
+    assert!(html.contains("left out of every rate") && html.contains("feasible episodes only"));
+}
