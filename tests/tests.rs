@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Prometheus metrics scraped over HTTP after real episodes, faults and a hosted run.
+mod metrics;

@@ -10,16 +10,20 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use cli::args::{Cli, Command};
+use cli::args::{Cli, Command, LogFormat};
 
 /// The one place an exit code is decided: the command's own, or 2 after an error.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        // Structured: one object per line, the event's fields flattened, its spans listed.
+        LogFormat::Json => logs.json().flatten_event(true).with_current_span(false).with_span_list(true).init(),
+    }
     let outcome =
         tokio::runtime::Runtime::new().context("cannot start the async runtime").and_then(|runtime| runtime.block_on(cli::run(cli)));
     match outcome {

@@ -31,6 +31,7 @@ use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
 mod fault;
+mod metrics;
 mod registry;
 mod runs;
 mod service;
@@ -62,6 +63,10 @@ pub struct Config {
     /// The SQLite file that keeps hosted runs, their episodes and results
     /// (created if missing); `None` keeps them in memory, lost at shutdown.
     pub store: Option<std::path::PathBuf>,
+    /// Where to serve Prometheus metrics over HTTP at `/metrics` (port 0:
+    /// any free port, see [`RunningServer::metrics_addr`]); `None` keeps no
+    /// metrics at all.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl Default for Config {
@@ -75,6 +80,7 @@ impl Default for Config {
             fault_profiles: std::collections::BTreeMap::new(),
             paraphrases: None,
             store: None,
+            metrics_addr: None,
         }
     }
 }
@@ -85,6 +91,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<Result<(), tonic::transport::Error>>,
+    metrics: Option<metrics::Endpoint>,
 }
 
 /// Why a server could not start or stopped badly.
@@ -122,13 +129,20 @@ impl RunningServer {
         // (without this, replies over a few KiB wait ~40 ms for delayed ACKs).
         let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
         let (shutdown, signal) = oneshot::channel::<()>();
-        let router = router(config).await?;
+        let metrics_addr = config.metrics_addr;
+        let (router, metrics) = router(config).await?;
+        let metrics = match (metrics_addr, metrics) {
+            (Some(addr), Some(metrics)) => {
+                Some(metrics::Endpoint::bind(addr, metrics).await.map_err(|source| ServeError::Bind { addr, source })?)
+            }
+            _ => None,
+        };
         let task = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
             // A dropped handle stops the server too.
             let _ = signal.await;
         }));
         tracing::info!(%addr, "toolenv server listening");
-        Ok(Self { addr, shutdown, task })
+        Ok(Self { addr, shutdown, task, metrics })
     }
 
     /// The address the server listens on.
@@ -141,8 +155,17 @@ impl RunningServer {
         format!("http://{}", self.addr)
     }
 
+    /// The address of the Prometheus endpoint (`http://ADDR/metrics`),
+    /// when the server was configured with [`Config::metrics_addr`].
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().map(metrics::Endpoint::addr)
+    }
+
     /// Stops accepting requests, lets the ones in flight finish, and waits.
     pub async fn shutdown(self) -> Result<(), ServeError> {
+        if let Some(metrics) = self.metrics {
+            metrics.stop().await;
+        }
         let _ = self.shutdown.send(());
         self.task.await??;
         Ok(())
@@ -150,13 +173,14 @@ impl RunningServer {
 }
 
 /// Builds the services and the transport settings, each with its reason.
-async fn router(config: Config) -> Result<tonic::transport::server::Router, ServeError> {
+async fn router(config: Config) -> Result<(tonic::transport::server::Router, Option<std::sync::Arc<metrics::Metrics>>), ServeError> {
     let idle_timeout = config.episode_idle_timeout;
     let store = match &config.store {
         Some(path) => toolenv_runs::store::Store::open(path)?,
         None => toolenv_runs::store::Store::open_in_memory()?,
     };
     let service = ToolEnvService::new(config, store);
+    let metrics = service.metrics().cloned();
     spawn_expiry(service.registry(), idle_timeout);
     let runs = RunsService::new(service.clone());
 
@@ -174,7 +198,7 @@ async fn router(config: Config) -> Result<tonic::transport::server::Router, Serv
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    Ok(tonic::transport::Server::builder()
+    let router = tonic::transport::Server::builder()
         // Notice agents that vanished without closing their connection.
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))
@@ -182,7 +206,8 @@ async fn router(config: Config) -> Result<tonic::transport::server::Router, Serv
         .add_service(reflection)
         .add_service(reflection_alpha)
         .add_service(ToolEnvServer::new(service))
-        .add_service(RunsServer::new(runs)))
+        .add_service(RunsServer::new(runs));
+    Ok((router, metrics))
 }
 
 /// Drops idle episodes in the background until the service is gone.

@@ -179,6 +179,18 @@ impl Registry {
         removed
     }
 
+    /// Episodes held, and of those the live ones (not finished; an episode
+    /// busy in a request counts as live). Locks one shard at a time.
+    pub(crate) fn census(&self) -> (usize, usize) {
+        let (mut held, mut live) = (0, 0);
+        for shard in self.shards.iter() {
+            let shard = shard.lock();
+            held += shard.len();
+            live += shard.values().filter(|entry| entry.try_lock().is_none_or(|e| e.session.episode.verdict().is_none())).count();
+        }
+        (held, live)
+    }
+
     fn shard(&self, id: &str) -> &Mutex<HashMap<String, Shared>> {
         // Ids are random, so their first bytes spread evenly over the shards.
         let index = id.bytes().take(8).fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));

@@ -263,6 +263,14 @@ impl RunHost {
         Ok(self.queues.lock().entry(run_id.to_owned()).or_insert(queue).clone())
     }
 
+    /// The progress of every run loaded since the server started, by id.
+    pub(crate) fn progress_all(&self) -> Vec<pb::Run> {
+        let queues: Vec<Arc<Queue>> = self.queues.lock().values().cloned().collect();
+        let mut runs: Vec<pb::Run> = queues.iter().map(|queue| queue.progress()).collect();
+        runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        runs
+    }
+
     /// Records a leased episode's end: its result and trajectory.
     pub(crate) async fn record(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
         let LeaseTag { queue, index } = lease;

@@ -9,6 +9,7 @@ use toolenv_domains::perturb::{Level, perturb};
 use toolenv_domains::{Episode, suite};
 
 use crate::error::Error;
+use crate::metrics::{CallLabels, Metrics};
 use crate::registry::{Registry, Session};
 use crate::runs::{LeaseTag, RunHost};
 use crate::{Config, fault};
@@ -19,11 +20,19 @@ pub struct ToolEnvService {
     registry: Arc<Registry>,
     config: Arc<Config>,
     runs: Arc<RunHost>,
+    /// Prometheus metrics, when the server exposes them.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl ToolEnvService {
     pub(crate) fn new(config: Config, store: toolenv_runs::store::Store) -> Self {
-        Self { registry: Arc::new(Registry::new(config.max_episodes)), config: Arc::new(config), runs: Arc::new(RunHost::new(store)) }
+        let (registry, runs) = (Arc::new(Registry::new(config.max_episodes)), Arc::new(RunHost::new(store)));
+        let metrics = config.metrics_addr.map(|_| Arc::new(Metrics::new(registry.clone(), runs.clone())));
+        Self { registry, config: Arc::new(config), runs, metrics }
+    }
+
+    pub(crate) fn metrics(&self) -> Option<&Arc<Metrics>> {
+        self.metrics.as_ref()
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
@@ -76,6 +85,9 @@ impl ToolEnvService {
         };
         let episode_id = self.registry.insert(Session::new(episode, in_band, time_scale, lease))?;
         tracing::debug!(%episode_id, task_id = %task.id, seed = request.seed, trial = request.trial, "episode created");
+        if let Some(metrics) = &self.metrics {
+            metrics.episode_created(task.domain.name());
+        }
         Ok(pb::Episode { episode_id, ..reply })
     }
 
@@ -119,11 +131,28 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::invalid("arguments_json", message).into());
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
-        let outgoing =
-            self.registry.with_live(id, |session| session.call(&request.tool_name, &request.arguments_json, key, request.waited_ms))?;
+        let started = std::time::Instant::now();
+        let called = self.registry.with_live(id, |session| {
+            let outgoing = session.call(&request.tool_name, &request.arguments_json, key, request.waited_ms)?;
+            let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
+            Ok((outgoing, labels))
+        });
+        let (outgoing, labels) = match called {
+            Ok(called) => called,
+            Err(error) => {
+                let status = Status::from(error);
+                if let Some(metrics) = &self.metrics {
+                    metrics.refused(status.code());
+                }
+                return Err(status);
+            }
+        };
         // The simulated delay, for real, with no lock held.
         if !outgoing.delay.is_zero() {
             tokio::time::sleep(outgoing.delay).await;
+        }
+        if let (Some(metrics), Some(labels)) = (&self.metrics, &labels) {
+            metrics.call(labels, started.elapsed());
         }
         Ok(Response::new(outgoing.into_response()?))
     }
@@ -131,15 +160,19 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
         let request = request.into_inner();
         let id = episode_id(&request.episode_id)?;
-        let (verdict, lease) = self.registry.with_live(id, |session| {
-            if session.episode.verdict().is_none() {
+        let (verdict, lease, first) = self.registry.with_live(id, |session| {
+            let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
+            if first.is_some() {
                 session.usage = request.usage;
             }
             let verdict = pb::Verdict::from(session.episode.finish());
             // A leased episode is recorded in its run once, at its first finish.
             let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
-            Ok((verdict, lease))
+            Ok((verdict, lease, first))
         })?;
+        if let (Some(metrics), Some(domain)) = (&self.metrics, first) {
+            metrics.episode_finished(domain, verdict.passed);
+        }
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
         if let Some((lease, trajectory)) = lease {
             self.runs.record(lease, id, trajectory).await?;

@@ -17,6 +17,11 @@ pub(crate) struct Cli {
     /// loopback port for the duration of the command.
     #[arg(long, global = true, env = "TOOLENV_URL")]
     pub(crate) url: Option<String>,
+    /// How log lines on stderr are written: text for people, or JSON
+    /// objects (one per line, with the span and fields) for log pipelines.
+    /// RUST_LOG sets the level (info for serve, warn otherwise).
+    #[arg(long, global = true, value_enum, default_value = "text", env = "TOOLENV_LOG_FORMAT")]
+    pub(crate) log_format: LogFormat,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -35,12 +40,16 @@ pub(crate) enum Command {
         store: StoreArgs,
     },
     /// Print a stored run's report (the paper's Tables 5–9), or its summary
-    /// as JSON; with --url, a run hosted by that server.
+    /// as JSON, or write it as an HTML page with figures (--html, also two
+    /// runs side by side); with --url, a run hosted by that server.
     Report {
         /// The run's id, e.g. run-0003.
         run: String,
+        /// A second run to compare with the first, side by side (needs --html).
+        #[arg(requires = "html")]
+        other: Option<String>,
         /// Write a machine-readable JSON summary instead of tables.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "html")]
         json: bool,
         /// Leave infrastructure errors out of every rate (they are still
         /// counted and shown); by default they count as failed trials.
@@ -51,6 +60,12 @@ pub(crate) enum Command {
         /// shown, and each rate's ceiling is shown either way.
         #[arg(long)]
         feasible_only: bool,
+        /// Write the report as one self-contained HTML page (inline SVG
+        /// figures, no script, nothing fetched) to this file, for one run or
+        /// two side by side; reads the store (for a hosted run, pass the
+        /// server's --store file instead of --url).
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -224,6 +239,20 @@ pub(crate) struct ServeArgs {
     /// Keep hosted runs in memory only: they are lost when the server stops.
     #[arg(long)]
     pub(crate) no_store: bool,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics: live
+    /// episodes, tool calls by tool, outcome and fault kind, call latency,
+    /// hosted runs' progress. Off by default (no metrics are kept).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Debug, Clone, clap::Args)]

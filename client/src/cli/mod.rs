@@ -7,6 +7,7 @@
 pub(crate) mod args;
 mod hosted;
 mod mcp;
+mod html;
 mod plan;
 mod render;
 mod run;
@@ -34,7 +35,15 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut Client::connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
-        Command::Report { run, json, exclude_infra_errors, feasible_only, store } => match &url {
+        Command::Report { run, other, exclude_infra_errors, feasible_only, html: Some(file), store, .. } => {
+            if url.is_some() {
+                anyhow::bail!("--html reads the store of runs: for a hosted run, pass the server's --store file instead of --url");
+            }
+            let conv = InfraConvention::excluding(exclude_infra_errors);
+            let runs: Vec<String> = std::iter::once(run).chain(other).collect();
+            html::report(&store.store, &runs, &file, conv, Population::feasible_only(feasible_only))
+        }
+        Command::Report { run, json, exclude_infra_errors, feasible_only, store, .. } => match &url {
             Some(url) => hosted::report(&mut Client::connect(url).await?, &run, json, exclude_infra_errors, feasible_only).await,
             None => store::report(
                 &store.store,

@@ -41,10 +41,14 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         time_scale,
         fault_profiles,
         store: (!args.no_store).then(|| args.store.store.clone()),
+        metrics_addr: args.metrics_addr,
     };
     let server = RunningServer::bind(args.addr, config).await?;
     let kept = if args.no_store { "in memory only".to_owned() } else { format!("in {}", args.store.store.display()) };
     eprintln!("toolenv listening on {} (Ctrl-C to stop); hosted runs are kept {kept}", server.url());
+    if let Some(addr) = server.metrics_addr() {
+        eprintln!("Prometheus metrics at http://{addr}/metrics");
+    }
     shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;

@@ -1,0 +1,217 @@
+//! The page is well-formed XML (so the SVG is too), has its sections, and
+//! every number on it is the value its `data-ptr` names in the figures.
+
+use serde_json::Value;
+use toolenv_domains::chaos::FaultKind;
+
+use super::*;
+use crate::metrics::tests::episode;
+use crate::metrics::{KindCounts, Outcome, TokenUsage};
+
+/// A grid of two agents over ε {0, 0.1} × λ {0, 0.2}, 3 trials, two
+/// domains, plus an ablation at λ 0.2, with faults, usage and an infeasible
+/// episode; the second agent's label needs escaping.
+fn grid() -> Vec<EpisodeResult> {
+    let mut out = Vec::new();
+    for (agent, skill) in [("reference", 3u32), ("naive <b>&\"x'", 1)] {
+        for (epsilon, lambda, profile) in
+            [(0.0, 0.0, "0.0"), (0.1, 0.0, "0.0"), (0.0, 0.2, "0.2"), (0.1, 0.2, "0.2"), (0.2, 0.2, "timeout-only"), (0.2, 0.2, "mixed")]
+        {
+            for (t, task) in ["travel/x/001", "travel/y/002", "support/z/003"].into_iter().enumerate() {
+                for trial in 0..3u32 {
+                    let passes = (trial + t as u32) % 4 < skill + u32::from(lambda == 0.0);
+                    let mut e = episode(task, trial, if passes { Outcome::Passed } else { Outcome::Failed });
+                    e.agent = agent.to_owned();
+                    e.epsilon = epsilon;
+                    e.lambda = lambda;
+                    e.fault_profile = profile.to_owned();
+                    e.calls = 3 + trial + t as u32;
+                    e.feasible = Some(!(trial == 2 && t == 2 && lambda > 0.0));
+                    if lambda > 0.0 {
+                        e.fault_stats = metrics::FaultCounts { injected: 2, encountered: 2, recovered: 1 + trial % 2, extra_calls: 2 };
+                        let counts = KindCounts { hits: 2, injected: 2, encountered: 2, retried: 1, recovered: 1 + trial % 2 };
+                        e.faults_by_kind.insert(if trial == 0 { FaultKind::SoftRateLimit } else { FaultKind::TransientTimeout }, counts);
+                    }
+                    if agent == "reference" {
+                        e.tokens = Some(TokenUsage { input: 1000 + u64::from(trial), output: 200 });
+                        e.cost_usd = Some(0.0125);
+                    }
+                    out.push(e);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn figures_of(run: &str, episodes: &[EpisodeResult]) -> RunFigures {
+    figures(
+        run,
+        "toolenv run --grid paper <&>",
+        episodes,
+        3,
+        episodes.len() as u64 + 2,
+        InfraConvention::CountAsFailure,
+        Population::AllEpisodes,
+    )
+    .unwrap()
+}
+
+/// The number a JSON value stands for: a number, or an exact ratio {num, den}.
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::Object(map) => Some(map.get("num")?.as_f64()? / map.get("den")?.as_f64()?),
+        _ => None,
+    }
+}
+
+/// The number written in a text such as `83.3%`, `$0.0125`, `+1.25 pp`,
+/// with its count of decimals.
+fn written(text: &str) -> (f64, i32) {
+    let digits: String = text.chars().filter(|c| c.is_ascii_digit() || matches!(c, '.' | '-')).collect();
+    let decimals = digits.split_once('.').map_or(0, |(_, d)| d.len() as i32);
+    (digits.parse().unwrap_or_else(|_| panic!("no number in {text:?}")), decimals)
+}
+
+/// Checks every `data-ptr` of the page against `data`; returns how many numbers it checked.
+fn check_numbers(html: &str, data: &Value) -> usize {
+    let doc = roxmltree::Document::parse_with_options(html, roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() })
+        .unwrap_or_else(|e| panic!("the page is not well-formed: {e}"));
+    let mut checked = 0;
+    for node in doc.descendants().filter(|n| n.has_attribute("data-ptr")) {
+        let ptr = node.attribute("data-ptr").unwrap();
+        let text: String = node.descendants().filter(|n| n.is_text()).map(|n| n.text().unwrap()).collect();
+        if text == "n/a" {
+            // The value, or the object it would be in, is null.
+            let mut prefix = ptr;
+            let target = loop {
+                match data.pointer(prefix) {
+                    Some(target) => break target,
+                    None => prefix = prefix.rsplit_once('/').map_or("", |(head, _)| head),
+                }
+            };
+            assert!(target.is_null(), "{ptr}: the page says n/a, the figures say {target} at {prefix}");
+            continue;
+        }
+        let target = data.pointer(ptr).unwrap_or_else(|| panic!("{ptr} is not in the figures"));
+        let mut value = number(target).unwrap_or_else(|| panic!("{ptr} is not a number: {target}"));
+        if let Some(minus) = node.attribute("data-minus") {
+            value -= number(data.pointer(minus).unwrap_or_else(|| panic!("{minus} is not in the figures"))).unwrap();
+        }
+        let scale: f64 = node.attribute("data-scale").map_or(1.0, |s| s.parse().unwrap());
+        let (shown, decimals) = written(&text);
+        let tolerance = 0.5 * 10f64.powi(-decimals) + 1e-9;
+        assert!((shown - value * scale).abs() <= tolerance, "{ptr}: the page says {text}, the figures say {}", value * scale);
+        checked += 1;
+    }
+    // No figure is written without its pointer: every decimal percentage is
+    // inside an element that has one (hover titles repeat them).
+    for text in doc.descendants().filter(|n| n.is_text()) {
+        let value = text.text().unwrap_or_default();
+        if has_decimal_percentage(value) {
+            let tied = text.ancestors().any(|a| a.has_attribute("data-ptr") || a.has_tag_name("title") || a.has_tag_name("style"));
+            assert!(tied, "{value:?} is written without the figure it comes from");
+        }
+    }
+    checked
+}
+
+/// Whether a text has a number like `12.5%` in it.
+fn has_decimal_percentage(text: &str) -> bool {
+    text.split('%').rev().skip(1).any(|before| {
+        let number: String = before.chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        number.contains('.') && number.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+fn text_of(html: &str, id: &str) -> String {
+    let doc = roxmltree::Document::parse_with_options(html, roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() }).unwrap();
+    let node = doc.descendants().find(|n| n.attribute("id") == Some(id)).unwrap_or_else(|| panic!("no element #{id}"));
+    node.descendants().filter(|n| n.is_text()).map(|n| n.text().unwrap()).collect()
+}
+
+#[test]
+fn every_number_on_the_page_is_the_figure_it_points_to() {
+    let episodes = grid();
+    let runs = [figures_of("run-0001", &episodes)];
+    let html = render(&runs);
+    let data = serde_json::json!({ "runs": runs });
+    assert!(has_decimal_percentage("pass^2 12.5% [3–40]") && !has_decimal_percentage("(95% Wilson intervals)"));
+    let checked = check_numbers(&html, &data);
+    assert!(checked > 200, "only {checked} numbers on the page");
+
+    // Key cells say what the text report says.
+    let text = crate::report::render(&episodes, 3, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+    let pass_k = text_of(&html, "r0-a1-pass-k");
+    let pass_k = pass_k.split(' ').next().unwrap();
+    assert!(text.contains(&format!("== agent reference (54 episodes): pass^3 {pass_k}")), "{pass_k} not in\n{text}");
+    assert_eq!(text_of(&html, "r0-planned"), (episodes.len() + 2).to_string());
+    assert_eq!(text_of(&html, "r0-infeasible"), "8");
+    assert!(text.contains("infeasible episodes (no agent could pass): 8"), "{text}");
+
+    // Each section is there, with its figures.
+    for section in ["overview", "surface", "pass-k", "domains", "recovery", "ablation", "usage", "validity"] {
+        assert!(html.contains(&format!(r#"<section id="{section}">"#)), "no section {section}");
+    }
+    assert!(!html.contains(r#"<section id="comparison">"#), "one run has nothing to compare");
+    assert_eq!(html.matches(r#"class="heatmap""#).count(), 4, "pass^k and pass^1 maps for each of two agents");
+    assert_eq!(html.matches(r#"class="lines""#).count(), 2);
+    // Nothing from outside: no script, no external reference.
+    for banned in ["<script", "src=", "href=\"http", "@import", "url("] {
+        assert!(!html.contains(banned), "the page has {banned}");
+    }
+}
+
+#[test]
+fn text_is_escaped() {
+    let html = render(&[figures_of("run-<1>", &grid())]);
+    assert!(html.contains("naive &lt;b&gt;&amp;&quot;x&#39;"), "the label is escaped");
+    assert!(!html.contains("<b>&"), "no raw markup from data");
+    assert!(html.contains("toolenv run --grid paper &lt;&amp;&gt;"));
+    assert!(html.contains("run-&lt;1&gt;"));
+}
+
+#[test]
+fn two_runs_side_by_side_with_their_differences() {
+    let first = grid();
+    // The second run: the reference agent passes everything.
+    let mut second = grid();
+    for e in second.iter_mut().filter(|e| e.agent == "reference") {
+        e.outcome = Outcome::Passed;
+    }
+    let runs = [figures_of("run-0001", &first), figures_of("run-0002", &second)];
+    let html = render(&runs);
+    let data = serde_json::json!({ "runs": runs });
+    let checked = check_numbers(&html, &data);
+    assert!(checked > 400, "only {checked} numbers on the page");
+    assert!(html.contains(r#"<section id="comparison">"#));
+    assert!(html.contains("grid-template-columns: repeat(2, minmax(0, 1fr));"));
+    // reference is the second agent by name order ("naive …" < "reference").
+    assert_eq!(text_of(&html, "r1-a1-pass-k").split(' ').next().unwrap(), "100.0%");
+    let before = runs[0].report.agents[1].overall.pass_k.as_f64().unwrap();
+    assert_eq!(text_of(&html, "r1-a1-delta-pass_k"), format!("{:+.2} pp", (1.0 - before) * 100.0));
+}
+
+#[test]
+fn a_single_configuration_has_no_surface_and_one_point_curves() {
+    let episodes = crate::metrics::tests::task("travel/x/001", 1, 1);
+    let runs = [figures("run-0009", "", &episodes, 1, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap()];
+    let html = render(&runs);
+    assert!(check_numbers(&html, &serde_json::json!({ "runs": runs })) > 5);
+    for absent in ["surface", "recovery", "ablation", "usage"] {
+        assert!(!html.contains(&format!(r#"<section id="{absent}">"#)), "{absent} has nothing to show");
+    }
+    assert_eq!(text_of(&html, "r0-a0-pass-1").split(' ').next().unwrap(), "100.0%");
+}
+
+#[test]
+fn a_run_with_no_episode_recorded_still_renders() {
+    let runs = [figures("run-0010", "interrupted", &[], 2, 8, InfraConvention::Exclude, Population::FeasibleOnly).unwrap()];
+    let html = render(&runs);
+    check_numbers(&html, &serde_json::json!({ "runs": runs }));
+    assert_eq!(text_of(&html, "r0-planned"), "8");
+    assert_eq!(text_of(&html, "r0-recorded"), "0");
+    assert!(html.contains("Planned but not recorded: <span class=\"num\" data-ptr=\"/runs/0/report/counts/not_recorded\">8</span>"));
+    assert!(html.contains("left out of every rate") && html.contains("feasible episodes only"));
+}
