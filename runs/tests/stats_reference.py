@@ -68,3 +68,12 @@ for tallies in [[(2, 2), (0, 2), (1, 2), (2, 2), (2, 2), (1, 2)], [(4, 4), (3, 4
     icc = min(1.0, max(0.0, (f - 1) / (f + n0 - 1)))
     units = min(trials, max(tasks, trials / (1 + (trials / tasks - 1) * icc)))
     print(tallies, repr(icc), repr(units))
+
+print("# compare fixture: pass^1 differences (of 2 trials) and pass^2 (all-pass) per task")
+a = np.array([2, 1, 2, 2, 1, 1, 2, 0, 2, 1]) / 2
+b = np.array([0, 2, 1, 0, 1, 0, 0, 2, 1, 0]) / 2
+ci = stats.ttest_rel(a, b).confidence_interval(0.95)
+print("pass^1 CI", repr(ci.low), repr(ci.high))
+a2, b2 = (a == 1).astype(float), (b == 1).astype(float)
+ci = stats.ttest_rel(a2, b2).confidence_interval(0.95)
+print("pass^2 CI", repr(ci.low), repr(ci.high), "McNemar", repr(mcnemar([[0, 5], [2, 3]], exact=True).pvalue))
