@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Two agents compared with paired tests over the tasks both played.
+mod compare;

@@ -117,6 +117,11 @@ pub fn select_agents(
     }
 }
 
+/// One agent's episodes among a run's results: one side of [`compare`].
+pub fn episodes_of<'a>(results: &'a [EpisodeResult], agent: &str) -> Vec<&'a EpisodeResult> {
+    results.iter().filter(|e| e.agent == agent).collect()
+}
+
 /// A unit of pass^k without its agent: task, seed, ε, λ, fault profile.
 type Unit<'a> = (&'a str, u64, Level, Level, &'a str);
 

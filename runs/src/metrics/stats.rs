@@ -185,6 +185,7 @@ pub fn binomial_two_sided(successes: u64, trials: u64) -> f64 {
 pub enum PairedTest {
     /// Every difference is −1, 0 or +1 (times one common size): the exact
     /// McNemar test, a binomial test on the discordant units.
+    #[serde(rename = "mcnemar_exact")]
     McNemarExact,
     /// The exact distribution of the sum of differences under random signs.
     SignFlipExact,
