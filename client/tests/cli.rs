@@ -392,7 +392,9 @@ fn compare_tells_which_differences_are_significant() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.starts_with("A = run-0001 reference  vs  B = run-0002 reference-no-retry\n120 shared units"), "{stdout}");
-    for expected in ["overall                  pass^2     120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"] {
+    for expected in
+        ["overall                  pass^2     120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"]
+    {
         assert!(stdout.contains(expected), "{expected}:\n{stdout}");
     }
     assert!(stdout.contains("significant after adjustment: overall pass^1"), "{stdout}");
@@ -404,7 +406,10 @@ fn compare_tells_which_differences_are_significant() {
 
     let out = toolenv(&["compare", "run-0001", "run-0002", "--json", "--store", store]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints json");
-    assert_eq!((json["a"]["agent"].as_str(), json["b"]["run"].as_str(), json["k"].as_u64()), (Some("reference"), Some("run-0002"), Some(2)));
+    assert_eq!(
+        (json["a"]["agent"].as_str(), json["b"]["run"].as_str(), json["k"].as_u64()),
+        (Some("reference"), Some("run-0002"), Some(2))
+    );
     let overall = &json["overall"][1];
     assert_eq!((overall["k"].as_u64(), overall["test"].as_str(), overall["b_better"].as_u64()), (Some(2), Some("mcnemar_exact"), Some(0)));
     assert!(overall["significant"].as_bool().unwrap() && overall["p_holm"].as_f64().unwrap() < 0.05, "{overall}");
@@ -432,5 +437,9 @@ fn compare_tells_which_differences_are_significant() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs two labels: --agents A,B"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = toolenv(&["compare", "run-0001", "run-0002", "--agents", "reference,brittle", "--store", store]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("run-0002 has no episodes of agent 'brittle'"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run-0002 has no episodes of agent 'brittle'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -372,8 +372,8 @@ pub fn render(comparison: &Comparison) -> String {
     let _ = writeln!(
         out,
         "paired over units: exact McNemar test when every difference is ±1 (pass^k over k trials), else an exact sign-flip \
-         permutation test (normal approximation when very large); 95% paired-t intervals of A − B; p(Holm) adjusted across \
-         the rows of each table; * = significant at α = {}",
+         permutation test (normal approximation when very large); 95% paired-t intervals of A − B (approximate: the exact \
+         test decides); p(Holm) adjusted across the rows of each table; * = significant at α = {}",
         c.alpha
     );
     let line = |group: &str, figure: &str, units: &str, a: &str, b: &str, diff: &str, split: &str, p: &str, holm: &str, test: &str| {
@@ -394,7 +394,8 @@ pub fn render(comparison: &Comparison) -> String {
                 (Some(d), None) => format!("{:+.1}", d * 100.0),
                 (None, _) => "-".to_owned(),
             };
-            let p = |p: f64| if p < 1e-4 { "<0.0001".to_owned() } else { format!("{p:.4}") };
+            // Half up: an exact 0.03125 and a binomial 0.0312500000000001 print alike.
+            let p = |p: f64| if p < 1e-4 { "<0.0001".to_owned() } else { format!("{:.4}", p * (1.0 + 1e-12)) };
             let test = match row.test {
                 PairedTest::McNemarExact => "McNemar",
                 PairedTest::SignFlipExact => "sign-flip",

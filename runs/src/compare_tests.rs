@@ -140,9 +140,7 @@ fn agents_are_selected_or_the_choice_is_explained() {
     let one = ["solver".to_owned()];
     let pick = |a: &[String], b: Option<&[String]>, requested: &[&str]| {
         let requested: Vec<String> = requested.iter().map(|s| (*s).to_owned()).collect();
-        select_agents(("run-0001", a), b.map(|b| ("run-0002", b)), &requested)
-            .map(|(a, b)| (a.name(), b.name()))
-            .map_err(|e| e.to_string())
+        select_agents(("run-0001", a), b.map(|b| ("run-0002", b)), &requested).map(|(a, b)| (a.name(), b.name())).map_err(|e| e.to_string())
     };
     assert_eq!(pick(&two, None, &["brittle", "reference"]), Ok(("run-0001 brittle".into(), "run-0001 reference".into())));
     assert_eq!(

@@ -137,7 +137,9 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
                 );
             }
             let cells: Vec<&PassK> = surface.points.iter().map(|p| &p.pass).filter(|p| p.value.is_some()).collect();
-            let extreme = |values: &mut dyn Iterator<Item = f64>| values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            let extreme = |values: &mut dyn Iterator<Item = f64>| {
+                values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+            };
             let (mde_low, mde_high) = extreme(&mut cells.iter().filter_map(|p| p.mde));
             let (tasks_low, tasks_high) = extreme(&mut cells.iter().map(|p| p.tasks as f64));
             if !cells.is_empty() {

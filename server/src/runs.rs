@@ -538,8 +538,7 @@ impl pb::runs_server::Runs for RunsService {
             Error::invalid(field, error.to_string())
         };
         let (a, b) = (&sides[0], sides.get(1));
-        let (first, second) =
-            compare::select_agents((&a.0, &a.1), b.map(|b| (b.0.as_str(), b.1.as_slice())), &agents).map_err(invalid)?;
+        let (first, second) = compare::select_agents((&a.0, &a.1), b.map(|b| (b.0.as_str(), b.1.as_slice())), &agents).map_err(invalid)?;
         let episodes_a = compare::episodes_of(&a.2, &first.agent);
         let episodes_b = compare::episodes_of(&b.unwrap_or(a).2, &second.agent);
         let comparison = compare::compare((first, &episodes_a), (second, &episodes_b), InfraConvention::excluding(exclude_infra_errors))

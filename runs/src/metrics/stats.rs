@@ -294,7 +294,7 @@ pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
 /// it stays positive at p = 0 or 1. `None` when n = 0, p is not within
 /// [0, 1], or no change within [0, 1] is large enough to be detected.
 pub fn mde(p: f64, units: f64) -> Option<f64> {
-    if !(units > 0.0) || !(0.0..=1.0).contains(&p) {
+    if units.is_nan() || units <= 0.0 || !(0.0..=1.0).contains(&p) {
         return None;
     }
     let h = (Z_95 + Z_POWER) * (2.0 / units).sqrt();

@@ -22,8 +22,14 @@ fn normal_and_t_distributions_match_scipy() {
     for (x, expected) in normal {
         assert_close(normal_cdf(x), expected, 1e-12, &format!("Φ({x})"));
     }
-    let quantiles =
-        [(1.0, 12.706204736174694), (2.0, 4.302652729749462), (5.0, 2.5705818356363146), (19.0, 2.0930240544083087), (39.0, 2.022690920036761), (199.0, 1.9719565442517533)];
+    let quantiles = [
+        (1.0, 12.706204736174694),
+        (2.0, 4.302652729749462),
+        (5.0, 2.5705818356363146),
+        (19.0, 2.0930240544083087),
+        (39.0, 2.022690920036761),
+        (199.0, 1.9719565442517533),
+    ];
     for (df, expected) in quantiles {
         assert_close(t_quantile(0.975, df), expected, 1e-9, &format!("t_0.975({df})"));
         assert_close(t_quantile(0.025, df), -expected, 1e-9, &format!("t_0.025({df})"));
@@ -36,8 +42,14 @@ fn normal_and_t_distributions_match_scipy() {
 
 #[test]
 fn binomial_and_mcnemar_p_values_match_scipy_and_statsmodels() {
-    let cases =
-        [(3, 12, 0.14599609375), (0, 5, 0.0625), (7, 14, 1.0), (40, 100, 0.05688793364098089), (1, 1, 1.0), (480, 1000, 0.2174482932041415)];
+    let cases = [
+        (3, 12, 0.14599609375),
+        (0, 5, 0.0625),
+        (7, 14, 1.0),
+        (40, 100, 0.05688793364098089),
+        (1, 1, 1.0),
+        (480, 1000, 0.2174482932041415),
+    ];
     for (k, n, expected) in cases {
         assert_close(binomial_two_sided(k, n), expected, 1e-12, &format!("binomtest({k}, {n})"));
     }
@@ -55,8 +67,7 @@ fn binomial_and_mcnemar_p_values_match_scipy_and_statsmodels() {
 
 #[test]
 fn sign_flip_test_matches_scipys_exact_permutation_test() {
-    let cases: [(&[i64], f64); 2] =
-        [(&[2, -1, 1, 2, 0, 1, 2, -2, 1, 1], 0.1953125), (&[3, 1, -2, 0, 0, 1, 1, 2, -1, 3, 2, 1], 0.08984375)];
+    let cases: [(&[i64], f64); 2] = [(&[2, -1, 1, 2, 0, 1, 2, -2, 1, 1], 0.1953125), (&[3, 1, -2, 0, 0, 1, 1, 2, -1, 3, 2, 1], 0.08984375)];
     for (differences, expected) in cases {
         let result = sign_flip_test(differences);
         assert_eq!(result.test, PairedTest::SignFlipExact);
