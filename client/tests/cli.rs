@@ -391,9 +391,14 @@ fn compare_tells_which_differences_are_significant() {
     let out = toolenv(&["compare", "run-0001", "run-0002", "--store", store]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with("A = run-0001 reference  vs  B = run-0002 reference-no-retry\n120 shared units"), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "A = run-0001 reference  vs  B = run-0002 reference-no-retry\n120 shared units (task × seed × ε × fault profile) of 20 tasks"
+        ),
+        "{stdout}"
+    );
     for expected in
-        ["overall                  pass^2     120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"]
+        ["overall                  pass^2     20    120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"]
     {
         assert!(stdout.contains(expected), "{expected}:\n{stdout}");
     }
@@ -411,7 +416,10 @@ fn compare_tells_which_differences_are_significant() {
         (Some("reference"), Some("run-0002"), Some(2))
     );
     let overall = &json["overall"][1];
-    assert_eq!((overall["k"].as_u64(), overall["test"].as_str(), overall["b_better"].as_u64()), (Some(2), Some("mcnemar_exact"), Some(0)));
+    assert_eq!(
+        (overall["k"].as_u64(), overall["test"].as_str(), overall["b_better"].as_u64()),
+        (Some(2), Some("sign_flip_exact"), Some(0))
+    );
     assert!(overall["significant"].as_bool().unwrap() && overall["p_holm"].as_f64().unwrap() < 0.05, "{overall}");
     // Every row's Holm p is at least its raw p.
     for row in json["by_cell"].as_array().unwrap().iter().chain(json["by_domain"].as_array().unwrap()) {

@@ -3,12 +3,15 @@
 //! domain, each difference with its 95 % interval and a p-value adjusted
 //! across the rows of its table (Holm).
 //!
-//! The unit is the unit of pass^k: one task under one configuration (task,
+//! A pair is a unit of pass^k: one task under one configuration (task,
 //! seed, ε, λ, fault profile). Both sides played it under the same seed, so
 //! they saw the same description and fault schedule, and the pair is a fair
-//! one. Per unit each side has a pass^j term (C(c, j)/C(n, j)); the test is
-//! the sign-flip permutation test of the differences ([`stats::sign_flip_test`]),
-//! which for 0/1 terms (pass^k with k trials) is the exact McNemar test.
+//! one. Per unit each side has a pass^j term (C(c, j)/C(n, j)). The units of
+//! one task (its seeds and cells) are not independent, so the task is the
+//! unit of inference: the test is the sign-flip permutation test of the
+//! per-task sums of differences ([`stats::sign_flip_test`]; for 0/1 sums,
+//! as with pass^k over k trials in one cell, the exact McNemar test) and
+//! the interval is cluster-robust by task ([`stats::clustered_interval`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -158,6 +161,8 @@ pub struct Row {
     pub domain: Option<String>,
     /// The figure's k: pass^k.
     pub k: u32,
+    /// Tasks (by id) among those units: the unit of the test and interval.
+    pub tasks: u64,
     /// Units both sides have at least k trials of.
     pub units: u64,
     /// A's pass^k over those units.
@@ -166,11 +171,11 @@ pub struct Row {
     pub b: Option<f64>,
     /// A − B.
     pub difference: Option<f64>,
-    /// The 95 % paired t interval of A − B.
+    /// The 95 % interval of A − B, cluster-robust by task.
     pub ci: Option<Interval>,
-    /// Units where A's term is above B's.
+    /// Tasks where A's terms sum above B's.
     pub a_better: u64,
-    /// Units where B's term is above A's.
+    /// Tasks where B's terms sum above A's.
     pub b_better: u64,
     /// How the p-value was computed.
     pub test: PairedTest,
@@ -195,6 +200,8 @@ pub struct Comparison {
     pub convention: InfraConvention,
     /// The two-sided significance level.
     pub alpha: f64,
+    /// Tasks (by id) both sides played.
+    pub tasks: u64,
     /// Units both sides played.
     pub units: u64,
     /// Units only A played (left out).
@@ -242,7 +249,7 @@ pub fn compare(
         return Err(CompareError::NoSharedTasks { a: a.name(), b: b.name(), only_a, only_b });
     }
     let ks: Vec<u32> = if a_trials > 1 { vec![1, a_trials] } else { vec![1] };
-    let table = |groups: Vec<(Group, Vec<(Tally, Tally)>)>| -> Result<Vec<Row>, CompareError> {
+    let table = |groups: Vec<(Group, Vec<Pair>)>| -> Result<Vec<Row>, CompareError> {
         // One family per k (Holm within it); shown group by group.
         let mut families = Vec::new();
         for &k in &ks {
@@ -256,8 +263,8 @@ pub fn compare(
         }
         Ok((0..groups.len()).flat_map(|_| families.iter_mut().filter_map(Iterator::next).collect::<Vec<_>>()).collect())
     };
-    let pairs = |keep: &dyn Fn(&Unit, &str) -> bool| -> Vec<(Tally, Tally)> {
-        shared.iter().filter(|(unit, domain, _, _)| keep(unit, domain)).map(|(_, _, ta, tb)| (*ta, *tb)).collect()
+    let pairs = |keep: &dyn Fn(&Unit, &str) -> bool| -> Vec<Pair> {
+        shared.iter().filter(|(unit, domain, _, _)| keep(unit, domain)).map(|(unit, _, ta, tb)| (unit.0, *ta, *tb)).collect()
     };
     let overall = table(vec![(Group::Overall, pairs(&|_, _| true))])?;
     let by_cell = if a_cells.len() > 1 {
@@ -274,6 +281,7 @@ pub fn compare(
         k: a_trials,
         convention,
         alpha: stats::ALPHA,
+        tasks: shared.iter().map(|s| s.0.0).collect::<BTreeSet<_>>().len() as u64,
         units: shared.len() as u64,
         only_a,
         only_b,
@@ -282,6 +290,9 @@ pub fn compare(
         by_domain,
     })
 }
+
+/// A shared unit: its task id and both sides' tallies.
+type Pair<'a> = (&'a str, Tally, Tally);
 
 /// What a row is over.
 enum Group<'a> {
@@ -298,27 +309,35 @@ fn cell_name(epsilon: f64, profile: &str) -> String {
 /// differences are rounded to 1e-9 (and the normal approximation takes over).
 const MAX_DENOMINATOR: u128 = 1_000_000;
 
-/// One row: pass^k of both sides over the group's units with k trials each.
-fn row(group: &Group, pairs: &[(Tally, Tally)], k: u32) -> Result<Row, CompareError> {
-    let mut terms: Vec<(Ratio, Ratio)> = Vec::new();
-    for (a, b) in pairs {
+/// One row: pass^k of both sides over the group's units with k trials
+/// each, tested and bounded with the task as the unit.
+fn row(group: &Group, pairs: &[Pair], k: u32) -> Result<Row, CompareError> {
+    let mut terms: Vec<(&str, Ratio, Ratio)> = Vec::new();
+    for (task, a, b) in pairs {
         if let (Some(x), Some(y)) = (task_pass_hat_k(a.passes, a.trials, k), task_pass_hat_k(b.passes, b.trials, k)) {
-            terms.push((x?, y?));
+            terms.push((task, x?, y?));
         }
     }
     let units = terms.len();
-    let denominator = terms.iter().try_fold(1u128, |l, (x, y)| {
+    let denominator = terms.iter().try_fold(1u128, |l, (_, x, y)| {
         let l = lcm(l, x.denom())?;
         lcm(l, y.denom()).filter(|&l| l <= MAX_DENOMINATOR)
     });
-    let differences: Vec<f64> = terms.iter().map(|(x, y)| x.to_f64() - y.to_f64()).collect();
-    let scaled: Vec<i64> = match denominator {
-        Some(l) => terms.iter().map(|(x, y)| scale(*x, l) - scale(*y, l)).collect(),
-        None => differences.iter().map(|d| (d * 1e9).round() as i64).collect(),
-    };
-    let test = stats::sign_flip_test(&scaled);
+    // Per task: the sum of its units' differences, exactly on the common
+    // denominator (or to 1e-9 beyond it), in floats, and its unit count.
+    let mut tasks: BTreeMap<&str, (i64, f64, f64)> = BTreeMap::new();
+    for (task, x, y) in &terms {
+        let scaled = match denominator {
+            Some(l) => scale(*x, l) - scale(*y, l),
+            None => ((x.to_f64() - y.to_f64()) * 1e9).round() as i64,
+        };
+        let entry = tasks.entry(task).or_default();
+        *entry = (entry.0.saturating_add(scaled), entry.1 + x.to_f64() - y.to_f64(), entry.2 + 1.0);
+    }
+    let sums: Vec<i64> = tasks.values().map(|t| t.0).collect();
+    let test = stats::sign_flip_test(&sums);
     let mean = |values: &mut dyn Iterator<Item = f64>| (units > 0).then(|| values.sum::<f64>() / units as f64);
-    let (a, b) = (mean(&mut terms.iter().map(|t| t.0.to_f64())), mean(&mut terms.iter().map(|t| t.1.to_f64())));
+    let (a, b) = (mean(&mut terms.iter().map(|t| t.1.to_f64())), mean(&mut terms.iter().map(|t| t.2.to_f64())));
     let (label, epsilon, lambda, fault_profile, domain) = match group {
         Group::Overall => ("overall".to_owned(), None, None, None, None),
         Group::Cell(e, l, p) => (cell_name(*e, p), Some(*e), Some(*l).filter(|l| !l.is_nan()), Some((*p).to_owned()), None),
@@ -331,13 +350,14 @@ fn row(group: &Group, pairs: &[(Tally, Tally)], k: u32) -> Result<Row, CompareEr
         fault_profile,
         domain,
         k,
+        tasks: tasks.len() as u64,
         units: units as u64,
         a,
         b,
         difference: a.zip(b).map(|(a, b)| a - b),
-        ci: stats::paired_interval(&differences),
-        a_better: scaled.iter().filter(|d| **d > 0).count() as u64,
-        b_better: scaled.iter().filter(|d| **d < 0).count() as u64,
+        ci: stats::clustered_interval(&tasks.values().map(|t| (t.1, t.2)).collect::<Vec<_>>()),
+        a_better: sums.iter().filter(|d| **d > 0).count() as u64,
+        b_better: sums.iter().filter(|d| **d < 0).count() as u64,
         test: test.test,
         p_value: test.p_value,
         p_holm: test.p_value,
@@ -365,21 +385,31 @@ pub fn render(comparison: &Comparison) -> String {
     let _ = writeln!(out, "A = {}  vs  B = {}", c.a.name(), c.b.name());
     let _ = writeln!(
         out,
-        "{} shared units (task × seed × ε × fault profile), {} trials each; left out: {} units only in A, {} only in B; \
-         infrastructure errors {counted}",
-        c.units, c.k, c.only_a, c.only_b
+        "{} shared units (task × seed × ε × fault profile) of {} tasks, {} trials each; left out: {} units only in A, {} \
+         only in B; infrastructure errors {counted}",
+        c.units, c.tasks, c.k, c.only_a, c.only_b
     );
     let _ = writeln!(
         out,
-        "paired over units: exact McNemar test when every difference is ±1 (pass^k over k trials), else an exact sign-flip \
-         permutation test (normal approximation when very large); 95% paired-t intervals of A − B (approximate: the exact \
-         test decides); p(Holm) adjusted across the rows of each table; * = significant at α = {}",
+        "paired over tasks (a task's units summed): exact McNemar test when every task's difference is ±1, else an exact \
+         sign-flip permutation test (normal approximation when very large); 95% t intervals of A − B, cluster-robust by task \
+         (approximate: the exact test decides); p(Holm) adjusted across the rows of each table; * = significant at α = {}",
         c.alpha
     );
-    let line = |group: &str, figure: &str, units: &str, a: &str, b: &str, diff: &str, split: &str, p: &str, holm: &str, test: &str| {
-        format!("  {group:<24} {figure:<7} {units:>6} {a:>7} {b:>7}  {diff:<24} {split:>9} {p:>8} {holm:>9}  {test}")
+    let line = |group: &str,
+                figure: &str,
+                tasks: &str,
+                units: &str,
+                a: &str,
+                b: &str,
+                diff: &str,
+                split: &str,
+                p: &str,
+                holm: &str,
+                test: &str| {
+        format!("  {group:<24} {figure:<7} {tasks:>5} {units:>6} {a:>7} {b:>7}  {diff:<24} {split:>9} {p:>8} {holm:>9}  {test}")
     };
-    let _ = writeln!(out, "\n{}", line("", "", "units", "A", "B", "A − B [95% CI] pp", "A>B/B>A", "p", "p(Holm)", "test"));
+    let _ = writeln!(out, "\n{}", line("", "", "tasks", "units", "A", "B", "A − B [95% CI] pp", "A>B/B>A", "p", "p(Holm)", "test"));
     for (title, rows) in [("overall", &c.overall), ("by cell (ε, fault profile)", &c.by_cell), ("by domain", &c.by_domain)] {
         if rows.is_empty() {
             continue;
@@ -409,6 +439,7 @@ pub fn render(comparison: &Comparison) -> String {
                 line(
                     &row.group,
                     &format!("pass^{}", row.k),
+                    &row.tasks.to_string(),
                     &row.units.to_string(),
                     &pct(row.a),
                     &pct(row.b),

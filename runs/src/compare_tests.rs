@@ -41,17 +41,23 @@ fn overall_cells_and_domains_against_the_reference() {
     let b = [side("b", &B, 0.0), side("b", &A, 0.1)].concat();
     let (a, b): (Vec<&EpisodeResult>, Vec<&EpisodeResult>) = (a.iter().collect(), b.iter().collect());
     let c = compare((contender("a"), &a), (contender("b"), &b), InfraConvention::CountAsFailure).unwrap();
-    assert_eq!((c.k, c.units, c.only_a, c.only_b), (2, 20, 0, 0));
+    assert_eq!((c.k, c.tasks, c.units, c.only_a, c.only_b), (2, 10, 20, 0, 0));
 
-    // Overall, the ε 0.1 units differ by 0 and the sign-flip test leaves
-    // them out: scipy's exact permutation test of the ten differences gives
+    // Overall, a task's sum of differences is its ε 0 difference (at ε 0.1
+    // it is 0): scipy's exact permutation test of the ten differences gives
     // 0.1953125, and statsmodels' exact McNemar (5 vs 2 discordant) 0.453125.
     let [one, two] = &c.overall[..] else { panic!("{:?}", c.overall) };
-    assert_eq!((one.k, one.test, one.units, one.a_better, one.b_better), (1, PairedTest::SignFlipExact, 20, 7, 2));
+    assert_eq!((one.k, one.test, one.tasks, one.units, one.a_better, one.b_better), (1, PairedTest::SignFlipExact, 10, 20, 7, 2));
     assert!(close(one.p_value, 0.1953125) && close(one.p_holm, one.p_value) && !one.significant, "{one:?}");
     assert!(close(one.difference.unwrap(), 7.0 / 40.0), "{one:?}");
     assert_eq!((two.k, two.test, two.a_better, two.b_better), (2, PairedTest::McNemarExact, 5, 2));
     assert!(close(two.p_value, 0.453125), "{two:?}");
+    // The interval is cluster-robust by task: statsmodels' OLS on a constant
+    // with cov_type="cluster" over the twenty units in ten tasks.
+    let ci = one.ci.unwrap();
+    assert!(close(ci.lower, -0.06419630474040261) && close(ci.upper, 0.41419630474040253), "{ci:?}");
+    let ci = two.ci.unwrap();
+    assert!(close(ci.lower, -0.14446687079324322) && close(ci.upper, 0.44446687079324315), "{ci:?}");
 
     // The ε 0 cell alone is the fixture: scipy's ttest_rel intervals.
     let cell = |k: u32, epsilon: f64| c.by_cell.iter().find(|r| r.k == k && r.epsilon == Some(epsilon)).unwrap();
@@ -69,8 +75,8 @@ fn overall_cells_and_domains_against_the_reference() {
     assert_eq!(order, [(Some(0.0), 1), (Some(0.0), 2), (Some(0.1), 1), (Some(0.1), 2)]);
 
     // Domains: support tasks are 6..10 (A − B = 2, −2, 1, 1 at ε 0).
-    let domains: Vec<(&str, u32, u64)> = c.by_domain.iter().map(|r| (r.group.as_str(), r.k, r.units)).collect();
-    assert_eq!(domains, [("support", 1, 8), ("support", 2, 8), ("travel", 1, 12), ("travel", 2, 12)]);
+    let domains: Vec<(&str, u32, u64, u64)> = c.by_domain.iter().map(|r| (r.group.as_str(), r.k, r.tasks, r.units)).collect();
+    assert_eq!(domains, [("support", 1, 4, 8), ("support", 2, 4, 8), ("travel", 1, 6, 12), ("travel", 2, 6, 12)]);
     for k in [1, 2] {
         let family: Vec<&Row> = c.by_domain.iter().filter(|r| r.k == k).collect();
         let adjusted = stats::holm(&family.iter().map(|r| Some(r.p_value)).collect::<Vec<_>>());
@@ -78,8 +84,11 @@ fn overall_cells_and_domains_against_the_reference() {
     }
 
     let text = render(&c);
-    assert!(text.starts_with("A = run-0001 a  vs  B = run-0001 b\n20 shared units"), "{text}");
-    assert!(text.contains("overall                  pass^1      20   70.0%   52.5%  +17.5 [-5.6, +40.6]"), "{text}");
+    assert!(
+        text.starts_with("A = run-0001 a  vs  B = run-0001 b\n20 shared units (task × seed × ε × fault profile) of 10 tasks"),
+        "{text}"
+    );
+    assert!(text.contains("overall                  pass^1     10     20   70.0%   52.5%  +17.5 [-6.4, +41.4]"), "{text}");
     assert!(text.contains("7/2   0.1953  0.1953    sign-flip"), "{text}");
     assert!(text.contains("no difference is significant at α = 0.05 after adjustment"), "{text}");
     // The same comparison from B's side mirrors every difference.
@@ -91,7 +100,7 @@ fn overall_cells_and_domains_against_the_reference() {
 
 #[test]
 fn a_clear_difference_is_significant() {
-    // 30 tasks A passes and B fails, at one trial: McNemar p = 2 / 2^30.
+    // 10 tasks A passes and B fails: McNemar p = 2 / 2^10.
     let a = side("a", &[2; 10], 0.0);
     let b = side("b", &[0; 10], 0.0);
     let (a, b): (Vec<&EpisodeResult>, Vec<&EpisodeResult>) = (a.iter().collect(), b.iter().collect());

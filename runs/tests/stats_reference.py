@@ -77,3 +77,14 @@ print("pass^1 CI", repr(ci.low), repr(ci.high))
 a2, b2 = (a == 1).astype(float), (b == 1).astype(float)
 ci = stats.ttest_rel(a2, b2).confidence_interval(0.95)
 print("pass^2 CI", repr(ci.low), repr(ci.high), "McNemar", repr(mcnemar([[0, 5], [2, 3]], exact=True).pvalue))
+
+print("# compare fixture, overall: each task has two units (ε 0: the fixture; ε 0.1: no difference);")
+print("# the interval clusters by task: OLS on a constant with cluster-robust errors (CR1, t with G - 1 df)")
+import statsmodels.api as sm
+d1 = np.concatenate([a - b, np.zeros(10)])
+d2 = np.concatenate([a2 - b2, np.zeros(10)])
+groups = np.concatenate([np.arange(10), np.arange(10)])
+for name, d in [("pass^1", d1), ("pass^2", d2)]:
+    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    lo, hi = fit.conf_int(0.05)[0]
+    print(name, repr(lo), repr(hi))

@@ -265,6 +265,26 @@ pub fn paired_interval(differences: &[f64]) -> Option<super::Interval> {
     Some(super::Interval { lower: mean - half, upper: mean + half })
 }
 
+/// The 95 % interval of a mean of per-unit values that come in clusters
+/// (`(sum, count)` per cluster, e.g. a task's units): Σ sums / Σ counts ±
+/// t_{0.975, G−1} · SE, with the cluster-robust (CR1) standard error
+/// SE² = G/(G − 1) · Σ_g (sum_g − count_g·mean)² / N², which is what
+/// statsmodels' OLS on a constant with `cov_type="cluster"` gives. With one
+/// unit per cluster it is the paired t interval. `None` for fewer than two
+/// clusters.
+pub fn clustered_interval(clusters: &[(f64, f64)]) -> Option<super::Interval> {
+    let g = clusters.len();
+    let n: f64 = clusters.iter().map(|c| c.1).sum();
+    if g < 2 || n <= 0.0 {
+        return None;
+    }
+    let mean = clusters.iter().map(|c| c.0).sum::<f64>() / n;
+    let spread: f64 = clusters.iter().map(|(sum, count)| (sum - count * mean).powi(2)).sum();
+    let g = g as f64;
+    let half = t_quantile(1.0 - ALPHA / 2.0, g - 1.0) * (g / (g - 1.0) * spread).sqrt() / n;
+    Some(super::Interval { lower: mean - half, upper: mean + half })
+}
+
 /// Holm's step-down adjustment of some p-values (`None`s are not tests and
 /// stay `None`): sorted ascending, the i-th (from 0) of m becomes
 /// max over j ≤ i of min(1, (m − j)·p_(j)). It controls the family-wise

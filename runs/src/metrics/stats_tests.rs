@@ -97,6 +97,12 @@ fn paired_interval_matches_scipys_ttest_rel() {
     assert_close(ci.lower, -0.0034248354161286465, 1e-10, "lower");
     assert_close(ci.upper, 0.5034248354161286, 1e-10, "upper");
     assert_eq!(paired_interval(&[0.5]), None);
+    // One unit per cluster: the same interval.
+    let clusters: Vec<(f64, f64)> = differences.iter().map(|&d| (d, 1.0)).collect();
+    let clustered = clustered_interval(&clusters).unwrap();
+    assert_close(clustered.lower, ci.lower, 1e-12, "clustered lower");
+    assert_close(clustered.upper, ci.upper, 1e-12, "clustered upper");
+    assert_eq!(clustered_interval(&[(1.0, 2.0)]), None);
 }
 
 #[test]
