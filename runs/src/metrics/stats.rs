@@ -25,6 +25,10 @@ pub const Z_POWER: f64 = 0.841_621_233_572_914_3;
 /// sign-flip distribution gives way to its normal approximation.
 const EXACT_BUDGET: u128 = 50_000_000;
 
+/// The widest sum the exact distribution is kept for (two vectors of
+/// 2·range + 1 floats: 32 MB at most).
+const MAX_RANGE: u128 = 1_000_000;
+
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error below 1e-14).
 pub fn ln_gamma(x: f64) -> f64 {
     const COEFFICIENTS: [f64; 9] = [
@@ -212,7 +216,8 @@ pub struct TestResult {
 ///
 /// Differences that are all ±c (or 0) make it the exact McNemar test;
 /// otherwise the distribution is computed exactly by convolution while
-/// units × range ≤ 5·10⁷, and by its normal approximation beyond.
+/// units × range ≤ 5·10⁷ and range ≤ 10⁶ (after dividing out a common
+/// factor), and by its normal approximation beyond.
 pub fn sign_flip_test(differences: &[i64]) -> TestResult {
     let nonzero: Vec<u64> = differences.iter().filter(|d| **d != 0).map(|d| d.unsigned_abs()).collect();
     let observed: i128 = differences.iter().map(|&d| i128::from(d)).sum();
@@ -223,8 +228,12 @@ pub fn sign_flip_test(differences: &[i64]) -> TestResult {
         let positive = differences.iter().filter(|d| **d > 0).count() as u64;
         return TestResult { test: PairedTest::McNemarExact, p_value: binomial_two_sided(positive, nonzero.len() as u64) };
     }
+    // A common factor does not change the test: divide it out to keep the range small.
+    let common = nonzero.iter().fold(0u128, |g, &d| super::gcd(g, u128::from(d))).max(1) as u64;
+    let nonzero: Vec<u64> = nonzero.iter().map(|d| d / common).collect();
+    let observed = observed / i128::from(common);
     let range: u128 = nonzero.iter().map(|&d| u128::from(d)).sum();
-    if range.saturating_mul(nonzero.len() as u128) <= EXACT_BUDGET {
+    if range <= MAX_RANGE && range.saturating_mul(nonzero.len() as u128) <= EXACT_BUDGET {
         // probability[s + range] = P(Σ ±d = s) over the units so far.
         let range = range as usize;
         let mut probability = vec![0.0_f64; 2 * range + 1];

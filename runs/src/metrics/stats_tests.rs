@@ -77,6 +77,11 @@ fn sign_flip_test_matches_scipys_exact_permutation_test() {
         assert_close(sign_flip_test(&negated).p_value, expected, 1e-12, "negated");
     }
     assert_eq!(sign_flip_test(&[0, 0, 0]), TestResult { test: PairedTest::NoDifference, p_value: 1.0 });
+    // A common factor changes nothing, however large.
+    let scaled: Vec<i64> = [2, -1, 1, 2, 0, 1, 2, -2, 1, 1].iter().map(|d| d * 3_000_000).collect();
+    assert_eq!(sign_flip_test(&scaled), sign_flip_test(&[2, -1, 1, 2, 0, 1, 2, -2, 1, 1]));
+    // Two wide differences with nothing in common: the normal approximation, not 2·10⁷ floats.
+    assert_eq!(sign_flip_test(&[10_000_001, -10_000_000]).test, PairedTest::SignFlipNormal);
     assert_eq!(sign_flip_test(&[]).test, PairedTest::NoDifference);
     // Past the exact budget: the normal approximation, z = Σd/√Σd².
     // 20,000 units of ±1..3 with Σd = 600 and Σd² = 20,000·14/3 (rounded).
