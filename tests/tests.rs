@@ -28,3 +28,5 @@ mod python_worker;
 mod discovery;
 // Prometheus metrics scraped over HTTP after real episodes, faults and a hosted run.
 mod metrics;
+// Two agents compared with paired tests over the tasks both played.
+mod compare;

@@ -373,3 +373,81 @@ fn a_single_configuration_is_a_grid_of_one() {
     let hashes = |lines: &[serde_json::Value]| lines.iter().map(|l| l["final_state_hash"].clone()).collect::<Vec<_>>();
     assert_eq!(hashes(&single), hashes(&grid.iter().step_by(2).cloned().collect::<Vec<_>>()), "same episodes, same end states");
 }
+
+#[test]
+fn compare_tells_which_differences_are_significant() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("compare.db");
+    let store = store.to_str().unwrap();
+    let run = |agent: &str, faults: &str| {
+        let out = toolenv(&["run", "--agent", agent, "--faults", faults, "--trials", "2", "--seeds", "3", "--store", store]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    // Two real runs into one store: retries against none, at λ 0 and 0.2,
+    // three perturbation seeds per task (20 tasks alone are too few: 5
+    // discordant tasks give p = 0.0625).
+    run("reference", "0.0,0.2");
+    run("reference-no-retry", "0.0,0.2");
+    let out = toolenv(&["compare", "run-0001", "run-0002", "--store", store]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.starts_with(
+            "A = run-0001 reference  vs  B = run-0002 reference-no-retry\n120 shared units (task × seed × ε × fault profile) of 20 tasks"
+        ),
+        "{stdout}"
+    );
+    for expected in
+        ["overall                  pass^2     20    120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"]
+    {
+        assert!(stdout.contains(expected), "{expected}:\n{stdout}");
+    }
+    assert!(stdout.contains("significant after adjustment: overall pass^1"), "{stdout}");
+    let significant = |line: &str| line.contains(" * ");
+    let cell = |name: &str| stdout.lines().filter(|l| l.trim_start().starts_with(name)).collect::<Vec<_>>();
+    assert_eq!(cell("ε 0, faults 0.2").len(), 2, "{stdout}");
+    assert!(cell("ε 0, faults 0.2").iter().all(|l| significant(l)), "{stdout}");
+    assert!(cell("ε 0, faults 0.0").iter().all(|l| !significant(l) && l.contains("no difference")), "{stdout}");
+
+    let out = toolenv(&["compare", "run-0001", "run-0002", "--json", "--store", store]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints json");
+    assert_eq!(
+        (json["a"]["agent"].as_str(), json["b"]["run"].as_str(), json["k"].as_u64()),
+        (Some("reference"), Some("run-0002"), Some(2))
+    );
+    let overall = &json["overall"][1];
+    assert_eq!(
+        (overall["k"].as_u64(), overall["test"].as_str(), overall["b_better"].as_u64()),
+        (Some(2), Some("sign_flip_exact"), Some(0))
+    );
+    assert!(overall["significant"].as_bool().unwrap() && overall["p_holm"].as_f64().unwrap() < 0.05, "{overall}");
+    // Every row's Holm p is at least its raw p.
+    for row in json["by_cell"].as_array().unwrap().iter().chain(json["by_domain"].as_array().unwrap()) {
+        assert!(row["p_holm"].as_f64() >= row["p_value"].as_f64(), "{row}");
+    }
+
+    // The report shows each figure's minimum detectable difference.
+    let out = toolenv(&["report", "run-0002", "--store", store]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("MDE: the smallest difference") && stdout.contains("MDE ^1/^2"), "{stdout}");
+    let out = toolenv(&["report", "run-0002", "--json", "--store", store]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints json");
+    let mde = json["report"]["agents"][0]["overall"]["pass_k"]["mde"].as_f64().unwrap();
+    assert!(mde > 0.0 && mde < 0.5, "{mde}");
+
+    // Refusals: another grid, a run with no second agent to compare.
+    run("reference", "0.3");
+    let out = toolenv(&["compare", "run-0001", "run-0003", "--store", store]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("differ in grid: cells only in A: ε 0, faults 0.0; ε 0, faults 0.2; only in B: ε 0, faults 0.3"), "{stderr}");
+    let out = toolenv(&["compare", "run-0001", "--store", store]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs two labels: --agents A,B"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = toolenv(&["compare", "run-0001", "run-0002", "--agents", "reference,brittle", "--store", store]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run-0002 has no episodes of agent 'brittle'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

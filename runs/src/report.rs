@@ -9,6 +9,16 @@ use serde::Serialize;
 
 use crate::metrics::{self, Breakdown, EpisodeResult, InfraConvention, PassK, Population};
 
+/// A minimum detectable difference in percentage points (`±8.1`), or `-`.
+fn mde_pp(mde: Option<f64>) -> String {
+    mde.map_or("-".to_owned(), |m| format!("±{:.1}", m * 100.0))
+}
+
+/// The MDEs of pass^1 and pass^k as `±a/±b pp`.
+fn mde_text(pass_1: &PassK, pass_k: &PassK) -> String {
+    format!("{}/{} pp", mde_pp(pass_1.mde), mde_pp(pass_k.mde))
+}
+
 /// Formats a pass^k as a percentage with its Wilson interval.
 fn pct(pass: &PassK) -> String {
     match (pass.value, pass.ci) {
@@ -39,6 +49,12 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
          infeasible episodes (no agent could pass): {infeasible} ({over})",
         episodes.len()
     );
+    let _ = writeln!(
+        out,
+        "MDE: the smallest difference from another run of this size detectable at 95% (two-sided) with {:.0}% power, \
+         the task as the unit (arcsine test; pass^1 counts trials as far as they disagree within a task)",
+        metrics::stats::POWER * 100.0
+    );
     let selected = population.select(episodes);
     let episodes = &*selected;
     let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
@@ -47,12 +63,13 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == agent.label).collect();
         let _ = writeln!(
             out,
-            "\n== agent {} ({} episodes): pass^{k} {}, pass^1 {}, ceiling ^1/^{k} {}",
+            "\n== agent {} ({} episodes): pass^{k} {}, pass^1 {}, ceiling ^1/^{k} {}, MDE ^1/^{k} {}",
             agent.label,
             agent.episodes,
             pct(&agent.pass_k),
             pct(&agent.pass_1),
-            ceiling_text(agent)
+            ceiling_text(agent),
+            mde_text(&agent.pass_1, &agent.pass_k)
         );
         for (title, by) in [("perturbation ε", Breakdown::Epsilon), ("fault level λ", Breakdown::Lambda), ("domain", Breakdown::Domain)] {
             let rows = metrics::breakdown(mine.iter().copied(), by, k, conv)?;
@@ -60,18 +77,19 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
                 continue;
             }
             let _ = writeln!(out, "  by {title}:");
-            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str| {
-                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {ceiling:<18} {calls:>10}")
+            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str, mde: &str| {
+                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {ceiling:<18} {calls:>10}  {mde}")
             };
-            let ceiling_title = format!("ceiling ^1/^{k}");
-            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls"));
+            let (ceiling_title, mde_title) = (format!("ceiling ^1/^{k}"), format!("MDE ^1/^{k}"));
+            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls", &mde_title));
             for row in rows {
                 let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
                 let ceiling = ceiling_text(&row);
+                let mde = mde_text(&row.pass_1, &row.pass_k);
                 let _ = writeln!(
                     out,
                     "{}",
-                    line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &ceiling, &calls)
+                    line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &ceiling, &calls, &mde)
                 );
             }
         }
@@ -81,8 +99,13 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
             let extra = recovery.extra_calls_per_fault.map_or("n/a".to_owned(), |v| format!("+{v:.2}"));
             let _ = writeln!(
                 out,
-                "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}",
-                recovery.injected, recovery.encountered, recovery.recovered
+                "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}; \
+                 MDE {} pp over {} faults",
+                recovery.injected,
+                recovery.encountered,
+                recovery.recovered,
+                mde_pp(recovery.recovery_rate.mde),
+                recovery.encountered
             );
         }
         let usage = metrics::usage_totals(mine.iter().copied());
@@ -111,6 +134,22 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
                     out,
                     "  surface volume V = {:.3} (trapezoid over the measured grid; grid mean {:.3})",
                     volume.trapezoid, volume.grid_mean
+                );
+            }
+            let cells: Vec<&PassK> = surface.points.iter().map(|p| &p.pass).filter(|p| p.value.is_some()).collect();
+            let extreme = |values: &mut dyn Iterator<Item = f64>| {
+                values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+            };
+            let (mde_low, mde_high) = extreme(&mut cells.iter().filter_map(|p| p.mde));
+            let (tasks_low, tasks_high) = extreme(&mut cells.iter().map(|p| p.tasks as f64));
+            if !cells.is_empty() {
+                let range = |low: String, high: String| if low == high { low } else { format!("{low}–{high}") };
+                let mde = if mde_low.is_finite() { range(mde_pp(Some(mde_low)), mde_pp(Some(mde_high))) + " pp" } else { "-".to_owned() };
+                let _ = writeln!(
+                    out,
+                    "  R({k}, ε, λ) per cell: MDE {mde} over {} tasks per cell ({} cells)",
+                    range(tasks_low.to_string(), tasks_high.to_string()),
+                    cells.len()
                 );
             }
             let relative = metrics::relative_reliability(&surface, k);

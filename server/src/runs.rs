@@ -27,7 +27,7 @@ use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
-use toolenv_runs::{Grid, PlannedEpisode, report, trials_of};
+use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
 
 use crate::error::Error;
 use crate::registry::Registry;
@@ -520,5 +520,38 @@ impl pb::runs_server::Runs for RunsService {
             None => run_message(&summary, summary.pending(), 0, agents),
         };
         Ok(Response::new(pb::RunReport { run: Some(run), text, summary_json }))
+    }
+
+    async fn compare_runs(&self, request: Request<pb::CompareRunsRequest>) -> Result<Response<pb::RunComparison>, Status> {
+        let pb::CompareRunsRequest { run_a, run_b, agents, exclude_infra_errors } = request.into_inner();
+        if run_a.is_empty() {
+            return Err(Error::MissingField("run_a").into());
+        }
+        let run_b = Some(run_b).filter(|b| !b.is_empty());
+        let read = move |store: &Store| {
+            let mut sides = Vec::new();
+            for id in std::iter::once(run_a).chain(run_b) {
+                let run = store.find_run(&id)?;
+                sides.push((run.as_str().to_owned(), store.agents(&run)?, store.results(&run)?));
+            }
+            Ok(sides)
+        };
+        let sides = self.host().blocking(read).await?;
+        let invalid = |error: compare::CompareError| {
+            let field = match error {
+                compare::CompareError::UnknownAgent { .. } | compare::CompareError::Agents(_) => "agents",
+                compare::CompareError::GridMismatch { .. } | compare::CompareError::NoSharedTasks { .. } => "run_b",
+                compare::CompareError::Metrics(_) => "run_a",
+            };
+            Error::invalid(field, error.to_string())
+        };
+        let (a, b) = (&sides[0], sides.get(1));
+        let (first, second) = compare::select_agents((&a.0, &a.1), b.map(|b| (b.0.as_str(), b.1.as_slice())), &agents).map_err(invalid)?;
+        let episodes_a = compare::episodes_of(&a.2, &first.agent);
+        let episodes_b = compare::episodes_of(&b.unwrap_or(a).2, &second.agent);
+        let comparison = compare::compare((first, &episodes_a), (second, &episodes_b), InfraConvention::excluding(exclude_infra_errors))
+            .map_err(invalid)?;
+        let comparison_json = serde_json::to_string(&comparison).map_err(|e| Error::Store(format!("writing the comparison: {e}")))?;
+        Ok(Response::new(pb::RunComparison { text: compare::render(&comparison), comparison_json }))
     }
 }

@@ -82,6 +82,33 @@ pub(crate) enum Command {
     /// Serve an episode, or a hosted run's episodes, to an MCP client over
     /// stdio or streamable HTTP.
     Mcp(super::mcp::McpArgs),
+    /// Compare two agents on the same tasks: paired tests over tasks (exact
+    /// McNemar on pass^k, a sign-flip permutation test on pass^1), overall,
+    /// per cell (ε, fault profile) and per domain, each difference with a 95%
+    /// interval and a Holm-adjusted p-value. Two runs of one agent each, two
+    /// runs with --agents, or two agents of one run with --agents A,B.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Run A's id, e.g. run-0003.
+    pub(crate) run_a: String,
+    /// Run B's id; leave it out to compare two agents of run A (--agents A,B).
+    pub(crate) run_b: Option<String>,
+    /// The agents to compare: A's label and B's (comma-separated), or one
+    /// label for both runs; needed when a run has several agents.
+    #[arg(long, value_delimiter = ',', num_args = 1..=2, value_name = "A,B")]
+    pub(crate) agents: Vec<String>,
+    /// Write the comparison as JSON instead of tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Leave infrastructure errors out (they are not trials); by default
+    /// they count as failed trials.
+    #[arg(long)]
+    pub(crate) exclude_infra_errors: bool,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]

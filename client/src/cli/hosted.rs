@@ -107,3 +107,21 @@ pub(crate) async fn report(
     render::server_report(&report, json);
     Ok(ExitCode::SUCCESS)
 }
+
+/// `toolenv compare --url`: two agents of runs hosted by the server, compared there.
+pub(crate) async fn compare(client: &mut Client, request: &super::compare::CompareRequest<'_>) -> anyhow::Result<ExitCode> {
+    let message = pb::CompareRunsRequest {
+        run_a: request.run_a.to_owned(),
+        run_b: request.run_b.unwrap_or_default().to_owned(),
+        agents: request.agents.to_vec(),
+        exclude_infra_errors: request.convention == toolenv_client::metrics::InfraConvention::Exclude,
+    };
+    let reply = client.runs().compare_runs(message).await.map_err(ClientError::from)?.into_inner();
+    if request.json {
+        let value: serde_json::Value = serde_json::from_str(&reply.comparison_json)?;
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", reply.text);
+    }
+    Ok(ExitCode::SUCCESS)
+}

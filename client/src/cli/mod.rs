@@ -5,9 +5,10 @@
 //! [`render`] prints for all of them.
 
 pub(crate) mod args;
+mod compare;
 mod hosted;
-mod mcp;
 mod html;
+mod mcp;
 mod plan;
 mod render;
 mod run;
@@ -54,6 +55,19 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             ),
         },
         Command::Export { run, store } => store::export(&store.store, &run),
+        Command::Compare(args) => {
+            let request = compare::CompareRequest {
+                run_a: &args.run_a,
+                run_b: args.run_b.as_deref(),
+                agents: &args.agents,
+                json: args.json,
+                convention: InfraConvention::excluding(args.exclude_infra_errors),
+            };
+            match &url {
+                Some(url) => hosted::compare(&mut Client::connect(url).await?, &request).await,
+                None => compare::compare_stored(&args.store.store, &request),
+            }
+        }
         Command::Client(ClientCommand::Host(args)) => {
             let url = needs_server(url.as_deref())?;
             let request = plan::host(&args)?;

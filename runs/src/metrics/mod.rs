@@ -31,6 +31,7 @@
 pub mod faults;
 mod ratio;
 pub mod record;
+pub mod stats;
 pub mod surface;
 
 use std::collections::BTreeMap;
@@ -129,13 +130,17 @@ pub struct Rate {
     pub value: Option<f64>,
     /// The 95 % Wilson interval, or `None` when total = 0.
     pub ci: Option<Interval>,
+    /// The minimum difference detectable against another rate over as many
+    /// units (α = 0.05 two-sided, 80 % power; [`stats::mde`]), each unit
+    /// (a fault, an episode) taken as independent.
+    pub mde: Option<f64>,
 }
 
 impl Rate {
     /// successes out of total.
     pub fn new(successes: u64, total: u64) -> Self {
         let value = (total > 0).then(|| successes as f64 / total as f64);
-        Rate { successes, total, value, ci: value.and_then(|p| wilson(p, total)) }
+        Rate { successes, total, value, ci: value.and_then(|p| wilson(p, total)), mde: value.and_then(|p| stats::mde(p, total as f64)) }
     }
 }
 
@@ -171,6 +176,15 @@ pub struct PassK {
     /// The Wilson interval of the value, taking the tasks as the n units
     /// (an approximation: a task's term is a fraction, not a 0/1 outcome).
     pub ci: Option<Interval>,
+    /// The minimum difference detectable against another measurement of the
+    /// same design (α = 0.05 two-sided, 80 % power; [`stats::mde`]), with
+    /// the task as the unit: pass^k (k ≥ 2) over its tasks, pass^1 over the
+    /// tasks' trials discounted by their intraclass correlation
+    /// ([`stats::effective_units`]).
+    pub mde: Option<f64>,
+    /// The independent units the MDE is over (tasks, or for pass^1 the
+    /// effective number of trials).
+    pub effective_units: f64,
 }
 
 impl PassK {
@@ -314,19 +328,25 @@ pub(crate) fn estimate(
         Estimator::PassAtK => task_pass_at_k,
     };
     let (mut sum, mut tasks, mut tasks_excluded, mut trials) = (Ratio::ZERO, 0u64, 0u64, 0u64);
+    let mut counted = Vec::new();
     for tally in tallies {
         match term(tally.passes, tally.trials, k) {
             Some(value) => {
                 sum = sum.checked_add(value?).ok_or(MetricsError::Overflow { k })?;
                 tasks += 1;
                 trials += tally.trials;
+                counted.push((tally.passes, tally.trials));
             }
             None => tasks_excluded += 1,
         }
     }
     let value = if tasks == 0 { None } else { Some(sum.checked_div_int(tasks).ok_or(MetricsError::Overflow { k })?) };
     let ci = value.and_then(|v| wilson(v.to_f64(), tasks));
-    Ok(PassK { estimator, k, convention, value, tasks, tasks_excluded, trials, infra_errors, ci })
+    // pass^1 is a mean of trials, which count for more than their tasks as
+    // far as they disagree within a task; any other k is one term per task.
+    let effective_units = if k == 1 { stats::effective_units(&counted) } else { tasks as f64 };
+    let mde = value.and_then(|v| stats::mde(v.to_f64(), effective_units));
+    Ok(PassK { estimator, k, convention, value, tasks, tasks_excluded, trials, infra_errors, ci, mde, effective_units })
 }
 
 /// pass^k: the probability that k trials of a task all succeed, by the

@@ -1,0 +1,372 @@
+//! The statistics that say how far a figure can be trusted and when two
+//! agents really differ: the minimum detectable difference of a figure
+//! ([`mde`], [`effective_units`]), paired tests over tasks ([`sign_flip_test`],
+//! which on 0/1 outcomes is the exact McNemar test), the paired t interval
+//! of a mean difference ([`paired_interval`]) and Holm's correction
+//! ([`holm`]), on top of the distributions they need (normal, Student t,
+//! binomial), written out here so the crate stays free of numeric
+//! dependencies.
+//!
+//! Every function is checked against scipy and statsmodels on fixed data;
+//! the script that produced the pinned numbers is `runs/tests/stats_reference.py`.
+
+use super::Z_95;
+
+/// The two-sided significance level every test and interval uses.
+pub const ALPHA: f64 = 0.05;
+
+/// The power a minimum detectable difference assumes.
+pub const POWER: f64 = 0.8;
+
+/// z_{0.8}, the normal quantile of [`POWER`].
+pub const Z_POWER: f64 = 0.841_621_233_572_914_3;
+
+/// Above this many steps (units × width of the sum's range) the exact
+/// sign-flip distribution gives way to its normal approximation.
+const EXACT_BUDGET: u128 = 50_000_000;
+
+/// The widest sum the exact distribution is kept for (two vectors of
+/// 2·range + 1 floats: 32 MB at most).
+const MAX_RANGE: u128 = 1_000_000;
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error below 1e-14).
+pub fn ln_gamma(x: f64) -> f64 {
+    const COEFFICIENTS: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let series = COEFFICIENTS[1..].iter().enumerate().fold(COEFFICIENTS[0], |sum, (i, c)| sum + c / (x + i as f64 + 1.0));
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + series.ln()
+}
+
+/// Smallest magnitude the continued fractions divide by.
+const TINY: f64 = 1e-300;
+
+/// The regularized upper incomplete gamma function Q(a, x), for a > 0, x ≥ 0.
+fn gamma_q(a: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let front = (-x + a * x.ln() - ln_gamma(a)).exp();
+    if x < a + 1.0 {
+        // The series of P(a, x).
+        let (mut term, mut sum, mut ap) = (1.0 / a, 1.0 / a, a);
+        for _ in 0..1000 {
+            ap += 1.0;
+            term *= x / ap;
+            sum += term;
+            if term.abs() < sum.abs() * 1e-16 {
+                break;
+            }
+        }
+        1.0 - sum * front
+    } else {
+        // Lentz's continued fraction of Q(a, x).
+        let mut b = x + 1.0 - a;
+        let (mut c, mut d) = (1.0 / TINY, 1.0 / b);
+        let mut h = d;
+        for i in 1..1000 {
+            let an = -(i as f64) * (i as f64 - a);
+            b += 2.0;
+            d = an * d + b;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = b + an / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            let step = d * c;
+            h *= step;
+            if (step - 1.0).abs() < 1e-16 {
+                break;
+            }
+        }
+        front * h
+    }
+}
+
+/// The standard normal distribution function Φ(x).
+pub fn normal_cdf(x: f64) -> f64 {
+    // Φ(x) = erfc(−x/√2)/2, and erfc(y) = Q(1/2, y²) for y ≥ 0.
+    let y = -x / std::f64::consts::SQRT_2;
+    let erfc = if y >= 0.0 { gamma_q(0.5, y * y) } else { 2.0 - gamma_q(0.5, y * y) };
+    erfc / 2.0
+}
+
+/// The continued fraction of the regularized incomplete beta function (Lentz).
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    let clamp = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 / clamp(1.0 - qab * x / qap);
+    let mut h = d;
+    for m in 1..1000 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        let even = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 / clamp(1.0 + even * d);
+        c = clamp(1.0 + even / c);
+        h *= d * c;
+        let odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 / clamp(1.0 + odd * d);
+        c = clamp(1.0 + odd / c);
+        let step = d * c;
+        h *= step;
+        if (step - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularized incomplete beta function I_x(a, b), for a, b > 0.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) { front * beta_fraction(a, b, x) / a } else { 1.0 - front * beta_fraction(b, a, 1.0 - x) / b }
+}
+
+/// The distribution function of Student's t with `df` degrees of freedom.
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    let tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    if t > 0.0 { 1.0 - tail } else { tail }
+}
+
+/// The quantile of Student's t with `df` degrees of freedom at probability
+/// `p` in (0, 1), by bisection of [`t_cdf`] to full precision.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if p < 0.5 {
+        return -t_quantile(1.0 - p, df);
+    }
+    let (mut low, mut high) = (0.0_f64, 1.0_f64);
+    while t_cdf(high, df) < p && high < 1e12 {
+        high *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = (low + high) / 2.0;
+        if t_cdf(mid, df) < p {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    (low + high) / 2.0
+}
+
+/// The exact two-sided p-value of `successes` out of `trials` under a fair
+/// coin (scipy's `binomtest(successes, trials, 0.5)`): twice the smaller
+/// tail, at most 1. 1 when there are no trials.
+pub fn binomial_two_sided(successes: u64, trials: u64) -> f64 {
+    if trials == 0 {
+        return 1.0;
+    }
+    let smaller = successes.min(trials.saturating_sub(successes));
+    let n = trials as f64;
+    let ln_choose = |i: f64| ln_gamma(n + 1.0) - ln_gamma(i + 1.0) - ln_gamma(n - i + 1.0);
+    let tail: f64 = (0..=smaller).map(|i| (ln_choose(i as f64) - n * std::f64::consts::LN_2).exp()).sum();
+    (2.0 * tail).min(1.0)
+}
+
+/// How a paired test's p-value was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedTest {
+    /// Every difference is −1, 0 or +1 (times one common size): the exact
+    /// McNemar test, a binomial test on the discordant units.
+    #[serde(rename = "mcnemar_exact")]
+    McNemarExact,
+    /// The exact distribution of the sum of differences under random signs.
+    SignFlipExact,
+    /// The sign-flip distribution's normal approximation (too many units
+    /// for the exact one): z = Σd / √Σd².
+    SignFlipNormal,
+    /// No unit differs: nothing to test (p = 1).
+    NoDifference,
+}
+
+/// A paired test's result.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TestResult {
+    /// How it was computed.
+    pub test: PairedTest,
+    /// The two-sided p-value.
+    pub p_value: f64,
+}
+
+/// The paired sign-flip permutation test of integer differences (one per
+/// unit, e.g. per-task pass counts of agent A minus agent B on a common
+/// scale): under the null hypothesis each difference is as likely positive
+/// as negative, and the p-value is P(|Σ ±d_t| ≥ |Σ d_t|), two-sided.
+///
+/// Differences that are all ±c (or 0) make it the exact McNemar test;
+/// otherwise the distribution is computed exactly by convolution while
+/// units × range ≤ 5·10⁷ and range ≤ 10⁶ (after dividing out a common
+/// factor), and by its normal approximation beyond.
+pub fn sign_flip_test(differences: &[i64]) -> TestResult {
+    let nonzero: Vec<u64> = differences.iter().filter(|d| **d != 0).map(|d| d.unsigned_abs()).collect();
+    let observed: i128 = differences.iter().map(|&d| i128::from(d)).sum();
+    let Some(&first) = nonzero.first() else {
+        return TestResult { test: PairedTest::NoDifference, p_value: 1.0 };
+    };
+    if nonzero.iter().all(|&d| d == first) {
+        let positive = differences.iter().filter(|d| **d > 0).count() as u64;
+        return TestResult { test: PairedTest::McNemarExact, p_value: binomial_two_sided(positive, nonzero.len() as u64) };
+    }
+    // A common factor does not change the test: divide it out to keep the range small.
+    let common = nonzero.iter().fold(0u128, |g, &d| super::gcd(g, u128::from(d))).max(1) as u64;
+    let nonzero: Vec<u64> = nonzero.iter().map(|d| d / common).collect();
+    let observed = observed / i128::from(common);
+    let range: u128 = nonzero.iter().map(|&d| u128::from(d)).sum();
+    if range <= MAX_RANGE && range.saturating_mul(nonzero.len() as u128) <= EXACT_BUDGET {
+        // probability[s + range] = P(Σ ±d = s) over the units so far.
+        let range = range as usize;
+        let mut probability = vec![0.0_f64; 2 * range + 1];
+        probability[range] = 1.0;
+        let mut reach = 0usize;
+        for &d in &nonzero {
+            let d = d as usize;
+            let mut next = vec![0.0_f64; 2 * range + 1];
+            for s in range - reach..=range + reach {
+                let p = probability[s];
+                if p != 0.0 {
+                    next[s - d] += p / 2.0;
+                    next[s + d] += p / 2.0;
+                }
+            }
+            probability = next;
+            reach += d;
+        }
+        let observed = observed.unsigned_abs() as usize;
+        let p: f64 = probability.iter().enumerate().filter(|(s, _)| s.abs_diff(range) >= observed).map(|(_, p)| p).sum();
+        return TestResult { test: PairedTest::SignFlipExact, p_value: p.min(1.0) };
+    }
+    let variance: f64 = nonzero.iter().map(|&d| (d as f64).powi(2)).sum();
+    let z = observed as f64 / variance.sqrt();
+    TestResult { test: PairedTest::SignFlipNormal, p_value: (2.0 * normal_cdf(-z.abs())).min(1.0) }
+}
+
+/// The 95 % paired t interval of the mean of some differences:
+/// d̄ ± t_{0.975, n−1} · s/√n. `None` for fewer than two differences.
+pub fn paired_interval(differences: &[f64]) -> Option<super::Interval> {
+    let n = differences.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = differences.iter().sum::<f64>() / n as f64;
+    let variance = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t_quantile(1.0 - ALPHA / 2.0, (n - 1) as f64) * (variance / n as f64).sqrt();
+    Some(super::Interval { lower: mean - half, upper: mean + half })
+}
+
+/// The 95 % interval of a mean of per-unit values that come in clusters
+/// (`(sum, count)` per cluster, e.g. a task's units): Σ sums / Σ counts ±
+/// t_{0.975, G−1} · SE, with the cluster-robust (CR1) standard error
+/// SE² = G/(G − 1) · Σ_g (sum_g − count_g·mean)² / N², which is what
+/// statsmodels' OLS on a constant with `cov_type="cluster"` gives. With one
+/// unit per cluster it is the paired t interval. `None` for fewer than two
+/// clusters.
+pub fn clustered_interval(clusters: &[(f64, f64)]) -> Option<super::Interval> {
+    let g = clusters.len();
+    let n: f64 = clusters.iter().map(|c| c.1).sum();
+    if g < 2 || n <= 0.0 {
+        return None;
+    }
+    let mean = clusters.iter().map(|c| c.0).sum::<f64>() / n;
+    let spread: f64 = clusters.iter().map(|(sum, count)| (sum - count * mean).powi(2)).sum();
+    let g = g as f64;
+    let half = t_quantile(1.0 - ALPHA / 2.0, g - 1.0) * (g / (g - 1.0) * spread).sqrt() / n;
+    Some(super::Interval { lower: mean - half, upper: mean + half })
+}
+
+/// Holm's step-down adjustment of some p-values (`None`s are not tests and
+/// stay `None`): sorted ascending, the i-th (from 0) of m becomes
+/// max over j ≤ i of min(1, (m − j)·p_(j)). It controls the family-wise
+/// error rate at α with no assumption about how the tests depend.
+pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut order: Vec<(usize, f64)> = p_values.iter().enumerate().filter_map(|(i, p)| p.map(|p| (i, p))).collect();
+    order.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    let m = order.len();
+    let mut adjusted = vec![None; p_values.len()];
+    let mut running = 0.0_f64;
+    for (rank, (index, p)) in order.into_iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p).min(1.0));
+        adjusted[index] = Some(running);
+    }
+    adjusted
+}
+
+/// The minimum detectable difference of a proportion `p` measured over
+/// `units` independent units: the smallest change a two-sided test at
+/// α = 0.05 detects with 80 % power when the figure is compared with
+/// another measurement of the same size.
+///
+/// On the arcsine scale (Cohen's h, which statsmodels' `NormalIndPower`
+/// solves): h = (z_{0.975} + z_{0.8})·√(2/n), and the detectable figure is
+/// p′ = sin²(asin √p − h/2), a drop, or sin²(asin √p + h/2), a rise, when
+/// no drop that large is possible; the MDE is |p − p′|. Unlike p(1 − p)/n
+/// it stays positive at p = 0 or 1. `None` when n = 0, p is not within
+/// [0, 1], or no change within [0, 1] is large enough to be detected.
+pub fn mde(p: f64, units: f64) -> Option<f64> {
+    if units.is_nan() || units <= 0.0 || !(0.0..=1.0).contains(&p) {
+        return None;
+    }
+    let h = (Z_95 + Z_POWER) * (2.0 / units).sqrt();
+    let phi = p.sqrt().asin();
+    let other = if phi - h / 2.0 >= 0.0 {
+        phi - h / 2.0
+    } else if phi + h / 2.0 <= std::f64::consts::FRAC_PI_2 {
+        phi + h / 2.0
+    } else {
+        return None;
+    };
+    Some((p - other.sin().powi(2)).abs())
+}
+
+/// The effective number of independent units of a mean of per-trial 0/1
+/// outcomes clustered by task (`(passes, trials)` per task): the trials
+/// N = Σ n_t divided by the design effect 1 + (n̄ − 1)·ICC, within
+/// [tasks, N]. The intraclass correlation is the one-way ANOVA estimate
+///
+/// ```text
+/// ICC = (MSB − MSW) / (MSB + (n₀ − 1)·MSW),   n₀ = (N − Σ n_t²/N)/(T − 1),
+/// MSB = Σ n_t (p_t − p̄)² / (T − 1),           MSW = Σ n_t p_t (1 − p_t) / (N − T),
+/// ```
+///
+/// clamped to [0, 1], and 1 (trials add nothing) when it is undefined. A
+/// deterministic agent has ICC = 1: its repeated trials are worth one.
+pub fn effective_units(tallies: &[(u64, u64)]) -> f64 {
+    let tallies: Vec<(f64, f64)> = tallies.iter().filter(|(_, n)| *n > 0).map(|&(c, n)| (c as f64, n as f64)).collect();
+    let tasks = tallies.len() as f64;
+    let trials: f64 = tallies.iter().map(|(_, n)| n).sum();
+    if tallies.len() < 2 || trials <= tasks {
+        return tasks;
+    }
+    let mean = tallies.iter().map(|(c, _)| c).sum::<f64>() / trials;
+    let between = tallies.iter().map(|(c, n)| n * (c / n - mean).powi(2)).sum::<f64>() / (tasks - 1.0);
+    let within = tallies.iter().map(|(c, n)| c * (1.0 - c / n)).sum::<f64>() / (trials - tasks);
+    let n0 = (trials - tallies.iter().map(|(_, n)| n * n).sum::<f64>() / trials) / (tasks - 1.0);
+    let denominator = between + (n0 - 1.0) * within;
+    let icc = if denominator > 0.0 { ((between - within) / denominator).clamp(0.0, 1.0) } else { 1.0 };
+    let design_effect = 1.0 + (trials / tasks - 1.0) * icc;
+    (trials / design_effect).clamp(tasks, trials)
+}
+
+#[cfg(test)]
+#[path = "stats_tests.rs"]
+mod tests;
