@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Fork and replay over gRPC; counterfactual attribution of a real run's failures.
+mod attribution;

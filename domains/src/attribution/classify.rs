@@ -100,7 +100,9 @@ impl Evidence {
             }
         }
         let mut at_stop = Vec::new();
-        for w in unmatched.iter().map(|&w| &plan.writes[w]) {
+        // After a suspension no call could succeed: what was left undone is the environment's.
+        let suspended = calls.iter().any(|c| c.fault.is_some_and(|f| f.kind == FaultKind::HardRateLimit));
+        for w in unmatched.iter().map(|&w| &plan.writes[w]).filter(|_| !suspended) {
             let attempts: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == w.tool && !c.state_changed).collect();
             let (error, reason) = if let Some(failed) = attempts.iter().rev().find(|c| matches!(c.outcome, Outcome::Failure(_))) {
                 let kind = failed.fault.map(|f| f.kind.name()).unwrap_or("a fault");
@@ -123,7 +125,7 @@ impl Evidence {
                 at_stop.push(AttributedError::new(n, Responsible::Agent, error, reason));
             }
         }
-        for failed in verdict.failures() {
+        for failed in verdict.failures().filter(|_| !suspended) {
             let text = task.checks.iter().any(|c| matches!(c, Check::Text { name, .. } if *name == failed.name));
             let error = if failed.name.to_lowercase().contains("answer") {
                 ErrorType::AnswerWrong
