@@ -132,3 +132,34 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     assert!(diverged.message().contains("call 0 diverged"), "{}", diverged.message());
     server.shutdown().await.unwrap();
 }
+
+#[test]
+fn toolenv_labels_scored_as_predictions_score_perfectly() {
+    use toolenv_runs::attribution::EpisodeAttribution;
+    use toolenv_runs::attribution_score::{Gold, Prediction, Taxonomy, score};
+    // A failed episode of the brittle agent, attributed in-process.
+    let task = toolenv_domains::task("support/create-close/001").unwrap();
+    let mut episode = toolenv_domains::Episode::new(task, 0, 0);
+    let _ = episode.call("create_ticket", r#"{"customer_id": "C-0001", "subject": "x", "description": "y", "priority": "low"}"#);
+    episode.finish();
+    let source = toolenv_domains::Source::of(task, episode.trajectory());
+    let attribution = toolenv_domains::attribution::attribute(&source, episode.trajectory()).unwrap();
+    let attributed = EpisodeAttribution {
+        plan_index: 4,
+        task_id: task.id.clone(),
+        agent: "brittle".into(),
+        fault_profile: "none".into(),
+        epsilon: 0.0,
+        attribution,
+    };
+    let line = attributed.to_json().to_string();
+    let prediction: Prediction = serde_json::from_str(&line).unwrap();
+    for taxonomy in [Taxonomy::Toolenv, Taxonomy::Mast] {
+        let gold = [Gold::of(&attributed, taxonomy)];
+        let s = score(&gold, std::slice::from_ref(&prediction), 0);
+        assert_eq!((s.agent_accuracy, s.step_accuracy), (1.0, 1.0), "{line}");
+        if taxonomy == Taxonomy::Toolenv {
+            assert_eq!((s.error_accuracy, s.pair.micro.f1, s.pair.macro_.f1), (1.0, 1.0, 1.0), "{line}");
+        }
+    }
+}

@@ -55,7 +55,7 @@ impl EpisodeAttribution {
         json!({
             "plan_index": self.plan_index, "task_id": self.task_id, "agent": self.agent,
             "fault_profile": self.fault_profile, "epsilon": self.epsilon,
-            "steps": a.steps, "decisive_step": a.decisive_step, "mistake_agent": self.mistake_agent(),
+            "steps": a.steps, "decisive_step": a.decisive_step, "mistake_step": a.decisive_step, "mistake_agent": self.mistake_agent(),
             "responsible": a.responsible, "infeasible_from_start": a.infeasible_from_start,
             "premature_stop": a.premature_stop, "fault_step": a.fault_step,
             "continuations": a.continuations, "errors": errors,
