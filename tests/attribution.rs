@@ -13,7 +13,7 @@ fn fault_profile(name: &str) -> Option<pb::FaultProfile> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and_is_attributed() {
     let (server, client) = start().await;
-    let agents = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random];
+    let agents = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Solver];
     let grid = Grid {
         seed: 3,
         time_scale: Some(0.0),
@@ -45,6 +45,20 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     assert!(decisive("reference-no-retry", ErrorType::GaveUpAfterRecoverableFault));
     assert!(decisive("brittle", ErrorType::StoppedEarly) || decisive("brittle", ErrorType::WrongValue));
     for e in &attributed {
+        // Forking at the decisive step and continuing passes; one step later does not.
+        let recorded = episodes[e.plan_index].trajectory.as_ref().unwrap();
+        let replayed = toolenv::fork::replay(recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+        let source = toolenv::fork::source(recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+        let calls = &replayed.trajectory().calls;
+        match e.attribution.decisive_step {
+            Some(s) => {
+                assert!(toolenv_domains::attribution::passes_from(&source, calls, s as usize).unwrap(), "{e:?}");
+                if (s as usize) < calls.len() {
+                    assert!(!toolenv_domains::attribution::passes_from(&source, calls, s as usize + 1).unwrap(), "{e:?}");
+                }
+            }
+            None => assert!(e.attribution.infeasible_from_start && !toolenv_domains::attribution::passes_from(&source, calls, 0).unwrap()),
+        }
         assert_eq!(e.mistake_agent() == Some("environment"), e.attribution.responsible == Some(Responsible::Environment));
         let who_when = toolenv_runs::attribution::who_when(e, episodes[e.plan_index].trajectory.as_ref().unwrap());
         assert_eq!(who_when["history"].as_array().unwrap().len() as u32, e.attribution.steps + 1);

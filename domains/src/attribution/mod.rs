@@ -134,6 +134,13 @@ pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attr
     Ok(attribute_forks(task, trajectory, &verdict, &forks))
 }
 
+/// Whether an ideal continuation passes from the fork of a recorded episode
+/// after its first `steps` calls (the question attribution asks at every step).
+pub fn passes_from(source: &Source, calls: &[crate::CallRecord], steps: usize) -> Result<bool, ForkError> {
+    let fork = Episode::fork(source, calls, steps)?;
+    Ok(continue_from(source.task, &continuation::Plan::of(source.task), &fork, false).passed)
+}
+
 /// The attribution given the episode at every fork point (`forks[p]`: after `p` calls).
 fn attribute_forks(task: &'static Task, trajectory: &crate::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
     let n = trajectory.calls.len() as u32;
