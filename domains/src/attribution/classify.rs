@@ -10,7 +10,8 @@
 //! A reference write never applied is an error at the agent's stop: it met a
 //! recoverable fault and was dropped, a business rule refused it and the agent
 //! went on, the call budget ran out, or it was never tried. A failed check of
-//! free text is a policy violation; a failed check about an answer, a wrong answer.
+//! free text (when every requested write was made) is a policy violation; a
+//! failed check about an answer, a wrong answer.
 
 use std::collections::BTreeSet;
 
@@ -125,7 +126,8 @@ impl Evidence {
                 at_stop.push(AttributedError::new(n, Responsible::Agent, error, reason));
             }
         }
-        for failed in verdict.failures().filter(|_| !suspended) {
+        // A text check on a record a missing write would have made is that write's consequence, not a policy error.
+        for failed in verdict.failures().filter(|_| !suspended && unmatched.is_empty()) {
             let text = task.checks.iter().any(|c| matches!(c, Check::Text { name, .. } if *name == failed.name));
             let error = if failed.name.to_lowercase().contains("answer") {
                 ErrorType::AnswerWrong
