@@ -31,7 +31,7 @@ fn identifies(name: &str) -> bool {
         || name.ends_with("_number")
         || matches!(
             name,
-            "id" | "customer" | "passenger" | "traveler" | "email" | "name" | "sku" | "product" | "flight" | "topic" | "order"
+            "id" | "customer" | "passenger" | "traveler" | "email" | "name" | "sku" | "product" | "flight" | "order"
         )
 }
 
