@@ -29,10 +29,7 @@ use crate::task::Task;
 fn identifies(name: &str) -> bool {
     name.ends_with("_id")
         || name.ends_with("_number")
-        || matches!(
-            name,
-            "id" | "customer" | "passenger" | "traveler" | "email" | "name" | "sku" | "product" | "flight" | "order"
-        )
+        || matches!(name, "id" | "customer" | "passenger" | "traveler" | "email" | "name" | "sku" | "product" | "flight" | "order")
 }
 
 /// The environment's error at `step`: the suspension that took effect.
