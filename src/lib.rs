@@ -14,6 +14,8 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("toolenv_v1_descriptor");
 }
 
+pub mod fork;
+
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 
@@ -154,6 +156,7 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
             delay_ms: record.delay_ms,
             drawn_without_effect: record.drawn_without_effect.map(|k| k.name().to_owned()).unwrap_or_default(),
             waited_ms: record.waited_ms,
+            idempotency_key_call: record.idempotency_key_call,
         }
     }
 }
@@ -221,6 +224,9 @@ impl pb::Trajectory {
                 let mut call = serde_json::json!({"index": c.index, "tool": c.tool_name, "arguments": parse(&c.arguments_json), "outcome": outcome, "state_changed": c.state_changed, "fault": fault, "delay_ms": c.delay_ms, "waited_ms": c.waited_ms});
                 if !c.drawn_without_effect.is_empty() {
                     call["drawn_without_effect"] = serde_json::Value::from(c.drawn_without_effect.as_str());
+                }
+                if let Some(first) = c.idempotency_key_call {
+                    call["idempotency_key_call"] = serde_json::Value::from(first);
                 }
                 call
             })

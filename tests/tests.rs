@@ -30,3 +30,5 @@ mod discovery;
 mod metrics;
 // Two agents compared with paired tests over the tasks both played.
 mod compare;
+// Fork and replay over gRPC; counterfactual attribution of a real run's failures.
+mod attribution;

@@ -5,6 +5,7 @@
 //!    per tool call, a typical read and write of each domain, with and
 //!    without chaos decisions; creating and finishing an episode; bytes per
 //!    live episode of each suite task (from `toolenv-bench-alloc`).
+//!    Then counterfactual attribution of the paper grid's failed episodes.
 //! 2. Over gRPC on 127.0.0.1: closed-loop CallTool throughput and p50/p99
 //!    latency at concurrency 1, 16 and 64, alternating with a raw tonic echo
 //!    service whose reply carries the same payload; the ratios are the result.
@@ -36,6 +37,7 @@ usage: toolenv-bench [SECTION...] [--quick]
 
 Sections (default: all, in this order):
   inprocess   the pure core: tool calls, create and finish, bytes per episode
+  attribution counterfactual attribution of failed paper-grid episodes, in-process
   grpc        CallTool against a raw tonic echo baseline at concurrency 1, 16, 64
   scale       resident memory with 100k live episodes; the paper's 1,280 episodes
 
@@ -67,6 +69,8 @@ struct Settings {
     live_episodes: usize,
 }
 
+mod attribution;
+
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("serve") {
@@ -90,15 +94,18 @@ fn main() -> Result<(), Error> {
     };
     let mut sections: Vec<&str> = args.iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
     if sections.is_empty() {
-        sections = vec!["inprocess", "grpc", "scale"];
+        sections = vec!["inprocess", "attribution", "grpc", "scale"];
     }
-    if let Some(bad) = sections.iter().find(|s| !["inprocess", "grpc", "scale"].contains(s)) {
+    if let Some(bad) = sections.iter().find(|s| !["inprocess", "attribution", "grpc", "scale"].contains(s)) {
         return Err(format!("unknown section '{bad}'\n\n{USAGE}").into());
     }
     println!("toolenv-bench: {}, {}", cores(), if quick { "--quick (smoke run)" } else { "full run" });
     let mut summary = Vec::new();
     if sections.contains(&"inprocess") {
         summary.extend(inprocess(&settings)?);
+    }
+    if sections.contains(&"attribution") {
+        summary.extend(attribution::run(settings.samples, settings.budget));
     }
     if sections.contains(&"grpc") {
         summary.extend(grpc(&settings)?);

@@ -33,6 +33,7 @@
 use std::sync::OnceLock;
 
 pub mod agent;
+pub mod attribution;
 pub mod chaos;
 pub mod cheats;
 mod codec;
@@ -50,7 +51,10 @@ mod tool;
 mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
-pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, Trajectory};
+pub use episode::{
+    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError, ReplayCall, Source, Trajectory,
+    replay_key,
+};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};

@@ -20,7 +20,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "c92385fb1115d414039419f4219815437f73d3ff7b9a925d6060960ac8da6c68";
+const PINNED: &str = "6691a8894f76ac9385a8cfb8d19956ca1d5694e5ce96e7081d5ea02f80d0c8c6";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.

@@ -7,6 +7,8 @@
 //! and the server, which hosts runs as work queues for external workers.
 #![forbid(unsafe_code)]
 
+pub mod attribution;
+pub mod attribution_score;
 pub mod compare;
 pub mod html;
 pub mod metrics;

@@ -31,6 +31,7 @@ use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
 mod fault;
+mod fork;
 mod metrics;
 mod registry;
 mod runs;

@@ -185,4 +185,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         let trajectory = self.registry.with(id, |session| session.trajectory())?;
         Ok(Response::new(trajectory))
     }
+
+    async fn fork_episode(&self, request: Request<pb::ForkEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
+        Ok(Response::new(self.fork_episode(request.into_inner())?))
+    }
 }

@@ -88,6 +88,58 @@ pub(crate) enum Command {
     /// interval and a Holm-adjusted p-value. Two runs of one agent each, two
     /// runs with --agents, or two agents of one run with --agents A,B.
     Compare(CompareArgs),
+    /// Attribute a stored run's failed episodes by counterfactual replay:
+    /// each trajectory is replayed (every call checked against its record)
+    /// and forked backwards until the solver can still pass from the fork;
+    /// prints the decisive step, the responsible agent (or the environment)
+    /// and the error types of each, then the attribution table.
+    Attribute {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// Print one JSON object per failed episode instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write the failed episodes in Who&When's JSON shape (one
+        /// array) to this file.
+        #[arg(long, value_name = "PATH")]
+        who_when: Option<std::path::PathBuf>,
+        /// Also write VerifyMAS training hypotheses (one per failed episode
+        /// and MAST failure mode, labelled entail/neutral/contradict) as JSON
+        /// lines to this file.
+        #[arg(long, value_name = "PATH")]
+        hypotheses: Option<std::path::PathBuf>,
+        /// The call limit the run's episodes had (the server's --max-calls).
+        #[arg(long, default_value_t = toolenv_domains::DEFAULT_MAX_CALLS)]
+        max_calls: u32,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Score another attribution method's predictions (JSON lines:
+    /// plan_index, mistake_agent, mistake_step, errors [{agent, error}])
+    /// against a stored run's counterfactual ground truth: agent-, step-
+    /// (exact and ±k) and error-level accuracy, and pair/agent/error micro-
+    /// and macro-F1 as VerifyMAS reports them.
+    ScoreAttribution {
+        /// The predictions file (JSON lines).
+        predictions: std::path::PathBuf,
+        /// The run the predictions are about.
+        #[arg(long)]
+        run: String,
+        /// The step tolerance of the ±k step accuracy.
+        #[arg(long, default_value_t = 1)]
+        k: u32,
+        /// Compare errors as toolenv's finer types instead of MAST modes (FM-1.1 …).
+        #[arg(long)]
+        toolenv_types: bool,
+        /// Print the scores as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The call limit the run's episodes had (the server's --max-calls).
+        #[arg(long, default_value_t = toolenv_domains::DEFAULT_MAX_CALLS)]
+        max_calls: u32,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -5,6 +5,7 @@
 //! [`render`] prints for all of them.
 
 pub(crate) mod args;
+mod attribute;
 mod compare;
 mod hosted;
 mod html;
@@ -67,6 +68,12 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 Some(url) => hosted::compare(&mut Client::connect(url).await?, &request).await,
                 None => compare::compare_stored(&args.store.store, &request),
             }
+        }
+        Command::Attribute { run, json, who_when, hypotheses, max_calls, store } => {
+            attribute::attribute(&store.store, &run, json, who_when.as_deref(), hypotheses.as_deref(), max_calls)
+        }
+        Command::ScoreAttribution { predictions, run, k, toolenv_types, json, max_calls, store } => {
+            attribute::score(&store.store, &run, &predictions, k, toolenv_types, json, max_calls)
         }
         Command::Client(ClientCommand::Host(args)) => {
             let url = needs_server(url.as_deref())?;

@@ -24,6 +24,16 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
     let results = store.results(&run)?;
     let k = trials_of(&store.plan(&run)?);
     render::stored_report(&summary, &results, k, json, conv, population)?;
+    if !json {
+        // Failed episodes attributed by counterfactual replay (`toolenv attribute RUN` for each).
+        let (attributed, unattributed) =
+            toolenv_runs::attribution::attribute_run(&store.episodes(&run)?, toolenv_domains::DEFAULT_MAX_CALLS);
+        println!();
+        print!("{}", toolenv_runs::attribution::table(&attributed));
+        if !unattributed.is_empty() {
+            println!("  {} failed episodes not attributed (their replay diverged; see `toolenv attribute`)", unattributed.len());
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

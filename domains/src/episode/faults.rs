@@ -47,6 +47,11 @@ pub(super) struct FaultState {
     pub(super) ambiguous: Vec<(u32, String, String)>,
     /// Later writes that repeated an ambiguous one: (call, repeated call).
     pub(super) duplicates: Vec<(u32, u32)>,
+    /// The first call that sent each idempotency key.
+    pub(super) key_calls: BTreeMap<String, u32>,
+    /// Draws no HardRateLimit and lifts a suspension: the counterfactual
+    /// attribution asks "would the agent's prefix pass without it?".
+    pub(super) spare_suspension: bool,
 }
 
 /// What a valid call asks for.

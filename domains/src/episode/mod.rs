@@ -10,8 +10,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 mod faults;
+mod fork;
 mod ledger;
 
+pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 
 use crate::World;
@@ -80,6 +82,12 @@ pub struct CallRecord {
     /// real clock divided by the time scale): with the calls, what makes a
     /// replay exact.
     pub waited_ms: u64,
+    /// The index of the first call that sent this write's idempotency key
+    /// (its own index when the key was new); none without a key or on a
+    /// read. Keys themselves are the agent's (they may hold ids), so the
+    /// trajectory keeps which calls shared one: all a replay needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key_call: Option<u32>,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -147,6 +155,7 @@ struct Reached {
     drawn_without_effect: Option<FaultKind>,
     delay_ms: u64,
     waited_ms: u64,
+    idempotency_key_call: Option<u32>,
 }
 
 /// One attempt at one task.
@@ -292,6 +301,7 @@ impl Episode {
         };
         let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
+        let idempotency_key_call = key.map(|k| *self.faults.key_calls.entry(k.to_owned()).or_insert(index));
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
             && (*first_tool != spec.name || *first_args != canonical_args)
         {
@@ -300,6 +310,9 @@ impl Episode {
                 format!("key was first used for {first_tool}({first_args}); use a new key for a different call"),
             );
             self.record_invalid(tool, arguments, waited_ms, error.clone());
+            if let Some(record) = self.trajectory.calls.last_mut() {
+                record.idempotency_key_call = idempotency_key_call;
+            }
             return Err(CallError::InvalidArgument(error));
         }
 
@@ -309,7 +322,9 @@ impl Episode {
         let (fault, delivery, drawn_without_effect) = match self.carried_over_fault(index) {
             Some((fault, failure)) => (Some(fault), Delivery::Failure(failure), None),
             None => {
-                let drawn = self.chaos.draw(&self.dice, index);
+                // A counterfactual without suspensions (attribution) spares them.
+                let drawn =
+                    self.chaos.draw(&self.dice, index).filter(|&kind| !(self.faults.spare_suspension && kind == FaultKind::HardRateLimit));
                 let (delivery, took_effect) = self.play(drawn.map(FaultKind::phase), &call, &mut delay_ms, &mut state_changed);
                 match drawn {
                     // Only a fault that took effect is the ledger's; a draw that changed nothing is kept apart.
@@ -328,13 +343,26 @@ impl Episode {
             drawn_without_effect,
             delay_ms,
             waited_ms,
+            idempotency_key_call,
         };
         Ok((reached, delivery))
     }
 
     fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
-        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms } = call;
-        let record = CallRecord { index, tool, arguments, outcome, state_changed, fault, drawn_without_effect, delay_ms, waited_ms };
+        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call } =
+            call;
+        let record = CallRecord {
+            index,
+            tool,
+            arguments,
+            outcome,
+            state_changed,
+            fault,
+            drawn_without_effect,
+            delay_ms,
+            waited_ms,
+            idempotency_key_call,
+        };
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
     }
@@ -350,6 +378,7 @@ impl Episode {
             drawn_without_effect: None,
             delay_ms: 0,
             waited_ms,
+            idempotency_key_call: None,
         });
     }
 

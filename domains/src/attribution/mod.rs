@@ -1,0 +1,208 @@
+//! Failure attribution by counterfactual replay.
+//!
+//! An episode is a pure function of its inputs, so "would it still have
+//! passed had the agent done otherwise from step t on?" is answered, not
+//! guessed: fork the recorded trajectory after its first t calls
+//! ([`Episode::fork`]) and let an ideal continuation play on under the same
+//! remaining fault schedule (the draws are functions of the call index).
+//!
+//! - The **decisive step** is the last fork point from which a continuation
+//!   passes: every later fork fails (Who&When's `mistake_step`). Step `n`
+//!   (the number of calls) is the agent's stop: when every prefix stays
+//!   recoverable, the agent stopped prematurely.
+//! - The step's agent is **responsible**, unless an injected fault no agent
+//!   gets past took effect in the episode and the agent's prefix would have
+//!   passed without it (the same fork, with suspensions spared): then the
+//!   **environment** is. An episode no continuation passes from its start
+//!   is infeasible from the start.
+//! - Error types follow VerifyMAS/MAST (FM-1.1 … FM-3.3) with finer toolenv
+//!   types beneath ([`ErrorType`]), by rules over the calls, the oracle's
+//!   failed checks and the fault ledger ([`classify`]); an episode can carry
+//!   several agent–error pairs, the decisive one first.
+//!
+//! The continuation ([`continuation`]) tries the task's remaining reference
+//! writes (with retries and idempotency keys, skipping the writes the prefix
+//! already applied), then the result-reading solver from where the fork stands.
+
+use serde::Serialize;
+
+use crate::episode::{Episode, ForkError, Source};
+use crate::oracle::Verdict;
+use crate::task::Task;
+
+mod classify;
+mod continuation;
+mod taxonomy;
+#[cfg(test)]
+mod tests;
+
+pub use continuation::Continuation;
+use continuation::continue_from;
+pub use taxonomy::{ErrorType, Mast};
+
+/// The name attribution gives the environment as a responsible party.
+pub const ENVIRONMENT: &str = "environment";
+
+/// Who is responsible for an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Responsible {
+    /// An agent of the episode (see [`AttributedError::agent`]).
+    Agent,
+    /// The environment: an injected fault no agent gets past.
+    Environment,
+}
+
+/// One agent–error pair of a failed episode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AttributedError {
+    /// The step: a call's index, or the number of calls for the agent's stop.
+    pub step: u32,
+    /// Who is responsible.
+    pub responsible: Responsible,
+    /// The agent's id when the step names one (multi-agent episodes); `None`
+    /// for the episode's only agent, or for the environment.
+    pub agent: Option<String>,
+    /// The toolenv error type.
+    pub error: ErrorType,
+    /// The MAST failure mode it maps to (`None` for the environment).
+    pub mast: Option<Mast>,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+impl AttributedError {
+    fn new(step: u32, responsible: Responsible, error: ErrorType, reason: String) -> Self {
+        Self { step, responsible, agent: None, error, mast: error.mast(), reason }
+    }
+
+    /// The responsible party's name: the environment, the step's agent, or `episode_agent`.
+    pub fn party<'a>(&'a self, episode_agent: &'a str) -> &'a str {
+        match self.responsible {
+            Responsible::Environment => ENVIRONMENT,
+            Responsible::Agent => self.agent.as_deref().unwrap_or(episode_agent),
+        }
+    }
+}
+
+/// The attribution of one episode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attribution {
+    /// Whether the episode passed (then nothing is attributed).
+    pub passed: bool,
+    /// The number of calls of the trajectory (the agent's stop is step `steps`).
+    pub steps: u32,
+    /// The decisive step: forking there and continuing passes, forking at
+    /// any later step does not. `None` when the episode passed or no fork passes.
+    pub decisive_step: Option<u32>,
+    /// No continuation passes even from the episode's start.
+    pub infeasible_from_start: bool,
+    /// Every prefix stayed recoverable: the agent stopped too early.
+    pub premature_stop: bool,
+    /// Who is responsible for the decisive error.
+    pub responsible: Option<Responsible>,
+    /// The call at which the unrecoverable fault took effect, when the environment is responsible.
+    pub fault_step: Option<u32>,
+    /// The agent–error pairs, the decisive one first.
+    pub errors: Vec<AttributedError>,
+    /// How many counterfactual continuations were played.
+    pub continuations: u32,
+}
+
+/// Attributes a recorded episode: replays it (each call checked against its
+/// record) and forks it backwards from its end until a continuation passes.
+/// The verdict is the recorded one, or judged again when not recorded.
+pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attribution, ForkError> {
+    let task = source.task;
+    let n = trajectory.calls.len();
+    // One forward replay, keeping the episode at every fork point.
+    let mut forks = Vec::with_capacity(n + 1);
+    let mut episode = Episode::recreate(source)?;
+    for (index, recorded) in trajectory.calls.iter().enumerate() {
+        forks.push(episode.clone());
+        let replayed = episode.replay_call(&recorded.into()).map_err(|error| ForkError::Refused { index, error })?;
+        if replayed != recorded {
+            let json = |r| serde_json::to_string(r).unwrap_or_default();
+            return Err(ForkError::Diverged { index, expected: json(recorded), actual: json(replayed) });
+        }
+    }
+    let verdict = match &trajectory.verdict {
+        Some(verdict) => verdict.clone(),
+        None => episode.counterfactual(false).finish().clone(),
+    };
+    forks.push(episode);
+    Ok(attribute_forks(task, trajectory, &verdict, &forks))
+}
+
+/// Whether an ideal continuation passes from the fork of a recorded episode
+/// after its first `steps` calls (the question attribution asks at every step).
+pub fn passes_from(source: &Source, calls: &[crate::CallRecord], steps: usize) -> Result<bool, ForkError> {
+    let fork = Episode::fork(source, calls, steps)?;
+    Ok(continue_from(source.task, &continuation::Plan::of(source.task), &fork, false).passed)
+}
+
+/// The attribution given the episode at every fork point (`forks[p]`: after `p` calls).
+fn attribute_forks(task: &'static Task, trajectory: &crate::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
+    let n = trajectory.calls.len() as u32;
+    let mut attribution = Attribution {
+        passed: verdict.passed,
+        steps: n,
+        decisive_step: None,
+        infeasible_from_start: false,
+        premature_stop: false,
+        responsible: None,
+        fault_step: None,
+        errors: Vec::new(),
+        continuations: 0,
+    };
+    if verdict.passed {
+        return attribution;
+    }
+    let plan = continuation::Plan::of(task);
+    let mut continuations = 0;
+    let mut passes = |p: usize, spare: bool| {
+        continuations += 1;
+        continue_from(task, &plan, &forks[p], spare).passed
+    };
+    let decisive = (0..forks.len()).rev().find(|&p| passes(p, false));
+    let calls = &trajectory.calls;
+    let suspension = calls.iter().find(|c| c.fault.is_some_and(|f| f.kind == crate::chaos::FaultKind::HardRateLimit && f.new));
+    let evidence = classify::Evidence::of(task, trajectory, verdict);
+    match decisive {
+        None => {
+            attribution.infeasible_from_start = true;
+            // Infeasible from the start: the environment's when a suspension took
+            // effect and sparing it lets a continuation pass from the start.
+            let spared = suspension.is_some() && passes(0, true);
+            if spared {
+                attribution.responsible = Some(Responsible::Environment);
+                attribution.fault_step = suspension.map(|c| c.index);
+                attribution.errors.push(classify::environment(0, suspension));
+            }
+            attribution.errors.extend(evidence.agent_errors());
+            if !spared {
+                attribution.responsible = attribution.errors.first().map(|e| e.responsible);
+            }
+        }
+        Some(s) => {
+            attribution.decisive_step = Some(s as u32);
+            let environment = s < forks.len() - 1 && suspension.is_some_and(|c| c.index >= s as u32) && passes(s + 1, true);
+            let decisive = if environment {
+                attribution.fault_step = suspension.map(|c| c.index);
+                classify::environment(s as u32, suspension)
+            } else {
+                attribution.premature_stop = s as u32 == n;
+                evidence.decisive(s as u32)
+            };
+            attribution.responsible = Some(decisive.responsible);
+            attribution.errors.push(decisive);
+            for error in evidence.agent_errors() {
+                if !attribution.errors.iter().any(|e| e.error == error.error && e.step == error.step) {
+                    attribution.errors.push(error);
+                }
+            }
+        }
+    }
+    attribution.continuations = continuations;
+    attribution
+}

@@ -1,0 +1,44 @@
+//! `ForkEpisode`: a new live episode re-created after the first calls of a
+//! recorded trajectory. The replay and its checks are the domain's
+//! ([`toolenv::fork`]); this only finds the source and registers the fork.
+
+use toolenv::pb;
+use toolenv_domains::ForkError;
+
+use crate::error::Error;
+use crate::registry::Session;
+use crate::service::ToolEnvService;
+
+impl ToolEnvService {
+    /// Forks the request's source episode or trajectory after `calls` calls.
+    pub(crate) fn fork_episode(&self, mut request: pb::ForkEpisodeRequest) -> Result<pb::Episode, Error> {
+        let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
+        let trajectory = match (request.episode_id.is_empty(), request.trajectory.take()) {
+            (false, None) => self.registry().with(&request.episode_id, |session| session.trajectory())?,
+            (true, Some(trajectory)) => trajectory,
+            (false, Some(_)) => return Err(Error::invalid("trajectory", "give either episode_id or trajectory, not both")),
+            (true, None) => return Err(Error::MissingField("episode_id")),
+        };
+        let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config().time_scale))
+            .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
+        let max_calls = self.config().max_calls_per_episode;
+        let episode = toolenv::fork::fork(&trajectory, request.calls as usize, max_calls).map_err(|error| match error {
+            ForkError::UnknownTask(id) => Error::UnknownTask(id),
+            ForkError::PastEnd { .. } => Error::invalid("calls", error.to_string()),
+            other => Error::invalid("trajectory", other.to_string()),
+        })?;
+        let reply = pb::Episode {
+            episode_id: String::new(),
+            task_id: episode.task().id.clone(),
+            description: episode.description().to_owned(),
+            tools: toolenv::tool_specs(episode.task().domain).to_vec(),
+            today: episode.task().today.to_string(),
+            max_calls: episode.max_calls(),
+            fault_profile_json: trajectory.fault_profile_json.clone(),
+            time_scale,
+        };
+        let episode_id = self.registry().insert(Session::new(episode, in_band, time_scale, None))?;
+        tracing::debug!(%episode_id, task_id = %reply.task_id, calls = request.calls, "episode forked");
+        Ok(pb::Episode { episode_id, ..reply })
+    }
+}

@@ -1,0 +1,112 @@
+//! Fork, replay and attribute recorded trajectories in their wire form (as a
+//! run's store keeps them): the domain's [`Episode::fork`] with every
+//! replayed call checked against its stored record, byte for byte.
+
+use prost::Message;
+use toolenv_domains::attribution::Attribution;
+use toolenv_domains::chaos::FaultProfile;
+use toolenv_domains::perturb::{Applied, Relation};
+use toolenv_domains::{Episode, ForkError, ReplayCall, Source};
+
+use crate::pb;
+
+/// Every relation, to read a recorded name back.
+const RELATIONS: [Relation; 9] = [
+    Relation::Synonym,
+    Relation::Paraphrase,
+    Relation::Voice,
+    Relation::Reordering,
+    Relation::SplitMerge,
+    Relation::Distractor,
+    Relation::Correction,
+    Relation::DateFormat,
+    Relation::RelativeTime,
+];
+
+/// What a recorded trajectory was created with. `max_calls` is the call limit
+/// it ran under (not recorded: the server's `max_calls_per_episode`).
+pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
+    let task = toolenv_domains::task(&trajectory.task_id).ok_or_else(|| ForkError::UnknownTask(trajectory.task_id.clone()))?;
+    let fault_profile: FaultProfile =
+        serde_json::from_str(&trajectory.fault_profile_json).map_err(|e| ForkError::Malformed(format!("fault_profile_json: {e}")))?;
+    let perturbations = trajectory
+        .perturbations
+        .iter()
+        .map(|p| {
+            let relation = RELATIONS
+                .into_iter()
+                .find(|r| r.name() == p.relation)
+                .ok_or_else(|| ForkError::Malformed(format!("unknown perturbation relation '{}'", p.relation)))?;
+            Ok(Applied { relation, params: p.params.clone() })
+        })
+        .collect::<Result<_, ForkError>>()?;
+    Ok(Source {
+        task,
+        seed: trajectory.seed,
+        trial: trajectory.trial,
+        fault_profile,
+        description: trajectory.description.clone(),
+        epsilon: trajectory.epsilon,
+        perturbations,
+        max_calls: max_calls.max(trajectory.calls.len() as u32),
+    })
+}
+
+/// The episode of a recorded trajectory after its first `steps` calls, each
+/// replayed call's wire record checked against the stored one byte for byte.
+pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result<Episode, ForkError> {
+    let source = source(trajectory, max_calls)?;
+    if steps > trajectory.calls.len() {
+        return Err(ForkError::PastEnd { steps, recorded: trajectory.calls.len() });
+    }
+    let mut episode = Episode::recreate(&source)?;
+    for (index, recorded) in trajectory.calls[..steps].iter().enumerate() {
+        let call = ReplayCall {
+            tool: recorded.tool_name.clone(),
+            arguments: recorded.arguments_json.clone(),
+            idempotency_key_call: recorded.idempotency_key_call,
+            waited_ms: recorded.waited_ms,
+        };
+        let replayed = pb::ToolCallRecord::from(episode.replay_call(&call).map_err(|error| ForkError::Refused { index, error })?);
+        if replayed.encode_to_vec() != recorded.encode_to_vec() {
+            let json = |r: &pb::ToolCallRecord| {
+                let t = pb::Trajectory { calls: vec![r.clone()], ..Default::default() };
+                t.to_json()["calls"][0].to_string()
+            };
+            return Err(ForkError::Diverged { index, expected: json(recorded), actual: json(&replayed) });
+        }
+    }
+    Ok(episode)
+}
+
+/// Replays a whole finished trajectory and checks its verdict, byte for byte.
+pub fn replay(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
+    let mut episode = fork(trajectory, trajectory.calls.len(), max_calls)?;
+    let verdict = pb::Verdict::from(episode.finish());
+    if let Some(recorded) = &trajectory.verdict
+        && recorded.encode_to_vec() != verdict.encode_to_vec()
+    {
+        let text = |v: &pb::Verdict| format!("{v:?}");
+        return Err(ForkError::Diverged { index: trajectory.calls.len(), expected: text(recorded), actual: text(&verdict) });
+    }
+    Ok(episode)
+}
+
+/// Attributes a recorded episode: its calls replayed and checked, then
+/// [`toolenv_domains::attribution::attribute`] on the replay. The replay's
+/// end state must be the recorded one.
+pub fn attribute(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Attribution, ForkError> {
+    let source = source(trajectory, max_calls)?;
+    let replayed = fork(trajectory, trajectory.calls.len(), max_calls)?;
+    let attribution = toolenv_domains::attribution::attribute(&source, replayed.trajectory())?;
+    if let Some(recorded) = &trajectory.verdict
+        && recorded.passed != attribution.passed
+    {
+        return Err(ForkError::Diverged {
+            index: trajectory.calls.len(),
+            expected: format!("passed: {}", recorded.passed),
+            actual: format!("passed: {}", attribution.passed),
+        });
+    }
+    Ok(attribution)
+}
