@@ -7,6 +7,7 @@
 //! and the server, which hosts runs as work queues for external workers.
 #![forbid(unsafe_code)]
 
+pub mod cost;
 pub mod metrics;
 pub mod report;
 pub mod store;
