@@ -28,6 +28,9 @@ pub enum ClientError {
     /// A built-in agent cannot play this task.
     #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
     UnknownTask(String),
+    /// An LLM agent's model endpoint failed after its retries.
+    #[error("model endpoint: {0}")]
+    Model(String),
 }
 
 // Not `#[from]`: that would also make the status the error's source, and
