@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Built-in LLM agents against a scripted OpenAI-compatible endpoint: protocols, retries, replays.
+mod llm_agents;
