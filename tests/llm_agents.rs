@@ -226,3 +226,14 @@ fn agent_specs_name_an_architecture_and_a_model() {
     assert_eq!(llm::parse_spec("reference"), None);
     assert_eq!(llm::parse_spec("react@"), None);
 }
+
+/// The Python worker's parser (examples/python/llm_calls.py) gives the
+/// shared cases the answers the Rust agents give (checked in client's tests).
+#[test]
+fn the_python_worker_reads_calls_by_the_same_rules() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python/llm_calls.py");
+    let output = std::process::Command::new("python3").arg(&script).output().expect("the test needs python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}

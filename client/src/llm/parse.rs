@@ -335,6 +335,33 @@ mod tests {
         Reply::Calls(form, vec![ParsedCall { id: None, name: name.into(), arguments }])
     }
 
+    /// The cases the Python worker's `llm_calls.py` checks too: both paths agree.
+    #[test]
+    fn the_shared_cases_with_the_python_worker() {
+        let shared: Value = serde_json::from_str(include_str!("../../../examples/python/llm_call_cases.json")).unwrap();
+        let tools: Vec<&str> = shared["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        for case in shared["cases"].as_array().unwrap() {
+            let got = parse_reply(&case["message"], &tools);
+            let expect = &case["expect"];
+            let ok = match (&got, expect.get("calls").and_then(Value::as_str)) {
+                (Reply::Calls(form, calls), Some(name)) => {
+                    let form_name = match form {
+                        CallForm::Native => "native",
+                        CallForm::FencedJson => "fenced_json",
+                        CallForm::BareJson => "bare_json",
+                        CallForm::ReactAction => "react_action",
+                    };
+                    let list: Vec<Value> = calls.iter().map(|c| json!([c.name, c.arguments])).collect();
+                    form_name == name && Value::Array(list) == expect["list"]
+                }
+                (Reply::Final(text), None) => expect.get("final").and_then(Value::as_str) == Some(text.as_str()),
+                (Reply::Malformed(_), None) => expect.get("malformed").is_some(),
+                _ => false,
+            };
+            assert!(ok, "{} gave {got:?}, expected {expect}", case["message"]);
+        }
+    }
+
     #[test]
     fn native_tool_calls_with_text_or_object_arguments() {
         let message = json!({"role": "assistant", "content": null, "tool_calls": [
