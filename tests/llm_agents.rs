@@ -66,7 +66,8 @@ async fn every_protocol_variant_plays_the_task() {
     for variant in [Variant::Native, Variant::Fenced, Variant::Bare, Variant::ReactAction] {
         let endpoint = ScriptedEndpoint::start(Script::new(calls.clone(), variant)).await.unwrap();
         let label = "react@scripted";
-        let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
+        let played =
+            play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
         let (result, trajectory) = &played[0];
         assert_eq!(result.outcome, toolenv_client::metrics::Outcome::Passed, "{variant:?}: {result:?}");
         assert_eq!(result.calls as usize, calls.len(), "{variant:?}");
@@ -182,7 +183,10 @@ async fn a_recorded_run_replays_byte_for_byte_offline() {
     let mut recorded = Vec::new();
     let mut endpoints = Vec::new();
     for (i, task) in tasks.iter().enumerate() {
-        let script = Script { variants: vec![Variant::Native, Variant::Fenced, Variant::ReactAction], ..Script::new(reference_calls(task), Variant::Native) };
+        let script = Script {
+            variants: vec![Variant::Native, Variant::Fenced, Variant::ReactAction],
+            ..Script::new(reference_calls(task), Variant::Native)
+        };
         let endpoint = ScriptedEndpoint::start(script).await.unwrap();
         let tape = Tape::Record(dir.path().to_path_buf());
         let agents = [

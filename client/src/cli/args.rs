@@ -133,7 +133,7 @@ pub(crate) enum ClientCommand {
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
         workers: u32,
         #[command(flatten)]
-        llm: super::llm::LlmArgs,
+        llm: Box<super::llm::LlmArgs>,
     },
     /// Play the suite with built-in agents, over a grid of ε, fault profiles
     /// and trials, and print a verdict table (one configuration) or the
@@ -177,7 +177,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
-    pub(crate) llm: super::llm::LlmArgs,
+    pub(crate) llm: Box<super::llm::LlmArgs>,
 }
 
 #[derive(Debug, Subcommand)]

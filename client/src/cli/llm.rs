@@ -113,8 +113,11 @@ pub(crate) fn agents<'a>(labels: impl IntoIterator<Item = &'a str>, args: &LlmAr
             .context("--base-url: no URL for this model")?;
         let key_var = per_model(&args.api_key_env, model, |v| !v.contains('=')).context("--api-key-env: no variable for this model")?;
         let api_key = std::env::var(&key_var).ok().filter(|k| !k.is_empty());
-        let retry =
-            RetryPolicy { max_attempts: args.max_attempts, request_timeout: Duration::from_secs(args.request_timeout_secs), ..Default::default() };
+        let retry = RetryPolicy {
+            max_attempts: args.max_attempts,
+            request_timeout: Duration::from_secs(args.request_timeout_secs),
+            ..Default::default()
+        };
         let tape = match (&args.record, &args.replay) {
             (Some(dir), _) => Tape::Record(dir.clone()),
             (_, Some(dir)) => Tape::Replay(dir.clone()),

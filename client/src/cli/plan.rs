@@ -85,7 +85,7 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
     };
     // Checked now (endpoints, prices), before any episode is played.
     let llm = super::llm::agents(args.grid.agents.iter().map(|a| a.0.as_str()), &args.llm)?;
-    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json, llm, llm_args: args.llm.clone() })
+    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json, llm, llm_args: (*args.llm).clone() })
 }
 
 /// What `toolenv host` asks the server to plan.

@@ -213,7 +213,9 @@ impl ModelEndpoint {
         match tokio::time::timeout(self.retry.request_timeout, exchange).await {
             Ok(Ok(attempt)) => attempt,
             Ok(Err(error)) => Attempt { status: 0, retry_after_ms: None, body: error },
-            Err(_) => Attempt { status: 0, retry_after_ms: None, body: format!("timed out after {} s", self.retry.request_timeout.as_secs()) },
+            Err(_) => {
+                Attempt { status: 0, retry_after_ms: None, body: format!("timed out after {} s", self.retry.request_timeout.as_secs()) }
+            }
         }
     }
 
@@ -222,8 +224,8 @@ impl ModelEndpoint {
         let path = tape_path(dir, tape_key);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| EndpointError::Tape(format!("replay: no recorded exchange {} ({e})", path.display())))?;
-        let exchange: Exchange =
-            serde_json::from_str(&text).map_err(|e| EndpointError::Tape(format!("replay: {} is not a recorded exchange: {e}", path.display())))?;
+        let exchange: Exchange = serde_json::from_str(&text)
+            .map_err(|e| EndpointError::Tape(format!("replay: {} is not a recorded exchange: {e}", path.display())))?;
         if exchange.request != *request {
             return Err(EndpointError::Tape(format!(
                 "replay: the request of {} differs from the recorded one (another model, prompt or earlier reply)",

@@ -196,6 +196,8 @@ pub async fn play_created(client: &mut Client, agent: &LlmAgent, episode: &pb::E
         output_tokens: played.output_tokens,
         cost_usd: agent.price.map(|p| p.cost_usd(played.input_tokens, played.output_tokens)),
     };
+    // Fields other requests add stay at their defaults.
+    #[allow(clippy::needless_update)]
     let request = pb::FinishEpisodeRequest {
         episode_id: episode.episode_id.clone(),
         usage: Some(usage),

@@ -86,8 +86,7 @@ pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
         return reply;
     }
     let fenced = fenced_blocks(text);
-    let (form, candidates) =
-        if fenced.is_empty() { (CallForm::BareJson, json_objects(text)) } else { (CallForm::FencedJson, fenced) };
+    let (form, candidates) = if fenced.is_empty() { (CallForm::BareJson, json_objects(text)) } else { (CallForm::FencedJson, fenced) };
     let mut calls = Vec::new();
     let mut meant = false;
     for candidate in &candidates {
@@ -172,7 +171,9 @@ fn react_action(text: &str, tools: &[&str]) -> Option<Reply> {
             match candidate.as_deref().and_then(lenient_object) {
                 Some(value) => value,
                 None if input.trim().is_empty() || input.trim() == "{}" => Value::Object(Default::default()),
-                None => return Some(Reply::Malformed(format!("the `Action Input:` of {name} is not a JSON object: {}", clip(input.trim())))),
+                None => {
+                    return Some(Reply::Malformed(format!("the `Action Input:` of {name} is not a JSON object: {}", clip(input.trim()))));
+                }
             }
         }
     };
@@ -385,9 +386,9 @@ mod tests {
     fn bare_json_and_several_calls() {
         let reply = text("{\"name\": \"search_flights\", \"arguments\": {\"note\": \"a } in a string\"}}");
         assert_eq!(reply, one(CallForm::BareJson, "search_flights", json!({"note": "a } in a string"})));
-        let Reply::Calls(CallForm::BareJson, calls) =
-            text("[{\"name\": \"search_flights\", \"arguments\": {}}, {\"name\": \"book_flight\", \"arguments\": {\"flight_id\": \"F2\"}}]")
-        else {
+        let Reply::Calls(CallForm::BareJson, calls) = text(
+            "[{\"name\": \"search_flights\", \"arguments\": {}}, {\"name\": \"book_flight\", \"arguments\": {\"flight_id\": \"F2\"}}]",
+        ) else {
             panic!("not two calls")
         };
         assert_eq!(calls.len(), 2);

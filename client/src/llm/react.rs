@@ -196,7 +196,11 @@ fn answer_calls(messages: &mut Vec<Value>, form: CallForm, observations: &[(&Par
             messages.push(json!({"role": "tool", "tool_call_id": call.id.clone().unwrap_or_default(), "content": observation}));
         }
     } else {
-        let text = observations.iter().map(|(call, observation)| format!("Observation ({}): {observation}", call.name)).collect::<Vec<_>>().join("\n");
+        let text = observations
+            .iter()
+            .map(|(call, observation)| format!("Observation ({}): {observation}", call.name))
+            .collect::<Vec<_>>()
+            .join("\n");
         messages.push(json!({"role": "user", "content": text}));
     }
 }
@@ -239,7 +243,10 @@ impl ToolLoop {
                     json!({"error": {"code": "INVALID_ARGUMENT", "message": status.message()}}).to_string()
                 }
                 tonic::Code::FailedPrecondition => return Ok(None),
-                tonic::Code::DeadlineExceeded | tonic::Code::Unavailable | tonic::Code::ResourceExhausted | tonic::Code::PermissionDenied => {
+                tonic::Code::DeadlineExceeded
+                | tonic::Code::Unavailable
+                | tonic::Code::ResourceExhausted
+                | tonic::Code::PermissionDenied => {
                     let retry_ms = advised_retry_ms(&status);
                     self.waited_ms = retry_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(0);
                     let code = format!("{:?}", status.code());

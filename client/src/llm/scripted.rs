@@ -171,6 +171,8 @@ fn reply(script: &Script, body: &Value) -> Value {
         Variant::ReactAction => {
             json!({"role": "assistant", "content": format!("Thought: next, {name}.\nAction: {name}\nAction Input: {arguments}")})
         }
-        Variant::Garbage => json!({"role": "assistant", "content": format!("```json\n{{\"name\": \"{name}\", \"arguments\": {{\"oops\n```")}),
+        Variant::Garbage => {
+            json!({"role": "assistant", "content": format!("```json\n{{\"name\": \"{name}\", \"arguments\": {{\"oops\n```")})
+        }
     }
 }
