@@ -154,17 +154,23 @@ async fn reflexion_reflects_after_failures_and_before_finishing() {
     let calls = reference_calls(TASK);
     let endpoint = ScriptedEndpoint::start(Script::new(calls.clone(), Variant::Native)).await.unwrap();
     let label = "reflexion@scripted";
-    // λ = 0.3 on a seed whose schedule hits some call: failures to reflect on.
-    let plan = planned(label, TASK, Some("0.3"));
+    // λ = 0.3 over ten seeds: some calls fail, and are reflected on.
+    let grid = Grid { time_scale: Some(0.0), fault_profiles: vec!["0.3".into()], seeds: 10, ..Grid::single(vec![label.to_owned()]) };
+    let plan = grid.plan([TASK]);
     let played = play(&client, &[(label, agent(Architecture::Reflexion, &endpoint.base_url(), Tape::Off))], &plan).await;
-    let (result, trajectory) = &played[0];
-    assert!(!result.is_infra_error(), "{result:?}");
-    let messages = trajectory.as_ref().unwrap()["conversation"]["messages"].as_array().unwrap().clone();
-    let reflections = |prefix: &str| messages.iter().filter(|m| m["content"].as_str().is_some_and(|c| c.starts_with(prefix))).count();
-    assert_eq!(reflections("Reflection: before you finish"), 1, "one reflection before finishing");
-    let failed = trajectory.as_ref().unwrap()["calls"].as_array().unwrap().iter().filter(|c| c["outcome"].get("failure").is_some()).count();
-    assert_eq!(reflections("Reflection: the call to"), failed, "one reflection per failed call");
-    assert_eq!(trajectory.as_ref().unwrap()["conversation"]["agent"], "reflexion");
+    let mut failures_seen = 0;
+    for (result, trajectory) in &played {
+        assert!(!result.is_infra_error(), "{result:?}");
+        let trajectory = trajectory.as_ref().unwrap();
+        let messages = trajectory["conversation"]["messages"].as_array().unwrap();
+        let reflections = |prefix: &str| messages.iter().filter(|m| m["content"].as_str().is_some_and(|c| c.starts_with(prefix))).count();
+        assert_eq!(reflections("Reflection: before you finish"), 1, "one reflection before finishing");
+        let failed = trajectory["calls"].as_array().unwrap().iter().filter(|c| c["outcome"].get("failure").is_some()).count();
+        assert_eq!(reflections("Reflection: the call to"), failed, "one reflection per failed call");
+        assert_eq!(trajectory["conversation"]["agent"], "reflexion");
+        failures_seen += failed;
+    }
+    assert!(failures_seen > 0, "no seed met a failure to reflect on");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,4 +246,32 @@ fn the_python_worker_reads_calls_by_the_same_rules() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+/// `toolenv work --agent react@MODEL`: an LLM agent plays a hosted run; its
+/// tokens and conversations reach the server's store and report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_agent_works_on_a_hosted_run() {
+    use toolenv::pb;
+    let (_server, mut client) = start().await;
+    let endpoint = ScriptedEndpoint::start(Script::new(reference_calls(TASK), Variant::Fenced)).await.unwrap();
+    let label = "react@scripted";
+    let request = pb::CreateRunRequest {
+        description: "llm worker".into(),
+        agents: vec![label.into()],
+        time_scale: Some(0.0),
+        domain: pb::Domain::Scheduling.into(),
+        level: 1,
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    let agent = toolenv_client::worker::WorkAgent::Llm(Box::new(agent(Architecture::React, &endpoint.base_url(), Tape::Off)));
+    assert_eq!(agent.label(), label);
+    let summary = toolenv_client::worker::work(&mut client, &run.run_id, agent, label, "w", |_, _, _| {}).await.unwrap();
+    assert_eq!(summary.played, run.planned);
+    // The script plays book-meeting/001's reference: that episode passes, the others cannot.
+    assert!(summary.passed >= 1, "{summary:?}");
+    let report = client.runs().get_run_report(pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() }).await;
+    let text = report.unwrap().into_inner().text;
+    assert!(text.contains("Table 10") && text.contains(label), "{text}");
 }

@@ -29,7 +29,7 @@ pub struct Played {
 }
 
 /// The instructions every episode starts with.
-fn system_prompt(episode: &pb::Episode, architecture: Architecture, finish_tool: bool) -> String {
+fn system_prompt(architecture: Architecture, finish_tool: bool) -> String {
     let finish = if finish_tool {
         format!("When the task is complete, call the `{FINISH_TOOL}` tool with a short summary.")
     } else {
@@ -40,13 +40,12 @@ fn system_prompt(episode: &pb::Episode, architecture: Architecture, finish_tool:
         Architecture::Reflexion => " After a failed call you will be asked to reflect before you go on.",
     };
     format!(
-        "You are an agent that completes the user's task by calling tools. Today is {today}. \
+        "You are an agent that completes the user's task by calling tools. \
          Think step by step, then call one tool at a time and read its result before the next call. \
          Use the tool-calling interface if you can; otherwise write the call as a JSON object \
          {{\"name\": \"<tool>\", \"arguments\": {{...}}}} and nothing else. A result with an \"error\" \
          object means the call failed: a transient failure may be retried (after retry_after_ms if given), \
-         a business rule must be respected.{reflect} {finish}",
-        today = episode.today
+         a business rule must be respected.{reflect} {finish}"
     )
 }
 
@@ -80,8 +79,10 @@ pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, t
         names.push(FINISH_TOOL);
     }
     let mut messages = vec![
-        json!({"role": "system", "content": system_prompt(episode, agent.architecture, finish_tool)}),
-        json!({"role": "user", "content": episode.description}),
+        json!({"role": "system", "content": system_prompt(agent.architecture, finish_tool)}),
+        // The date goes with the task, not the instructions: a system prompt
+        // that is the same for every episode lets a server reuse its cached prefix.
+        json!({"role": "user", "content": format!("{}\n\n(Today is {}.)", episode.description, episode.today)}),
     ];
     let sampling = agent.sampling.to_json();
     let mut played = Played {
