@@ -193,6 +193,7 @@ impl From<&domains::Trajectory> for pb::Trajectory {
                 .collect(),
             // The agent reports it with its finish call; the server adds it.
             usage: None,
+            conversation: None,
         }
     }
 }
@@ -240,12 +241,22 @@ impl pb::Trajectory {
             let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
             serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes, "feasible": v.feasible})
         });
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,
             "perturbations": self.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
             "description": self.description, "today": self.today, "calls": calls, "verdict": verdict,
             "usage": self.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
-        })
+        });
+        // Only trajectories of built-in LLM agents have one; others keep their shape.
+        if let Some(c) = &self.conversation {
+            json["conversation"] = serde_json::json!({
+                "agent": c.agent, "model": c.model, "sampling": parse(&c.sampling_json),
+                "messages": c.messages_json.iter().map(|m| parse(m)).collect::<Vec<_>>(),
+                "model_turns": c.model_turns, "native_calls": c.native_calls,
+                "text_form_calls": c.text_form_calls, "protocol_errors": c.protocol_errors,
+            });
+        }
+        json
     }
 }
 

@@ -32,3 +32,5 @@ mod metrics;
 mod compare;
 // Fork and replay over gRPC; counterfactual attribution of a real run's failures.
 mod attribution;
+// Built-in LLM agents against a scripted OpenAI-compatible endpoint: protocols, retries, replays.
+mod llm_agents;

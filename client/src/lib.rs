@@ -2,6 +2,7 @@
 //! episode runner that plays one episode over gRPC.
 #![forbid(unsafe_code)]
 
+pub mod llm;
 pub mod mcp;
 pub mod worker;
 
@@ -28,6 +29,9 @@ pub enum ClientError {
     /// A built-in agent cannot play this task.
     #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
     UnknownTask(String),
+    /// An LLM agent's model endpoint failed after its retries.
+    #[error("model endpoint: {0}")]
+    Model(String),
 }
 
 // Not `#[from]`: that would also make the status the error's source, and
@@ -142,7 +146,7 @@ impl Client {
 
     /// Finishes an episode, reporting what the agent spent, and returns the verdict.
     pub async fn finish_episode_with(&mut self, episode_id: &str, usage: Option<pb::Usage>) -> Result<pb::Verdict, ClientError> {
-        let request = pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), usage };
+        let request = pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), usage, ..Default::default() };
         Ok(self.inner.finish_episode(request).await?.into_inner())
     }
 
@@ -485,6 +489,19 @@ pub async fn run_plan(
     client: &Client,
     plan: &[PlannedEpisode],
     concurrency: usize,
+    on_result: impl FnMut(usize, &metrics::EpisodeResult, Option<&pb::Trajectory>),
+) -> Vec<metrics::EpisodeResult> {
+    run_plan_with(client, plan, concurrency, &llm::LlmAgents::default(), on_result).await
+}
+
+/// [`run_plan`], where a label may also name one of `llm_agents`
+/// (`react@MODEL`, `reflexion@MODEL`); an LLM agent's endpoint failing
+/// after its retries is an infrastructure error of the episode.
+pub async fn run_plan_with(
+    client: &Client,
+    plan: &[PlannedEpisode],
+    concurrency: usize,
+    llm_agents: &llm::LlmAgents,
     mut on_result: impl FnMut(usize, &metrics::EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<metrics::EpisodeResult> {
     let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
@@ -492,14 +509,17 @@ pub async fn run_plan(
     for (index, planned) in plan.iter().cloned().enumerate() {
         let mut client = client.clone();
         let semaphore = semaphore.clone();
+        let llm_agents = llm_agents.clone();
         tasks.spawn(async move {
             let _permit = semaphore.acquire_owned().await;
-            let Some(agent) = Agent::parse(&planned.agent) else {
-                return (index, planned.infra_error(format!("'{}' is not a built-in agent", planned.agent)), None);
+            let played = match (Agent::parse(&planned.agent), llm_agents.get(&planned.agent)) {
+                (Some(agent), _) => play(&mut client, agent, planned.request.clone()).await.map_err(|e| e.to_string()),
+                (None, Some(llm)) => llm::play(&mut client, llm, &planned).await.map_err(|e| e.to_string()),
+                (None, None) => Err(format!("'{}' is not a built-in agent", planned.agent)),
             };
-            match play(&mut client, agent, planned.request.clone()).await {
+            match played {
                 Ok(outcome) => (index, planned.result(&outcome.trajectory), Some(outcome.trajectory)),
-                Err(error) => (index, planned.infra_error(error.to_string()), None),
+                Err(error) => (index, planned.infra_error(error), None),
             }
         });
     }

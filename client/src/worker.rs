@@ -9,6 +9,31 @@ use toolenv::pb;
 
 use crate::{Agent, Client, ClientError, known_task, play_created};
 
+/// The agent a worker plays with.
+#[derive(Debug, Clone)]
+pub enum WorkAgent {
+    /// A built-in agent that needs no model.
+    Builtin(Agent),
+    /// An LLM agent (`react@MODEL`, `reflexion@MODEL`).
+    Llm(Box<crate::llm::LlmAgent>),
+}
+
+impl WorkAgent {
+    /// The agent's default label: its name, or `architecture@model`.
+    pub fn label(&self) -> String {
+        match self {
+            WorkAgent::Builtin(agent) => agent.name().to_owned(),
+            WorkAgent::Llm(llm) => format!("{}@{}", llm.architecture.name(), llm.model),
+        }
+    }
+}
+
+impl From<Agent> for WorkAgent {
+    fn from(agent: Agent) -> Self {
+        WorkAgent::Builtin(agent)
+    }
+}
+
 /// What a worker did before it stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WorkSummary {
@@ -30,11 +55,12 @@ pub struct WorkSummary {
 pub async fn work(
     client: &mut Client,
     run_id: &str,
-    agent: Agent,
+    agent: impl Into<WorkAgent>,
     label: &str,
     worker: &str,
     mut on_episode: impl FnMut(&pb::Lease, &pb::Verdict, Option<&pb::Run>),
 ) -> Result<WorkSummary, ClientError> {
+    let agent = agent.into();
     let mut summary = WorkSummary::default();
     loop {
         let request = pb::NextEpisodeRequest { run_id: run_id.to_owned(), agent: label.to_owned(), worker: worker.to_owned() };
@@ -47,11 +73,25 @@ pub async fn work(
             continue;
         };
         let episode = lease.episode.clone().unwrap_or_default();
-        let task = known_task(client, &episode.task_id).await?;
-        // The random agent's seed: the plan entry, so that replays agree.
         let played = async {
-            play_created(client, agent, task, lease.plan_index, &episode).await?;
-            client.finish_episode(&episode.episode_id).await
+            match &agent {
+                WorkAgent::Builtin(agent) => {
+                    let task = known_task(client, &episode.task_id).await?;
+                    // The random agent's seed: the plan entry, so that replays agree.
+                    play_created(client, *agent, task, lease.plan_index, &episode).await?;
+                    client.finish_episode(&episode.episode_id).await
+                }
+                // An endpoint that keeps failing stops the worker: the
+                // episode's lease expires and it is played again, never
+                // scored as the agent's failure.
+                WorkAgent::Llm(llm) => {
+                    let tape_key = format!("{label}/{run_id}/{}", lease.plan_index);
+                    crate::llm::play_created(client, llm, &episode, &tape_key).await.map_err(|error| match error {
+                        crate::llm::LlmError::Client(error) => error,
+                        crate::llm::LlmError::Endpoint(error) => ClientError::Model(error.to_string()),
+                    })
+                }
+            }
         };
         match played.await {
             Ok(verdict) => {

@@ -40,7 +40,9 @@ import os
 import sys
 import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llm_calls  # noqa: E402  (beside this file)
 from pathlib import Path
 
 import grpc
@@ -58,7 +60,7 @@ def play_llm(tools, episode, args):
     """Plays with a chat-completions model; returns (input_tokens, output_tokens)."""
     base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
     key = os.environ.get("OPENAI_API_KEY")
-    if not key:
+    if not key and "OPENAI_BASE_URL" not in os.environ:
         sys.exit("error: the llm policy needs OPENAI_API_KEY (and OPENAI_BASE_URL for another provider)")
     functions = [
         {
@@ -67,33 +69,43 @@ def play_llm(tools, episode, args):
         }
         for t in episode.tools
     ]
+    names = [t.name for t in episode.tools]
     messages = [
         {"role": "system", "content": f"You are an assistant that completes tasks with tools. Today is {episode.today}. "
-         "Call tools until the task is done, then answer briefly."},
+         "Call tools until the task is done, then answer briefly. If you cannot use the tool-calling interface, "
+         'write the call as a JSON object {"name": "<tool>", "arguments": {...}}.'},
         {"role": "user", "content": episode.description},
     ]
     tokens_in = tokens_out = 0
+    told = False
     while tools.calls < episode.max_calls:
-        body = json.dumps({"model": args.model, "messages": messages, "tools": functions}).encode()
-        request = urllib.request.Request(
-            f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        )
-        with urllib.request.urlopen(request, timeout=120) as response:
-            reply = json.load(response)
+        body = {"model": args.model, "messages": messages, "tools": functions}
+        # An endpoint that keeps failing raises: an infrastructure error, not a verdict.
+        reply = llm_calls.post_chat(base, key, body)
         usage = reply.get("usage") or {}
         tokens_in += usage.get("prompt_tokens", 0)
         tokens_out += usage.get("completion_tokens", 0)
         message = reply["choices"][0]["message"]
-        messages.append(message)
-        if not message.get("tool_calls"):
+        messages.append({k: v for k, v in message.items() if k in ("role", "content", "tool_calls")})
+        # Native tool_calls or calls written as text (llm_calls.py, the built-in agents' rules).
+        parsed = llm_calls.parse_reply(message, names)
+        if parsed[0] == "final":
             break
-        for call in message["tool_calls"]:
-            try:
-                arguments = json.loads(call["function"]["arguments"] or "{}")
-            except ValueError:
-                arguments = {}
-            result = tools.call(call["function"]["name"], arguments)
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+        if parsed[0] == "malformed":
+            tools.protocol_errors = getattr(tools, "protocol_errors", 0) + 1
+            if told:
+                break
+            told = True
+            messages.append({"role": "user", "content": f"Your last reply could not be read as a tool call: {parsed[1]}. "
+                             'Use the tool-calling interface or write {"name": "<tool>", "arguments": {...}}.'})
+            continue
+        told = False
+        _, form, calls = parsed
+        observations = [(call_id, name, tools.call(name, arguments)) for call_id, name, arguments in calls]
+        if form == "native":
+            messages.extend({"role": "tool", "tool_call_id": i, "content": r} for i, _, r in observations)
+        else:
+            messages.append({"role": "user", "content": "\n".join(f"Observation ({n}): {r}" for _, n, r in observations)})
     return tokens_in, tokens_out
 
 

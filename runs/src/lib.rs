@@ -10,6 +10,7 @@
 pub mod attribution;
 pub mod attribution_score;
 pub mod compare;
+pub mod cost;
 pub mod html;
 pub mod metrics;
 pub mod report;

@@ -160,6 +160,7 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
             }
         }
     }
+    out.push_str(&crate::cost::render(episodes));
     Ok(out)
 }
 

@@ -33,12 +33,14 @@ pub(crate) struct Session {
     pub(crate) revoked: Option<u64>,
     /// What the agent reported spending, with its first finish.
     pub(crate) usage: Option<toolenv::pb::Usage>,
+    /// The conversation a built-in LLM agent reported with its first finish.
+    pub(crate) conversation: Option<toolenv::pb::Conversation>,
 }
 
 impl Session {
     /// A new episode's session: no call made, nothing revoked or reported.
     pub(crate) fn new(episode: Episode, in_band: bool, time_scale: f64, lease: Option<LeaseTag>) -> Self {
-        Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None }
+        Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None, conversation: None }
     }
 
     /// Plays one tool call and says what to send back, and when.
@@ -79,7 +81,7 @@ impl Session {
 
     /// The episode's trajectory, with the usage the agent reported.
     pub(crate) fn trajectory(&self) -> toolenv::pb::Trajectory {
-        toolenv::pb::Trajectory { usage: self.usage, ..self.episode.trajectory().into() }
+        toolenv::pb::Trajectory { usage: self.usage, conversation: self.conversation.clone(), ..self.episode.trajectory().into() }
     }
 }
 

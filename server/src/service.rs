@@ -158,12 +158,13 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     }
 
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
-        let request = request.into_inner();
+        let mut request = request.into_inner();
         let id = episode_id(&request.episode_id)?;
         let (verdict, lease, first) = self.registry.with_live(id, |session| {
             let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
             if first.is_some() {
                 session.usage = request.usage;
+                session.conversation = request.conversation.take();
             }
             let verdict = pb::Verdict::from(session.episode.finish());
             // A leased episode is recorded in its run once, at its first finish.

@@ -219,15 +219,18 @@ pub(crate) enum ClientCommand {
     Work {
         /// The run's id, e.g. run-0003.
         run: String,
-        /// The built-in agent to play with.
-        #[arg(long, value_enum, default_value = "reference")]
-        agent: AgentArg,
+        /// The agent to play with: a built-in agent, or react@MODEL /
+        /// reflexion@MODEL (see the LLM agents' flags).
+        #[arg(long, default_value = "reference", value_parser = super::llm::parse_agent_spec)]
+        agent: super::llm::AgentSpec,
         /// Play the episodes planned for this label (default: the agent's name).
         #[arg(long)]
         label: Option<String>,
         /// Workers in this process, each leasing its own episodes.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
         workers: u32,
+        #[command(flatten)]
+        llm: Box<super::llm::LlmArgs>,
     },
     /// Play the suite with built-in agents, over a grid of ε, fault profiles
     /// and trials, and print a verdict table (one configuration) or the
@@ -270,6 +273,8 @@ pub(crate) struct RunArgs {
     /// Print one JSON object per episode instead of tables.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) llm: Box<super::llm::LlmArgs>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -378,9 +383,11 @@ pub(crate) struct EpisodeArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct GridArgs {
-    /// Built-in agents to compare (comma-separated).
-    #[arg(long = "agent", value_enum, value_delimiter = ',', default_value = "reference")]
-    pub(crate) agents: Vec<AgentArg>,
+    /// Agents to compare (comma-separated): built-in agents (reference,
+    /// reference-no-retry, brittle, random, idle, solver) or LLM agents
+    /// react@MODEL and reflexion@MODEL (see the LLM agents' flags).
+    #[arg(long = "agent", value_delimiter = ',', default_value = "reference", value_parser = super::llm::parse_agent_spec)]
+    pub(crate) agents: Vec<super::llm::AgentSpec>,
     /// Perturbation levels ε (comma-separated): 0, 0.1, 0.2, 0.3.
     #[arg(long = "epsilon", value_delimiter = ',', default_value = "0")]
     pub(crate) epsilons: Vec<f64>,

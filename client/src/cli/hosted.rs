@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use toolenv::pb;
-use toolenv_client::{Agent, Client, ClientError};
+use toolenv_client::{Client, ClientError};
 
 use super::render;
 
@@ -39,8 +39,14 @@ pub(crate) async fn host(client: &mut Client, request: pb::CreateRunRequest, no_
 }
 
 /// Works on a hosted run with built-in agents until nothing is left for the label.
-pub(crate) async fn work(client: &mut Client, run: &str, agent: Agent, label: Option<String>, workers: u32) -> anyhow::Result<ExitCode> {
-    let label = label.unwrap_or_else(|| agent.name().to_owned());
+pub(crate) async fn work(
+    client: &mut Client,
+    run: &str,
+    agent: toolenv_client::worker::WorkAgent,
+    label: Option<String>,
+    workers: u32,
+) -> anyhow::Result<ExitCode> {
+    let label = label.unwrap_or_else(|| agent.label());
     let first = client.runs().get_run(pb::GetRunRequest { run_id: run.to_owned() }).await.map_err(ClientError::from)?;
     let first = first.into_inner();
     if !first.agents.contains(&label) {
@@ -51,7 +57,7 @@ pub(crate) async fn work(client: &mut Client, run: &str, agent: Agent, label: Op
     let mut tasks = tokio::task::JoinSet::new();
     for index in 0..workers {
         let mut client = client.clone();
-        let (run, label, bar) = (run.to_owned(), label.clone(), bar.clone());
+        let (run, label, bar, agent) = (run.to_owned(), label.clone(), bar.clone(), agent.clone());
         let name = format!("{}-{}-{index}", label, std::process::id());
         tasks.spawn(async move {
             toolenv_client::worker::work(&mut client, &run, agent, &label, &name, |_, _, progress| {

@@ -9,6 +9,7 @@ mod attribute;
 mod compare;
 mod hosted;
 mod html;
+mod llm;
 mod mcp;
 mod plan;
 mod render;
@@ -80,8 +81,14 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut Client::connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers }) => {
-            hosted::work(&mut Client::connect(needs_server(url.as_deref())?).await?, &run, agent.into(), label, workers).await
+        Command::Client(ClientCommand::Work { run, agent, label, workers, llm }) => {
+            let llm_agents = llm::agents([agent.0.as_str()], &llm)?;
+            let agent = match (agent.builtin(), llm_agents.get(&agent.0)) {
+                (Some(builtin), _) => toolenv_client::worker::WorkAgent::Builtin(builtin),
+                (None, Some(llm)) => toolenv_client::worker::WorkAgent::Llm(Box::new(llm.clone())),
+                (None, None) => anyhow::bail!("--agent {}: not an agent", agent.0),
+            };
+            hosted::work(&mut Client::connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
             let mut session = Session::open(url).await?;

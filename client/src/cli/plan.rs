@@ -53,6 +53,10 @@ pub(crate) struct RunPlan {
     pub(crate) concurrency: usize,
     /// One JSON object per episode instead of tables.
     pub(crate) json: bool,
+    /// The LLM agents of a new run's labels.
+    pub(crate) llm: toolenv_client::llm::LlmAgents,
+    /// The LLM agents' flags, for the labels of a resumed run.
+    pub(crate) llm_args: super::llm::LlmArgs,
 }
 
 /// Where a run's episodes come from.
@@ -71,7 +75,7 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
     let episodes = match &store.resume {
         Some(run) => Episodes::Resume { run: run.clone(), store: store.store.store.clone() },
         None => {
-            let agents = args.grid.agents.iter().map(|&agent| Agent::from(agent).name().to_owned()).collect();
+            let agents = args.grid.agents.iter().map(|agent| agent.0.clone()).collect();
             Episodes::New {
                 grid: grid(&args.grid, agents, server, "--agent")?,
                 tasks: Tasks::from(&args.filter),
@@ -79,7 +83,9 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
             }
         }
     };
-    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json })
+    // Checked now (endpoints, prices), before any episode is played.
+    let llm = super::llm::agents(args.grid.agents.iter().map(|a| a.0.as_str()), &args.llm)?;
+    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json, llm, llm_args: (*args.llm).clone() })
 }
 
 /// What `toolenv host` asks the server to plan.

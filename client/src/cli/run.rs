@@ -46,7 +46,7 @@ impl Played {
 
 /// Runs the plan: a new run of its grid, or the rest of a stored run.
 pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<ExitCode> {
-    match plan.episodes {
+    match &plan.episodes {
         Episodes::New { grid, tasks, store } => {
             let listed = client.list_tasks(tasks.domain, tasks.level).await?;
             if listed.is_empty() {
@@ -57,7 +57,7 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
                 Some(path) => Some(Recording::create(path, &episodes)?),
                 None => None,
             };
-            let played = play(client, &episodes, plan.concurrency, |index, result, trajectory| {
+            let played = play(client, &episodes, plan.concurrency, &plan.llm, |index, result, trajectory| {
                 if let Some(recording) = &mut recording {
                     recording.record(index, result, trajectory);
                 }
@@ -69,12 +69,13 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
                 None => Ok(ExitCode::SUCCESS),
             }
         }
-        Episodes::Resume { run, store } => resume(client, &store, &run, plan.concurrency, plan.json).await,
+        Episodes::Resume { run, store } => resume(client, store, run, &plan).await,
     }
 }
 
 /// Continues a stored run: plays its pending episodes, then shows the results of all of them.
-async fn resume(client: &Client, path: &Path, run: &str, concurrency: usize, json: bool) -> anyhow::Result<ExitCode> {
+async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyhow::Result<ExitCode> {
+    let (concurrency, json) = (plan.concurrency, plan.json);
     let store = Store::open_existing(path)?;
     let run = store.find_run(run)?;
     let before = store.summary(&run)?;
@@ -91,8 +92,9 @@ async fn resume(client: &Client, path: &Path, run: &str, concurrency: usize, jso
         before.infra_errors
     );
     let episodes: Vec<PlannedEpisode> = pending.iter().map(|(_, planned)| planned.clone()).collect();
+    let llm = super::llm::agents(episodes.iter().map(|e| e.agent.as_str()), &plan.llm_args)?;
     let mut recording = Recording { store, run, error: None, recorded: 0 };
-    play(client, &episodes, concurrency, |index, result, trajectory| recording.record(pending[index].0, result, trajectory)).await;
+    play(client, &episodes, concurrency, &llm, |index, result, trajectory| recording.record(pending[index].0, result, trajectory)).await;
     eprintln!("played {} episodes in this session", episodes.len());
     let plan = recording.store.plan(&recording.run)?;
     let played: Vec<Played> = recording
@@ -114,12 +116,13 @@ async fn play(
     client: &Client,
     plan: &[PlannedEpisode],
     concurrency: usize,
+    llm: &toolenv_client::llm::LlmAgents,
     mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<Played> {
     let bar = render::progress_bar(plan.len() as u64);
     let (mut passed, mut infra) = (0u64, 0u64);
     let mut played: Vec<Option<Played>> = vec![None; plan.len()];
-    let results = toolenv_client::run_plan(client, plan, concurrency, |index, result, trajectory| {
+    let results = toolenv_client::run_plan_with(client, plan, concurrency, llm, |index, result, trajectory| {
         on_result(index, result, trajectory);
         played[index] = Some(Played::new(&plan[index], result.clone(), trajectory));
         passed += u64::from(result.outcome == Outcome::Passed);

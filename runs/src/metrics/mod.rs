@@ -43,7 +43,7 @@ pub use faults::{
     robustness_scores,
 };
 pub use ratio::{Ratio, binomial, gcd};
-pub use record::{EpisodeResult, FaultCounts, KindCounts, LedgerCall, Outcome, Reply, TokenUsage, WireError, fault_ledger};
+pub use record::{EpisodeResult, FaultCounts, KindCounts, LedgerCall, LlmCounts, Outcome, Reply, TokenUsage, WireError, fault_ledger};
 pub use surface::{
     Axis, CriticalThreshold, Gradient, GradientStep, GridPoint, Relative, RelativeReliability, Surface, SurfacePoint, SurfaceVolume,
     critical_threshold, degradation_gradient, relative_reliability, reliability_surface, surface_volume,

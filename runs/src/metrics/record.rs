@@ -92,6 +92,20 @@ pub struct TokenUsage {
     pub output: u64,
 }
 
+/// A built-in LLM agent's protocol figures for one episode, from the
+/// conversation in its trajectory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmCounts {
+    /// Chat-completion requests answered (model turns).
+    pub model_turns: u32,
+    /// Tool calls made through the API's native `tool_calls`.
+    pub native_calls: u32,
+    /// Tool calls written as text (fenced or bare JSON, `Action:` lines).
+    pub text_form_calls: u32,
+    /// Replies meant as a call that could not be read: agent protocol errors.
+    pub protocol_errors: u32,
+}
+
 /// One episode, as the metrics see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeResult {
@@ -141,6 +155,10 @@ pub struct EpisodeResult {
     /// infrastructure error, a run recorded before feasibility was decided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feasible: Option<bool>,
+    /// A built-in LLM agent's protocol figures; `None` for other agents
+    /// (and not written, so their records keep their shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmCounts>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -178,6 +196,7 @@ impl EpisodeResult {
             cost_usd: None,
             calls: 0,
             feasible: None,
+            llm: None,
         }
     }
 
@@ -241,6 +260,12 @@ impl EpisodeResult {
                 .unwrap_or_default(),
             tokens: trajectory.usage.map(|u| TokenUsage { input: u.input_tokens, output: u.output_tokens }),
             cost_usd: trajectory.usage.and_then(|u| u.cost_usd),
+            llm: trajectory.conversation.as_ref().map(|c| LlmCounts {
+                model_turns: c.model_turns,
+                native_calls: c.native_calls,
+                text_form_calls: c.text_form_calls,
+                protocol_errors: c.protocol_errors,
+            }),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         })

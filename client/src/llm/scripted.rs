@@ -1,0 +1,178 @@
+//! A scripted OpenAI-compatible chat-completions endpoint on a loopback
+//! port: real HTTP/1.1, answering each request with the next call of a
+//! script (a task's reference solution, say) in the protocol variant asked
+//! for — native `tool_calls`, a fenced or bare JSON object, ReAct `Action:`
+//! lines, or garbage — and, on request, with HTTP 429 (`Retry-After`) or 500
+//! first. For tests and benchmarks of the LLM agents, with no model and no
+//! network. Usage figures are a deterministic function of the text sizes.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use serde_json::{Value, json};
+
+/// How the endpoint writes a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// In `tool_calls`, as the API defines.
+    Native,
+    /// As a ```json fenced object in the text, as llama.cpp's stock server does.
+    Fenced,
+    /// As a bare JSON object in the text.
+    Bare,
+    /// As ReAct's `Action:` / `Action Input:` lines.
+    ReactAction,
+    /// As text that looks like a call and cannot be read.
+    Garbage,
+}
+
+/// What the endpoint answers.
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// The calls to make, in order: tool name and arguments.
+    pub calls: Vec<(String, Value)>,
+    /// The variant of each model turn (cycled; turn n uses `variants[n % len]`).
+    pub variants: Vec<Variant>,
+    /// Requests answered with HTTP 429 and `Retry-After: 1` (or
+    /// `retry-after-ms`, see below) before any is served.
+    pub rate_limited_first: u64,
+    /// `retry-after-ms` of those 429s instead of `Retry-After: 1`.
+    pub retry_after_ms: Option<u64>,
+    /// Answer every request with HTTP 500.
+    pub always_500: bool,
+}
+
+impl Script {
+    /// Plays `calls` in one variant, with no HTTP failures.
+    pub fn new(calls: Vec<(String, Value)>, variant: Variant) -> Self {
+        Script { calls, variants: vec![variant], rate_limited_first: 0, retry_after_ms: None, always_500: false }
+    }
+}
+
+/// A running scripted endpoint; stops when dropped.
+#[derive(Debug)]
+pub struct ScriptedEndpoint {
+    addr: SocketAddr,
+    requests: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedEndpoint {
+    /// Binds 127.0.0.1:0 and serves the script.
+    pub async fn start(script: Script) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let requests = Arc::new(AtomicU64::new(0));
+        let script = Arc::new(script);
+        let counter = requests.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (script, counter) = (script.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| answer(request, script.clone(), counter.clone()));
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
+                        tracing::debug!(%error, "scripted endpoint connection ended");
+                    }
+                });
+            }
+        });
+        Ok(ScriptedEndpoint { addr, requests, task })
+    }
+
+    /// The base URL to give an agent, e.g. `http://127.0.0.1:41234/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// HTTP requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ScriptedEndpoint {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(request: Request<Incoming>, script: Arc<Script>, counter: Arc<AtomicU64>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let n = counter.fetch_add(1, Ordering::Relaxed);
+    let respond = |status: u16, body: String, header: Option<(&str, String)>| {
+        let mut builder = Response::builder().status(status).header("content-type", "application/json");
+        if let Some((name, value)) = header {
+            builder = builder.header(name, value);
+        }
+        Ok(builder.body(Full::new(Bytes::from(body))).unwrap_or_default())
+    };
+    if request.uri().path() != "/v1/chat/completions" {
+        return respond(404, json!({"error": {"message": "not found"}}).to_string(), None);
+    }
+    if script.always_500 {
+        return respond(500, json!({"error": {"message": "internal error"}}).to_string(), None);
+    }
+    if n < script.rate_limited_first {
+        let header = match script.retry_after_ms {
+            Some(ms) => ("retry-after-ms", ms.to_string()),
+            None => ("retry-after", "1".to_owned()),
+        };
+        return respond(429, json!({"error": {"message": "rate limited", "type": "rate_limit"}}).to_string(), Some(header));
+    }
+    let body = match request.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return respond(400, json!({"error": {"message": "unreadable body"}}).to_string(), None),
+    };
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return respond(400, json!({"error": {"message": "not JSON"}}).to_string(), None);
+    };
+    let message = reply(&script, &body);
+    let prompt_tokens = body.to_string().len() as u64 / 4;
+    let completion_tokens = message.to_string().len() as u64 / 4;
+    let completion = json!({
+        "id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 0,
+        "model": body.get("model").cloned().unwrap_or(Value::Null),
+        "choices": [{"index": 0, "message": message, "finish_reason": if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" }}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    });
+    respond(200, completion.to_string(), None)
+}
+
+/// The assistant message for a request: the next call of the script (one
+/// per observation the conversation holds), or a final answer.
+fn reply(script: &Script, body: &Value) -> Value {
+    let messages = body.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let turn = messages.iter().filter(|m| m["role"] == "assistant").count();
+    let made = messages
+        .iter()
+        .map(|m| match m["role"].as_str() {
+            Some("tool") => 1,
+            Some("user") => m["content"].as_str().map_or(0, |c| c.matches("Observation (").count()),
+            _ => 0,
+        })
+        .sum::<usize>();
+    let variant = script.variants.get(turn % script.variants.len().max(1)).copied().unwrap_or(Variant::Native);
+    let Some((name, arguments)) = script.calls.get(made) else {
+        return json!({"role": "assistant", "content": "The task is done."});
+    };
+    let object = json!({"name": name, "arguments": arguments});
+    match variant {
+        Variant::Native => json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": format!("call_{made}"), "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}
+        }]}),
+        Variant::Fenced => json!({"role": "assistant", "content": format!("I will call {name}.\n```json\n{object}\n```")}),
+        Variant::Bare => json!({"role": "assistant", "content": object.to_string()}),
+        Variant::ReactAction => {
+            json!({"role": "assistant", "content": format!("Thought: next, {name}.\nAction: {name}\nAction Input: {arguments}")})
+        }
+        Variant::Garbage => {
+            json!({"role": "assistant", "content": format!("```json\n{{\"name\": \"{name}\", \"arguments\": {{\"oops\n```")})
+        }
+    }
+}
