@@ -41,6 +41,7 @@ mod delivery;
 pub mod drift;
 mod episode;
 pub mod json;
+pub mod masfire;
 mod names;
 mod oracle;
 pub mod perturb;
@@ -50,6 +51,7 @@ mod tool;
 mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
+pub use episode::{CLARIFICATION_CHECK, RoleSpec, TeamError, bus};
 pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, Trajectory};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task};

@@ -9,9 +9,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+mod agents;
+pub mod bus;
 mod faults;
 mod ledger;
 
+pub use agents::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 pub use ledger::FaultStats;
 
 use crate::World;
@@ -80,6 +83,15 @@ pub struct CallRecord {
     /// real clock divided by the time scale): with the calls, what makes a
     /// replay exact.
     pub waited_ms: u64,
+    /// The calling agent's id, in a multi-agent episode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The calling agent's role, in an episode with roles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The MAS-FIRE faults that met the call and took effect: ground truth.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mas_faults: Vec<crate::masfire::Injection>,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -97,6 +109,9 @@ pub enum CallError {
     /// The episode has had as many calls as it accepts.
     #[error("episode reached its limit of {0} calls")]
     CallLimit(u32),
+    /// A limit of the multi-agent bus (messages, agents) was reached.
+    #[error("{0}")]
+    BusLimit(String),
 }
 
 /// The ordered record of an episode: no ids, no clock readings.
@@ -120,6 +135,15 @@ pub struct Trajectory {
     pub perturbations: Vec<crate::perturb::Applied>,
     /// Every call that reached the episode, in order.
     pub calls: Vec<CallRecord>,
+    /// The roles of a multi-agent episode.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleSpec>,
+    /// The MAS-FIRE fault profile the episode ran under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mas_profile: Option<crate::masfire::MasProfile>,
+    /// MAS-FIRE faults injected into the description when the episode was created.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompt_faults: Vec<crate::masfire::Injection>,
     /// The verdict, once finished.
     pub verdict: Option<Verdict>,
 }
@@ -147,6 +171,8 @@ struct Reached {
     drawn_without_effect: Option<FaultKind>,
     delay_ms: u64,
     waited_ms: u64,
+    caller: Option<agents::Caller>,
+    mas_faults: Vec<crate::masfire::Injection>,
 }
 
 /// One attempt at one task.
@@ -159,6 +185,8 @@ pub struct Episode {
     dice: Dice,
     faults: FaultState,
     trajectory: Trajectory,
+    /// The roles, agents, bus and MAS-FIRE profile of a multi-agent episode.
+    team: Option<Box<agents::Team>>,
     /// Whether finishing decides feasibility (false for the solver's own
     /// replay, which must not replay itself).
     judges_feasibility: bool,
@@ -184,8 +212,12 @@ impl Episode {
                 epsilon: 0.0,
                 perturbations: Vec::new(),
                 calls: Vec::new(),
+                roles: Vec::new(),
+                mas_profile: None,
+                prompt_faults: Vec::new(),
                 verdict: None,
             },
+            team: None,
             judges_feasibility: true,
         }
     }
@@ -253,21 +285,50 @@ impl Episode {
     /// [`Outcome`]). A malformed call is recorded and returned as an error;
     /// calls after finishing or past the limit are returned as errors and not recorded.
     pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(tool, arguments, options)?;
+        self.call_as(None, tool, arguments, options)
+    }
+
+    /// Calls one tool as [`Episode::call_with`] does, on behalf of an agent
+    /// (its id from [`Episode::join`]; required in an episode with roles).
+    pub fn call_as(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
         Ok(self.record(call, delivery.into()))
     }
 
     /// Calls one tool as [`Episode::call_with`] does, and returns what to
     /// send back and after how long: the server's view of the same call.
     pub fn deliver_call(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<Delivered, CallError> {
-        let (call, delivery) = self.reach(tool, arguments, options)?;
+        self.deliver_call_as(None, tool, arguments, options)
+    }
+
+    /// [`Episode::deliver_call`] on behalf of an agent, as [`Episode::call_as`].
+    pub fn deliver_call_as(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<Delivered, CallError> {
+        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
         let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
         self.record(call, delivery.into());
         Ok(delivered)
     }
 
     /// Checks a call and plays it under its fault; the caller records it.
-    fn reach(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<(Reached, Delivery), CallError> {
+    fn reach(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
         }
@@ -278,6 +339,9 @@ impl Episode {
         // The episode's virtual clock moves by the agent's wait, whatever the call comes to.
         let waited_ms = options.waited_ms.unwrap_or(0);
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
+        if self.team.is_some() {
+            return self.reach_team(index, agent, tool, arguments, options, waited_ms);
+        }
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
             self.record_invalid(tool, arguments, waited_ms, ArgError::new("tool_name", error.to_string()));
@@ -290,6 +354,20 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
+        self.run_tool(index, tool, arguments, spec, &args, options, waited_ms)
+    }
+
+    /// Plays a valid call of a domain tool under its λ fault.
+    fn run_tool(
+        &mut self,
+        index: u32,
+        tool: &str,
+        arguments: &str,
+        spec: crate::ToolRef,
+        args: &crate::Args,
+        options: &CallOptions<'_>,
+        waited_ms: u64,
+    ) -> Result<(Reached, Delivery), CallError> {
         let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
@@ -303,7 +381,7 @@ impl Episode {
             return Err(CallError::InvalidArgument(error));
         }
 
-        let call = ToolCall { index, spec, args: &args, canonical_args: &canonical_args, key };
+        let call = ToolCall { index, spec, args, canonical_args: &canonical_args, key };
         let mut delay_ms = 0;
         let mut state_changed = false;
         let (fault, delivery, drawn_without_effect) = match self.carried_over_fault(index) {
@@ -328,13 +406,41 @@ impl Episode {
             drawn_without_effect,
             delay_ms,
             waited_ms,
+            caller: None,
+            mas_faults: Vec::new(),
         };
         Ok((reached, delivery))
     }
 
     fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
-        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms } = call;
-        let record = CallRecord { index, tool, arguments, outcome, state_changed, fault, drawn_without_effect, delay_ms, waited_ms };
+        let caller = call.caller.clone();
+        let mas_faults = call.mas_faults.clone();
+        self.record_as(call, outcome, caller, mas_faults)
+    }
+
+    fn record_as(
+        &mut self,
+        call: Reached,
+        outcome: Outcome,
+        caller: Option<agents::Caller>,
+        mas_faults: Vec<crate::masfire::Injection>,
+    ) -> &CallRecord {
+        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, .. } = call;
+        let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
+        let record = CallRecord {
+            index,
+            tool,
+            arguments,
+            outcome,
+            state_changed,
+            fault,
+            drawn_without_effect,
+            delay_ms,
+            waited_ms,
+            agent,
+            role,
+            mas_faults,
+        };
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
     }
@@ -350,6 +456,9 @@ impl Episode {
             drawn_without_effect: None,
             delay_ms: 0,
             waited_ms,
+            agent: None,
+            role: None,
+            mas_faults: Vec::new(),
         });
     }
 
@@ -374,10 +483,17 @@ impl Episode {
                     expected: Value::Array(Vec::new()),
                     actual: Value::Array(duplicates),
                 });
+                if let Some(check) = self.clarification_check() {
+                    verdict.passed &= check.passed;
+                    verdict.checks.push(check);
+                }
                 verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
                 verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
                 // An episode the agent passed was passable; otherwise the solver decides.
                 verdict.feasible = self.judges_feasibility.then(|| verdict.passed || self.feasible());
+                if self.team.is_some() {
+                    verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
+                }
                 verdict
             }
         };
