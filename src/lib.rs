@@ -20,6 +20,8 @@ pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 /// The prefix of every `Domain` value's name in `toolenv.v1`.
 const DOMAIN_PREFIX: &str = "DOMAIN_";
 
+mod masfire;
+
 impl From<domains::Domain> for pb::Domain {
     /// The wire value named after the domain (`DOMAIN_TRAVEL` for travel):
     /// a registered domain needs only its enum value in the proto, which the
@@ -117,6 +119,7 @@ impl From<&domains::Verdict> for pb::Verdict {
             }),
             fault_notes: verdict.fault_notes.clone(),
             feasible: verdict.feasible,
+            mas_faults: verdict.mas_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -154,6 +157,9 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
             delay_ms: record.delay_ms,
             drawn_without_effect: record.drawn_without_effect.map(|k| k.name().to_owned()).unwrap_or_default(),
             waited_ms: record.waited_ms,
+            agent_id: record.agent.clone().unwrap_or_default(),
+            role: record.role.clone().unwrap_or_default(),
+            mas_faults: record.mas_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -190,6 +196,9 @@ impl From<&domains::Trajectory> for pb::Trajectory {
                 .collect(),
             // The agent reports it with its finish call; the server adds it.
             usage: None,
+            roles: trajectory.roles.iter().map(Into::into).collect(),
+            mas_profile: trajectory.mas_profile.as_ref().map(Into::into),
+            prompt_faults: trajectory.prompt_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -222,6 +231,7 @@ impl pb::Trajectory {
                 if !c.drawn_without_effect.is_empty() {
                     call["drawn_without_effect"] = serde_json::Value::from(c.drawn_without_effect.as_str());
                 }
+                masfire::call_json(c, &mut call);
                 call
             })
             .collect();
@@ -234,12 +244,18 @@ impl pb::Trajectory {
             let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
             serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes, "feasible": v.feasible})
         });
-        serde_json::json!({
+        let mut verdict = verdict;
+        if let (Some(json), Some(v)) = (verdict.as_mut(), self.verdict.as_ref()) {
+            masfire::verdict_json(v, json);
+        }
+        let mut trajectory = serde_json::json!({
             "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,
             "perturbations": self.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
             "description": self.description, "today": self.today, "calls": calls, "verdict": verdict,
             "usage": self.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
-        })
+        });
+        masfire::trajectory_json(self, &mut trajectory);
+        trajectory
     }
 }
 

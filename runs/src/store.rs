@@ -547,6 +547,7 @@ mod tests {
             cost_usd: None,
             calls: 3,
             feasible: None,
+            mas_faults: Vec::new(),
         }
     }
 

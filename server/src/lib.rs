@@ -34,6 +34,7 @@ mod fault;
 mod registry;
 mod runs;
 mod service;
+mod team;
 
 pub use error::Error;
 pub use runs::{DEFAULT_LEASE_TIMEOUT, RunsService};

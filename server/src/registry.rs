@@ -49,6 +49,7 @@ impl Session {
     /// simulated delay, which the caller sleeps with no lock held.
     pub(crate) fn call(
         &mut self,
+        agent: Option<&str>,
         tool: &str,
         arguments: &str,
         idempotency_key: Option<&str>,
@@ -58,22 +59,26 @@ impl Session {
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
         let options = CallOptions { idempotency_key, waited_ms };
-        let delivered = self.episode.deliver_call(tool, arguments, &options).map_err(|error| self.refusal(error))?;
+        let delivered = self.episode.deliver_call_as(agent, tool, arguments, &options).map_err(|error| self.refusal(error))?;
         let delay = fault::real_delay(delivered.delay_ms, self.time_scale);
         self.last_reply = Some(now + delay);
         Ok(Outgoing { delivered, delay, in_band: self.in_band, time_scale: self.time_scale })
     }
 
     /// Why the episode refused a call, as the server says it.
-    fn refusal(&self, error: CallError) -> Error {
+    pub(crate) fn refusal(&self, error: CallError) -> Error {
         match error {
             CallError::UnknownTool(tool) => {
-                let available = self.episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
-                Error::UnknownTool { tool, available }
+                let mut available: Vec<&str> = self.episode.task().tools().iter().map(|t| t.name).collect();
+                available.extend(self.episode.bus_tools().iter().map(|t| t.name));
+                Error::UnknownTool { tool, available: available.join(", ") }
             }
+            // Who calls, and under which role, are request fields, not arguments.
+            CallError::InvalidArgument(arg) if arg.field == "agent_id" || arg.field == "role" => Error::invalid(arg.field, arg.message),
             CallError::InvalidArgument(arg) => Error::InvalidArguments(arg),
             CallError::Finished => Error::EpisodeFinished,
             CallError::CallLimit(limit) => Error::CallLimit(limit),
+            CallError::BusLimit(why) => Error::BusLimit(why),
         }
     }
 

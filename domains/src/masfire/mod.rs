@@ -153,6 +153,14 @@ pub const DEFAULT_BULK_BYTES: u32 = 64 * 1024;
 pub const MAX_STORM_COPIES: u32 = 100;
 /// Most bytes of bulk a context-length violation may add.
 pub const MAX_BULK_BYTES: u32 = 1024 * 1024;
+/// What a MAS-FIRE profile's label starts with.
+pub const LABEL_PREFIX: &str = "mas:";
+/// The rate of the `mas-fire` grid's profiles.
+pub const PRESET_RATE: f64 = 0.3;
+/// The roles the `mas-fire` grid's profiles target: the agents doing the
+/// work, as MAS-FIRE injects into agents' outputs, never into a checker.
+/// A single agent (no role) is always targeted.
+pub const WORKER_ROLES: [&str; 2] = ["planner", "executor"];
 /// Most roles an episode may declare, and most names a profile may target.
 pub const MAX_ROLES: usize = 16;
 
@@ -259,15 +267,47 @@ impl MasProfile {
     }
 
     /// Whether the profile targets an agent of `role` (`None`: an agent
-    /// without a role, in a single-agent episode).
+    /// without a role, a single agent, which is always the whole system).
     pub fn targets(&self, role: Option<&str>) -> bool {
-        self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|t| t == r))
+        self.roles.is_empty() || role.is_none_or(|r| self.roles.iter().any(|t| t == r))
     }
 
-    /// A short label, e.g. `mas:hallucination` or `mas:message-cycle+message-storm@0.5`.
+    /// The profile's label, which [`MasProfile::from_label`] reads back:
+    /// `mas:` + fault names joined by `+` + `@rate` + `:` roles joined by
+    /// `+` when it targets some, e.g. `mas:hallucination@0.3:planner+executor`.
     pub fn label(&self) -> String {
         let names: Vec<&str> = self.faults.iter().map(|f| f.name()).collect();
-        format!("mas:{}@{}", names.join("+"), self.rate)
+        let mut label = format!("{LABEL_PREFIX}{}@{}", names.join("+"), self.rate);
+        if !self.roles.is_empty() {
+            label = format!("{label}:{}", self.roles.join("+"));
+        }
+        label
+    }
+
+    /// Reads a label as [`MasProfile::label`] writes it; the rate may be
+    /// left out (1) and so may the roles (every agent). `None` when the text
+    /// does not start with `mas:`.
+    pub fn from_label(label: &str) -> Option<Result<Self, MasProfileError>> {
+        let rest = label.strip_prefix(LABEL_PREFIX)?;
+        let (spec, roles) = rest.split_once(':').unwrap_or((rest, ""));
+        let (names, rate) = spec.split_once('@').unwrap_or((spec, "1"));
+        let Ok(rate) = rate.parse::<f64>() else {
+            return Some(Err(MasProfileError::Param { field: "rate", message: format!("'{rate}' is not a number") }));
+        };
+        let names: Vec<&str> = names.split('+').collect();
+        Some(MasProfile::new(&names, rate).and_then(|mut profile| {
+            profile.roles = roles.split('+').filter(|r| !r.is_empty()).map(str::to_owned).collect();
+            profile.validate().map(|()| profile)
+        }))
+    }
+
+    /// The profiles of the `mas-fire` grid: each fault type alone, at
+    /// [`PRESET_RATE`], on the agents doing the work ([`WORKER_ROLES`]).
+    pub fn presets() -> Vec<MasProfile> {
+        MasFault::ALL
+            .into_iter()
+            .map(|f| MasProfile { roles: WORKER_ROLES.map(str::to_owned).to_vec(), ..MasProfile::of(vec![f], PRESET_RATE) })
+            .collect()
     }
 
     /// Decides whether the event at `index` (a call index) at `point` meets

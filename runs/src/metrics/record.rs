@@ -141,6 +141,11 @@ pub struct EpisodeResult {
     /// infrastructure error, a run recorded before feasibility was decided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feasible: Option<bool>,
+    /// What became of each MAS-FIRE fault injected (detected, fixed), from
+    /// the verdict; empty for an episode without any. Not written when
+    /// empty, so records stored before it read back and write the same bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mas_faults: Vec<toolenv_domains::masfire::judge::MasOutcome>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -178,6 +183,7 @@ impl EpisodeResult {
             cost_usd: None,
             calls: 0,
             feasible: None,
+            mas_faults: Vec::new(),
         }
     }
 
@@ -194,6 +200,7 @@ impl EpisodeResult {
         EpisodeResult {
             fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
+            mas_faults: trajectory.verdict.as_ref().map(|v| v.mas_faults.clone()).unwrap_or_default(),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }
@@ -242,6 +249,11 @@ impl EpisodeResult {
             tokens: trajectory.usage.map(|u| TokenUsage { input: u.input_tokens, output: u.output_tokens }),
             cost_usd: trajectory.usage.and_then(|u| u.cost_usd),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
+            mas_faults: trajectory
+                .verdict
+                .as_ref()
+                .map(|v| v.mas_faults.iter().filter_map(pb::MasFaultOutcome::to_domain).collect())
+                .unwrap_or_default(),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         })
     }
