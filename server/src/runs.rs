@@ -344,12 +344,13 @@ impl RunsService {
                 trials: request.trials.max(1),
                 ..Grid::single(agents)
             },
-            preset @ ("paper" | "ablation") if customised => {
+            preset @ ("paper" | "ablation" | "mas-fire") if customised => {
                 return Err(Error::invalid("preset", format!("the {preset} preset fixes ε, fault profiles and trials; leave them unset")));
             }
             "paper" => Grid::paper(agents),
             "ablation" => Grid::ablation(agents),
-            other => return Err(Error::invalid("preset", format!("presets are \"paper\" and \"ablation\", got {other:?}"))),
+            "mas-fire" => Grid::mas_fire(agents),
+            other => return Err(Error::invalid("preset", format!("presets are \"paper\", \"ablation\" and \"mas-fire\", got {other:?}"))),
         };
         grid.seed = request.seed;
         grid.seeds = request.seeds.max(1);
