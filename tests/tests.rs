@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Multi-agent episodes: roles, the message bus, MAS-FIRE's fifteen fault types and their tables.
+mod masfire;

@@ -5,7 +5,7 @@
 mod team;
 pub mod worker;
 
-pub use toolenv_runs::{Grid, PlannedEpisode, metrics, report, store, trajectory_json};
+pub use toolenv_runs::{Grid, PlannedEpisode, masfire, metrics, report, store, trajectory_json};
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::tool::{Param, ParamType, ToolSpec};
 
 /// Most messages an episode's agents may send.
-pub const MAX_MESSAGES: u32 = 500;
+pub const MAX_MESSAGES: u32 = 100;
 /// Most bytes of one message's body.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
 /// Most agents that may join one episode.
