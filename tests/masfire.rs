@@ -427,3 +427,47 @@ async fn the_mas_fire_grid_reports_rs_o_l_s_and_closed_loops_beat_pipelines_on_r
     assert!(detected("team-closed-loop") > detected("team-pipeline"), "{report}");
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_hosted_run_shares_one_episode_among_workers_in_different_roles() {
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest {
+        agents: vec!["my-team".into()],
+        domain: pb::Domain::Travel.into(),
+        roles: roles(&["planner", "executor"]),
+        fault_profiles: vec!["mas:message-storm@1".into()],
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    let next = |role: &str| pb::NextEpisodeRequest { run_id: run.run_id.clone(), role: role.into(), ..Default::default() };
+    let s = client.runs().next_episode(next("critic")).await.unwrap_err();
+    assert_eq!(field(&s).as_deref(), Some("role"), "{s:?}");
+    let first = client.runs().next_episode(next("planner")).await.unwrap().into_inner().lease.unwrap();
+    let second = client.runs().next_episode(next("executor")).await.unwrap().into_inner().lease.unwrap();
+    let (a, b) = (first.episode.unwrap(), second.episode.unwrap());
+    assert_eq!(a.episode_id, b.episode_id, "the executor's worker gets the planner's episode");
+    assert_eq!(first.plan_index, second.plan_index);
+    assert_eq!(b.roles.len(), 2);
+    // That role is taken now: another executor gets the next episode.
+    let third = client.runs().next_episode(next("executor")).await.unwrap().into_inner().lease.unwrap();
+    assert_ne!(third.episode.unwrap().episode_id, a.episode_id);
+    // Two workers (two clients) play the episode together.
+    let mut other = client.clone();
+    let planner = client.join_episode(&a.episode_id, "planner").await.unwrap();
+    let executor = other.join_episode(&b.episode_id, "executor").await.unwrap();
+    let task = toolenv_domains::task(&a.task_id).unwrap();
+    call(&mut client, &a, &planner.agent_id, "send_message", json!({"to": "executor", "body": "go"})).await.unwrap();
+    let inbox = result(&call(&mut other, &b, &executor.agent_id, "read_inbox", json!({})).await.unwrap());
+    // The storm delivered "go" five times; the executor acts once.
+    assert_eq!(inbox["messages"].as_array().unwrap().len(), 5);
+    for c in &task.reference {
+        call(&mut other, &b, &executor.agent_id, c.tool, c.arguments.clone()).await.unwrap();
+    }
+    let verdict = client.finish_episode(&a.episode_id).await.unwrap();
+    assert!(verdict.passed, "{:?}", toolenv_tests::failed_checks(&verdict));
+    assert_eq!(verdict.mas_faults.len(), 1);
+    assert!(verdict.mas_faults[0].detected, "no write repeated after the storm");
+    let progress = client.runs().get_run(pb::GetRunRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    assert_eq!(progress.passed, 1);
+    server.shutdown().await.unwrap();
+}

@@ -35,3 +35,21 @@ pub(crate) fn join(session: &mut Session, role: &str) -> Result<pb::JoinEpisodeR
         tools: tools(&session.episode),
     })
 }
+
+/// A live episode as a lease shows it (for a worker joining an episode
+/// another worker opened).
+pub(crate) fn episode_message(episode_id: &str, session: &Session) -> pb::Episode {
+    let episode = &session.episode;
+    let trajectory = episode.trajectory();
+    pb::Episode {
+        episode_id: episode_id.to_owned(),
+        task_id: trajectory.task_id.clone(),
+        description: episode.description().to_owned(),
+        tools: tools(episode),
+        today: trajectory.today.clone(),
+        max_calls: episode.max_calls(),
+        fault_profile_json: serde_json::to_string(&trajectory.fault_profile).unwrap_or_default(),
+        time_scale: session.time_scale,
+        roles: episode.roles().iter().map(Into::into).collect(),
+    }
+}

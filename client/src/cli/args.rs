@@ -160,6 +160,11 @@ pub(crate) struct HostArgs {
     /// Print the run's id and return at once, without following it.
     #[arg(long)]
     pub(crate) no_wait: bool,
+    /// Roles every planned episode declares (comma-separated, e.g.
+    /// planner,executor), each with its standard prompt: a multi-agent run,
+    /// whose workers ask for episodes by role and join them.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) roles: Vec<String>,
 }
 
 #[derive(Debug, Clone, clap::Args)]

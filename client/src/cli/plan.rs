@@ -99,6 +99,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
         fault_delivery: grid.fault_delivery.into(),
         time_scale: grid.time_scale,
         lease_timeout_ms: args.lease_timeout_secs.saturating_mul(1000),
+        roles: args.roles.iter().map(|name| pb::Role::from(&toolenv_domains::RoleSpec::standard(name))).collect(),
     })
 }
 
