@@ -163,13 +163,13 @@ fn decide(calls: &[CallRecord], call: &CallRecord, injection: &Injection) -> (bo
         Injection::RoleAmbiguity { agent, merged_role, .. } => {
             let mine = |c: &&CallRecord| c.agent.as_deref() == Some(agent.as_str());
             let asked = calls.iter().filter(mine).any(|c| c.tool == bus::ASK_USER);
+            // Doing the merged role's work: one of its state-changing calls made by this agent too.
             let theirs: Vec<&CallRecord> =
-                calls.iter().filter(|c| c.role.as_deref() == Some(merged_role.as_str()) && c.tool != bus::JOIN).collect();
+                calls.iter().filter(|c| c.role.as_deref() == Some(merged_role.as_str()) && c.state_changed).collect();
             let overstepped = calls
                 .iter()
                 .filter(mine)
-                .filter(|c| c.tool != bus::JOIN && !bus::BUS_TOOLS.iter().any(|t| t.name == c.tool))
-                .any(|c| theirs.iter().any(|t| t.tool == c.tool && t.arguments == c.arguments));
+                .any(|c| theirs.iter().any(|t| t.index != c.index && t.tool == c.tool && t.arguments == c.arguments));
             let detected = asked || !overstepped;
             (detected, detected && !repeated_write(calls, 0))
         }

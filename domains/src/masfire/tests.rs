@@ -57,3 +57,61 @@ fn closed_loop_neutralises_more_rewriting_faults_than_the_pipeline() {
 fn worker_profile(fault: MasFault) -> MasProfile {
     MasProfile { roles: vec!["planner".into(), "executor".into()], ..MasProfile::of(vec![fault], 0.3) }
 }
+
+fn flight_team(fault: MasFault, rate: f64) -> Episode {
+    let task = crate::task("travel/cheapest-flight/001").unwrap();
+    let roles = vec![crate::RoleSpec::standard("planner"), crate::RoleSpec::standard("executor")];
+    let mut episode = Episode::new(task, 1, 0).with_team(roles, Some(MasProfile::of(vec![fault], rate))).unwrap();
+    episode.join("planner").unwrap();
+    episode.join("executor").unwrap();
+    episode
+}
+
+const SEARCH: &str = r#"{"origin":"LON","dest":"PAR","date":"2026-01-05"}"#;
+
+#[test]
+fn a_reissue_is_detection_and_an_untouched_one_is_the_fix() {
+    let options = crate::CallOptions::default();
+    // Never re-issued: not detected.
+    let mut episode = flight_team(MasFault::ParameterFormatError, 1.0);
+    assert!(episode.call_as(Some("planner-1"), "search_flights", SEARCH, &options).is_err());
+    episode.finish();
+    let outcome = &episode.verdict().unwrap().mas_faults[0];
+    assert_eq!((outcome.fault, outcome.call, outcome.detected, outcome.fixed), (MasFault::ParameterFormatError, Some(2), false, false));
+    assert_eq!(outcome.role.as_deref(), Some("planner"));
+    // Re-issued, but every call meets the fault at rate 1: detected, not fixed.
+    let mut episode = flight_team(MasFault::ParameterFormatError, 1.0);
+    for _ in 0..2 {
+        assert!(episode.call_as(Some("planner-1"), "search_flights", SEARCH, &options).is_err());
+    }
+    episode.finish();
+    let first = &episode.verdict().unwrap().mas_faults[0];
+    assert_eq!((first.detected, first.fixed), (true, false));
+}
+
+#[test]
+fn a_cycled_message_sent_again_is_detected_and_calls_by_unknown_agents_are_refused() {
+    let options = crate::CallOptions::default();
+    let mut episode = flight_team(MasFault::MessageCycle, 1.0);
+    let send = r#"{"to":"executor","body":"plan"}"#;
+    episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
+    let inbox = episode.call_as(Some("executor-1"), "read_inbox", "{}", &options).unwrap().outcome.result_value().unwrap();
+    assert_eq!(inbox["messages"], serde_json::json!([]));
+    episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
+    let error = episode.call_as(Some("nobody-1"), "read_inbox", "{}", &options).unwrap_err();
+    assert!(matches!(error, crate::CallError::InvalidArgument(ref e) if e.field == "agent_id"), "{error:?}");
+    episode.finish();
+    let outcomes = &episode.verdict().unwrap().mas_faults;
+    assert_eq!(outcomes.len(), 2, "both sends cycled");
+    assert!(outcomes[0].detected && !outcomes[0].fixed, "{outcomes:?}");
+}
+
+#[test]
+fn an_episode_without_roles_or_profile_is_unchanged() {
+    let task = crate::task("travel/cheapest-flight/001").unwrap();
+    let plain = Episode::new(task, 1, 0);
+    let same = Episode::new(task, 1, 0).with_team(Vec::new(), None).unwrap();
+    assert!(same.bus_tools().is_empty());
+    assert_eq!(serde_json::to_string(plain.trajectory()).unwrap(), serde_json::to_string(same.trajectory()).unwrap());
+    assert!(!serde_json::to_string(plain.trajectory()).unwrap().contains("roles"));
+}
