@@ -442,15 +442,20 @@ async fn a_hosted_run_shares_one_episode_among_workers_in_different_roles() {
     let next = |role: &str| pb::NextEpisodeRequest { run_id: run.run_id.clone(), role: role.into(), ..Default::default() };
     let s = client.runs().next_episode(next("critic")).await.unwrap_err();
     assert_eq!(field(&s).as_deref(), Some("role"), "{s:?}");
+    // Only the first role opens episodes: an executor first waits.
+    let early = client.runs().next_episode(next("executor")).await.unwrap().into_inner();
+    assert!(early.lease.is_none() && early.retry_after_ms > 0, "{early:?}");
     let first = client.runs().next_episode(next("planner")).await.unwrap().into_inner().lease.unwrap();
     let second = client.runs().next_episode(next("executor")).await.unwrap().into_inner().lease.unwrap();
     let (a, b) = (first.episode.unwrap(), second.episode.unwrap());
     assert_eq!(a.episode_id, b.episode_id, "the executor's worker gets the planner's episode");
     assert_eq!(first.plan_index, second.plan_index);
     assert_eq!(b.roles.len(), 2);
-    // That role is taken now: another executor gets the next episode.
-    let third = client.runs().next_episode(next("executor")).await.unwrap().into_inner().lease.unwrap();
-    assert_ne!(third.episode.unwrap().episode_id, a.episode_id);
+    // That role is taken now: another planner opens the next episode, which another executor joins.
+    let third = client.runs().next_episode(next("planner")).await.unwrap().into_inner().lease.unwrap();
+    let fourth = client.runs().next_episode(next("executor")).await.unwrap().into_inner().lease.unwrap();
+    assert_ne!(third.episode.as_ref().unwrap().episode_id, a.episode_id);
+    assert_eq!(third.episode.unwrap().episode_id, fourth.episode.unwrap().episode_id);
     // Two workers (two clients) play the episode together.
     let mut other = client.clone();
     let planner = client.join_episode(&a.episode_id, "planner").await.unwrap();

@@ -28,3 +28,5 @@ mod python_worker;
 mod discovery;
 // Multi-agent episodes: roles, the message bus, MAS-FIRE's fifteen fault types and their tables.
 mod masfire;
+// Two Python workers in two roles share the episodes of a hosted multi-agent run.
+mod two_roles;

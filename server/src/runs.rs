@@ -192,19 +192,30 @@ impl Queue {
     }
 
     /// A leased episode of `agent`'s lane whose `role` was not handed out
-    /// yet, now handed out for it: its plan index and episode id.
-    fn open_for_role(&self, agent: &str, role: &str) -> Option<(usize, String)> {
-        let lane = self.lanes.get(agent)?;
+    /// yet, now handed out for it: its plan index and episode id; or
+    /// `Err(())` when such an episode is being created (ask again soon).
+    fn open_for_role(&self, agent: &str, role: &str) -> Result<Option<(usize, String)>, ()> {
+        let Some(lane) = self.lanes.get(agent) else { return Ok(None) };
         let mut state = self.state.lock();
         let start = state.done_prefix.get(agent).copied().unwrap_or(0);
+        let open = |index: &usize| !state.roles_handed.get(index).is_some_and(|r| r.iter().any(|h| h == role));
+        let mut pending = false;
         let found = lane[start.min(lane.len())..].iter().find_map(|&index| match &state.slots[index] {
-            Slot::Leased(Some(id)) if !state.roles_handed.get(&index).is_some_and(|r| r.iter().any(|h| h == role)) => {
-                Some((index, id.clone()))
+            Slot::Leased(Some(id)) if open(&index) => Some((index, id.clone())),
+            Slot::Leased(None) if open(&index) => {
+                pending = true;
+                None
             }
             _ => None,
-        })?;
-        state.roles_handed.entry(found.0).or_default().push(role.to_owned());
-        Some(found)
+        });
+        match found {
+            Some((index, id)) => {
+                state.roles_handed.entry(index).or_default().push(role.to_owned());
+                Ok(Some((index, id)))
+            }
+            None if pending => Err(()),
+            None => Ok(None),
+        }
     }
 
     /// Puts a leased slot back in the queue (its episode could not be
@@ -477,7 +488,22 @@ impl pb::runs_server::Runs for RunsService {
                 return Err(Error::invalid("role", message).into());
             }
             // A leased episode still missing this role first: one episode, several workers.
-            while let Some((index, episode_id)) = queue.open_for_role(&request.agent, &request.role) {
+            loop {
+                let lead = planned_roles.first() == Some(&request.role.as_str());
+                let (index, episode_id) = match queue.open_for_role(&request.agent, &request.role) {
+                    Ok(Some(open)) => open,
+                    // The first role opens episodes; the others only join them.
+                    Ok(None) if lead => break,
+                    Ok(None) => {
+                        let run = queue.progress();
+                        let retry_after_ms = if run.complete || run.waiting + run.leased == 0 { 0 } else { 20 };
+                        return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(run), retry_after_ms }));
+                    }
+                    // Another worker is creating an episode this role can join: ask again in a moment.
+                    Err(()) => {
+                        return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(queue.progress()), retry_after_ms: 20 }));
+                    }
+                };
                 let shared = registry.with_live(&episode_id, |session| match session.episode.verdict() {
                     Some(_) => Err(Error::EpisodeFinished),
                     None => Ok(crate::team::episode_message(&episode_id, session)),
@@ -502,7 +528,15 @@ impl pb::runs_server::Runs for RunsService {
             tokio::pin!(changed);
             changed.as_mut().enable();
             match queue.pick(&request.agent, registry) {
-                Pick::Slot(index) => break index,
+                Pick::Slot(index) => {
+                    // A slot handed out again (its lease expired) starts with no roles taken.
+                    let mut state = queue.state.lock();
+                    state.roles_handed.remove(&index);
+                    if !request.role.is_empty() {
+                        state.roles_handed.insert(index, vec![request.role.clone()]);
+                    }
+                    break index;
+                }
                 Pick::Busy(left) if tokio::time::Instant::now() < deadline => {
                     let _ = tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + left), changed).await;
                 }
@@ -528,9 +562,6 @@ impl pb::runs_server::Runs for RunsService {
         let run = {
             let mut state = queue.state.lock();
             state.slots[index] = Slot::Leased(Some(episode.episode_id.clone()));
-            if !request.role.is_empty() {
-                state.roles_handed.insert(index, vec![request.role.clone()]);
-            }
             state.progress(&queue.agents)
         };
         tracing::debug!(run = %queue.run, index, worker = %request.worker, episode_id = %episode.episode_id, "episode leased");
