@@ -41,13 +41,26 @@ impl Session {
         Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None }
     }
 
-    /// Plays one tool call and says what to send back, and when.
+    /// A call with no agent id, as a single-agent episode gets it.
+    #[cfg(test)]
+    pub(crate) fn call(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        idempotency_key: Option<&str>,
+        declared_wait_ms: Option<u64>,
+    ) -> Result<Outgoing, Error> {
+        self.call_as(None, tool, arguments, idempotency_key, declared_wait_ms)
+    }
+
+    /// Plays one tool call (on behalf of an agent of a multi-agent episode, if
+    /// given) and says what to send back, and when.
     ///
     /// The agent's pause since the previous reply goes to the episode in
     /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
     /// wait the agent declares passes); the reply goes out after the call's
     /// simulated delay, which the caller sleeps with no lock held.
-    pub(crate) fn call(
+    pub(crate) fn call_as(
         &mut self,
         agent: Option<&str>,
         tool: &str,

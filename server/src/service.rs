@@ -134,7 +134,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
         let outgoing = self.registry.with_live(id, |session| {
             let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
-            session.call(agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)
+            session.call_as(agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)
         })?;
         // The simulated delay, for real, with no lock held.
         if !outgoing.delay.is_zero() {
