@@ -9,7 +9,12 @@
 
 use serde_json::{Value, json};
 
-use crate::tool::{Param, ParamType, ToolSpec};
+use super::agents::Caller;
+use super::{CallError, Episode};
+use crate::delivery::Answer;
+use crate::json;
+use crate::masfire::{Injection, InjectionPoint, MasFault, rewrite};
+use crate::tool::{ArgError, Args, DomainError, Param, ParamType, ToolSpec};
 
 /// Most messages an episode's agents may send.
 pub const MAX_MESSAGES: u32 = 100;
@@ -148,5 +153,149 @@ impl Bus {
     /// A message as the pool shows it.
     pub fn pooled(message: &Message) -> Value {
         json!({"message_id": message.id, "from": message.from, "from_role": message.from_role, "to": message.to, "body": message.body})
+    }
+}
+
+impl Episode {
+    /// A bus tool's call: checked, played, and its answer with the faults that met it.
+    pub(super) fn bus_call(
+        &mut self,
+        index: u32,
+        spec: &'static ToolSpec,
+        args: &Args,
+        caller: Option<&Caller>,
+    ) -> Result<(Answer, Vec<Injection>), CallError> {
+        let task = self.task;
+        let user_answer = self.user_answer();
+        let Some(team) = self.team.as_deref_mut() else { return Err(CallError::UnknownTool(spec.name.to_owned())) };
+        let (agent, role) = match caller {
+            Some(Caller { id, role }) => (id.clone(), role.clone().unwrap_or_default()),
+            None => (String::new(), String::new()),
+        };
+        let targeted = team.targets(caller.and_then(|c| c.role.as_deref())).cloned();
+        let reply = |value: Value| Answer::Result(json::canonical(&value));
+        match spec.name {
+            ASK_USER => Ok((reply(json!({"answer": user_answer})), Vec::new())),
+            SEND_MESSAGE => {
+                let body = args.str("body").to_owned();
+                if body.len() > MAX_MESSAGE_BYTES {
+                    return Err(CallError::InvalidArgument(ArgError::new(
+                        "body",
+                        format!("a message body may hold at most {} bytes; this one has {}", MAX_MESSAGE_BYTES, body.len()),
+                    )));
+                }
+                if team.bus.messages.len() >= MAX_MESSAGES as usize {
+                    return Err(CallError::BusLimit(format!(
+                        "this episode's agents have sent the most messages it accepts ({})",
+                        MAX_MESSAGES
+                    )));
+                }
+                let to = args.str("to").to_owned();
+                let address = if to == "*" {
+                    Address::Everyone
+                } else if team.agents.iter().any(|(a, _)| *a == to) {
+                    Address::Agent(to.clone())
+                } else if team.role(&to).is_some() {
+                    Address::Role(to.clone())
+                } else {
+                    let message = format!("no agent or role '{}' in this episode", super::cut(&to, 64));
+                    return Ok((Answer::Error(DomainError::new("UNKNOWN_RECIPIENT", message)), Vec::new()));
+                };
+                let fault = targeted.as_ref().and_then(|p| p.draw(&team.dice, index, InjectionPoint::Send));
+                let mut injections = Vec::new();
+                let mut body_sent = body;
+                if fault == Some(MasFault::InexecutablePlan)
+                    && let Some((broken, original_tool, bogus_tool)) = rewrite::break_plan(&body_sent, task.domain.tools())
+                {
+                    body_sent = broken;
+                    injections.push(Injection::InexecutablePlan { message: index, original_tool, bogus_tool });
+                }
+                let message = team.bus.post(Message { id: index, from: agent.clone(), from_role: role, to: to.clone(), body: body_sent });
+                match fault {
+                    Some(MasFault::MessageCycle) => {
+                        team.bus.deliver(message, Address::Agent(agent.clone()));
+                        injections.push(Injection::MessageCycle { message: index, intended_to: to });
+                    }
+                    Some(MasFault::MessageStorm) => {
+                        let copies = targeted.as_ref().map_or(1, |p| p.storm_copies);
+                        for _ in 0..copies {
+                            team.bus.deliver(message, address.clone());
+                        }
+                        injections.push(Injection::MessageStorm { message: index, copies });
+                    }
+                    Some(MasFault::BroadcastAmplification) => {
+                        team.bus.deliver(message, address.clone());
+                        let extra: Vec<String> = team
+                            .agents
+                            .iter()
+                            .filter(|(a, r)| {
+                                *a != agent
+                                    && match &address {
+                                        Address::Agent(id) => a != id,
+                                        Address::Role(name) => r != name,
+                                        Address::Everyone => false,
+                                    }
+                            })
+                            .map(|(a, _)| a.clone())
+                            .collect();
+                        for a in &extra {
+                            team.bus.deliver(message, Address::Agent(a.clone()));
+                        }
+                        if !extra.is_empty() {
+                            injections.push(Injection::BroadcastAmplification { message: index, extra_recipients: extra });
+                        }
+                    }
+                    _ => {
+                        team.bus.deliver(message, address);
+                    }
+                }
+                Ok((reply(json!({"message_id": index, "sent": true})), injections))
+            }
+            READ_INBOX | READ_POOL => {
+                let pool = spec.name == READ_POOL;
+                let mut items: Vec<(u32, Value)> = if pool {
+                    let after = args.opt_i64("after_id").unwrap_or(-1);
+                    team.bus.messages.iter().filter(|m| i64::from(m.id) > after).map(|m| (m.id, Bus::pooled(m))).collect()
+                } else {
+                    let after = args.opt_i64("after_seq").unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+                    team.bus.inbox(&agent, &role, after).map(|d| (d.seq, team.bus.delivered(d))).collect()
+                };
+                let last = items.last().map(|(n, _)| *n);
+                let mut injections = Vec::new();
+                if !items.is_empty()
+                    && targeted.as_ref().and_then(|p| p.draw(&team.dice, index, InjectionPoint::Read)) == Some(MasFault::MemoryLoss)
+                {
+                    let pruned: Vec<u32> = items.drain(..items.len().div_ceil(2)).map(|(n, _)| n).collect();
+                    injections.push(Injection::MemoryLoss { pruned });
+                }
+                let list: Vec<Value> = items.into_iter().map(|(_, v)| v).collect();
+                let value = if pool {
+                    json!({"messages": list, "last_id": last})
+                } else {
+                    json!({"messages": list, "last_seq": last.unwrap_or(0)})
+                };
+                Ok((reply(value), injections))
+            }
+            other => Err(CallError::UnknownTool(other.to_owned())),
+        }
+    }
+
+    /// What the simulated user answers any question: the withheld slot of an
+    /// ambiguous task, the retraction of a conflicting constraint, or that
+    /// the task is complete as given.
+    fn user_answer(&self) -> String {
+        let mut answers = Vec::new();
+        for injection in &self.trajectory.prompt_faults {
+            match injection {
+                Injection::InstructionAmbiguity { slot, withheld, vague } => {
+                    answers.push(format!("By \"{vague}\" I mean: the {} is {withheld}.", slot.replace('_', " ")));
+                }
+                Injection::InstructionLogicConflict { constraint, .. } => {
+                    answers.push(format!("Please ignore \"{constraint}\": that was a mistake; do the task without it."));
+                }
+                _ => {}
+            }
+        }
+        if answers.is_empty() { "The task description is complete as given; please go ahead.".to_owned() } else { answers.join(" ") }
     }
 }

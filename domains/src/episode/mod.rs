@@ -354,13 +354,12 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        self.run_tool(index, tool, arguments, spec, &args, options, waited_ms)
+        self.run_tool(tool, arguments, spec, &args, options, waited_ms)
     }
 
     /// Plays a valid call of a domain tool under its λ fault.
     fn run_tool(
         &mut self,
-        index: u32,
         tool: &str,
         arguments: &str,
         spec: crate::ToolRef,
@@ -368,6 +367,8 @@ impl Episode {
         options: &CallOptions<'_>,
         waited_ms: u64,
     ) -> Result<(Reached, Delivery), CallError> {
+        // Nothing is recorded between reaching a call and running it.
+        let index = self.trajectory.calls.len() as u32;
         let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))

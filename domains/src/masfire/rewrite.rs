@@ -226,7 +226,7 @@ pub fn break_plan(body: &str, tools: crate::Tools) -> Option<(String, String, St
     Some((value.to_string(), original, bogus))
 }
 
-fn first_tool<'v>(value: &'v mut Value, tools: crate::Tools) -> Option<&'v mut Value> {
+fn first_tool(value: &mut Value, tools: crate::Tools) -> Option<&mut Value> {
     match value {
         Value::Object(map) => {
             if map.get("tool").and_then(Value::as_str).is_some_and(|t| tools.find(t).is_some()) {
