@@ -26,6 +26,9 @@ const RELATIONS: [Relation; 9] = [
 /// What a recorded trajectory was created with. `max_calls` is the call limit
 /// it ran under (not recorded: the server's `max_calls_per_episode`).
 pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
+    if !trajectory.roles.is_empty() || trajectory.mas_profile.is_some() || trajectory.calls.iter().any(|c| !c.agent_id.is_empty()) {
+        return Err(ForkError::Team);
+    }
     let task = toolenv_domains::task(&trajectory.task_id).ok_or_else(|| ForkError::UnknownTask(trajectory.task_id.clone()))?;
     let fault_profile: FaultProfile =
         serde_json::from_str(&trajectory.fault_profile_json).map_err(|e| ForkError::Malformed(format!("fault_profile_json: {e}")))?;

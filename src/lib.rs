@@ -22,6 +22,8 @@ pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 /// The prefix of every `Domain` value's name in `toolenv.v1`.
 const DOMAIN_PREFIX: &str = "DOMAIN_";
 
+mod masfire;
+
 impl From<domains::Domain> for pb::Domain {
     /// The wire value named after the domain (`DOMAIN_TRAVEL` for travel):
     /// a registered domain needs only its enum value in the proto, which the
@@ -119,6 +121,7 @@ impl From<&domains::Verdict> for pb::Verdict {
             }),
             fault_notes: verdict.fault_notes.clone(),
             feasible: verdict.feasible,
+            mas_faults: verdict.mas_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -157,6 +160,9 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
             drawn_without_effect: record.drawn_without_effect.map(|k| k.name().to_owned()).unwrap_or_default(),
             waited_ms: record.waited_ms,
             idempotency_key_call: record.idempotency_key_call,
+            agent_id: record.agent.clone().unwrap_or_default(),
+            role: record.role.clone().unwrap_or_default(),
+            mas_faults: record.mas_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -194,6 +200,9 @@ impl From<&domains::Trajectory> for pb::Trajectory {
             // The agent reports it with its finish call; the server adds it.
             usage: None,
             conversation: None,
+            roles: trajectory.roles.iter().map(Into::into).collect(),
+            mas_profile: trajectory.mas_profile.as_ref().map(Into::into),
+            prompt_faults: trajectory.prompt_faults.iter().map(Into::into).collect(),
         }
     }
 }
@@ -229,6 +238,7 @@ impl pb::Trajectory {
                 if let Some(first) = c.idempotency_key_call {
                     call["idempotency_key_call"] = serde_json::Value::from(first);
                 }
+                masfire::call_json(c, &mut call);
                 call
             })
             .collect();
@@ -241,6 +251,10 @@ impl pb::Trajectory {
             let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
             serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes, "feasible": v.feasible})
         });
+        let mut verdict = verdict;
+        if let (Some(json), Some(v)) = (verdict.as_mut(), self.verdict.as_ref()) {
+            masfire::verdict_json(v, json);
+        }
         let mut json = serde_json::json!({
             "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,
             "perturbations": self.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
@@ -256,6 +270,7 @@ impl pb::Trajectory {
                 "text_form_calls": c.text_form_calls, "protocol_errors": c.protocol_errors,
             });
         }
+        masfire::trajectory_json(self, &mut json);
         json
     }
 }

@@ -27,7 +27,7 @@ async fn create_run(client: &mut Client, request: pb::CreateRunRequest) -> pb::R
 }
 
 async fn next(client: &mut Client, run_id: &str, agent: &str) -> pb::NextEpisodeResponse {
-    let request = pb::NextEpisodeRequest { run_id: run_id.into(), agent: agent.into(), worker: "test".into() };
+    let request = pb::NextEpisodeRequest { run_id: run_id.into(), agent: agent.into(), worker: "test".into(), ..Default::default() };
     client.runs().next_episode(request).await.expect("next episode").into_inner()
 }
 

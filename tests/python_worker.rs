@@ -36,7 +36,8 @@ async fn the_python_worker_plays_a_hosted_run() {
     assert_eq!(run.planned, 40);
 
     // One episode is leased and abandoned first: the Python workers must get it back.
-    let next = pb::NextEpisodeRequest { run_id: run.run_id.clone(), agent: "python".into(), worker: "abandons".into() };
+    let next =
+        pb::NextEpisodeRequest { run_id: run.run_id.clone(), agent: "python".into(), worker: "abandons".into(), ..Default::default() };
     let abandoned = client.runs().next_episode(next).await.unwrap().into_inner().lease.unwrap();
     assert_eq!(abandoned.plan_index, 0);
 

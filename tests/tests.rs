@@ -34,3 +34,7 @@ mod compare;
 mod attribution;
 // Built-in LLM agents against a scripted OpenAI-compatible endpoint: protocols, retries, replays.
 mod llm_agents;
+// Multi-agent episodes: roles, the message bus, MAS-FIRE's fifteen fault types and their tables.
+mod masfire;
+// Two Python workers in two roles share the episodes of a hosted multi-agent run.
+mod two_roles;

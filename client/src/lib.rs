@@ -4,9 +4,10 @@
 
 pub mod llm;
 pub mod mcp;
+mod team;
 pub mod worker;
 
-pub use toolenv_runs::{Grid, PlannedEpisode, metrics, report, store, trajectory_json};
+pub use toolenv_runs::{Grid, PlannedEpisode, masfire, metrics, report, store, trajectory_json};
 
 use std::time::Duration;
 
@@ -129,14 +130,7 @@ impl Client {
         idempotency_key: Option<&str>,
         waited_ms: Option<u64>,
     ) -> Result<pb::CallToolResponse, ClientError> {
-        let request = pb::CallToolRequest {
-            episode_id: episode_id.to_owned(),
-            tool_name: tool_name.to_owned(),
-            arguments_json: arguments_json.to_owned(),
-            idempotency_key: idempotency_key.unwrap_or_default().to_owned(),
-            waited_ms,
-        };
-        Ok(self.inner.call_tool(request).await?.into_inner())
+        self.call_tool_as("", episode_id, tool_name, arguments_json, idempotency_key, waited_ms).await
     }
 
     /// Finishes an episode and returns the verdict.
@@ -176,6 +170,14 @@ toolenv_domains::named_enum! {
         /// Knows only what the task asks (its slots) and decides from what the
         /// tools return: the result-reading solver that decides feasibility.
         Solver = "solver",
+        /// A team of two in a multi-agent episode: the solver as planner, an
+        /// executor running each planned write once, over the message bus;
+        /// nobody checks anything (a linear, waterfall-style pipeline).
+        TeamPipeline = "team-pipeline",
+        /// A team of three: planner and executor as in the pipeline, plus a
+        /// verifier that re-reads what the planner relies on, and an executor
+        /// that checks plans and replies (a closed loop).
+        TeamClosedLoop = "team-closed-loop",
     }
 }
 
@@ -186,8 +188,18 @@ impl Agent {
             Agent::Reference | Agent::ReferenceNoRetry => task.reference.clone(),
             Agent::Brittle => toolenv_domains::perturb::brittle_calls(task, description),
             Agent::Random => toolenv_domains::agent::random_calls(task, seed, toolenv_domains::agent::RANDOM_AGENT_CALLS),
-            // The solver decides call by call (see `solve_remote`).
-            Agent::Idle | Agent::Solver => Vec::new(),
+            // The solver and the teams decide call by call (see `solve_remote`).
+            Agent::Idle | Agent::Solver | Agent::TeamPipeline | Agent::TeamClosedLoop => Vec::new(),
+        }
+    }
+
+    /// The team topology of a built-in team agent.
+    pub fn topology(self) -> Option<toolenv_domains::masfire::team::Topology> {
+        use toolenv_domains::masfire::team::Topology;
+        match self {
+            Agent::TeamPipeline => Some(Topology::Pipeline),
+            Agent::TeamClosedLoop => Some(Topology::ClosedLoop),
+            Agent::Reference | Agent::ReferenceNoRetry | Agent::Brittle | Agent::Random | Agent::Idle | Agent::Solver => None,
         }
     }
 }
@@ -217,8 +229,14 @@ pub const MAX_ATTEMPTS: u32 = 8;
 /// A call the server rejects as malformed (the random agent makes some) is
 /// part of the episode, not a failure of the run; so are injected faults. Any
 /// other error status is.
-pub async fn play(client: &mut Client, agent: Agent, request: pb::CreateEpisodeRequest) -> Result<EpisodeOutcome, ClientError> {
+pub async fn play(client: &mut Client, agent: Agent, mut request: pb::CreateEpisodeRequest) -> Result<EpisodeOutcome, ClientError> {
     let task = known_task(client, &request.task_id).await?;
+    // A team declares its own roles, unless the request already does.
+    if let Some(topology) = agent.topology()
+        && request.roles.is_empty()
+    {
+        request.roles = topology.roles().iter().map(pb::Role::from).collect();
+    }
     let seed = request.seed;
     let episode = client.create_episode_with(request).await?;
     play_created(client, agent, task, seed, &episode).await?;
@@ -250,6 +268,9 @@ async fn play_created(
     let time_scale = episode.time_scale.max(0.0);
     if agent == Agent::Solver {
         return solve_remote(client, task, episode, time_scale).await;
+    }
+    if let Some(topology) = agent.topology() {
+        return team::play_remote(client, task, topology, episode, time_scale).await;
     }
     for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
         let arguments = call.arguments.to_string();
@@ -378,6 +399,7 @@ async fn solve_remote(
         episode_id: episode.episode_id.clone(),
         time_scale,
         error: None,
+        agent_id: String::new(),
     };
     let env = tokio::task::spawn_blocking(move || {
         // Giving up is an outcome of the episode, judged by its verdict.
@@ -398,6 +420,8 @@ struct RemoteEnv {
     time_scale: f64,
     /// An infrastructure error (not a fault): the episode stops there.
     error: Option<ClientError>,
+    /// The agent the calls are made as (empty: none).
+    agent_id: String,
 }
 
 impl toolenv_domains::solver::Env for RemoteEnv {
@@ -417,7 +441,14 @@ impl toolenv_domains::solver::Env for RemoteEnv {
         if request.waited_ms > 0 && self.time_scale > 0.0 {
             std::thread::sleep(Duration::from_millis(request.waited_ms).mul_f64(self.time_scale));
         }
-        let call = self.client.call_tool_after(&self.episode_id, tool, arguments_json, request.idempotency_key, Some(request.waited_ms));
+        let call = self.client.call_tool_as(
+            &self.agent_id,
+            &self.episode_id,
+            tool,
+            arguments_json,
+            request.idempotency_key,
+            Some(request.waited_ms),
+        );
         // Real milliseconds back to the episode's virtual ones, where no virtual figure came with them.
         let virtual_ms = |ms: i64| if ms > 0 && self.time_scale > 0.0 { (ms as f64 / self.time_scale).round() as i64 } else { ms };
         match self.runtime.block_on(call) {

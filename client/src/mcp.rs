@@ -312,7 +312,8 @@ async fn next_episode(client: &mut Client, source: &Source) -> Result<Option<Cur
     let (episode, plan_index) = match source {
         Source::Episode(request) => (client.create_episode_with(request.clone()).await?, None),
         Source::Run { run_id, agent, worker } => loop {
-            let request = pb::NextEpisodeRequest { run_id: run_id.clone(), agent: agent.clone(), worker: worker.clone() };
+            let request =
+                pb::NextEpisodeRequest { run_id: run_id.clone(), agent: agent.clone(), worker: worker.clone(), role: String::new() };
             let reply = client.runs().next_episode(request).await.map_err(ClientError::from)?.into_inner();
             match reply.lease {
                 Some(pb::Lease { episode: Some(episode), plan_index, .. }) => break (episode, Some(plan_index)),

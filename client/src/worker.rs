@@ -63,7 +63,8 @@ pub async fn work(
     let agent = agent.into();
     let mut summary = WorkSummary::default();
     loop {
-        let request = pb::NextEpisodeRequest { run_id: run_id.to_owned(), agent: label.to_owned(), worker: worker.to_owned() };
+        let request =
+            pb::NextEpisodeRequest { run_id: run_id.to_owned(), agent: label.to_owned(), worker: worker.to_owned(), role: String::new() };
         let reply = client.runs().next_episode(request).await?.into_inner();
         let Some(lease) = reply.lease else {
             if reply.retry_after_ms == 0 {

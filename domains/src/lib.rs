@@ -42,6 +42,7 @@ mod delivery;
 pub mod drift;
 mod episode;
 pub mod json;
+pub mod masfire;
 mod names;
 mod oracle;
 pub mod perturb;
@@ -52,8 +53,8 @@ mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
 pub use episode::{
-    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError, ReplayCall, Source, Trajectory,
-    replay_key,
+    CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError, ReplayCall,
+    RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task};

@@ -12,6 +12,7 @@ pub mod attribution_score;
 pub mod compare;
 pub mod cost;
 pub mod html;
+pub mod masfire;
 pub mod metrics;
 pub mod report;
 pub mod store;
@@ -107,6 +108,9 @@ pub enum GridError {
     /// Seeds per task outside 1 to [`MAX_SEEDS`].
     #[error("seeds must be 1 to {MAX_SEEDS}, got {0}")]
     Seeds(u32),
+    /// A `mas:` fault profile name that is not a valid MAS-FIRE profile.
+    #[error(transparent)]
+    MasProfile(#[from] toolenv_domains::masfire::MasProfileError),
 }
 
 impl GridError {
@@ -115,7 +119,7 @@ impl GridError {
         match self {
             GridError::NoAgents | GridError::AgentLabel(_) => "agents",
             GridError::NoEpsilons | GridError::Epsilon(_) => "epsilons",
-            GridError::FaultProfile(_) => "fault_profiles",
+            GridError::FaultProfile(_) | GridError::MasProfile(_) => "fault_profiles",
             GridError::Trials(_) => "trials",
             GridError::TimeScale(_) => "time_scale",
             GridError::Seeds(_) => "seeds",
@@ -196,7 +200,11 @@ impl Grid {
             toolenv_domains::perturb::Level::from_epsilon(epsilon)?;
         }
         for name in self.fault_profiles.iter().filter(|name| !is_named_profile(name)) {
-            toolenv_domains::chaos::FaultProfile::preset(name)?;
+            if masfire::is_mas(name) {
+                masfire::check_label(name)?;
+            } else {
+                toolenv_domains::chaos::FaultProfile::preset(name)?;
+            }
         }
         if !(1..=MAX_TRIALS).contains(&self.trials) {
             return Err(GridError::Trials(self.trials));
@@ -228,12 +236,16 @@ impl Grid {
                                     seed: self.seed.wrapping_add(u64::from(seed)),
                                     trial,
                                     epsilon,
-                                    fault_profile: profile.map(|name| pb::FaultProfile { name: name.to_owned(), ..Default::default() }),
+                                    fault_profile: profile
+                                        .filter(|name| !masfire::is_mas(name))
+                                        .map(|name| pb::FaultProfile { name: name.to_owned(), ..Default::default() }),
                                     fault_delivery: self.fault_delivery.into(),
                                     time_scale: self.time_scale,
+                                    roles: Vec::new(),
+                                    mas_faults: profile.and_then(masfire::wire_profile),
                                 },
                                 fault_profile: profile.unwrap_or("none").to_owned(),
-                                lambda: profile.map_or(0.0, lambda_of),
+                                lambda: profile.map_or(0.0, |name| if masfire::is_mas(name) { f64::NAN } else { lambda_of(name) }),
                             });
                         }
                     }

@@ -126,7 +126,9 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
                 let _ = writeln!(out, "    {:<24} {:>8} {:>8}", row.fault_profile, value, delta);
             }
         }
-        let main_grid: Vec<&EpisodeResult> = mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile)).collect();
+        crate::masfire::render_agent(&mut out, &mine, conv)?;
+        let main_grid: Vec<&EpisodeResult> =
+            mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile) && !crate::masfire::is_mas(&e.fault_profile)).collect();
         let surface = metrics::reliability_surface(main_grid.iter().copied(), &[k], conv)?;
         if surface.epsilons().len() * surface.lambdas().len() > 1 {
             if let Some(volume) = metrics::surface_volume(&surface) {

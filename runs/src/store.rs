@@ -548,6 +548,7 @@ mod tests {
             calls: 3,
             feasible: None,
             llm: None,
+            mas_faults: Vec::new(),
         }
     }
 

@@ -50,6 +50,9 @@ pub enum Error {
     /// The server itself failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
+    /// A limit of a multi-agent episode's bus (messages, agents) was reached.
+    #[error("{0}")]
+    BusLimit(String),
 }
 
 impl Error {
@@ -116,6 +119,8 @@ impl From<Error> for Status {
             ),
             // Not the client's doing.
             Error::Store(_) | Error::Internal(_) => Status::internal(message),
+            // A multi-agent episode's quota (messages sent, agents joined) is used up.
+            Error::BusLimit(_) => Status::resource_exhausted(message),
         }
     }
 }

@@ -32,6 +32,7 @@ impl ToolEnvService {
             task_id: episode.task().id.clone(),
             description: episode.description().to_owned(),
             tools: toolenv::tool_specs(episode.task().domain).to_vec(),
+            roles: Vec::new(),
             today: episode.task().today.to_string(),
             max_calls: episode.max_calls(),
             fault_profile_json: trajectory.fault_profile_json.clone(),

@@ -36,6 +36,7 @@ mod metrics;
 mod registry;
 mod runs;
 mod service;
+mod team;
 
 pub use error::Error;
 pub use runs::{DEFAULT_LEASE_TIMEOUT, RunsService};

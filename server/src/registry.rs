@@ -43,14 +43,28 @@ impl Session {
         Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None, conversation: None }
     }
 
-    /// Plays one tool call and says what to send back, and when.
+    /// A call with no agent id, as a single-agent episode gets it.
+    #[cfg(test)]
+    pub(crate) fn call(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        idempotency_key: Option<&str>,
+        declared_wait_ms: Option<u64>,
+    ) -> Result<Outgoing, Error> {
+        self.call_as(None, tool, arguments, idempotency_key, declared_wait_ms)
+    }
+
+    /// Plays one tool call (on behalf of an agent of a multi-agent episode, if
+    /// given) and says what to send back, and when.
     ///
     /// The agent's pause since the previous reply goes to the episode in
     /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
     /// wait the agent declares passes); the reply goes out after the call's
     /// simulated delay, which the caller sleeps with no lock held.
-    pub(crate) fn call(
+    pub(crate) fn call_as(
         &mut self,
+        agent: Option<&str>,
         tool: &str,
         arguments: &str,
         idempotency_key: Option<&str>,
@@ -60,22 +74,26 @@ impl Session {
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
         let options = CallOptions { idempotency_key, waited_ms };
-        let delivered = self.episode.deliver_call(tool, arguments, &options).map_err(|error| self.refusal(error))?;
+        let delivered = self.episode.deliver_call_as(agent, tool, arguments, &options).map_err(|error| self.refusal(error))?;
         let delay = fault::real_delay(delivered.delay_ms, self.time_scale);
         self.last_reply = Some(now + delay);
         Ok(Outgoing { delivered, delay, in_band: self.in_band, time_scale: self.time_scale })
     }
 
     /// Why the episode refused a call, as the server says it.
-    fn refusal(&self, error: CallError) -> Error {
+    pub(crate) fn refusal(&self, error: CallError) -> Error {
         match error {
             CallError::UnknownTool(tool) => {
-                let available = self.episode.task().tools().iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
-                Error::UnknownTool { tool, available }
+                let mut available: Vec<&str> = self.episode.task().tools().iter().map(|t| t.name).collect();
+                available.extend(self.episode.bus_tools().iter().map(|t| t.name));
+                Error::UnknownTool { tool, available: available.join(", ") }
             }
+            // Who calls, and under which role, are request fields, not arguments.
+            CallError::InvalidArgument(arg) if arg.field == "agent_id" || arg.field == "role" => Error::invalid(arg.field, arg.message),
             CallError::InvalidArgument(arg) => Error::InvalidArguments(arg),
             CallError::Finished => Error::EpisodeFinished,
             CallError::CallLimit(limit) => Error::CallLimit(limit),
+            CallError::BusLimit(why) => Error::BusLimit(why),
         }
     }
 

@@ -89,6 +89,9 @@ struct QueueState {
     /// done (a done slot never changes again): a pick starts there, so it
     /// costs about the episodes in flight, not the plan's length.
     done_prefix: HashMap<String, usize>,
+    /// For a multi-agent run: the roles each leased slot's episode was
+    /// handed out for, so that each role goes to one worker.
+    roles_handed: HashMap<usize, Vec<String>>,
 }
 
 impl QueueState {
@@ -138,7 +141,7 @@ impl Queue {
             }
             lanes.entry(planned.agent.clone()).or_default().push(index);
         }
-        let state = QueueState { slots, summary, done_prefix: HashMap::new() };
+        let state = QueueState { slots, summary, done_prefix: HashMap::new(), roles_handed: HashMap::new() };
         Queue {
             run: state.summary.id.clone(),
             plan,
@@ -188,12 +191,40 @@ impl Queue {
         soonest.map_or(Pick::Done, Pick::Busy)
     }
 
+    /// A leased episode of `agent`'s lane whose `role` was not handed out
+    /// yet, now handed out for it: its plan index and episode id; or
+    /// `Err(())` when such an episode is being created (ask again soon).
+    fn open_for_role(&self, agent: &str, role: &str) -> Result<Option<(usize, String)>, ()> {
+        let Some(lane) = self.lanes.get(agent) else { return Ok(None) };
+        let mut state = self.state.lock();
+        let start = state.done_prefix.get(agent).copied().unwrap_or(0);
+        let open = |index: &usize| !state.roles_handed.get(index).is_some_and(|r| r.iter().any(|h| h == role));
+        let mut pending = false;
+        let found = lane[start.min(lane.len())..].iter().find_map(|&index| match &state.slots[index] {
+            Slot::Leased(Some(id)) if open(&index) => Some((index, id.clone())),
+            Slot::Leased(None) if open(&index) => {
+                pending = true;
+                None
+            }
+            _ => None,
+        });
+        match found {
+            Some((index, id)) => {
+                state.roles_handed.entry(index).or_default().push(role.to_owned());
+                Ok(Some((index, id)))
+            }
+            None if pending => Err(()),
+            None => Ok(None),
+        }
+    }
+
     /// Puts a leased slot back in the queue (its episode could not be
     /// created or recorded), unless it went to another episode meanwhile.
     fn free(&self, index: usize, episode_id: Option<&str>) {
         let mut state = self.state.lock();
         if state.slots[index] == Slot::Leased(episode_id.map(str::to_owned)) {
             state.slots[index] = Slot::Waiting;
+            state.roles_handed.remove(&index);
         }
         self.changed.notify_waiters();
     }
@@ -352,13 +383,17 @@ impl RunsService {
                 trials: request.trials.max(1),
                 ..Grid::single(agents)
             },
-            preset @ ("paper" | "ablation") if customised => {
+            preset @ ("paper" | "ablation" | "mas-fire") if customised => {
                 return Err(Error::invalid("preset", format!("the {preset} preset fixes ε, fault profiles and trials; leave them unset")));
             }
             "paper" => Grid::paper(agents),
             "ablation" => Grid::ablation(agents),
-            other => return Err(Error::invalid("preset", format!("presets are \"paper\" and \"ablation\", got {other:?}"))),
+            "mas-fire" => Grid::mas_fire(agents),
+            other => return Err(Error::invalid("preset", format!("presets are \"paper\", \"ablation\" and \"mas-fire\", got {other:?}"))),
         };
+        if let Some(role) = request.roles.iter().find(|r| !toolenv_domains::masfire::valid_name(&r.name)) {
+            return Err(Error::invalid("roles", format!("'{}' is not a role name (1–64 letters, digits, '-', '_')", role.name)));
+        }
         grid.seed = request.seed;
         grid.seeds = request.seeds.max(1);
         grid.time_scale = request.time_scale;
@@ -376,7 +411,11 @@ impl RunsService {
         if size > MAX_PLANNED {
             return Err(Error::invalid("agents", format!("the grid has {size} episodes; a run may plan at most {MAX_PLANNED}")));
         }
-        Ok(grid.plan(tasks.iter().map(|t| t.id.as_str())))
+        let mut plan = grid.plan(tasks.iter().map(|t| t.id.as_str()));
+        for planned in &mut plan {
+            planned.request.roles.clone_from(&request.roles);
+        }
+        Ok(plan)
     }
 }
 
@@ -449,6 +488,46 @@ impl pb::runs_server::Runs for RunsService {
         let request = request.into_inner();
         let queue = self.host().queue(&request.run_id).await?;
         let registry = self.env.registry();
+        if !request.role.is_empty() {
+            let planned_roles =
+                queue.plan.first().map(|p| p.request.roles.iter().map(|r| r.name.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+            if !planned_roles.contains(&request.role.as_str()) {
+                let message = format!("the run's episodes declare the roles [{}]; '{}' is not one", planned_roles.join(", "), request.role);
+                return Err(Error::invalid("role", message).into());
+            }
+            // A leased episode still missing this role first: one episode, several workers.
+            loop {
+                let lead = planned_roles.first() == Some(&request.role.as_str());
+                let (index, episode_id) = match queue.open_for_role(&request.agent, &request.role) {
+                    Ok(Some(open)) => open,
+                    // The first role opens episodes; the others only join them.
+                    Ok(None) if lead => break,
+                    Ok(None) => {
+                        let run = queue.progress();
+                        let retry_after_ms = if run.complete || run.waiting + run.leased == 0 { 0 } else { 20 };
+                        return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(run), retry_after_ms }));
+                    }
+                    // Another worker is creating an episode this role can join: ask again in a moment.
+                    Err(()) => {
+                        return Ok(Response::new(pb::NextEpisodeResponse { lease: None, run: Some(queue.progress()), retry_after_ms: 20 }));
+                    }
+                };
+                let shared = registry.with_live(&episode_id, |session| match session.episode.verdict() {
+                    Some(_) => Err(Error::EpisodeFinished),
+                    None => Ok(crate::team::episode_message(&episode_id, session)),
+                });
+                // Finished or expired meanwhile: look further.
+                let Ok(episode) = shared else { continue };
+                tracing::debug!(run = %queue.run, index, worker = %request.worker, role = %request.role, %episode_id, "episode shared");
+                let lease = pb::Lease {
+                    episode: Some(episode),
+                    plan_index: index as u64,
+                    agent: queue.plan[index].agent.clone(),
+                    lease_timeout_ms: queue.lease_timeout.as_millis() as u64,
+                };
+                return Ok(Response::new(pb::NextEpisodeResponse { lease: Some(lease), run: Some(queue.progress()), retry_after_ms: 0 }));
+            }
+        }
         // Long poll: while every remaining episode is leased, wait for one to
         // be recorded or freed, or for the soonest lease to expire.
         let deadline = tokio::time::Instant::now() + LONG_POLL;
@@ -457,7 +536,15 @@ impl pb::runs_server::Runs for RunsService {
             tokio::pin!(changed);
             changed.as_mut().enable();
             match queue.pick(&request.agent, registry) {
-                Pick::Slot(index) => break index,
+                Pick::Slot(index) => {
+                    // A slot handed out again (its lease expired) starts with no roles taken.
+                    let mut state = queue.state.lock();
+                    state.roles_handed.remove(&index);
+                    if !request.role.is_empty() {
+                        state.roles_handed.insert(index, vec![request.role.clone()]);
+                    }
+                    break index;
+                }
                 Pick::Busy(left) if tokio::time::Instant::now() < deadline => {
                     let _ = tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + left), changed).await;
                 }

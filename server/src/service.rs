@@ -69,15 +69,28 @@ impl ToolEnvService {
         let perturbed = perturb(task, level, request.seed, self.config.paraphrases.as_deref());
         let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
         let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
+        let mas = request
+            .mas_faults
+            .as_ref()
+            .map(pb::MasFaultProfile::to_domain)
+            .transpose()
+            .map_err(|e| Error::invalid("mas_faults", e.to_string()))?;
+        let roles = request.roles.iter().map(pb::Role::to_domain).collect();
         let episode = Episode::new(task, request.seed, request.trial)
             .with_max_calls(self.config.max_calls_per_episode)
             .with_chaos(chaos)
-            .with_perturbation(level, perturbed);
+            .with_perturbation(level, perturbed)
+            .with_team(roles, mas)
+            .map_err(|e| match e {
+                toolenv_domains::TeamError::Roles(why) => Error::invalid("roles", why),
+                toolenv_domains::TeamError::Profile(why) => Error::invalid("mas_faults", why.to_string()),
+            })?;
         let reply = pb::Episode {
             episode_id: String::new(),
             task_id: task.id.clone(),
             description: episode.description().to_owned(),
-            tools: toolenv::tool_specs(task.domain).to_vec(),
+            tools: crate::team::tools(&episode),
+            roles: episode.roles().iter().map(Into::into).collect(),
             today: task.today.to_string(),
             max_calls: episode.max_calls(),
             fault_profile_json,
@@ -133,7 +146,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
         let started = std::time::Instant::now();
         let called = self.registry.with_live(id, |session| {
-            let outgoing = session.call(&request.tool_name, &request.arguments_json, key, request.waited_ms)?;
+            let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
+            let outgoing = session.call_as(agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)?;
             let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
             Ok((outgoing, labels))
         });
@@ -179,6 +193,17 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             self.runs.record(lease, id, trajectory).await?;
         }
         Ok(Response::new(verdict))
+    }
+
+    async fn join_episode(&self, request: Request<pb::JoinEpisodeRequest>) -> Result<Response<pb::JoinEpisodeResponse>, Status> {
+        let request = request.into_inner();
+        let id = episode_id(&request.episode_id)?;
+        if request.role.is_empty() {
+            return Err(Error::MissingField("role").into());
+        }
+        let reply = self.registry.with_live(id, |session| crate::team::join(session, &request.role))?;
+        tracing::debug!(episode_id = %id, agent_id = %reply.agent_id, "agent joined");
+        Ok(Response::new(reply))
     }
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {

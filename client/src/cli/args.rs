@@ -260,6 +260,11 @@ pub(crate) struct HostArgs {
     /// Print the run's id and return at once, without following it.
     #[arg(long)]
     pub(crate) no_wait: bool,
+    /// Roles every planned episode declares (comma-separated, e.g.
+    /// planner,executor), each with its standard prompt: a multi-agent run,
+    /// whose workers ask for episodes by role and join them.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) roles: Vec<String>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -379,6 +384,18 @@ pub(crate) struct EpisodeArgs {
     /// built-in agents need no real waiting, so 0 by default.
     #[arg(long, default_value_t = 0.0)]
     pub(crate) time_scale: f64,
+    /// MAS-FIRE fault types to inject (comma-separated, e.g.
+    /// hallucination,message-storm; `toolenv play --help` lists them in the
+    /// README): one profile holding them all.
+    #[arg(long, value_delimiter = ',', value_name = "FAULT")]
+    pub(crate) mas_faults: Vec<String>,
+    /// Probability that each tool call, message or inbox read of a targeted
+    /// agent meets one of the --mas-faults (prompt faults always apply).
+    #[arg(long, default_value_t = 1.0, requires = "mas_faults")]
+    pub(crate) mas_rate: f64,
+    /// Roles whose agents the --mas-faults target (comma-separated); all by default.
+    #[arg(long, value_delimiter = ',', requires = "mas_faults")]
+    pub(crate) mas_roles: Vec<String>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -400,8 +417,9 @@ pub(crate) struct GridArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) trials: u32,
     /// A preset grid, replacing --epsilon, --faults and --trials: "paper"
-    /// (ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials) or "ablation"
-    /// (timeout-only, rate-limit-only, partial-response-only, mixed × 2 trials).
+    /// (ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials), "ablation"
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed × 2 trials)
+    /// or "mas-fire" (0.0 and each MAS-FIRE fault type alone × 2 trials).
     #[arg(long, value_enum)]
     pub(crate) grid: Option<GridPreset>,
     /// Episode seed (trials of a configuration share it and differ by trial index).
@@ -418,6 +436,19 @@ pub(crate) struct GridArgs {
     /// Real milliseconds per simulated millisecond of fault delays.
     #[arg(long, default_value_t = 0.0)]
     pub(crate) time_scale: f64,
+    /// MAS-FIRE fault types (comma-separated, e.g. hallucination,message-cycle):
+    /// each becomes a fault profile of the grid of its own (`mas:NAME@RATE`),
+    /// next to the fault-free profile 0.0 its RS_f is measured against.
+    /// --faults also takes such labels directly.
+    #[arg(long, value_delimiter = ',', value_name = "FAULT")]
+    pub(crate) mas_faults: Vec<String>,
+    /// Probability that each tool call, message or inbox read of a targeted
+    /// agent meets the profile's MAS-FIRE fault.
+    #[arg(long, default_value_t = 0.3, requires = "mas_faults")]
+    pub(crate) mas_rate: f64,
+    /// Roles whose agents the --mas-faults target (comma-separated); all by default.
+    #[arg(long, value_delimiter = ',', requires = "mas_faults")]
+    pub(crate) mas_roles: Vec<String>,
     /// Episodes played at once.
     #[arg(long, default_value_t = 16)]
     pub(crate) concurrency: usize,
@@ -429,6 +460,10 @@ pub(crate) enum GridPreset {
     Paper,
     /// The paper's ablation grid at λ = 0.2: one fault type at a time, and mixed.
     Ablation,
+    /// MAS-FIRE: the fault-free profile 0.0 and each of the 15 MAS-FIRE fault
+    /// types alone (rate 0.3 on the planner and executor) × 2 trials; use it
+    /// with team agents (team-pipeline, team-closed-loop).
+    MasFire,
 }
 
 /// A domain as a command-line value: the registry's domains, by name.

@@ -89,6 +89,9 @@ pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<Ex
                 only: args.only.clone(),
                 in_band: args.in_band,
                 time_scale: args.time_scale,
+                mas_faults: Vec::new(),
+                mas_rate: 1.0,
+                mas_roles: Vec::new(),
             };
             Source::Episode(plan::episode(&episode, &task_id, Server::of(url.as_deref()))?.1)
         }

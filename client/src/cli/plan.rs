@@ -105,6 +105,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
         fault_delivery: grid.fault_delivery.into(),
         time_scale: grid.time_scale,
         lease_timeout_ms: args.lease_timeout_secs.saturating_mul(1000),
+        roles: args.roles.iter().map(|name| pb::Role::from(&toolenv_domains::RoleSpec::standard(name))).collect(),
     })
 }
 
@@ -131,6 +132,8 @@ pub(crate) fn episode(args: &EpisodeArgs, task_id: &str, server: Server) -> anyh
         }),
         fault_delivery: delivery(args.in_band).into(),
         time_scale: Some(args.time_scale),
+        roles: Vec::new(),
+        mas_faults: mas_profile(&args.mas_faults, args.mas_rate, &args.mas_roles)?.map(|p| pb::MasFaultProfile::from(&p)),
     };
     Ok((agent, request))
 }
@@ -140,8 +143,19 @@ fn grid(args: &GridArgs, agents: Vec<String>, server: Server, agents_flag: &str)
     let mut grid = match args.grid {
         Some(GridPreset::Paper) => Grid::paper(agents),
         Some(GridPreset::Ablation) => Grid::ablation(agents),
+        Some(GridPreset::MasFire) => Grid::mas_fire(agents),
         None => Grid { epsilons: args.epsilons.clone(), fault_profiles: args.faults.clone(), trials: args.trials, ..Grid::single(agents) },
     };
+    if !args.mas_faults.is_empty() {
+        // Each MAS-FIRE fault type its own profile, measured against the fault-free one.
+        if !grid.fault_profiles.iter().any(|p| p == toolenv_runs::masfire::BASELINE_PROFILE) {
+            grid.fault_profiles.insert(0, toolenv_runs::masfire::BASELINE_PROFILE.to_owned());
+        }
+        for name in &args.mas_faults {
+            let profile = mas_profile(std::slice::from_ref(name), args.mas_rate, &args.mas_roles)?;
+            grid.fault_profiles.extend(profile.map(|p| p.label()));
+        }
+    }
     grid.seed = args.seed;
     grid.seeds = args.seeds;
     grid.fault_delivery = delivery(args.in_band);
@@ -163,6 +177,19 @@ fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
         GridError::Trials(_) => "--trials",
         GridError::TimeScale(_) => "--time-scale",
         GridError::Seeds(_) => "--seeds",
+        GridError::MasProfile(_) => "--faults",
     };
     anyhow::Error::new(error).context(format!("invalid {flag}"))
+}
+
+/// The MAS-FIRE profile of `--mas-faults`, `--mas-rate` and `--mas-roles`; `None` without faults.
+fn mas_profile(faults: &[String], rate: f64, roles: &[String]) -> anyhow::Result<Option<toolenv_domains::masfire::MasProfile>> {
+    if faults.is_empty() {
+        return Ok(None);
+    }
+    let mut profile =
+        toolenv_domains::masfire::MasProfile::new(faults, rate).map_err(|e| anyhow::Error::new(e).context("invalid --mas-faults"))?;
+    profile.roles = roles.to_vec();
+    profile.validate().map_err(|e| anyhow::Error::new(e).context("invalid --mas-roles"))?;
+    Ok(Some(profile))
 }

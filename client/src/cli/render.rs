@@ -131,6 +131,9 @@ pub(crate) fn trajectory(trajectory: &pb::Trajectory) {
         let params: Vec<String> = applied.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         println!("perturbation: {} {}", applied.relation, params.join(" "));
     }
+    for injected in &trajectory.prompt_faults {
+        println!("MAS-FIRE fault in the description: {}", injected.detail_json);
+    }
     println!();
     for call in &trajectory.calls {
         let outcome = match &call.outcome {
@@ -143,7 +146,11 @@ pub(crate) fn trajectory(trajectory: &pb::Trajectory) {
         };
         let fault =
             call.fault.as_ref().map_or(String::new(), |f| format!("  [fault: {}{}]", f.kind, if f.new { "" } else { ", carried over" }));
-        println!("#{:<3} {}({}) {outcome}{fault}", call.index, call.tool_name, call.arguments_json);
+        let agent = if call.agent_id.is_empty() { String::new() } else { format!("{}: ", call.agent_id) };
+        println!("#{:<3} {agent}{}({}) {outcome}{fault}", call.index, call.tool_name, call.arguments_json);
+        for injected in &call.mas_faults {
+            println!("       [MAS-FIRE: {}]", injected.detail_json);
+        }
     }
     let Some(verdict) = &trajectory.verdict else { return };
     println!("\nverdict: {}", if verdict.passed { "PASS" } else { "FAIL" });
@@ -161,6 +168,15 @@ pub(crate) fn trajectory(trajectory: &pb::Trajectory) {
     }
     for note in &verdict.fault_notes {
         println!("  {note}");
+    }
+    for outcome in &verdict.mas_faults {
+        let at = outcome.call_index.map_or("the description".to_owned(), |i| format!("call {i}"));
+        println!(
+            "MAS-FIRE {} at {at}: {}, {}",
+            outcome.fault,
+            if outcome.detected { "detected" } else { "not detected" },
+            if outcome.fixed { "fixed" } else { "not fixed" }
+        );
     }
 }
 

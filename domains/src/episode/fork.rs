@@ -95,6 +95,11 @@ pub enum ForkError {
     /// The recording is not well formed (e.g. its fault profile is not JSON).
     #[error("the recording is malformed: {0}")]
     Malformed(String),
+    /// A multi-agent trajectory (roles, agent ids or MAS-FIRE faults): its
+    /// replay would need each call's agent and the team's fault draws,
+    /// which forking does not reproduce yet.
+    #[error("multi-agent trajectories (roles, agent ids or MAS-FIRE faults) cannot be forked yet")]
+    Team,
     /// The fork point lies past the recorded calls.
     #[error("cannot fork after {steps} calls: the trajectory has {recorded}")]
     PastEnd {
@@ -154,6 +159,9 @@ impl Episode {
     pub fn fork(source: &Source, calls: &[CallRecord], steps: usize) -> Result<Episode, ForkError> {
         if steps > calls.len() {
             return Err(ForkError::PastEnd { steps, recorded: calls.len() });
+        }
+        if calls.iter().any(|c| c.agent.is_some() || c.role.is_some() || !c.mas_faults.is_empty()) {
+            return Err(ForkError::Team);
         }
         let mut episode = Episode::recreate(source)?;
         for (index, recorded) in calls[..steps].iter().enumerate() {

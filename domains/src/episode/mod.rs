@@ -9,10 +9,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+mod agents;
+pub mod bus;
 mod faults;
 mod fork;
 mod ledger;
 
+pub use agents::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 
@@ -88,6 +91,15 @@ pub struct CallRecord {
     /// trajectory keeps which calls shared one: all a replay needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency_key_call: Option<u32>,
+    /// The calling agent's id, in a multi-agent episode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The calling agent's role, in an episode with roles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The MAS-FIRE faults that met the call and took effect: ground truth.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mas_faults: Vec<crate::masfire::Injection>,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -105,6 +117,9 @@ pub enum CallError {
     /// The episode has had as many calls as it accepts.
     #[error("episode reached its limit of {0} calls")]
     CallLimit(u32),
+    /// A limit of the multi-agent bus (messages, agents) was reached.
+    #[error("{0}")]
+    BusLimit(String),
 }
 
 /// The ordered record of an episode: no ids, no clock readings.
@@ -128,6 +143,15 @@ pub struct Trajectory {
     pub perturbations: Vec<crate::perturb::Applied>,
     /// Every call that reached the episode, in order.
     pub calls: Vec<CallRecord>,
+    /// The roles of a multi-agent episode.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleSpec>,
+    /// The MAS-FIRE fault profile the episode ran under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mas_profile: Option<crate::masfire::MasProfile>,
+    /// MAS-FIRE faults injected into the description when the episode was created.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompt_faults: Vec<crate::masfire::Injection>,
     /// The verdict, once finished.
     pub verdict: Option<Verdict>,
 }
@@ -156,6 +180,8 @@ struct Reached {
     delay_ms: u64,
     waited_ms: u64,
     idempotency_key_call: Option<u32>,
+    caller: Option<agents::Caller>,
+    mas_faults: Vec<crate::masfire::Injection>,
 }
 
 /// One attempt at one task.
@@ -168,6 +194,8 @@ pub struct Episode {
     dice: Dice,
     faults: FaultState,
     trajectory: Trajectory,
+    /// The roles, agents, bus and MAS-FIRE profile of a multi-agent episode.
+    team: Option<Box<agents::Team>>,
     /// Whether finishing decides feasibility (false for the solver's own
     /// replay, which must not replay itself).
     judges_feasibility: bool,
@@ -193,8 +221,12 @@ impl Episode {
                 epsilon: 0.0,
                 perturbations: Vec::new(),
                 calls: Vec::new(),
+                roles: Vec::new(),
+                mas_profile: None,
+                prompt_faults: Vec::new(),
                 verdict: None,
             },
+            team: None,
             judges_feasibility: true,
         }
     }
@@ -262,21 +294,50 @@ impl Episode {
     /// [`Outcome`]). A malformed call is recorded and returned as an error;
     /// calls after finishing or past the limit are returned as errors and not recorded.
     pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(tool, arguments, options)?;
+        self.call_as(None, tool, arguments, options)
+    }
+
+    /// Calls one tool as [`Episode::call_with`] does, on behalf of an agent
+    /// (its id from [`Episode::join`]; required in an episode with roles).
+    pub fn call_as(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
         Ok(self.record(call, delivery.into()))
     }
 
     /// Calls one tool as [`Episode::call_with`] does, and returns what to
     /// send back and after how long: the server's view of the same call.
     pub fn deliver_call(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<Delivered, CallError> {
-        let (call, delivery) = self.reach(tool, arguments, options)?;
+        self.deliver_call_as(None, tool, arguments, options)
+    }
+
+    /// [`Episode::deliver_call`] on behalf of an agent, as [`Episode::call_as`].
+    pub fn deliver_call_as(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<Delivered, CallError> {
+        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
         let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
         self.record(call, delivery.into());
         Ok(delivered)
     }
 
     /// Checks a call and plays it under its fault; the caller records it.
-    fn reach(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<(Reached, Delivery), CallError> {
+    fn reach(
+        &mut self,
+        agent: Option<&str>,
+        tool: &str,
+        arguments: &str,
+        options: &CallOptions<'_>,
+    ) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
         }
@@ -287,6 +348,9 @@ impl Episode {
         // The episode's virtual clock moves by the agent's wait, whatever the call comes to.
         let waited_ms = options.waited_ms.unwrap_or(0);
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
+        if self.team.is_some() {
+            return self.reach_team(index, agent, tool, arguments, options, waited_ms);
+        }
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
             self.record_invalid(tool, arguments, waited_ms, ArgError::new("tool_name", error.to_string()));
@@ -299,6 +363,21 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
+        self.run_tool(tool, arguments, spec, &args, options, waited_ms)
+    }
+
+    /// Plays a valid call of a domain tool under its λ fault.
+    fn run_tool(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        spec: crate::ToolRef,
+        args: &crate::Args,
+        options: &CallOptions<'_>,
+        waited_ms: u64,
+    ) -> Result<(Reached, Delivery), CallError> {
+        // Nothing is recorded between reaching a call and running it.
+        let index = self.trajectory.calls.len() as u32;
         let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
         let idempotency_key_call = key.map(|k| *self.faults.key_calls.entry(k.to_owned()).or_insert(index));
@@ -316,7 +395,7 @@ impl Episode {
             return Err(CallError::InvalidArgument(error));
         }
 
-        let call = ToolCall { index, spec, args: &args, canonical_args: &canonical_args, key };
+        let call = ToolCall { index, spec, args, canonical_args: &canonical_args, key };
         let mut delay_ms = 0;
         let mut state_changed = false;
         let (fault, delivery, drawn_without_effect) = match self.carried_over_fault(index) {
@@ -344,13 +423,29 @@ impl Episode {
             delay_ms,
             waited_ms,
             idempotency_key_call,
+            caller: None,
+            mas_faults: Vec::new(),
         };
         Ok((reached, delivery))
     }
 
     fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
-        let Reached { index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call } =
-            call;
+        let caller = call.caller.clone();
+        let mas_faults = call.mas_faults.clone();
+        self.record_as(call, outcome, caller, mas_faults)
+    }
+
+    fn record_as(
+        &mut self,
+        call: Reached,
+        outcome: Outcome,
+        caller: Option<agents::Caller>,
+        mas_faults: Vec<crate::masfire::Injection>,
+    ) -> &CallRecord {
+        let Reached {
+            index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
+        } = call;
+        let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
         let record = CallRecord {
             index,
             tool,
@@ -362,6 +457,9 @@ impl Episode {
             delay_ms,
             waited_ms,
             idempotency_key_call,
+            agent,
+            role,
+            mas_faults,
         };
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
@@ -379,6 +477,9 @@ impl Episode {
             delay_ms: 0,
             waited_ms,
             idempotency_key_call: None,
+            agent: None,
+            role: None,
+            mas_faults: Vec::new(),
         });
     }
 
@@ -403,10 +504,17 @@ impl Episode {
                     expected: Value::Array(Vec::new()),
                     actual: Value::Array(duplicates),
                 });
+                if let Some(check) = self.clarification_check() {
+                    verdict.passed &= check.passed;
+                    verdict.checks.push(check);
+                }
                 verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
                 verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
                 // An episode the agent passed was passable; otherwise the solver decides.
                 verdict.feasible = self.judges_feasibility.then(|| verdict.passed || self.feasible());
+                if self.team.is_some() {
+                    verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
+                }
                 verdict
             }
         };

@@ -162,6 +162,10 @@ pub struct Verdict {
     /// did not meet a fault no agent gets past. `None` when not decided (a
     /// verdict judged outside an episode).
     pub feasible: Option<bool>,
+    /// What became of each MAS-FIRE fault injected (detected, fixed), in a
+    /// multi-agent episode or one under a MAS-FIRE profile.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mas_faults: Vec<crate::masfire::judge::MasOutcome>,
 }
 
 impl Verdict {
@@ -190,6 +194,7 @@ impl Verdict {
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),
             feasible: None,
+            mas_faults: Vec::new(),
         }
     }
 

@@ -144,7 +144,7 @@ impl Env for Episode {
             },
             Err(CallError::InvalidArgument(e)) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
             Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
-            Err(e @ (CallError::Finished | CallError::CallLimit(_))) => Observation::Closed(e.to_string()),
+            Err(e @ (CallError::Finished | CallError::CallLimit(_) | CallError::BusLimit(_))) => Observation::Closed(e.to_string()),
         }
     }
 }

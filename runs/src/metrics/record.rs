@@ -159,6 +159,11 @@ pub struct EpisodeResult {
     /// (and not written, so their records keep their shape).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<LlmCounts>,
+    /// What became of each MAS-FIRE fault injected (detected, fixed), from
+    /// the verdict; empty for an episode without any. Not written when
+    /// empty, so records stored before it read back and write the same bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mas_faults: Vec<toolenv_domains::masfire::judge::MasOutcome>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -197,6 +202,7 @@ impl EpisodeResult {
             calls: 0,
             feasible: None,
             llm: None,
+            mas_faults: Vec::new(),
         }
     }
 
@@ -213,6 +219,7 @@ impl EpisodeResult {
         EpisodeResult {
             fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
+            mas_faults: trajectory.verdict.as_ref().map(|v| v.mas_faults.clone()).unwrap_or_default(),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }
@@ -267,6 +274,11 @@ impl EpisodeResult {
                 protocol_errors: c.protocol_errors,
             }),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
+            mas_faults: trajectory
+                .verdict
+                .as_ref()
+                .map(|v| v.mas_faults.iter().filter_map(pb::MasFaultOutcome::to_domain).collect())
+                .unwrap_or_default(),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         })
     }
