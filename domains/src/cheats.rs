@@ -22,8 +22,8 @@ use serde_json::Value;
 use crate::Outcome;
 use crate::agent::{collect_strings, random_calls};
 use crate::episode::Episode;
-use crate::oracle::{Check, Verdict};
-use crate::task::{Call, Task};
+use crate::oracle::{Check, Fact, Verdict};
+use crate::task::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +64,9 @@ pub enum Step {
     Call(Call),
     /// Undoes the previous call with the domain's inverse tool.
     UndoPrevious,
+    /// Finishes with this final answer (`None`: with none) instead of the
+    /// reference's.
+    Answer(Option<String>),
 }
 
 /// One plausible wrong solution.
@@ -89,7 +92,8 @@ pub struct PlayedCheat {
 }
 
 /// The cheat corpus of a task, in a fixed order.
-pub fn cheats(task: &'static Task) -> Vec<Cheat> {
+pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
+    let task = &task.into();
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
@@ -128,17 +132,65 @@ pub fn cheats(task: &'static Task) -> Vec<Cheat> {
         steps.push(Step::Call(extra));
         out.push(Cheat { label, steps });
     }
+    out.extend(wrong_answers(task, &reference));
+    out
+}
+
+/// For a task that asks for a final answer: the right calls finished with
+/// wrong answers (none, placeholders, the contrary, a near-duplicate
+/// record's value named instead of the right one or beside it).
+fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
+    let Some(example) = task.reference_answer() else { return Vec::new() };
+    let answered = |answer: String| {
+        let mut steps = reference.to_vec();
+        steps.push(Step::Answer(Some(answer)));
+        steps
+    };
+    let mut unanswered = reference.to_vec();
+    unanswered.push(Step::Answer(None));
+    let mut out = vec![Cheat { label: "the right calls, no answer".to_owned(), steps: unanswered }];
+    for bad in BAD_TEXTS {
+        out.push(Cheat { label: format!("the right calls, answer {bad:?}"), steps: answered(bad.to_owned()) });
+    }
+    let facts = task.checks.iter().flat_map(|c| match c {
+        Check::Answer { facts, .. } => facts.as_slice(),
+        _ => &[],
+    });
+    let (mut named, mut omitted) = (Vec::new(), Vec::new());
+    for fact in facts {
+        match fact {
+            Fact::Mentions { phrase, .. } => named.push(phrase.as_str()),
+            Fact::Omits { phrase, .. } => omitted.push(phrase.as_str()),
+            Fact::Says { .. } | Fact::Amount { .. } | Fact::Never { .. } => {}
+        }
+    }
+    for wrong in omitted {
+        for right in named.iter().filter(|right| example.contains(**right)) {
+            let swapped = example.replace(right, wrong);
+            out.push(Cheat { label: format!("the right calls, answer naming {wrong} instead of {right}"), steps: answered(swapped) });
+        }
+        out.push(Cheat { label: format!("the right calls, answer also naming {wrong}"), steps: answered(format!("{example} Or {wrong}.")) });
+    }
     out
 }
 
 /// Plays a cheat in-process with no faults and judges it.
-pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
+pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
+    let task = &task.into();
     let mut episode = Episode::new(task, 0, 0);
+    // A cheat on the state gives the right answer: only its calls are wrong.
+    let mut answer = task.reference_answer().map(str::to_owned);
+    let mut wrong_answer = false;
     let mut previous: Option<(Call, Option<Value>)> = None;
     for step in &cheat.steps {
         let call = match step {
             Step::Call(call) => Some(call.clone()),
             Step::UndoPrevious => previous.as_ref().and_then(|(call, result)| undo(task, call, result.as_ref())),
+            Step::Answer(text) => {
+                wrong_answer = true;
+                answer.clone_from(text);
+                None
+            }
         };
         let Some(call) = call else { continue };
         let result = episode.call(call.tool, &call.arguments.to_string()).ok().and_then(|r| match &r.outcome {
@@ -147,10 +199,16 @@ pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
         });
         previous = Some((call, result));
     }
+    if let Some(answer) = answer {
+        episode.answer(answer);
+    }
     let verdict = episode.finish().clone();
     // Wrong when its end state differs from the expected one outside the
-    // task's alternatives (free text included), as the oracle compares them.
-    let wrong = !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
+    // task's alternatives (free text included), as the oracle compares them,
+    // or when it answers other than the reference does (every wrong answer
+    // is built from the facts the answer must and must not state).
+    let wrong = wrong_answer
+        || !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
     PlayedCheat { cheat: cheat.clone(), wrong, verdict }
 }
 
@@ -263,7 +321,7 @@ fn replace(value: &Value, from: &str, to: &str) -> Value {
 
 /// A write a random agent makes that the domain accepts and that changes the
 /// state after the reference solution: an unrequested action.
-fn unrequested_write(task: &'static Task) -> Option<Call> {
+fn unrequested_write(task: &TaskRef) -> Option<Call> {
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
         let mut episode = Episode::new(task, 0, 0);
         for call in task.reference.iter().chain([extra]) {

@@ -40,6 +40,7 @@ pub mod date;
 mod delivery;
 pub mod drift;
 mod episode;
+pub mod generate;
 pub mod json;
 mod names;
 mod oracle;
@@ -52,7 +53,7 @@ mod world;
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
 pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, Trajectory};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
-pub use task::{Call, Slot, Task};
+pub use task::{Call, Slot, Task, TaskRef};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
 pub use world::{Context, ToolRef, Tools, ToolsIter};
 

@@ -1,0 +1,9 @@
+//! The travel task generator.
+
+use crate::Task;
+use crate::generate::Origin;
+
+/// The generated travel task of an origin.
+pub(super) fn generate(origin: &Origin) -> Task {
+    todo!("{origin:?}")
+}
