@@ -8,7 +8,7 @@ use crate::agent::SelfCheck;
 /// documents a larger sample through `toolenv selfcheck --suite`).
 const SAMPLE: u32 = 12;
 
-const READY: [Domain; 1] = [Domain::Scheduling];
+const READY: [Domain; 2] = [Domain::Scheduling, Domain::Travel];
 
 fn sample(domain: Domain, level: u8) -> impl Iterator<Item = Task> {
     (0..SAMPLE).map(move |index| generate(Origin { domain, level, seed: 7, index }))
