@@ -56,6 +56,8 @@ impl From<&domains::Task> for pb::TaskSummary {
             domain: pb::Domain::from(task.domain).into(),
             level: task.level.into(),
             description: task.description(),
+            reference_calls: task.reference.len() as u32,
+            summary: task.summary(),
         }
     }
 }
@@ -190,6 +192,7 @@ impl From<&domains::Trajectory> for pb::Trajectory {
                 .collect(),
             // The agent reports it with its finish call; the server adds it.
             usage: None,
+            answer: trajectory.answer.clone(),
         }
     }
 }
@@ -234,12 +237,17 @@ impl pb::Trajectory {
             let stats = v.fault_stats.map(|s| serde_json::json!({"injected": s.injected, "encountered": s.encountered, "recovered": s.recovered, "extra_calls": s.extra_calls}));
             serde_json::json!({"passed": v.passed, "checks": checks, "state_diff": v.state_diff_text, "final_state_hash": v.final_state_hash, "initial_state_hash": v.initial_state_hash, "fault_stats": stats, "fault_notes": v.fault_notes, "feasible": v.feasible})
         });
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "task_id": self.task_id, "seed": self.seed, "trial": self.trial, "epsilon": self.epsilon,
             "perturbations": self.perturbations.iter().map(|p| serde_json::json!({"relation": p.relation, "params": p.params})).collect::<Vec<_>>(),
             "description": self.description, "today": self.today, "calls": calls, "verdict": verdict,
             "usage": self.usage.map(|u| serde_json::json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_usd": u.cost_usd})),
-        })
+        });
+        // Written only when given, so the JSON of tasks that ask for no answer is unchanged.
+        if let (Some(answer), Some(map)) = (&self.answer, json.as_object_mut()) {
+            map.insert("answer".to_owned(), serde_json::Value::from(answer.as_str()));
+        }
+        json
     }
 }
 

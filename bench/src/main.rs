@@ -851,7 +851,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
             let mut warm = ToolEnvClient::new(channels[0].clone());
             for task in suite {
                 let id = warm.create_episode(pb::CreateEpisodeRequest { task_id: task.id.clone(), ..Default::default() }).await?;
-                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None }).await?;
+                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None, answer: None }).await?;
             }
             let rss0 = servers.rss();
             let workers = 32;

@@ -50,8 +50,8 @@ pub async fn work(
         let task = known_task(client, &episode.task_id).await?;
         // The random agent's seed: the plan entry, so that replays agree.
         let played = async {
-            play_created(client, agent, task, lease.plan_index, &episode).await?;
-            client.finish_episode(&episode.episode_id).await
+            let answer = play_created(client, agent, &task, lease.plan_index, &episode).await?;
+            client.finish_episode_answering(&episode.episode_id, None, answer).await
         };
         match played.await {
             Ok(verdict) => {

@@ -50,7 +50,8 @@ pub struct Task {
     pub id: String,
     /// The task's domain, which fixes its tools.
     pub domain: Domain,
-    /// Complexity level from the paper's Table 4: 1 or 2.
+    /// Complexity level: 1 or 2 as in the paper's Table 4, or 3 (several
+    /// constraints and steps, refusals and answers; generated tasks only).
     pub level: u8,
     /// The description with `{slot}` placeholders, and its alternative
     /// phrasings.
@@ -177,6 +178,20 @@ impl Task {
             Check::Answer { example, .. } => Some(example.as_str()),
             _ => None,
         })
+    }
+
+    /// The task's kind: the middle part of its id (`cheapest-flight` in
+    /// `travel/cheapest-flight/001`).
+    pub fn kind(&self) -> &str {
+        self.id.split('/').nth(1).unwrap_or_default()
+    }
+
+    /// What the task asks, in one line: its kind, the reference's calls and
+    /// what the verdict judges.
+    pub fn summary(&self) -> String {
+        let calls = self.reference.len();
+        let judged = if self.asks_for_answer() { "end state + answer" } else { "end state" };
+        format!("{}: {calls} reference call{}, {judged}", self.kind(), if calls == 1 { "" } else { "s" })
     }
 
     /// Whether the task's verdict reads a final answer.

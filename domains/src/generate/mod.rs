@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 
-pub use suite::{STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, resolve};
+pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
 
 use crate::Domain;
 use crate::task::Task;

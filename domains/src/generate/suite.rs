@@ -15,7 +15,7 @@ pub const STANDARD_SEED: u64 = 2026;
 /// The standard suite's tasks per domain and level.
 pub const STANDARD_PER_CELL: u32 = 100;
 /// Most tasks per domain and level a generated suite may ask for.
-pub const MAX_PER_CELL: u32 = 1_000_000;
+pub const MAX_PER_CELL: u32 = 10_000;
 /// Generated tasks kept for reuse by [`resolve`].
 const CACHE_CAPACITY: usize = 4096;
 
@@ -165,4 +165,62 @@ pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
 struct Cache {
     tasks: BTreeMap<String, Arc<Task>>,
     order: VecDeque<String>,
+}
+
+/// The suite a set of task ids comes from, as [`Suite`] names it, and the
+/// generator version of its generated tasks (0 for the paper's alone):
+/// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
+/// seen + 1 (a run over part of a suite, one domain say, names the whole);
+/// or `mixed` for ids of several suites or versions.
+pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
+    let mut paper = false;
+    let mut generated: Option<(u64, u32, u32)> = None;
+    let mut mixed = false;
+    for id in task_ids {
+        if crate::task(id).is_some() {
+            paper = true;
+            continue;
+        }
+        let Some((version, seed, index)) = generated_parts(id) else {
+            mixed = true;
+            continue;
+        };
+        match &mut generated {
+            None => generated = Some((seed, version, index)),
+            Some((s, v, highest)) if *s == seed && *v == version => *highest = (*highest).max(index),
+            Some(_) => mixed = true,
+        }
+    }
+    match (paper, generated, mixed) {
+        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)),
+        (_, None, false) => ("paper".to_owned(), 0),
+        (false, Some((seed, version, highest)), false) => {
+            let suite = Suite::Generated { seed, per_cell: highest + 1 };
+            let name = if suite.generated() == Suite::Standard.generated() { Suite::Standard.to_string() } else { suite.to_string() };
+            (name, version)
+        }
+    }
+}
+
+/// The (generator version, seed, index) a generated task id names, whatever its version.
+fn generated_parts(id: &str) -> Option<(u32, u64, u32)> {
+    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let mut fields = tail.split('-');
+    let version = fields.next()?.parse().ok()?;
+    let _level: u8 = fields.next()?.parse().ok()?;
+    let seed = fields.next()?.parse().ok()?;
+    let index = fields.next()?.parse().ok()?;
+    Some((version, seed, index))
+}
+
+/// The domain and level of a task id, without building the task: a paper
+/// task's, or those a generated id names (any generator version).
+pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
+    if let Some(task) = crate::task(id) {
+        return Some((task.domain, task.level));
+    }
+    let domain = Domain::parse(id.split('/').next()?)?;
+    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let level = tail.split('-').nth(1)?.parse().ok()?;
+    generated_parts(id).map(|_| (domain, level))
 }

@@ -70,3 +70,15 @@ fn level_three_takes_many_calls_and_asks_for_answers() {
         assert!(answers > 0, "{domain}: some level-3 tasks ask for an answer");
     }
 }
+
+#[test]
+fn a_runs_suite_is_read_from_its_task_ids() {
+    let ids = |suite: Suite| suite.origins().map(|o| generate(o).id).collect::<Vec<_>>();
+    let small = ids("generated:9:2".parse().expect("a suite"));
+    assert_eq!(suite_of(small.iter().map(String::as_str)), ("generated:9:2".to_owned(), GENERATOR_VERSION));
+    assert_eq!(suite_of(crate::suite().iter().map(|t| t.id.as_str())), ("paper".to_owned(), 0));
+    let both = [small[0].as_str(), "travel/cheapest-flight/001"];
+    assert_eq!(suite_of(both).0, "mixed");
+    let standard = format!("scheduling/book-meeting/g{GENERATOR_VERSION}-1-{STANDARD_SEED}-{:04}", STANDARD_PER_CELL - 1);
+    assert_eq!(suite_of([standard.as_str()]).0, "standard");
+}
