@@ -26,7 +26,11 @@ pub fn play(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call]) -> 
 
 /// [`play`], finishing with a final answer.
 pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call], answer: Option<&str>) -> Episode {
-    let mut episode = Episode::new(task, seed, trial);
+    play_in(Episode::new(task, seed, trial), calls, answer)
+}
+
+/// Plays calls in an episode and finishes it with an answer.
+fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episode {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
         let _ = episode.call(call.tool, &call.arguments.to_string());
@@ -124,12 +128,17 @@ impl SelfCheck {
     /// episodes (the check at scale uses fewer than [`RANDOM_AGENT_SEEDS`]).
     pub fn run_with(task: impl Into<TaskRef>, random_seeds: u64) -> Self {
         let task = &task.into();
-        let verdict = |calls: &[Call], answer| play_answering(task, 0, 0, calls, answer).verdict().cloned().expect("play finishes the episode");
+        // Feasibility is not what the self-check asks: no solver replay per failing episode.
+        let episode = |seed| Episode::new(task, seed, 0).without_feasibility();
+        let verdict = |calls: &[Call], answer| play_in(episode(0), calls, answer).verdict().cloned().expect("play finishes the episode");
         let random_passes = (0..random_seeds)
-            .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, RANDOM_AGENT_CALLS)).verdict().is_some_and(|v| v.passed))
+            .filter(|&seed| {
+                let calls = random_calls(task, seed, RANDOM_AGENT_CALLS);
+                play_in(episode(seed), &calls, None).verdict().is_some_and(|v| v.passed)
+            })
             .collect();
         let cheats = cheats::cheats(task).iter().map(|cheat| cheats::play(task, cheat)).collect();
-        let solver = crate::solver::solve(&mut Episode::new(task, 0, 0)).verdict;
+        let solver = crate::solver::solve(&mut episode(0)).verdict;
         let reference = verdict(&task.reference, task.reference_answer());
         Self { task: task.clone(), reference, solver, inaction: verdict(&[], None), random_passes, cheats }
     }

@@ -177,7 +177,8 @@ fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
 /// Plays a cheat in-process with no faults and judges it.
 pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     let task = &task.into();
-    let mut episode = Episode::new(task, 0, 0);
+    // Whether a cheat is wrong and fails is the question, not whether it was feasible.
+    let mut episode = Episode::new(task, 0, 0).without_feasibility();
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;

@@ -196,6 +196,14 @@ impl Episode {
         }
     }
 
+    /// Leaves feasibility undecided when the episode finishes (the verdict's
+    /// `feasible` is `None`): for the oracle self-check, whose failing
+    /// episodes need no solver replay each.
+    pub(crate) fn without_feasibility(mut self) -> Self {
+        self.judges_feasibility = false;
+        self
+    }
+
     /// Sets the most calls the episode accepts.
     pub fn with_max_calls(mut self, max_calls: u32) -> Self {
         self.max_calls = max_calls;
