@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Generated suites: listed, played by the built-in agents, answers judged, runs named by suite.
+mod generated;
