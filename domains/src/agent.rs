@@ -46,8 +46,7 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 /// platform and version.
 pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut pool = Vec::new();
-    collect_strings(&task.initial.to_json(), &mut pool);
+    let mut pool = task.state_strings().to_vec();
     pool.extend((-3..30).map(|d| task.today.add_days(d).to_string()));
     pool.extend(
         ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]

@@ -20,7 +20,7 @@
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::agent::{collect_strings, random_calls};
+use crate::agent::random_calls;
 use crate::episode::Episode;
 use crate::oracle::{Check, Fact, Verdict};
 use crate::task::{Call, Task, TaskRef};
@@ -97,9 +97,8 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
-    let state = task.initial.to_json();
     for (name, value) in swappable(task) {
-        for other in look_alikes(&state, &value).into_iter().take(LOOK_ALIKES) {
+        for other in look_alikes(task.state_strings(), &value).into_iter().take(LOOK_ALIKES) {
             let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
             if swapped == task.reference {
                 continue;
@@ -277,11 +276,9 @@ fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
 
 /// Values of the task's state that look like `value` (same shape of letters,
 /// digits and punctuation) but are not it, in a fixed order.
-fn look_alikes(state: &Value, value: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    collect_strings(state, &mut found);
+fn look_alikes(strings: &[String], value: &str) -> Vec<String> {
     let wanted = shape(value);
-    let mut alikes: Vec<String> = found.into_iter().filter(|s| s != value && shape(s) == wanted).collect();
+    let mut alikes: Vec<String> = strings.iter().filter(|s| *s != value && shape(s) == wanted).cloned().collect();
     alikes.sort();
     alikes.dedup();
     alikes
@@ -323,11 +320,15 @@ fn replace(value: &Value, from: &str, to: &str) -> Value {
 /// A write a random agent makes that the domain accepts and that changes the
 /// state after the reference solution: an unrequested action.
 fn unrequested_write(task: &TaskRef) -> Option<Call> {
+    // The reference played once; each candidate continues a copy of it (which
+    // shares the end state until the candidate writes).
+    let mut played = Episode::new(task, 0, 0).without_feasibility();
+    for call in &task.reference {
+        let _ = played.call(call.tool, &call.arguments.to_string());
+    }
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
-        let mut episode = Episode::new(task, 0, 0);
-        for call in task.reference.iter().chain([extra]) {
-            let _ = episode.call(call.tool, &call.arguments.to_string());
-        }
+        let mut episode = played.clone();
+        let _ = episode.call(extra.tool, &extra.arguments.to_string());
         episode.trajectory().calls.last().is_some_and(|r| r.state_changed)
     })
 }
@@ -336,12 +337,16 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
 mod tests {
     use super::*;
 
+    use crate::agent::collect_strings;
+
     #[test]
     fn shapes_group_look_alike_values() {
         assert_eq!(shape("C-104"), "A-9");
         assert_eq!(shape("Tom Becker"), "Aa Aa");
         assert_eq!(shape("2026-01-01"), "9-9-9");
-        assert_eq!(look_alikes(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), "C-104"), ["C-101", "D-7"]);
+        let mut strings = Vec::new();
+        collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
+        assert_eq!(look_alikes(&strings, "C-104"), ["C-101", "D-7"]);
     }
 
     #[test]

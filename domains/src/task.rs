@@ -85,6 +85,8 @@ pub(crate) struct Derived {
     end_state: OnceLock<Value>,
     /// S0 as JSON, and its hash.
     initial: OnceLock<(Value, String)>,
+    /// Every string of S0 (keys included) in document order.
+    strings: OnceLock<Vec<String>>,
 }
 
 /// A task an episode plays: one of the paper suite's (which live for the
@@ -167,6 +169,16 @@ impl Task {
             let initial = self.initial.to_json();
             let hash = crate::json::state_hash(&initial);
             (initial, hash)
+        })
+    }
+
+    /// Every string of the initial state, keys included, in document order
+    /// (what random agents and cheats draw values from), computed once.
+    pub(crate) fn state_strings(&self) -> &[String] {
+        self.expected.strings.get_or_init(|| {
+            let mut strings = Vec::new();
+            crate::agent::collect_strings(&self.initial_snapshot().0, &mut strings);
+            strings
         })
     }
 

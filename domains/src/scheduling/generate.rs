@@ -64,6 +64,7 @@ const TOPICS: [&str; 40] = [
 /// What turns a topic into a near-duplicate of itself.
 const SUFFIXES: [&str; 3] = [" prep", " follow-up", " part 2"];
 
+const MOVE: Template = Template::plain("Move the '{topic}' meeting on {date} at {time} to {new_date} at {new_time}.");
 const CHAIN_4: Template = Template::plain(
     "Move the meetings '{topic1}', '{topic2}', '{topic3}' and '{topic4}' on {date} to {new_date}: in that order, each to the \
      first slot still free there.",
@@ -112,9 +113,11 @@ pub(super) fn generate(origin: &Origin) -> Task {
     }
     let mut b = Builder { origin: *origin, g, today, days, calendar };
     match origin.level {
+        // Cancelling takes two values a random agent can guess now and then
+        // (one in a hundred tasks): level 1 moves a meeting, every value given, instead.
         1 => match b.g.weighted(&[60, 40]) {
             0 => b.book(),
-            _ => b.cancel(),
+            _ => b.move_meeting(),
         },
         2 => match b.g.weighted(&[50, 50]) {
             0 => b.conflict(),
@@ -264,21 +267,21 @@ impl Builder {
         self.task("book-meeting", &phrasing::BOOK_MEETING, slots, reference, checks)
     }
 
-    /// Level 1: cancel a named meeting; a near-duplicate of it stays.
-    fn cancel(mut self) -> Task {
+    /// Level 1: move a named meeting to a named free slot.
+    fn move_meeting(mut self) -> Task {
         let day = self.busy_day(1);
         let (time, topic) = self.meeting_on(&day);
-        let twin = self.near_duplicate(&topic, &day);
-        let reference = vec![
-            Call::new("check_calendar", json!({"date": day})),
-            Call::new("cancel_meeting", json!({"date": day, "time": time})),
+        let new_day = self.roomy_day(&day, 1);
+        let free = self.free_slots(&new_day);
+        let new_time = (*self.g.pick(&free)).to_owned();
+        let reference =
+            vec![Call::new("reschedule_meeting", json!({"date": day, "time": time, "new_date": new_day, "new_time": new_time}))];
+        let checks = vec![
+            Check::equals(format!("'{topic}' moved to {new_day} at {new_time}"), format!("/calendar/{new_day}/{new_time}"), json!(topic)),
+            Check::equals(format!("'{topic}' no longer on {day} at {time}"), format!("/calendar/{day}/{time}"), Value::Null),
         ];
-        let mut checks = vec![Check::equals(format!("'{topic}' cancelled"), format!("/calendar/{day}/{time}"), Value::Null)];
-        if let Some((d, t, twin)) = twin {
-            checks.push(Check::equals(format!("'{twin}' kept"), format!("/calendar/{d}/{t}"), json!(twin)));
-        }
-        let slots = slots(&[("topic", &topic), ("date", &day)]);
-        self.task("cancel", &phrasing::CANCEL, slots, reference, checks)
+        let slots = slots(&[("topic", &topic), ("date", &day), ("time", &time), ("new_date", &new_day), ("new_time", &new_time)]);
+        self.task("move-meeting", &MOVE, slots, reference, checks)
     }
 
     /// Level 2: the slot asked for is taken; the next free one later that day.

@@ -35,6 +35,14 @@ impl Strategy for super::State {
                 let time = meeting_time(s, date, topic)?;
                 accepted("cancel_meeting", s.write("cancel_meeting", json!({"date": date, "time": time}))?).map(drop)
             }
+            // "Move the '{topic}' meeting on {date} at {time} to {new_date} at {new_time}."
+            "move-meeting" => {
+                let args = json!({
+                    "date": slot(task, "date")?, "time": slot(task, "time")?,
+                    "new_date": slot(task, "new_date")?, "new_time": slot(task, "new_time")?,
+                });
+                accepted("reschedule_meeting", s.write("reschedule_meeting", args)?).map(drop)
+            }
             // "Move the meetings '{topic1}', … on {date} to {new_date}: in that order, each to the first slot still free there."
             "reschedule-chain" => {
                 let (date, new_date) = (slot(task, "date")?, slot(task, "new_date")?);

@@ -463,8 +463,9 @@ impl Builder {
         self.set(&decoy, "priority", json!("urgent"));
         let (name, _) = self.who(c);
         let reference = vec![Call::new("list_open_tickets", json!({"customer_id": cid}))];
-        // The subject first: a word right after "T-0043" reads as negated ("t", as in "n't").
-        let example = format!("'{top}' ({top_id}) has the highest priority ({top_priority}).");
+        // Two words between the id and the subject: a word right after "T-0043" reads as negated ("t", as in
+        // "n't"), and so does an id right after a subject ending "not received".
+        let example = format!("{top_id} has the highest priority ({top_priority}); its subject is '{top}'.");
         let facts = vec![
             Fact::Mentions { label: "the ticket id".into(), phrase: top_id.clone() },
             Fact::Mentions { label: "its subject".into(), phrase: top.to_owned() },

@@ -112,7 +112,7 @@ impl Strategy for super::State {
                 let tickets = list_at(&listed, "/tickets");
                 let top = tickets.iter().rev().max_by_key(|t| rank(t)).ok_or_else(|| GiveUp::Stuck("no open ticket".into()))?;
                 let (id, subject, priority) = (field(top, "ticket_id"), field(top, "subject"), field(top, "priority"));
-                s.answer(&format!("'{subject}' ({id}) has the highest priority ({priority})."));
+                s.answer(&format!("{id} has the highest priority ({priority}); its subject is '{subject}'."));
                 Ok(())
             }
             // "{customer} (customer {customer_id}) asks us to close ticket {ticket_id} for them. Close it if it is

@@ -86,7 +86,7 @@ pub(super) fn generate(origin: &Origin) -> Task {
             0 => b.cheapest(),
             _ => b.change_hold(),
         },
-        _ => match b.g.weighted(&[50, 28, 22]) {
+        _ => match b.g.weighted(&[62, 23, 15]) {
             0 => b.group(),
             1 => b.trip_budget(),
             _ => b.fare_question(),
