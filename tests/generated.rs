@@ -33,12 +33,14 @@ async fn an_answer_task_is_judged_on_its_answer() {
     let (server, mut client) = start().await;
     // A level-3 task that asks a question: the same calls pass or fail with the answer.
     let task = (0..)
-        .map(|index| toolenv_domains::generate::generate(toolenv_domains::generate::Origin {
-            domain: toolenv_domains::Domain::Travel,
-            level: 3,
-            seed: 4,
-            index,
-        }))
+        .map(|index| {
+            toolenv_domains::generate::generate(toolenv_domains::generate::Origin {
+                domain: toolenv_domains::Domain::Travel,
+                level: 3,
+                seed: 4,
+                index,
+            })
+        })
         .find(|t| t.kind() == "fare-question")
         .expect("a fare question among the level-3 travel tasks");
     let right = task.reference_answer().expect("a question has an example answer").to_owned();
@@ -59,7 +61,9 @@ async fn an_answer_task_is_judged_on_its_answer() {
 async fn bad_suites_and_unknown_generated_ids_are_refused() {
     let (server, mut client) = start().await;
     let status = client.list_suite_tasks("generated:1", None, None).await.unwrap_err();
-    assert!(matches!(&status, toolenv_client::ClientError::Status(s) if s.code() == Code::InvalidArgument && s.message().contains("suite")));
+    assert!(
+        matches!(&status, toolenv_client::ClientError::Status(s) if s.code() == Code::InvalidArgument && s.message().contains("suite"))
+    );
     for (id, code) in [
         ("travel/fare-question/g999-3-1-0000", Code::InvalidArgument),
         ("travel/no-such-kind/g1-3-1-0000", Code::NotFound),

@@ -168,7 +168,10 @@ fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
             let swapped = example.replace(right, wrong);
             out.push(Cheat { label: format!("the right calls, answer naming {wrong} instead of {right}"), steps: answered(swapped) });
         }
-        out.push(Cheat { label: format!("the right calls, answer also naming {wrong}"), steps: answered(format!("{example} Or {wrong}.")) });
+        out.push(Cheat {
+            label: format!("the right calls, answer also naming {wrong}"),
+            steps: answered(format!("{example} Or {wrong}.")),
+        });
     }
     out
 }
@@ -207,8 +210,7 @@ pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     // task's alternatives (free text included), as the oracle compares them,
     // or when it answers other than the reference does (every wrong answer
     // is built from the facts the answer must and must not state).
-    let wrong = wrong_answer
-        || !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
+    let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
     PlayedCheat { cheat: cheat.clone(), wrong, verdict }
 }
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use toolenv::pb;
-use toolenv_domains::perturb::{Level, perturb};
 use toolenv_domains::generate::{Suite, SuiteError, resolve};
+use toolenv_domains::perturb::{Level, perturb};
 use toolenv_domains::{Episode, TaskRef};
 
 use crate::error::Error;

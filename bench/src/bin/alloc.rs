@@ -115,5 +115,9 @@ fn generated() {
     black_box(&episodes);
     // The episodes' own inline bytes are in the counted Vec.
     let bytes = (change.bytes_allocated as i64 - change.bytes_deallocated as i64).max(0) as u64;
-    println!("#live\t{LIVE} fresh level-3 episodes over {} tasks (tasks included)\t{bytes}\t{:.1} MiB", tasks.len(), bytes as f64 / (1 << 20) as f64);
+    println!(
+        "#live\t{LIVE} fresh level-3 episodes over {} tasks (tasks included)\t{bytes}\t{:.1} MiB",
+        tasks.len(),
+        bytes as f64 / (1 << 20) as f64
+    );
 }

@@ -33,7 +33,10 @@ fn main() {
 /// `generated:1:1000`, with the generation time.
 fn distinct_and_calls() {
     println!("## distinct tasks and reference calls (generated:1:{DISTINCT_PER_CELL})");
-    println!("{:<11} {:>5} {:>8} {:>9}  {:<28} {:>8}  {:>6}", "DOMAIN", "LEVEL", "TASKS", "DISTINCT", "CALLS min/p25/median/p75/max", "mean", "ANSWER");
+    println!(
+        "{:<11} {:>5} {:>8} {:>9}  {:<28} {:>8}  {:>6}",
+        "DOMAIN", "LEVEL", "TASKS", "DISTINCT", "CALLS min/p25/median/p75/max", "mean", "ANSWER"
+    );
     let started = Instant::now();
     let mut generated = 0;
     for domain in Domain::ALL {
@@ -115,7 +118,12 @@ fn agents_on_standard() {
             }
             let rate = |p: usize, n: usize| format!("{:.1} %", 100.0 * p as f64 / n.max(1) as f64);
             let all = rate(passed.iter().sum(), played.iter().sum());
-            println!("{agent:<20} {:>8} {:>8} {:>8} {all:>8}", rate(passed[0], played[0]), rate(passed[1], played[1]), rate(passed[2], played[2]));
+            println!(
+                "{agent:<20} {:>8} {:>8} {:>8} {all:>8}",
+                rate(passed[0], played[0]),
+                rate(passed[1], played[1]),
+                rate(passed[2], played[2])
+            );
         }
     }
 }

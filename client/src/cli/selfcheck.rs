@@ -35,7 +35,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     }
     let mut problems = Vec::new();
     // Per (domain, level): tasks checked, tasks rejected, and rejects by cause.
-    let mut cells: BTreeMap<(Domain, u8), (usize, usize, BTreeMap<&'static str, usize>)> = BTreeMap::new();
+    let mut cells: BTreeMap<(Domain, u8), Cell> = BTreeMap::new();
     for check in &checks {
         let task = &check.task;
         if verbose {
@@ -90,6 +90,9 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+/// Per domain and level: tasks checked, tasks rejected, and rejects by cause.
+type Cell = (usize, usize, BTreeMap<&'static str, usize>);
 
 /// Self-checks tasks on every core, in order.
 fn check_all(tasks: &[TaskRef], random_seeds: u64) -> Vec<SelfCheck> {

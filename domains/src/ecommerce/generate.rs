@@ -30,10 +30,21 @@ const TYPES: [(&str, &[&str]); 4] = [
 ];
 /// What makes a near-duplicate of a product's name.
 const VARIANTS: [&str; 4] = [" Pro", " Mini", " 2", " Plus"];
-const FIRST: [&str; 14] = ["Maya", "Jonas", "Priya", "Sam", "Lena", "Omar", "Sofia", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace", "Hugo"];
+const FIRST: [&str; 14] =
+    ["Maya", "Jonas", "Priya", "Sam", "Lena", "Omar", "Sofia", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace", "Hugo"];
 const LAST: [&str; 12] = ["Chen", "Weber", "Nair", "Okafor", "Fischer", "Haddad", "Rossi", "Berg", "Diallo", "Silva", "Novak", "Moreau"];
-const STREETS: [&str; 10] =
-    ["Elm Street", "Harbor Road", "Birch Lane", "Willow Court", "Market Street", "Oak Avenue", "Lake Drive", "Main Street", "Hill Road", "Park Lane"];
+const STREETS: [&str; 10] = [
+    "Elm Street",
+    "Harbor Road",
+    "Birch Lane",
+    "Willow Court",
+    "Market Street",
+    "Oak Avenue",
+    "Lake Drive",
+    "Main Street",
+    "Hill Road",
+    "Park Lane",
+];
 const CITIES: [&str; 6] =
     ["Springfield, IL 62704", "Portland, ME 04101", "Austin, TX 78704", "Madison, WI 53703", "Denver, CO 80203", "Salem, OR 97301"];
 /// Reasons for a return, with the words a return's reason must keep.
@@ -60,9 +71,8 @@ const PARTIAL_RETURN: Template = Template::plain(
     "Customer {customer} wants to return the {product1} and the {product2} from order {order_id} because {reason}. Refund \
      them as store credit.",
 );
-const SKU_QUESTION: Template = Template::plain(
-    "Which sku is the {product}, what does one cost, and how many are in stock? Answer with all three, and order nothing.",
-);
+const SKU_QUESTION: Template =
+    Template::plain("Which sku is the {product}, what does one cost, and how many are in stock? Answer with all three, and order nothing.");
 const LATE_RETURN: Template = Template::plain(
     "Customer {customer} wants to return the {product} from order {order_id} because {reason}. Do it if our 30-day return \
      policy allows it; if it does not, change nothing and tell them why.",
@@ -436,11 +446,27 @@ impl Builder {
         let mut task = self.task("return", &phrasing::RETURN, slots, reference, Vec::new());
         let refunded = Self::expected(&task, &format!("/orders/{recent}/refunded"));
         task.checks = vec![
-            Check::equals(format!("{sku} of the recent order {recent} returned, and nothing else"), format!("/orders/{recent}/returned_skus"), json!([sku])),
-            Check::equals(format!("{recent} refunds {refunded}: what was paid for the line"), format!("/orders/{recent}/refunded"), refunded),
+            Check::equals(
+                format!("{sku} of the recent order {recent} returned, and nothing else"),
+                format!("/orders/{recent}/returned_skus"),
+                json!([sku]),
+            ),
+            Check::equals(
+                format!("{recent} refunds {refunded}: what was paid for the line"),
+                format!("/orders/{recent}/refunded"),
+                refunded,
+            ),
             Check::equals(format!("{recent} is partially returned"), format!("/orders/{recent}/status"), json!("partially_returned")),
-            Check::equals("the refund goes to the original payment", format!("/orders/{recent}/returns/0/refund_method"), json!("original_payment")),
-            Check::equals(format!("the old order {old}, outside the return window, is untouched"), format!("/orders/{old}/returned_skus"), json!([])),
+            Check::equals(
+                "the refund goes to the original payment",
+                format!("/orders/{recent}/returns/0/refund_method"),
+                json!("original_payment"),
+            ),
+            Check::equals(
+                format!("the old order {old}, outside the return window, is untouched"),
+                format!("/orders/{old}/returned_skus"),
+                json!([]),
+            ),
             Check::text(
                 "the return gives the customer's reason",
                 format!("/orders/{recent}/returns/0/reason"),
@@ -563,7 +589,11 @@ impl Builder {
         let refunded = Self::expected(&task, &format!("/orders/{order}/refunded"));
         let returned = Self::expected(&task, &format!("/orders/{order}/returned_skus"));
         task.checks = vec![
-            Check::equals(format!("{} returned from {order}, and nothing else", back.join(" and ")), format!("/orders/{order}/returned_skus"), returned),
+            Check::equals(
+                format!("{} returned from {order}, and nothing else", back.join(" and ")),
+                format!("/orders/{order}/returned_skus"),
+                returned,
+            ),
             Check::equals(
                 format!("{order} refunds {refunded}: what was paid for the two lines, their share of the coupon off"),
                 format!("/orders/{order}/refunded"),

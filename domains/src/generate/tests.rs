@@ -40,7 +40,10 @@ fn generated_ids_resolve_to_the_same_task() {
         }
     }
     assert!(matches!(resolve("scheduling/book-meeting/g999-1-1-0001"), Err(SuiteError::Version { version: 999, .. })));
-    assert!(matches!(resolve("scheduling/reschedule-chain/g1-1-1-0001"), Err(SuiteError::UnknownTask(_))), "the kind must be the generator's");
+    assert!(
+        matches!(resolve("scheduling/reschedule-chain/g1-1-1-0001"), Err(SuiteError::UnknownTask(_))),
+        "the kind must be the generator's"
+    );
     assert!(matches!(resolve("nowhere/x/g1-1-1-0001"), Err(SuiteError::UnknownTask(_))));
     assert!(matches!(resolve("scheduling/x/g1-4-1-0001"), Err(SuiteError::UnknownTask(_))));
 }

@@ -202,7 +202,13 @@ impl Verdict {
     }
 
     /// [`Verdict::judge_answered`] with the initial state's hash already known.
-    pub(crate) fn judge_hashed(task: &Task, initial: &Value, initial_state_hash: String, final_state: &Value, answer: Option<&str>) -> Self {
+    pub(crate) fn judge_hashed(
+        task: &Task,
+        initial: &Value,
+        initial_state_hash: String,
+        final_state: &Value,
+        answer: Option<&str>,
+    ) -> Self {
         let diff = json::diff(initial, final_state);
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_with(final_state, answer)).collect();
         let stray = stray_changes(task, initial, final_state);

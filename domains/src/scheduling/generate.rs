@@ -364,7 +364,11 @@ impl Builder {
             let new_time = free.remove(0);
             reference.push(Call::new("check_availability", json!({"date": new_day, "time": "09:00"})));
             reference.push(Call::new("reschedule_meeting", json!({"date": day, "time": time, "new_date": new_day, "new_time": new_time})));
-            checks.push(Check::equals(format!("'{topic}' moved to {new_day} at {new_time}"), format!("/calendar/{new_day}/{new_time}"), json!(topic)));
+            checks.push(Check::equals(
+                format!("'{topic}' moved to {new_day} at {new_time}"),
+                format!("/calendar/{new_day}/{new_time}"),
+                json!(topic),
+            ));
             checks.push(Check::equals(format!("'{topic}' no longer on {day} at {time}"), format!("/calendar/{day}/{time}"), Value::Null));
         }
         if let Some((d, t, twin)) = twin {

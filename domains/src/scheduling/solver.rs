@@ -58,10 +58,14 @@ impl Strategy for super::State {
                 let topic = slot(task, "topic")?;
                 let args = json!({"start_date": slot(task, "start")?, "end_date": slot(task, "end")?});
                 let find = |v: &Value| {
-                    list_at(v, "/meetings").iter().find(|m| field(m, "topic") == topic).map(|m| (field(m, "date").to_owned(), field(m, "time").to_owned()))
+                    list_at(v, "/meetings")
+                        .iter()
+                        .find(|m| field(m, "topic") == topic)
+                        .map(|m| (field(m, "date").to_owned(), field(m, "time").to_owned()))
                 };
                 let answer = s.read_if("list_meetings", args, &|v| find(v).is_some())?;
-                let (date, time) = find(&accepted("list_meetings", answer)?).ok_or_else(|| GiveUp::Stuck(format!("no '{topic}' meeting")))?;
+                let (date, time) =
+                    find(&accepted("list_meetings", answer)?).ok_or_else(|| GiveUp::Stuck(format!("no '{topic}' meeting")))?;
                 s.answer(&format!("The '{topic}' meeting is on {date} at {time}."));
                 Ok(())
             }
@@ -75,7 +79,9 @@ impl Strategy for super::State {
                         s.answer(&format!("I booked nothing: {time} on {date} is already taken by '{holder}'."));
                         Ok(())
                     }
-                    None => accepted("book_meeting", s.write("book_meeting", json!({"date": date, "time": time, "topic": topic}))?).map(drop),
+                    None => {
+                        accepted("book_meeting", s.write("book_meeting", json!({"date": date, "time": time, "topic": topic}))?).map(drop)
+                    }
                 }
             }
             _ => Err(unknown(task)),

@@ -21,8 +21,8 @@ const FIRST: [&str; 20] = [
     "Hugo", "Ines", "Kofi", "Mei", "Ravi",
 ];
 const LAST: [&str; 16] = [
-    "Lopez", "Okafor", "Nair", "Becker", "Tanaka", "Fischer", "Haddad", "Rossi", "Berg", "Wang", "Diallo", "Silva", "Petrova",
-    "Novak", "Kim", "Moreau",
+    "Lopez", "Okafor", "Nair", "Becker", "Tanaka", "Fischer", "Haddad", "Rossi", "Berg", "Wang", "Diallo", "Silva", "Petrova", "Novak",
+    "Kim", "Moreau",
 ];
 const PLANS: [&str; 3] = ["free", "pro", "business"];
 /// Subjects of tickets that are not about refunds.
@@ -62,7 +62,11 @@ const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
 /// Articles beside the policies, for a realistic knowledge base at level 3.
 const EXTRA_ARTICLES: [(&str, &str, &str); 6] = [
     ("technical", "Mobile app crashes", "Reinstall the app and clear its cache. Crashes on start are often an outdated operating system."),
-    ("account", "Two-factor authentication", "Codes come by text message or an authenticator app; a customer can switch methods in Settings."),
+    (
+        "account",
+        "Two-factor authentication",
+        "Codes come by text message or an authenticator app; a customer can switch methods in Settings.",
+    ),
     ("account", "Team seats and roles", "Admins add seats under Billing > Seats. Each seat has one role: admin, editor or viewer."),
     ("technical", "Webhooks", "Webhook deliveries are retried for 24 hours; a failing endpoint is paused after 100 failures."),
     ("technical", "Calendar integrations", "Calendar sync runs every 15 minutes; reconnect the calendar when the token expires."),
@@ -110,7 +114,8 @@ const APPROVAL: Fact = Fact::Says {
 /// The contrary decision.
 const REFUSAL: Fact = Fact::Never { label: "a refusal", any_of: &["denied", "deny", "declined", "decline", "rejected", "reject"] };
 /// A resolution saying the issue is fixed.
-const FIXED: Fact = Fact::Says { label: "that the issue is fixed", any_of: &["fixed", "resolved", "solved", "works again", "working again"] };
+const FIXED: Fact =
+    Fact::Says { label: "that the issue is fixed", any_of: &["fixed", "resolved", "solved", "works again", "working again"] };
 /// An answer saying the ticket is someone else's.
 const NOT_THEIRS: Fact = Fact::Says {
     label: "that the ticket belongs to another customer",
@@ -425,7 +430,8 @@ impl Builder {
             reference.extend(calls);
             checks.extend(more);
         }
-        let names = [("customer1", "customer_id1"), ("customer2", "customer_id2"), ("customer3", "customer_id3"), ("customer4", "customer_id4")];
+        let names =
+            [("customer1", "customer_id1"), ("customer2", "customer_id2"), ("customer3", "customer_id3"), ("customer4", "customer_id4")];
         let mut slots = Vec::new();
         for (&(n, i), (c, _)) in names.iter().zip(&disputes) {
             let (name, cid) = self.who(*c);

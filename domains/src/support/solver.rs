@@ -123,7 +123,8 @@ impl Strategy for super::State {
                 let ticket = accepted("get_ticket", answer)?;
                 if text_at(&ticket, "/ticket/customer_id")? == slot(task, "customer_id")? {
                     let resolution = format!("Closed at the request of {customer}.");
-                    return accepted("close_ticket", s.write("close_ticket", json!({"ticket_id": id, "resolution": resolution}))?).map(drop);
+                    return accepted("close_ticket", s.write("close_ticket", json!({"ticket_id": id, "resolution": resolution}))?)
+                        .map(drop);
                 }
                 s.answer(&format!("I changed nothing: ticket {id} belongs to another customer, so I cannot close it for you."));
                 Ok(())

@@ -334,8 +334,11 @@ impl Builder {
         let friend = self.other_traveler(std::slice::from_ref(&passenger));
         // Another trip of the passenger's that stays booked.
         let legs = [(&origin, &dest, &date), (&dest, &origin, &return_date)];
-        let others: Vec<usize> =
-            (0..self.flights.len()).filter(|&i| !legs.iter().any(|(o, d, t)| self.flights[i].origin == **o && self.flights[i].dest == **d && self.flights[i].date == **t)).collect();
+        let others: Vec<usize> = (0..self.flights.len())
+            .filter(|&i| {
+                !legs.iter().any(|(o, d, t)| self.flights[i].origin == **o && self.flights[i].dest == **d && self.flights[i].date == **t)
+            })
+            .collect();
         if !others.is_empty() {
             let other = *self.g.pick(&others);
             self.book_existing(other, &passenger);
@@ -355,11 +358,23 @@ impl Builder {
         ];
         let friend_booking = self.reservations[self.reservations.len() - 2].clone();
         let checks = vec![
-            Check::equals(format!("{passenger}'s outbound {out} ({out_id}) cancelled"), format!("/reservations/{out_id}/status"), json!("cancelled")),
-            Check::equals(format!("{passenger}'s return {back} ({back_id}) cancelled"), format!("/reservations/{back_id}/status"), json!("cancelled")),
+            Check::equals(
+                format!("{passenger}'s outbound {out} ({out_id}) cancelled"),
+                format!("/reservations/{out_id}/status"),
+                json!("cancelled"),
+            ),
+            Check::equals(
+                format!("{passenger}'s return {back} ({back_id}) cancelled"),
+                format!("/reservations/{back_id}/status"),
+                json!("cancelled"),
+            ),
             self.seats_check(&out, seats_out + 1),
             self.seats_check(&back, seats_back + 1),
-            Check::equals(format!("{friend}'s {out} booking ({friend_id}) untouched"), format!("/reservations/{friend_id}"), friend_booking),
+            Check::equals(
+                format!("{friend}'s {out} booking ({friend_id}) untouched"),
+                format!("/reservations/{friend_id}"),
+                friend_booking,
+            ),
         ];
         let slots =
             slots(&[("passenger", &passenger), ("origin", &origin), ("dest", &dest), ("date", &date), ("return_date", &return_date)]);

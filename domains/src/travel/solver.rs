@@ -63,7 +63,9 @@ impl Strategy for super::State {
                 let total = out_fare + back_fare;
                 let budget: u64 = slot(task, "budget")?.parse().map_err(|_| GiveUp::Stuck("the budget is not a number".into()))?;
                 if total > budget {
-                    s.answer(&format!("I booked nothing: the cheapest round trip comes to {total} dollars, more than the budget of {budget}."));
+                    s.answer(&format!(
+                        "I booked nothing: the cheapest round trip comes to {total} dollars, more than the budget of {budget}."
+                    ));
                     return Ok(());
                 }
                 let passenger = slot(task, "passenger")?;
