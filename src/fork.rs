@@ -29,7 +29,7 @@ pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, For
     if !trajectory.roles.is_empty() || trajectory.mas_profile.is_some() || trajectory.calls.iter().any(|c| !c.agent_id.is_empty()) {
         return Err(ForkError::Team);
     }
-    let task = toolenv_domains::task(&trajectory.task_id).ok_or_else(|| ForkError::UnknownTask(trajectory.task_id.clone()))?;
+    let task = toolenv_domains::generate::resolve(&trajectory.task_id).map_err(|_| ForkError::UnknownTask(trajectory.task_id.clone()))?;
     let fault_profile: FaultProfile =
         serde_json::from_str(&trajectory.fault_profile_json).map_err(|e| ForkError::Malformed(format!("fault_profile_json: {e}")))?;
     let perturbations = trajectory

@@ -60,6 +60,8 @@ impl From<&domains::Task> for pb::TaskSummary {
             domain: pb::Domain::from(task.domain).into(),
             level: task.level.into(),
             description: task.description(),
+            reference_calls: task.reference.len() as u32,
+            summary: task.summary(),
         }
     }
 }
@@ -203,6 +205,7 @@ impl From<&domains::Trajectory> for pb::Trajectory {
             roles: trajectory.roles.iter().map(Into::into).collect(),
             mas_profile: trajectory.mas_profile.as_ref().map(Into::into),
             prompt_faults: trajectory.prompt_faults.iter().map(Into::into).collect(),
+            answer: trajectory.answer.clone(),
         }
     }
 }
@@ -271,6 +274,10 @@ impl pb::Trajectory {
             });
         }
         masfire::trajectory_json(self, &mut json);
+        // Written only when given, so the JSON of tasks that ask for no answer is unchanged.
+        if let (Some(answer), Some(map)) = (&self.answer, json.as_object_mut()) {
+            map.insert("answer".to_owned(), serde_json::Value::from(answer.as_str()));
+        }
         json
     }
 }

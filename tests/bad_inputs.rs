@@ -90,9 +90,9 @@ async fn bad_requests_get_clear_statuses() {
     check("get unknown task", status(client.get_task("nope").await), Expect { code: Code::NotFound, field: None });
     check("finish unknown episode", status(client.finish_episode("ep-nope").await), Expect { code: Code::NotFound, field: None });
     check("trajectory of unknown episode", status(client.trajectory("ep-nope").await), Expect { code: Code::NotFound, field: None });
-    let level = client.raw().list_tasks(pb::ListTasksRequest { domain: 0, level: 7 }).await.unwrap_err();
+    let level = client.raw().list_tasks(pb::ListTasksRequest { domain: 0, level: 7, ..Default::default() }).await.unwrap_err();
     check("unknown level", level, Expect { code: Code::InvalidArgument, field: Some("level") });
-    let domain = client.raw().list_tasks(pb::ListTasksRequest { domain: 99, level: 0 }).await.unwrap_err();
+    let domain = client.raw().list_tasks(pb::ListTasksRequest { domain: 99, level: 0, ..Default::default() }).await.unwrap_err();
     check("unknown domain", domain, Expect { code: Code::InvalidArgument, field: Some("domain") });
 
     // A broken business rule is not an error status: it is a result the agent reads.

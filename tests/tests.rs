@@ -38,3 +38,5 @@ mod llm_agents;
 mod masfire;
 // Two Python workers in two roles share the episodes of a hosted multi-agent run.
 mod two_roles;
+// Generated suites: listed, played by the built-in agents, answers judged, runs named by suite.
+mod generated;

@@ -66,7 +66,7 @@ fn figures(harder: bool, samples: usize, budget: Duration) -> Option<String> {
     let mut medians: Vec<(f64, &str, u32)> = failed
         .iter()
         .map(|(name, episode)| {
-            let source = Source::of(episode.task(), episode.trajectory());
+            let source = Source::of(episode.task_ref(), episode.trajectory());
             let trajectory = episode.trajectory();
             let continuations = attribute(&source, trajectory).expect("a recording replays").continuations;
             let timing = time_batched(|| (), |()| attribute(&source, trajectory), 4, samples.min(21), budget / 8);

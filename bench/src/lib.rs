@@ -242,7 +242,7 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     let ctx = case.task.context();
     // The world after the prefix, as the benchmarked call meets it.
     let world = || {
-        let mut world = case.task.initial.clone();
+        let mut world = toolenv_domains::World::clone(&case.task.initial);
         for (tool, arguments) in &case.prefix {
             let spec = case.task.domain.tool(tool).expect("a tool");
             let _ = world.apply(spec, &spec.parse_arguments(arguments).expect("valid"), &ctx);

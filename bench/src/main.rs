@@ -320,8 +320,13 @@ fn memory_per_episode() -> Result<Vec<String>, Error> {
         "task", "fresh λ=0", "fresh λ=0.2", "reference played", "finished", "world copy", "results tree / text"
     );
     let mut worst = (0u64, String::new());
+    let mut generated = Vec::new();
     for line in text.lines() {
         let fields: Vec<&str> = line.split('\t').collect();
+        if line.starts_with("#generated") || line.starts_with("#live") {
+            generated.push(fields.iter().skip(1).copied().collect::<Vec<_>>().join("  "));
+            continue;
+        }
         if line.starts_with('#') {
             println!("  (size_of::<Episode>() = {} bytes)", fields[1]);
             continue;
@@ -343,6 +348,11 @@ fn memory_per_episode() -> Result<Vec<String>, Error> {
         if live > worst.0 {
             worst = (live, fields[0].to_owned());
         }
+    }
+    // Generated level-3 tasks: state bytes, then a fresh (λ 0, λ 0.2) and a played episode's bytes beyond it.
+    println!("\nLargest level-3 task of the standard suite per domain: state bytes, fresh λ=0 / fresh λ=0.2 / played episode bytes:");
+    for line in &generated {
+        println!("  {line}");
     }
     Ok(vec![target(
         &format!("bytes per live paper-task episode, worst ({})", worst.1),
@@ -858,7 +868,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
             let mut warm = ToolEnvClient::new(channels[0].clone());
             for task in suite {
                 let id = warm.create_episode(pb::CreateEpisodeRequest { task_id: task.id.clone(), ..Default::default() }).await?;
-                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None }).await?;
+                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None, answer: None }).await?;
             }
             let rss0 = servers.rss();
             let workers = 32;

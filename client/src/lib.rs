@@ -71,14 +71,25 @@ impl Client {
         &mut self.runs
     }
 
-    /// Lists the suite's tasks, optionally of one domain and level.
+    /// Lists the paper suite's tasks, optionally of one domain and level.
     pub async fn list_tasks(
         &mut self,
         domain: Option<toolenv_domains::Domain>,
         level: Option<u8>,
     ) -> Result<Vec<pb::TaskSummary>, ClientError> {
+        self.list_suite_tasks("", domain, level).await
+    }
+
+    /// Lists a suite's tasks ("paper", "standard", "generated:<seed>:<n>";
+    /// empty: the paper's), optionally of one domain and level.
+    pub async fn list_suite_tasks(
+        &mut self,
+        suite: &str,
+        domain: Option<toolenv_domains::Domain>,
+        level: Option<u8>,
+    ) -> Result<Vec<pb::TaskSummary>, ClientError> {
         let domain = domain.map_or(pb::Domain::Unspecified, pb::Domain::from);
-        let request = pb::ListTasksRequest { domain: domain.into(), level: level.map_or(0, u32::from) };
+        let request = pb::ListTasksRequest { domain: domain.into(), level: level.map_or(0, u32::from), suite: suite.to_owned() };
         Ok(self.inner.list_tasks(request).await?.into_inner().tasks)
     }
 
@@ -140,7 +151,18 @@ impl Client {
 
     /// Finishes an episode, reporting what the agent spent, and returns the verdict.
     pub async fn finish_episode_with(&mut self, episode_id: &str, usage: Option<pb::Usage>) -> Result<pb::Verdict, ClientError> {
-        let request = pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), usage, ..Default::default() };
+        self.finish_episode_answering(episode_id, usage, None).await
+    }
+
+    /// Finishes an episode with the agent's final answer (for tasks that ask
+    /// a question or must be refused) and what it spent; returns the verdict.
+    pub async fn finish_episode_answering(
+        &mut self,
+        episode_id: &str,
+        usage: Option<pb::Usage>,
+        answer: Option<String>,
+    ) -> Result<pb::Verdict, ClientError> {
+        let request = pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), usage, answer, ..Default::default() };
         Ok(self.inner.finish_episode(request).await?.into_inner())
     }
 
@@ -239,17 +261,18 @@ pub async fn play(client: &mut Client, agent: Agent, mut request: pb::CreateEpis
     }
     let seed = request.seed;
     let episode = client.create_episode_with(request).await?;
-    play_created(client, agent, task, seed, &episode).await?;
-    let verdict = client.finish_episode(&episode.episode_id).await?;
+    let answer = play_created(client, agent, &task, seed, &episode).await?;
+    let verdict = client.finish_episode_answering(&episode.episode_id, None, answer).await?;
     let trajectory = client.trajectory(&episode.episode_id).await?;
     Ok(EpisodeOutcome { task_id: task.id.clone(), verdict, trajectory })
 }
 
-/// The suite's task of an id, or why a built-in agent cannot play it.
-async fn known_task(client: &mut Client, task_id: &str) -> Result<&'static toolenv_domains::Task, ClientError> {
-    match toolenv_domains::task(task_id) {
-        Some(task) => Ok(task),
-        None => {
+/// The task of an id (the paper's, or a generated one rebuilt from its id),
+/// or why a built-in agent cannot play it.
+async fn known_task(client: &mut Client, task_id: &str) -> Result<toolenv_domains::TaskRef, ClientError> {
+    match toolenv_domains::generate::resolve(task_id) {
+        Ok(task) => Ok(task),
+        Err(_) => {
             // The server's NOT_FOUND says it best, if it does not know the task either.
             client.get_task(task_id).await?;
             Err(ClientError::UnknownTask(task_id.to_owned()))
@@ -257,22 +280,30 @@ async fn known_task(client: &mut Client, task_id: &str) -> Result<&'static toole
     }
 }
 
-/// Makes a built-in agent's calls in an episode created already; does not finish it.
+/// Makes a built-in agent's calls in an episode created already; does not
+/// finish it. Returns the final answer the agent finishes with, if any.
 async fn play_created(
     client: &mut Client,
     agent: Agent,
-    task: &'static toolenv_domains::Task,
+    task: &toolenv_domains::TaskRef,
     seed: u64,
     episode: &pb::Episode,
-) -> Result<(), ClientError> {
+) -> Result<Option<String>, ClientError> {
     let time_scale = episode.time_scale.max(0.0);
     if agent == Agent::Solver {
-        return solve_remote(client, task, episode, time_scale).await;
+        return solve_remote(client, task.clone(), episode, time_scale).await;
     }
     if let Some(topology) = agent.topology() {
         return team::play_remote(client, task, topology, episode, time_scale).await;
     }
-    for (i, call) in agent.calls(task, seed, &episode.description).into_iter().enumerate() {
+    let calls = agent.calls(task, seed, &episode.description);
+    // The reference agents know the answer; the brittle agent gives it when it read the task right.
+    let answer = match agent {
+        Agent::Reference | Agent::ReferenceNoRetry => task.reference_answer().map(str::to_owned),
+        Agent::Brittle if calls == task.reference => task.reference_answer().map(str::to_owned),
+        Agent::Brittle | Agent::Random | Agent::Idle | Agent::Solver | Agent::TeamPipeline | Agent::TeamClosedLoop => None,
+    };
+    for (i, call) in calls.into_iter().enumerate() {
         let arguments = call.arguments.to_string();
         if agent == Agent::Reference {
             let mutates = task.domain.tool(call.tool).is_some_and(|t| t.mutates_state);
@@ -288,7 +319,7 @@ async fn play_created(
             }
         }
     }
-    Ok(())
+    Ok(answer)
 }
 
 /// Whether a status is one an injected fault (a flaky backend) sends.
@@ -389,10 +420,10 @@ fn judge_reply(reply: &pb::CallToolResponse, mutates: bool) -> Attempt {
 /// in-process, each call made over gRPC from a blocking thread.
 async fn solve_remote(
     client: &Client,
-    task: &'static toolenv_domains::Task,
+    task: toolenv_domains::TaskRef,
     episode: &pb::Episode,
     time_scale: f64,
-) -> Result<(), ClientError> {
+) -> Result<Option<String>, ClientError> {
     let mut env = RemoteEnv {
         client: client.clone(),
         runtime: tokio::runtime::Handle::current(),
@@ -400,15 +431,16 @@ async fn solve_remote(
         time_scale,
         error: None,
         agent_id: String::new(),
+        answer: None,
     };
     let env = tokio::task::spawn_blocking(move || {
         // Giving up is an outcome of the episode, judged by its verdict.
-        let _ = toolenv_domains::solver::play(task, &mut env);
+        let _ = toolenv_domains::solver::play(&task, &mut env);
         env
     })
     .await
     .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the solver's thread ended abnormally: {e}"))))?;
-    env.error.map_or(Ok(()), Err)
+    env.error.map_or(Ok(env.answer), Err)
 }
 
 /// An episode on a server, as the solver's environment: replies become the
@@ -422,9 +454,15 @@ struct RemoteEnv {
     error: Option<ClientError>,
     /// The agent the calls are made as (empty: none).
     agent_id: String,
+    /// The final answer the solver gave, sent with the finish.
+    answer: Option<String>,
 }
 
 impl toolenv_domains::solver::Env for RemoteEnv {
+    fn answer(&mut self, text: &str) {
+        self.answer = Some(text.to_owned());
+    }
+
     fn call(
         &mut self,
         tool: &str,

@@ -68,11 +68,12 @@ impl TeamEnv for RemoteEnv {
 /// each agent's calls made over gRPC under its own agent id, from a blocking thread.
 pub(crate) async fn play_remote(
     client: &Client,
-    task: &'static toolenv_domains::Task,
+    task: &toolenv_domains::TaskRef,
     topology: Topology,
     episode: &pb::Episode,
     time_scale: f64,
-) -> Result<(), ClientError> {
+) -> Result<Option<String>, ClientError> {
+    let task = task.clone();
     let mut env = RemoteEnv {
         client: client.clone(),
         runtime: tokio::runtime::Handle::current(),
@@ -80,13 +81,14 @@ pub(crate) async fn play_remote(
         time_scale,
         error: None,
         agent_id: String::new(),
+        answer: None,
     };
     let env = tokio::task::spawn_blocking(move || {
         // Giving up is an outcome of the episode, judged by its verdict.
-        let _ = toolenv_domains::masfire::team::play(task, topology, &mut env);
+        let _ = toolenv_domains::masfire::team::play(&task, topology, &mut env);
         env
     })
     .await
     .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the team's thread ended abnormally: {e}"))))?;
-    env.error.map_or(Ok(()), Err)
+    env.error.map_or(Ok(env.answer), Err)
 }

@@ -79,8 +79,8 @@ pub async fn work(
                 WorkAgent::Builtin(agent) => {
                     let task = known_task(client, &episode.task_id).await?;
                     // The random agent's seed: the plan entry, so that replays agree.
-                    play_created(client, *agent, task, lease.plan_index, &episode).await?;
-                    client.finish_episode(&episode.episode_id).await
+                    let answer = play_created(client, *agent, &task, lease.plan_index, &episode).await?;
+                    client.finish_episode_answering(&episode.episode_id, None, answer).await
                 }
                 // An endpoint that keeps failing stops the worker: the
                 // episode's lease expires and it is played again, never

@@ -55,8 +55,11 @@ fn errors_are_clear_and_exit_non_zero() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("NotFound") || stderr.contains("not found"), "{stderr}");
-    let out = toolenv(&["run", "--level", "3"]);
-    assert_eq!(out.status.code(), Some(2), "clap rejects a level outside 1..=2");
+    let out = toolenv(&["run", "--level", "4"]);
+    assert_eq!(out.status.code(), Some(2), "clap rejects a level outside 1..=3");
+    let out = toolenv(&["tasks", "--suite", "generated:1"]);
+    assert_eq!(out.status.code(), Some(2), "a suite needs a seed and a size");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("generated:<seed>:<n>"));
     let out = toolenv(&["tasks", "--url", "http://127.0.0.1:1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::cheats::{self, PlayedCheat};
 use crate::episode::Episode;
 use crate::oracle::Verdict;
-use crate::task::{Call, Task};
+use crate::task::{Call, Task, TaskRef};
 use crate::tool::{Param, ParamType};
 
 /// How many calls the random agent makes per episode in the self-check.
@@ -20,13 +20,22 @@ pub const RANDOM_AGENT_SEEDS: u64 = 20;
 
 /// Plays a list of calls in-process and finishes the episode. Rejected calls
 /// (bad arguments) are recorded like any other, as a server would.
-pub fn play(task: &'static Task, seed: u64, trial: u32, calls: &[Call]) -> Episode {
-    let mut episode = Episode::new(task, seed, trial);
+pub fn play(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call]) -> Episode {
+    play_answering(task, seed, trial, calls, None)
+}
+
+/// [`play`], finishing with a final answer.
+pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call], answer: Option<&str>) -> Episode {
+    play_in(Episode::new(task, seed, trial), calls, answer)
+}
+
+/// Plays calls in an episode and finishes it with an answer.
+fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episode {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
         let _ = episode.call(call.tool, &call.arguments.to_string());
     }
-    episode.finish();
+    episode.finish_with_answer(answer);
     episode
 }
 
@@ -37,8 +46,7 @@ pub fn play(task: &'static Task, seed: u64, trial: u32, calls: &[Call]) -> Episo
 /// platform and version.
 pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut pool = Vec::new();
-    collect_strings(&task.initial.to_json(), &mut pool);
+    let mut pool = task.state_strings().to_vec();
     pool.extend((-3..30).map(|d| task.today.add_days(d).to_string()));
     pool.extend(
         ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]
@@ -96,7 +104,7 @@ pub(crate) fn collect_strings(value: &Value, out: &mut Vec<String>) {
 #[derive(Debug, Clone)]
 pub struct SelfCheck {
     /// The task checked.
-    pub task: &'static Task,
+    pub task: TaskRef,
     /// The verdict on the reference solution: must pass.
     pub reference: Verdict,
     /// The verdict on the result-reading solver's play: must pass.
@@ -111,14 +119,27 @@ pub struct SelfCheck {
 
 impl SelfCheck {
     /// Runs the self-check of a task.
-    pub fn run(task: &'static Task) -> Self {
-        let verdict = |calls: &[Call]| play(task, 0, 0, calls).verdict().cloned().expect("play finishes the episode");
-        let random_passes = (0..RANDOM_AGENT_SEEDS)
-            .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, RANDOM_AGENT_CALLS)).verdict().is_some_and(|v| v.passed))
+    pub fn run(task: impl Into<TaskRef>) -> Self {
+        Self::run_with(task, RANDOM_AGENT_SEEDS)
+    }
+
+    /// Runs the self-check of a task with `random_seeds` random-agent
+    /// episodes (the check at scale uses fewer than [`RANDOM_AGENT_SEEDS`]).
+    pub fn run_with(task: impl Into<TaskRef>, random_seeds: u64) -> Self {
+        let task = &task.into();
+        // Feasibility is not what the self-check asks: no solver replay per failing episode.
+        let episode = |seed| Episode::new(task, seed, 0).without_feasibility();
+        let verdict = |calls: &[Call], answer| play_in(episode(0), calls, answer).verdict().cloned().expect("play finishes the episode");
+        let random_passes = (0..random_seeds)
+            .filter(|&seed| {
+                let calls = random_calls(task, seed, RANDOM_AGENT_CALLS);
+                play_in(episode(seed), &calls, None).verdict().is_some_and(|v| v.passed)
+            })
             .collect();
         let cheats = cheats::cheats(task).iter().map(|cheat| cheats::play(task, cheat)).collect();
-        let solver = crate::solver::solve(&mut Episode::new(task, 0, 0)).verdict;
-        Self { task, reference: verdict(&task.reference), solver, inaction: verdict(&[]), random_passes, cheats }
+        let solver = crate::solver::solve(&mut episode(0)).verdict;
+        let reference = verdict(&task.reference, task.reference_answer());
+        Self { task: task.clone(), reference, solver, inaction: verdict(&[], None), random_passes, cheats }
     }
 
     /// What is wrong with the task's oracle, if anything.

@@ -20,10 +20,10 @@
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::agent::{collect_strings, random_calls};
+use crate::agent::random_calls;
 use crate::episode::Episode;
-use crate::oracle::{Check, Verdict};
-use crate::task::{Call, Task};
+use crate::oracle::{Check, Fact, Verdict};
+use crate::task::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +64,9 @@ pub enum Step {
     Call(Call),
     /// Undoes the previous call with the domain's inverse tool.
     UndoPrevious,
+    /// Finishes with this final answer (`None`: with none) instead of the
+    /// reference's.
+    Answer(Option<String>),
 }
 
 /// One plausible wrong solution.
@@ -89,13 +92,13 @@ pub struct PlayedCheat {
 }
 
 /// The cheat corpus of a task, in a fixed order.
-pub fn cheats(task: &'static Task) -> Vec<Cheat> {
+pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
+    let task = &task.into();
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
-    let state = task.initial.to_json();
     for (name, value) in swappable(task) {
-        for other in look_alikes(&state, &value).into_iter().take(LOOK_ALIKES) {
+        for other in look_alikes(task.state_strings(), &value).into_iter().take(LOOK_ALIKES) {
             let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
             if swapped == task.reference {
                 continue;
@@ -128,17 +131,69 @@ pub fn cheats(task: &'static Task) -> Vec<Cheat> {
         steps.push(Step::Call(extra));
         out.push(Cheat { label, steps });
     }
+    out.extend(wrong_answers(task, &reference));
+    out
+}
+
+/// For a task that asks for a final answer: the right calls finished with
+/// wrong answers (none, placeholders, the contrary, a near-duplicate
+/// record's value named instead of the right one or beside it).
+fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
+    let Some(example) = task.reference_answer() else { return Vec::new() };
+    let answered = |answer: String| {
+        let mut steps = reference.to_vec();
+        steps.push(Step::Answer(Some(answer)));
+        steps
+    };
+    let mut unanswered = reference.to_vec();
+    unanswered.push(Step::Answer(None));
+    let mut out = vec![Cheat { label: "the right calls, no answer".to_owned(), steps: unanswered }];
+    for bad in BAD_TEXTS {
+        out.push(Cheat { label: format!("the right calls, answer {bad:?}"), steps: answered(bad.to_owned()) });
+    }
+    let facts = task.checks.iter().flat_map(|c| match c {
+        Check::Answer { facts, .. } => facts.as_slice(),
+        _ => &[],
+    });
+    let (mut named, mut omitted) = (Vec::new(), Vec::new());
+    for fact in facts {
+        match fact {
+            Fact::Mentions { phrase, .. } => named.push(phrase.as_str()),
+            Fact::Omits { phrase, .. } => omitted.push(phrase.as_str()),
+            Fact::Says { .. } | Fact::Amount { .. } | Fact::Never { .. } => {}
+        }
+    }
+    for wrong in omitted {
+        for right in named.iter().filter(|right| example.contains(**right)) {
+            let swapped = example.replace(right, wrong);
+            out.push(Cheat { label: format!("the right calls, answer naming {wrong} instead of {right}"), steps: answered(swapped) });
+        }
+        out.push(Cheat {
+            label: format!("the right calls, answer also naming {wrong}"),
+            steps: answered(format!("{example} Or {wrong}.")),
+        });
+    }
     out
 }
 
 /// Plays a cheat in-process with no faults and judges it.
-pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
-    let mut episode = Episode::new(task, 0, 0);
+pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
+    let task = &task.into();
+    // Whether a cheat is wrong and fails is the question, not whether it was feasible.
+    let mut episode = Episode::new(task, 0, 0).without_feasibility();
+    // A cheat on the state gives the right answer: only its calls are wrong.
+    let mut answer = task.reference_answer().map(str::to_owned);
+    let mut wrong_answer = false;
     let mut previous: Option<(Call, Option<Value>)> = None;
     for step in &cheat.steps {
         let call = match step {
             Step::Call(call) => Some(call.clone()),
             Step::UndoPrevious => previous.as_ref().and_then(|(call, result)| undo(task, call, result.as_ref())),
+            Step::Answer(text) => {
+                wrong_answer = true;
+                answer.clone_from(text);
+                None
+            }
         };
         let Some(call) = call else { continue };
         let result = episode.call(call.tool, &call.arguments.to_string()).ok().and_then(|r| match &r.outcome {
@@ -147,10 +202,15 @@ pub fn play(task: &'static Task, cheat: &Cheat) -> PlayedCheat {
         });
         previous = Some((call, result));
     }
+    if let Some(answer) = answer {
+        episode.answer(answer);
+    }
     let verdict = episode.finish().clone();
     // Wrong when its end state differs from the expected one outside the
-    // task's alternatives (free text included), as the oracle compares them.
-    let wrong = !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
+    // task's alternatives (free text included), as the oracle compares them,
+    // or when it answers other than the reference does (every wrong answer
+    // is built from the facts the answer must and must not state).
+    let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
     PlayedCheat { cheat: cheat.clone(), wrong, verdict }
 }
 
@@ -218,11 +278,9 @@ fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
 
 /// Values of the task's state that look like `value` (same shape of letters,
 /// digits and punctuation) but are not it, in a fixed order.
-fn look_alikes(state: &Value, value: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    collect_strings(state, &mut found);
+fn look_alikes(strings: &[String], value: &str) -> Vec<String> {
     let wanted = shape(value);
-    let mut alikes: Vec<String> = found.into_iter().filter(|s| s != value && shape(s) == wanted).collect();
+    let mut alikes: Vec<String> = strings.iter().filter(|s| *s != value && shape(s) == wanted).cloned().collect();
     alikes.sort();
     alikes.dedup();
     alikes
@@ -263,12 +321,16 @@ fn replace(value: &Value, from: &str, to: &str) -> Value {
 
 /// A write a random agent makes that the domain accepts and that changes the
 /// state after the reference solution: an unrequested action.
-fn unrequested_write(task: &'static Task) -> Option<Call> {
+fn unrequested_write(task: &TaskRef) -> Option<Call> {
+    // The reference played once; each candidate continues a copy of it (which
+    // shares the end state until the candidate writes).
+    let mut played = Episode::new(task, 0, 0).without_feasibility();
+    for call in &task.reference {
+        let _ = played.call(call.tool, &call.arguments.to_string());
+    }
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
-        let mut episode = Episode::new(task, 0, 0);
-        for call in task.reference.iter().chain([extra]) {
-            let _ = episode.call(call.tool, &call.arguments.to_string());
-        }
+        let mut episode = played.clone();
+        let _ = episode.call(extra.tool, &extra.arguments.to_string());
         episode.trajectory().calls.last().is_some_and(|r| r.state_changed)
     })
 }
@@ -277,12 +339,16 @@ fn unrequested_write(task: &'static Task) -> Option<Call> {
 mod tests {
     use super::*;
 
+    use crate::agent::collect_strings;
+
     #[test]
     fn shapes_group_look_alike_values() {
         assert_eq!(shape("C-104"), "A-9");
         assert_eq!(shape("Tom Becker"), "Aa Aa");
         assert_eq!(shape("2026-01-01"), "9-9-9");
-        assert_eq!(look_alikes(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), "C-104"), ["C-101", "D-7"]);
+        let mut strings = Vec::new();
+        collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
+        assert_eq!(look_alikes(&strings, "C-104"), ["C-101", "D-7"]);
     }
 
     #[test]

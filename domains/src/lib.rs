@@ -41,6 +41,7 @@ pub mod date;
 mod delivery;
 pub mod drift;
 mod episode;
+pub mod generate;
 pub mod json;
 pub mod masfire;
 mod names;
@@ -57,7 +58,7 @@ pub use episode::{
     RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
-pub use task::{Call, Slot, Task};
+pub use task::{Call, Slot, Task, TaskRef};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
 pub use world::{Context, ToolRef, Tools, ToolsIter};
 

@@ -1,6 +1,8 @@
 //! Tasks: what an agent is asked to do, from which state, and how the end
 //! state is judged.
 
+use std::sync::{Arc, OnceLock};
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -48,7 +50,8 @@ pub struct Task {
     pub id: String,
     /// The task's domain, which fixes its tools.
     pub domain: Domain,
-    /// Complexity level from the paper's Table 4: 1 or 2.
+    /// Complexity level: 1 or 2 as in the paper's Table 4, or 3 (several
+    /// constraints and steps, refusals and answers; generated tasks only).
     pub level: u8,
     /// The description with `{slot}` placeholders, and its alternative
     /// phrasings.
@@ -57,8 +60,9 @@ pub struct Task {
     pub slots: Vec<Slot>,
     /// The episode's "today".
     pub today: Date,
-    /// The initial state S0.
-    pub initial: World,
+    /// The initial state S0, shared by every episode of the task until it
+    /// writes (copy on write).
+    pub initial: Arc<World>,
     /// The calls a perfect agent makes.
     pub reference: Vec<Call>,
     /// Predicates over (S0, Sf), in the order the verdict lists them.
@@ -69,8 +73,67 @@ pub struct Task {
     /// explicitly. Everywhere else the end state must be exactly the
     /// reference's (free text aside, which [`crate::Check::Text`] judges).
     pub alternatives: Vec<&'static str>,
-    /// The end state the reference solution reaches, computed once.
-    pub(crate) expected: std::sync::OnceLock<Value>,
+    /// What is derived from the task once and kept: the end state the
+    /// reference solution reaches, the initial state's JSON and hash.
+    pub(crate) expected: Derived,
+}
+
+/// What a task computes once, on first use.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Derived {
+    /// The end state the reference solution reaches.
+    end_state: OnceLock<Value>,
+    /// S0 as JSON, and its hash.
+    initial: OnceLock<(Value, String)>,
+    /// Every string of S0 (keys included) in document order.
+    strings: OnceLock<Vec<String>>,
+}
+
+/// A task an episode plays: one of the paper suite's (which live for the
+/// whole program) or a generated one, shared by its episodes and dropped
+/// with the last of them, so generated tasks never leak.
+#[derive(Debug, Clone)]
+pub struct TaskRef(Held);
+
+#[derive(Debug, Clone)]
+enum Held {
+    Static(&'static Task),
+    Shared(Arc<Task>),
+}
+
+impl std::ops::Deref for TaskRef {
+    type Target = Task;
+
+    fn deref(&self) -> &Task {
+        match &self.0 {
+            Held::Static(task) => task,
+            Held::Shared(task) => task,
+        }
+    }
+}
+
+impl From<&'static Task> for TaskRef {
+    fn from(task: &'static Task) -> Self {
+        Self(Held::Static(task))
+    }
+}
+
+impl From<Arc<Task>> for TaskRef {
+    fn from(task: Arc<Task>) -> Self {
+        Self(Held::Shared(task))
+    }
+}
+
+impl From<Task> for TaskRef {
+    fn from(task: Task) -> Self {
+        Self(Held::Shared(Arc::new(task)))
+    }
+}
+
+impl From<&TaskRef> for TaskRef {
+    fn from(task: &TaskRef) -> Self {
+        task.clone()
+    }
 }
 
 impl Task {
@@ -97,14 +160,62 @@ impl Task {
     /// reference solution, with no faults.
     pub fn expected_final_state(&self) -> &Value {
         // A reference call that fails is caught by the suite tests; it changes nothing.
-        self.expected.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).to_json())
+        self.expected.end_state.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).to_json())
+    }
+
+    /// The initial state as JSON and its hash, computed once.
+    pub(crate) fn initial_snapshot(&self) -> &(Value, String) {
+        self.expected.initial.get_or_init(|| {
+            let initial = self.initial.to_json();
+            let hash = crate::json::state_hash(&initial);
+            (initial, hash)
+        })
+    }
+
+    /// Every string of the initial state, keys included, in document order
+    /// (what random agents and cheats draw values from), computed once.
+    pub(crate) fn state_strings(&self) -> &[String] {
+        self.expected.strings.get_or_init(|| {
+            let mut strings = Vec::new();
+            crate::agent::collect_strings(&self.initial_snapshot().0, &mut strings);
+            strings
+        })
+    }
+
+    /// The final answer the reference solution gives, for a task that asks
+    /// for one (an information request or a refusal): the example its answer
+    /// check carries.
+    pub fn reference_answer(&self) -> Option<&str> {
+        self.checks.iter().find_map(|c| match c {
+            Check::Answer { example, .. } => Some(example.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The task's kind: the middle part of its id (`cheapest-flight` in
+    /// `travel/cheapest-flight/001`).
+    pub fn kind(&self) -> &str {
+        self.id.split('/').nth(1).unwrap_or_default()
+    }
+
+    /// What the task asks, in one line: its kind, the reference's calls and
+    /// what the verdict judges.
+    pub fn summary(&self) -> String {
+        let calls = self.reference.len();
+        let judged = if self.asks_for_answer() { "end state + answer" } else { "end state" };
+        format!("{}: {calls} reference call{}, {judged}", self.kind(), if calls == 1 { "" } else { "s" })
+    }
+
+    /// Whether the task's verdict reads a final answer.
+    pub fn asks_for_answer(&self) -> bool {
+        self.reference_answer().is_some()
     }
 
     /// The initial state after the given calls, with no faults: a call to an
     /// unknown tool or with arguments its tool refuses changes nothing, as a
     /// domain rule it breaks does not.
     pub(crate) fn replay<'a>(&self, calls: impl IntoIterator<Item = (&'a str, &'a Value)>) -> World {
-        let mut world = self.initial.clone();
+        let mut world = World::clone(&self.initial);
         for (tool, arguments) in calls {
             let Some(tool) = self.domain.tool(tool) else { continue };
             if let Ok(args) = tool.parse_arguments(&arguments.to_string()) {

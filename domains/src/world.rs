@@ -45,23 +45,53 @@ pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + crate::sol
 
     /// The domain's tasks of the suite, in a fixed order.
     fn tasks() -> Vec<Task>;
+
+    /// The generated task of an origin of this domain (its `generate.rs`).
+    fn generate(origin: &crate::generate::Origin) -> Task;
 }
 
-/// How a tool runs: a pure transition of its domain's state.
+/// How a tool that writes runs: a pure transition of its domain's state.
 pub(crate) type Handler<S> = fn(&mut S, &Args, &Context) -> Result<Reply, DomainError>;
+
+/// How a read-only tool runs: a pure function of its domain's state, so it
+/// runs on a state shared by many episodes without copying it.
+pub(crate) type Reader<S> = fn(&S, &Args, &Context) -> Result<Reply, DomainError>;
+
+/// A tool's handler: a write or a read.
+pub(crate) enum Run<S> {
+    /// A tool that may change the state.
+    Write(Handler<S>),
+    /// A tool that never does.
+    Read(Reader<S>),
+}
 
 /// One tool of a domain: what agents are told of it, and what it does.
 pub(crate) struct Tool<S> {
     /// The name, description and parameters.
     pub(crate) spec: ToolSpec,
     /// The handler, called with arguments already validated against `spec`.
-    pub(crate) run: Handler<S>,
+    pub(crate) run: Run<S>,
 }
 
 impl<S> Tool<S> {
-    /// Declares a tool.
+    /// Declares a tool that may write (its spec says `mutates_state`).
     pub(crate) const fn new(spec: ToolSpec, run: Handler<S>) -> Self {
-        Self { spec, run }
+        assert!(spec.mutates_state, "a tool that writes says so in its spec");
+        Self { spec, run: Run::Write(run) }
+    }
+
+    /// Declares a read-only tool.
+    pub(crate) const fn read(spec: ToolSpec, run: Reader<S>) -> Self {
+        assert!(!spec.mutates_state, "a read-only tool says so in its spec");
+        Self { spec, run: Run::Read(run) }
+    }
+
+    /// Runs the handler on a state it may change.
+    pub(crate) fn call(&self, state: &mut S, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
+        match self.run {
+            Run::Write(run) => run(state, args, ctx),
+            Run::Read(run) => run(state, args, ctx),
+        }
     }
 }
 
@@ -187,7 +217,7 @@ pub(crate) fn apply<S: DomainState>(state: &mut S, index: usize, args: &Args, ct
     let tool = &S::TOOLS[index];
     #[cfg(debug_assertions)]
     let before = state.clone();
-    let result = (tool.run)(state, args, ctx);
+    let result = tool.call(state, args, ctx);
     #[cfg(debug_assertions)]
     match &result {
         Err(error) => assert!(*state == before, "{} changed the state, then rejected the call: {error}", tool.spec.name),
@@ -199,6 +229,14 @@ pub(crate) fn apply<S: DomainState>(state: &mut S, index: usize, args: &Args, ct
     match result {
         Ok(Reply { text, changed }) => (Ok(text), changed),
         Err(error) => (Err(error), false),
+    }
+}
+
+/// Runs one read-only tool of a state's table; `None` for a tool that writes.
+pub(crate) fn read<S: DomainState>(state: &S, index: usize, args: &Args, ctx: &Context) -> Option<ToolResult> {
+    match S::TOOLS[index].run {
+        Run::Read(run) => Some(run(state, args, ctx).map(|reply| reply.text)),
+        Run::Write(_) => None,
     }
 }
 
@@ -282,6 +320,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The generated task of an origin of the domain.
+            pub(crate) fn generate(self, origin: $crate::generate::Origin) -> $crate::Task {
+                match self {
+                    $(Domain::$variant => <$module::State as $crate::world::DomainState>::generate(&origin),)+
+                }
+            }
+
             /// The domain's tasks of the suite.
             fn tasks(self) -> Vec<$crate::Task> {
                 match self {
@@ -324,6 +369,28 @@ macro_rules! registry {
                 assert_eq!(tool.domain, self.domain(), "{} is not a tool of {}", tool.name, self.domain());
                 match self {
                     $(World::$variant(s) => $crate::world::apply(s, tool.index, args, ctx),)+
+                }
+            }
+
+            /// Runs one validated call of a read-only tool on a state that
+            /// may be shared; `None` when the tool writes.
+            ///
+            /// # Panics
+            /// If `tool` is not one of this world's domain's tools.
+            pub fn read(&self, tool: $crate::world::ToolRef, args: &$crate::Args, ctx: &$crate::Context) -> Option<$crate::ToolResult> {
+                assert_eq!(tool.domain, self.domain(), "{} is not a tool of {}", tool.name, self.domain());
+                match self {
+                    $(World::$variant(s) => $crate::world::read(s, tool.index, args, ctx),)+
+                }
+            }
+
+            /// Applies one validated call to a state shared copy-on-write: a
+            /// read runs on it as it is, a write copies it first when another
+            /// holder shares it.
+            pub fn apply_shared(world: &mut std::sync::Arc<World>, tool: $crate::world::ToolRef, args: &$crate::Args, ctx: &$crate::Context) -> ($crate::ToolResult, bool) {
+                match world.read(tool, args, ctx) {
+                    Some(result) => (result, false),
+                    None => std::sync::Arc::make_mut(world).apply(tool, args, ctx),
                 }
             }
         }
@@ -379,7 +446,7 @@ pub(crate) mod testing {
         let tool = S::TOOLS.iter().find(|t| t.spec.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
         let name = tool.spec.name;
         let args = tool.spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {name}: {e}"));
-        let reply = (tool.run)(state, &args, &Context { today })?;
+        let reply = tool.call(state, &args, &Context { today })?;
         let value: Value = serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{name} wrote invalid json: {e}"));
         assert_eq!(crate::json::canonical(&value), reply.text, "{name} writes canonical json");
         Ok(value)

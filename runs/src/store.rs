@@ -320,6 +320,14 @@ impl Store {
         Ok(agents)
     }
 
+    /// The distinct task ids of the run's plan, sorted: what names its
+    /// suite and generator version.
+    pub fn task_ids(&self, run: &RunId) -> Result<Vec<String>, StoreError> {
+        let mut query = self.conn.prepare("SELECT DISTINCT task_id FROM planned_episodes WHERE run_id = ?1 ORDER BY task_id")?;
+        let ids = query.query_map([&run.0], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
     /// The planned episodes without a verdict yet, in plan order: those never
     /// recorded and those whose last attempt was an infrastructure error.
     pub fn pending(&self, run: &RunId) -> Result<Vec<(usize, PlannedEpisode)>, StoreError> {

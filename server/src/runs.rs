@@ -116,7 +116,15 @@ fn run_message(summary: &RunSummary, waiting: u64, leased: u64, agents: Vec<Stri
         complete: summary.pending() == 0,
         lease_timeout_ms: summary.lease_timeout.map_or(0, |d| d.as_millis() as u64),
         agents,
+        suite: String::new(),
+        generator_version: 0,
     }
+}
+
+/// A run message with its suite and generator version, read from its task ids.
+fn with_suite<'a>(mut run: pb::Run, task_ids: impl IntoIterator<Item = &'a str>) -> pb::Run {
+    (run.suite, run.generator_version) = toolenv_domains::generate::suite_of(task_ids);
+    run
 }
 
 /// What [`Queue::pick`] found.
@@ -231,7 +239,8 @@ impl Queue {
 
     /// The run's progress as the wire shows it.
     fn progress(&self) -> pb::Run {
-        self.state.lock().progress(&self.agents)
+        let run = self.state.lock().progress(&self.agents);
+        with_suite(run, self.plan.iter().map(|p| p.request.task_id.as_str()))
     }
 }
 
@@ -400,7 +409,7 @@ impl RunsService {
         grid.fault_delivery = request.fault_delivery();
         let named = &self.env.config().fault_profiles;
         grid.validate(|name| named.contains_key(name)).map_err(|e| Error::invalid(e.field(), e.to_string()))?;
-        let tasks = self.env.tasks(request.domain, request.level)?;
+        let tasks = self.env.tasks(&request.suite, request.domain, request.level)?;
         if tasks.is_empty() {
             return Err(Error::invalid("level", "no task matches the domain and level"));
         }
@@ -452,14 +461,15 @@ impl pb::runs_server::Runs for RunsService {
             Ok(queue) => Ok(Response::new(queue.progress())),
             // A run the command-line tool played: as stored.
             Err(Error::RunNotHosted(_)) => {
-                let (summary, agents) = self
+                let (summary, agents, task_ids) = self
                     .host()
                     .blocking(move |store| {
                         let run = store.find_run(&run_id)?;
-                        Ok((store.summary(&run)?, store.agents(&run)?))
+                        Ok((store.summary(&run)?, store.agents(&run)?, store.task_ids(&run)?))
                     })
                     .await?;
-                Ok(Response::new(run_message(&summary, summary.pending(), 0, agents)))
+                let run = run_message(&summary, summary.pending(), 0, agents);
+                Ok(Response::new(with_suite(run, task_ids.iter().map(String::as_str))))
             }
             Err(error) => Err(error.into()),
         }
@@ -469,16 +479,17 @@ impl pb::runs_server::Runs for RunsService {
         let stored = self
             .host()
             .blocking(|store| {
-                store.runs()?.into_iter().map(|summary| Ok((store.agents(&summary.id)?, summary))).collect::<Result<Vec<_>, _>>()
+                let runs = store.runs()?.into_iter();
+                runs.map(|summary| Ok((store.agents(&summary.id)?, store.task_ids(&summary.id)?, summary))).collect::<Result<Vec<_>, _>>()
             })
             .await?;
         let queues = self.host().queues.lock().clone();
         let runs = stored
             .into_iter()
-            .map(|(agents, summary)| match queues.get(summary.id.as_str()) {
+            .map(|(agents, task_ids, summary)| match queues.get(summary.id.as_str()) {
                 // Loaded: the live counts, leases included.
                 Some(queue) => queue.progress(),
-                None => run_message(&summary, summary.pending(), 0, agents),
+                None => with_suite(run_message(&summary, summary.pending(), 0, agents), task_ids.iter().map(String::as_str)),
             })
             .collect();
         Ok(Response::new(pb::ListRunsResponse { runs }))
@@ -589,12 +600,12 @@ impl pb::runs_server::Runs for RunsService {
         }
         let conv = InfraConvention::excluding(exclude_infra_errors);
         let population = Population::feasible_only(feasible_only);
-        let (summary, agents, results, k) = self
+        let (summary, agents, results, k, task_ids) = self
             .host()
             .blocking(move |store| {
                 let run = store.find_run(&run_id)?;
                 let k = trials_of(&store.plan(&run)?);
-                Ok((store.summary(&run)?, store.agents(&run)?, store.results(&run)?, k))
+                Ok((store.summary(&run)?, store.agents(&run)?, store.results(&run)?, k, store.task_ids(&run)?))
             })
             .await?;
         let metrics_error = |e: toolenv_runs::metrics::MetricsError| Error::Store(format!("computing the report: {e}"));
@@ -604,7 +615,7 @@ impl pb::runs_server::Runs for RunsService {
         let queue = self.host().queues.lock().get(summary.id.as_str()).cloned();
         let run = match queue {
             Some(queue) => queue.progress(),
-            None => run_message(&summary, summary.pending(), 0, agents),
+            None => with_suite(run_message(&summary, summary.pending(), 0, agents), task_ids.iter().map(String::as_str)),
         };
         Ok(Response::new(pb::RunReport { run: Some(run), text, summary_json }))
     }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use toolenv::pb;
+use toolenv_domains::generate::{Suite, SuiteError, resolve};
 use toolenv_domains::perturb::{Level, perturb};
-use toolenv_domains::{Episode, suite};
+use toolenv_domains::{Episode, TaskRef};
 
 use crate::error::Error;
 use crate::metrics::{CallLabels, Metrics};
@@ -47,14 +48,17 @@ impl ToolEnvService {
         &self.runs
     }
 
-    /// The suite's tasks of a domain (a `pb::Domain` value, 0 for all) and level (0 for all).
-    pub(crate) fn tasks(&self, domain: i32, level: u32) -> Result<Vec<&'static toolenv_domains::Task>, Error> {
+    /// A suite's tasks (`suite` empty: the paper's) of a domain (a
+    /// `pb::Domain` value, 0 for all) and level (0 for all).
+    pub(crate) fn tasks(&self, suite: &str, domain: i32, level: u32) -> Result<Vec<TaskRef>, Error> {
         let domain =
             pb::Domain::try_from(domain).map_err(|_| Error::invalid("domain", format!("unknown domain value {domain}")))?.to_domain();
-        if level > 2 {
-            return Err(Error::invalid("level", format!("levels are 1 and 2 (0 for all), got {level}")));
+        if level > 3 {
+            return Err(Error::invalid("level", format!("levels are 1 to 3 (0 for all), got {level}")));
         }
-        Ok(suite().iter().filter(|t| domain.is_none_or(|d| t.domain == d)).filter(|t| level == 0 || u32::from(t.level) == level).collect())
+        let suite: Suite = suite.parse().map_err(|e: SuiteError| Error::invalid("suite", e.to_string()))?;
+        let level = u8::try_from(level).ok().filter(|&l| l > 0);
+        Ok(suite.tasks(domain, level))
     }
 
     /// Creates an episode as the request says; a leased one records its
@@ -66,7 +70,7 @@ impl ToolEnvService {
             .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
         // The seed, not the trial: all k trials of a configuration read the same text.
-        let perturbed = perturb(task, level, request.seed, self.config.paraphrases.as_deref());
+        let perturbed = perturb(&task, level, request.seed, self.config.paraphrases.as_deref());
         let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
         let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
         let mas = request
@@ -76,7 +80,7 @@ impl ToolEnvService {
             .transpose()
             .map_err(|e| Error::invalid("mas_faults", e.to_string()))?;
         let roles = request.roles.iter().map(pb::Role::to_domain).collect();
-        let episode = Episode::new(task, request.seed, request.trial)
+        let episode = Episode::new(&task, request.seed, request.trial)
             .with_max_calls(self.config.max_calls_per_episode)
             .with_chaos(chaos)
             .with_perturbation(level, perturbed)
@@ -104,11 +108,15 @@ impl ToolEnvService {
         Ok(pb::Episode { episode_id, ..reply })
     }
 
-    fn task(&self, id: &str) -> Result<&'static toolenv_domains::Task, Error> {
+    /// A task by id: the paper's, or a generated one rebuilt from its id.
+    fn task(&self, id: &str) -> Result<TaskRef, Error> {
         if id.is_empty() {
             return Err(Error::MissingField("task_id"));
         }
-        toolenv_domains::task(id).ok_or_else(|| Error::UnknownTask(id.to_owned()))
+        resolve(id).map_err(|error| match error {
+            SuiteError::Version { .. } => Error::invalid("task_id", error.to_string()),
+            SuiteError::UnknownTask(_) | SuiteError::UnknownSuite(_) => Error::UnknownTask(id.to_owned()),
+        })
     }
 }
 
@@ -120,13 +128,13 @@ fn episode_id(id: &str) -> Result<&str, Error> {
 impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
         let request = request.into_inner();
-        let tasks = self.tasks(request.domain, request.level)?.into_iter().map(Into::into).collect();
+        let tasks = self.tasks(&request.suite, request.domain, request.level)?.iter().map(|t| pb::TaskSummary::from(&**t)).collect();
         Ok(Response::new(pb::ListTasksResponse { tasks }))
     }
 
     async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {
         let task = self.task(&request.get_ref().task_id)?;
-        Ok(Response::new(task.into()))
+        Ok(Response::new((&*task).into()))
     }
 
     async fn create_episode(&self, request: Request<pb::CreateEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
@@ -180,7 +188,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                 session.usage = request.usage;
                 session.conversation = request.conversation.take();
             }
-            let verdict = pb::Verdict::from(session.episode.finish());
+            let verdict = pb::Verdict::from(session.episode.finish_with_answer(request.answer.as_deref()));
             // A leased episode is recorded in its run once, at its first finish.
             let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
             Ok((verdict, lease, first))

@@ -76,4 +76,48 @@ fn main() {
             task.id, fresh.0, fresh.1, chaos.0, chaos.1, played.0, played.1, finished.0, finished.1, world, as_values, as_text
         );
     }
+    generated();
+}
+
+/// Live episodes of the standard suite's level-3 tasks (the largest
+/// states): a fresh episode shares its task's initial state, so it costs
+/// the same whatever the state's size. Prints, per domain, the largest
+/// task's state bytes and a fresh and a played episode's bytes beyond it;
+/// then the net bytes of 100 000 live fresh episodes over all of them,
+/// tasks included.
+fn generated() {
+    use toolenv_domains::generate::Suite;
+    let tasks = Suite::Standard.tasks(None, Some(3));
+    println!("#generated\ttask\tstate_bytes\tfresh_episode_bytes\tfresh_with_chaos_bytes\tplayed_episode_bytes");
+    for domain in toolenv_domains::Domain::ALL {
+        let Some(task) = tasks.iter().filter(|t| t.domain == domain).max_by_key(|t| bytes_of(|| toolenv_domains::World::clone(&t.initial)))
+        else {
+            continue;
+        };
+        let state = bytes_of(|| toolenv_domains::World::clone(&task.initial));
+        let fresh = per_episode(|seed| Episode::new(task, seed, 0));
+        let chaos = per_episode(|seed| Episode::new(task, seed, 0).with_chaos(toolenv_bench::chaos()));
+        let played = per_episode(|seed| {
+            let mut episode = Episode::new(task, seed, 0);
+            for call in &task.reference {
+                let _ = episode.call(call.tool, &call.arguments.to_string());
+            }
+            episode
+        });
+        println!("#generated\t{}\t{state}\t{}\t{}\t{}", task.id, fresh.0, chaos.0, played.0);
+    }
+    drop(tasks);
+    const LIVE: usize = 100_000;
+    let region = Region::new(GLOBAL);
+    let tasks = Suite::Standard.tasks(None, Some(3));
+    let episodes: Vec<Episode> = (0..LIVE).map(|i| Episode::new(&tasks[i % tasks.len()], i as u64, 0)).collect();
+    let change = region.change();
+    black_box(&episodes);
+    // The episodes' own inline bytes are in the counted Vec.
+    let bytes = (change.bytes_allocated as i64 - change.bytes_deallocated as i64).max(0) as u64;
+    println!(
+        "#live\t{LIVE} fresh level-3 episodes over {} tasks (tasks included)\t{bytes}\t{:.1} MiB",
+        tasks.len(),
+        bytes as f64 / (1 << 20) as f64
+    );
 }

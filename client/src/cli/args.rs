@@ -7,6 +7,7 @@ use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_client::Agent;
 use toolenv_domains::Domain;
+use toolenv_domains::generate::Suite;
 use toolenv_server::Config;
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
@@ -30,9 +31,10 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Serve the environments over gRPC until SIGINT or SIGTERM.
     Serve(ServeArgs),
-    /// Check every task's oracle: the reference solution passes, doing
-    /// nothing fails, a seeded random agent fails. Runs in-process.
-    Selfcheck,
+    /// Check every task's oracle: the reference solution and the solver
+    /// pass; doing nothing, seeded random agents and every cheat fail. Runs
+    /// in-process, over a suite (--suite), and reports rejects by cause.
+    Selfcheck(SelfcheckArgs),
     /// List the runs in the store (or, with --url, the server's): id,
     /// episodes finished of planned, status.
     Runs {
@@ -184,7 +186,7 @@ pub(crate) struct RunStoreArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "seeds", "in_band", "time_scale"]
+        conflicts_with_all = ["suite", "domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "seeds", "in_band", "time_scale"]
     )]
     pub(crate) resume: Option<String>,
 }
@@ -346,12 +348,34 @@ pub(crate) enum LogFormat {
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Filter {
+    /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
+    /// tasks per domain and level) or "generated:<seed>:<n>" (n generated
+    /// tasks per domain and level from seed).
+    #[arg(long, default_value = "paper", value_parser = parse_suite)]
+    pub(crate) suite: Suite,
     /// Only tasks of this domain.
     #[arg(long, value_enum)]
     pub(crate) domain: Option<DomainArg>,
-    /// Only tasks of this level (1 or 2).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    /// Only tasks of this level (1 to 3; level 3 exists in generated suites).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub(crate) level: Option<u8>,
+}
+
+fn parse_suite(name: &str) -> Result<Suite, String> {
+    name.parse().map_err(|e: toolenv_domains::generate::SuiteError| e.to_string())
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SelfcheckArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    /// Random-agent episodes per task (the paper suite's default is 20; a
+    /// generated suite's is 4, to check thousands of tasks quickly).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub(crate) random_seeds: Option<u64>,
+    /// Print a row per task (the default for the paper suite only).
+    #[arg(long)]
+    pub(crate) verbose: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

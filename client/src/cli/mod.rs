@@ -33,7 +33,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     let url = cli.url;
     match cli.command {
         Command::Serve(args) => serve::serve(args).await,
-        Command::Selfcheck => Ok(selfcheck::selfcheck()),
+        Command::Selfcheck(args) => Ok(selfcheck::selfcheck(&args)),
         Command::Runs { store } => match &url {
             Some(url) => hosted::list_runs(&mut Client::connect(url).await?).await,
             None => store::list_runs(&store.store),
@@ -98,7 +98,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         Command::Client(ClientCommand::Tasks { filter, .. }) => {
             let tasks = plan::Tasks::from(&filter);
             let mut session = Session::open(url).await?;
-            let listed = session.client.list_tasks(tasks.domain, tasks.level).await;
+            let listed = session.client.list_suite_tasks(&tasks.suite.to_string(), tasks.domain, tasks.level).await;
             session.close(listed.map(|listed| render::tasks(&listed))).await
         }
         Command::Client(ClientCommand::Play { task_id, episode, json }) => {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use toolenv::pb;
 use toolenv_client::{Agent, Grid};
 use toolenv_domains::Domain;
+use toolenv_domains::generate::Suite;
 use toolenv_runs::GridError;
 
 use super::args::{EpisodeArgs, Filter, GridArgs, GridPreset, HostArgs, RunArgs};
@@ -32,16 +33,17 @@ impl Server {
     }
 }
 
-/// Which of the suite's tasks a command is about.
+/// Which tasks of which suite a command is about.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tasks {
+    pub(crate) suite: Suite,
     pub(crate) domain: Option<Domain>,
     pub(crate) level: Option<u8>,
 }
 
 impl From<&Filter> for Tasks {
     fn from(filter: &Filter) -> Self {
-        Tasks { domain: filter.domain.map(Into::into), level: filter.level }
+        Tasks { suite: filter.suite, domain: filter.domain.map(Into::into), level: filter.level }
     }
 }
 
@@ -106,6 +108,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
         time_scale: grid.time_scale,
         lease_timeout_ms: args.lease_timeout_secs.saturating_mul(1000),
         roles: args.roles.iter().map(|name| pb::Role::from(&toolenv_domains::RoleSpec::standard(name))).collect(),
+        suite: args.filter.suite.to_string(),
     })
 }
 

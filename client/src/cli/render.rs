@@ -88,7 +88,7 @@ fn verdicts(played: &[Played]) {
             Outcome::Failed => ("FAIL", episode.failed_checks.join("; ")),
             Outcome::InfraError(reason) => ("ERROR", format!("infrastructure error: {reason}")),
         };
-        let level = toolenv_domains::task(&result.task_id).map_or(0, |t| t.level);
+        let level = toolenv_domains::generate::domain_and_level(&result.task_id).map_or(0, |(_, level)| level);
         println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  {}", result.task_id, level, mark, result.calls, result.fault_stats.encountered, detail);
     }
     let Some(first) = played.first() else { return };
@@ -100,9 +100,21 @@ fn verdicts(played: &[Played]) {
 
 /// The suite's tasks, one per line.
 pub(crate) fn tasks(tasks: &[pb::TaskSummary]) {
-    println!("{:<36} {:<11} {:>5}  DESCRIPTION", "TASK", "DOMAIN", "LEVEL");
+    println!("{:<40} {:<11} {:>5} {:>5}  SUMMARY", "TASK", "DOMAIN", "LEVEL", "CALLS");
     for task in tasks {
-        println!("{:<36} {:<11} {:>5}  {}", task.id, domain_name(task.domain), task.level, task.description);
+        println!("{:<40} {:<11} {:>5} {:>5}  {}", task.id, domain_name(task.domain), task.level, task.reference_calls, task.summary);
+    }
+    // Difficulty per domain and level: the reference solution's calls.
+    let mut cells: std::collections::BTreeMap<(i32, u32), Vec<u32>> = std::collections::BTreeMap::new();
+    for task in tasks {
+        cells.entry((task.domain, task.level)).or_default().push(task.reference_calls);
+    }
+    println!("\n{:<11} {:>5} {:>6}  REFERENCE CALLS (min / median / mean / max)", "DOMAIN", "LEVEL", "TASKS");
+    for ((domain, level), mut calls) in cells {
+        calls.sort_unstable();
+        let mean = calls.iter().map(|&c| f64::from(c)).sum::<f64>() / calls.len() as f64;
+        let (min, median, max) = (calls[0], calls[calls.len() / 2], calls[calls.len() - 1]);
+        println!("{:<11} {level:>5} {:>6}  {min} / {median} / {mean:.1} / {max}", domain_name(domain), calls.len());
     }
 }
 

@@ -48,7 +48,7 @@ impl Played {
 pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<ExitCode> {
     match &plan.episodes {
         Episodes::New { grid, tasks, store } => {
-            let listed = client.list_tasks(tasks.domain, tasks.level).await?;
+            let listed = client.list_suite_tasks(&tasks.suite.to_string(), tasks.domain, tasks.level).await?;
             if listed.is_empty() {
                 bail!("no task matches the filter");
             }

@@ -113,7 +113,7 @@ pub struct Attribution {
 /// record) and forks it backwards from its end until a continuation passes.
 /// The verdict is the recorded one, or judged again when not recorded.
 pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attribution, ForkError> {
-    let task = source.task;
+    let task = &source.task;
     let n = trajectory.calls.len();
     // One forward replay, keeping the episode at every fork point.
     let mut forks = Vec::with_capacity(n + 1);
@@ -138,11 +138,11 @@ pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attr
 /// after its first `steps` calls (the question attribution asks at every step).
 pub fn passes_from(source: &Source, calls: &[crate::CallRecord], steps: usize) -> Result<bool, ForkError> {
     let fork = Episode::fork(source, calls, steps)?;
-    Ok(continue_from(source.task, &continuation::Plan::of(source.task), &fork, false).passed)
+    Ok(continue_from(&source.task, &continuation::Plan::of(&source.task), &fork, false).passed)
 }
 
 /// The attribution given the episode at every fork point (`forks[p]`: after `p` calls).
-fn attribute_forks(task: &'static Task, trajectory: &crate::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
+fn attribute_forks(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
     let n = trajectory.calls.len() as u32;
     let mut attribution = Attribution {
         passed: verdict.passed,

@@ -22,7 +22,7 @@ fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, 
 }
 
 fn source(episode: &Episode) -> Source {
-    Source::of(episode.task(), episode.trajectory())
+    Source::of(episode.task_ref(), episode.trajectory())
 }
 
 /// The profiles the built-in agents are attributed under.

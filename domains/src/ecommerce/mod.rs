@@ -27,6 +27,7 @@
 //!   continuing after the highest id already in the state.
 //! - Free text (addresses, reasons, queries) is at most 500 characters.
 
+mod generate;
 mod phrasing;
 mod solver;
 mod tasks;
@@ -398,6 +399,10 @@ impl DomainState for State {
 
     fn tasks() -> Vec<Task> {
         tasks::tasks()
+    }
+
+    fn generate(origin: &crate::generate::Origin) -> Task {
+        generate::generate(origin)
     }
 }
 

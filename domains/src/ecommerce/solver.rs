@@ -56,9 +56,88 @@ impl Strategy for super::State {
                 }
                 Err(GiveUp::Stuck(format!("no order of {customer} with a returnable {product}")))
             }
+            // "Place one order for customer {customer}, shipped to their {label} address: {q1} of the {p1}, …
+            // Where fewer units are in stock than asked, order all that are left, and leave out a product with none
+            // left. Use coupon {coupon} if the order qualifies for it, and otherwise no coupon."
+            "multi-order" => {
+                let customer = slot(task, "customer")?;
+                let address = address(s, customer, &label(task)?)?;
+                let mut lines = Vec::new();
+                let mut subtotal_cents = 0;
+                for (q, p) in [("q1", "p1"), ("q2", "p2"), ("q3", "p3"), ("q4", "p4"), ("q5", "p5"), ("q6", "p6")] {
+                    let (Some(quantity), Some(name)) = (task.slot(q), task.slot(p)) else { break };
+                    let quantity: u64 = quantity.parse().map_err(|_| GiveUp::Stuck(format!("{q} is not a number")))?;
+                    let (sku, price_cents, stock) = product_named(s, name)?;
+                    let take = quantity.min(stock);
+                    if take > 0 {
+                        lines.push(json!({"sku": sku, "quantity": take}));
+                        subtotal_cents += take * price_cents;
+                    }
+                }
+                let coupon = slot(task, "coupon")?;
+                let check = s.read("apply_coupon", json!({"code": coupon, "order_subtotal": subtotal_cents as f64 / 100.0}))?;
+                let valid = matches!(&check, Answer::Ok(v) if v.get("valid") == Some(&Value::Bool(true)));
+                let mut args = json!({"customer_id": customer, "items": lines, "shipping_address": address});
+                if valid {
+                    args["coupon_code"] = json!(coupon);
+                }
+                accepted("create_order", s.write("create_order", args)?).map(drop)
+            }
+            // "Customer {customer} wants to return the {product1} and the {product2} from order {order_id} because
+            // {reason}. Refund them as store credit."
+            "partial-return" => {
+                let order = slot(task, "order_id")?;
+                let wanted = [slot(task, "product1")?, slot(task, "product2")?];
+                let find = |v: &Value| -> Option<Vec<String>> {
+                    let lines = list_at(v, "/order/items");
+                    wanted.iter().map(|name| lines.iter().find(|l| field(l, "name") == *name).map(|l| field(l, "sku").to_owned())).collect()
+                };
+                let answer = s.read_if("check_order_status", json!({"order_id": order}), &|v| find(v).is_some())?;
+                let skus = find(&accepted("check_order_status", answer)?).unwrap_or_default();
+                let args = json!({"order_id": order, "items": skus, "reason": slot(task, "reason")?, "refund_method": "store_credit"});
+                accepted("process_return", s.write("process_return", args)?).map(drop)
+            }
+            // "Which sku is the {product}, what does one cost, and how many are in stock? …"
+            "sku-question" => {
+                let name = slot(task, "product")?;
+                let (sku, cents, stock) = product_named(s, name)?;
+                s.answer(&format!("The {name} is {sku}; it costs ${}.{:02} and {stock} are in stock.", cents / 100, cents % 100));
+                Ok(())
+            }
+            // "Customer {customer} wants to return the {product} from order {order_id} because {reason}. Do it if our
+            // 30-day return policy allows it; if it does not, change nothing and tell them why."
+            "late-return" => {
+                let (order, name) = (slot(task, "order_id")?, slot(task, "product")?);
+                let has_line = |v: &Value| list_at(v, "/order/items").iter().any(|l| field(l, "name") == name);
+                let answer = s.read_if("check_order_status", json!({"order_id": order}), &has_line)?;
+                let status = accepted("check_order_status", answer)?;
+                let until = status.pointer("/order/returnable_until").and_then(Value::as_str).unwrap_or_default();
+                if until < task.today.to_string().as_str() {
+                    s.answer(&format!(
+                        "I changed nothing: order {order} was delivered more than 30 days ago, so the return window has closed."
+                    ));
+                    return Ok(());
+                }
+                let sku = list_at(&status, "/order/items").iter().find(|l| field(l, "name") == name).map(|l| field(l, "sku").to_owned());
+                let args = json!({"order_id": order, "items": [sku], "reason": slot(task, "reason")?, "refund_method": "original_payment"});
+                accepted("process_return", s.write("process_return", args)?).map(drop)
+            }
             _ => Err(unknown(task)),
         }
     }
+}
+
+/// The (sku, price in cents, stock) of the product with exactly this name,
+/// from a catalog search for it (near-duplicate names match the search too).
+fn product_named(s: &mut Session<'_>, name: &str) -> Step<(String, u64, u64)> {
+    let find = |v: &Value| {
+        list_at(v, "/products").iter().find(|p| field(p, "name") == name).and_then(|p| {
+            let cents = (p.get("price")?.as_f64()? * 100.0).round() as u64;
+            Some((field(p, "sku").to_owned(), cents, p.get("stock")?.as_u64()?))
+        })
+    };
+    let answer = s.read_page("search_products", json!({"query": name}), &|v| find(v).is_some())?;
+    find(&accepted("search_products", answer)?).ok_or_else(|| GiveUp::Stuck(format!("no product named '{name}'")))
 }
 
 /// The label of the address the task ships to: its `label` slot, or the word

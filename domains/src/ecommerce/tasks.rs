@@ -8,8 +8,8 @@ use crate::date::Date;
 use crate::oracle::{Check, Fact};
 use crate::task::{Call, Task, slots};
 
-fn world(state: Value) -> World {
-    World::Ecommerce(serde_json::from_value(state).expect("e-commerce task states are valid"))
+fn world(state: Value) -> std::sync::Arc<World> {
+    std::sync::Arc::new(World::Ecommerce(serde_json::from_value(state).expect("e-commerce task states are valid")))
 }
 
 /// The shop every task starts from: three past orders, so new orders begin at O-0004.

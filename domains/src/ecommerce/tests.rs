@@ -29,7 +29,7 @@ fn call(state: &mut State, tool: &str, args: Value) -> Answer {
 /// the context's day.
 fn run(state: &mut State, tool: &str, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let tool = State::TOOLS.iter().find(|t| t.spec.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
-    (tool.run)(state, args, ctx)
+    tool.call(state, args, ctx)
 }
 
 /// Calls a tool and asserts it failed with `code` and left the state as it was.
@@ -498,7 +498,7 @@ fn no_argument_value_makes_a_tool_panic() {
         for value in &odd {
             let map: Map<String, Value> = tool.spec.params.iter().map(|p| (p.name.to_owned(), value.clone())).collect();
             let mut s = state();
-            let _ = (tool.run)(&mut s, &Args::from_map(map), &ctx);
+            let _ = tool.call(&mut s, &Args::from_map(map), &ctx);
         }
     }
 }

@@ -165,7 +165,7 @@ impl Episode {
         args: &Args,
         caller: Option<&Caller>,
     ) -> Result<(Answer, Vec<Injection>), CallError> {
-        let task = self.task;
+        let task = self.task.clone();
         let user_answer = self.user_answer();
         let Some(team) = self.team.as_deref_mut() else { return Err(CallError::UnknownTool(spec.name.to_owned())) };
         let (agent, role) = match caller {

@@ -248,7 +248,7 @@ impl Episode {
             return result.clone();
         }
         let ctx = self.task.context();
-        let (result, changed) = self.world.apply(spec, call.args, &ctx);
+        let (result, changed) = World::apply_shared(&mut self.world, spec, call.args, &ctx);
         if changed {
             let repeats = self.faults.ambiguous.iter().find(|(_, t, a)| t == spec.name && a == call.canonical_args).map(|(i, _, _)| *i);
             if let (Some(first), None) = (repeats, call.key) {
@@ -275,7 +275,7 @@ impl Episode {
         // Everything but the most recent change.
         let last = changes.clone().count().checked_sub(1)?;
         let ctx = self.task.context();
-        let mut world = self.task.initial.clone();
+        let mut world = World::clone(&self.task.initial);
         for call in changes.take(last) {
             // A call that changed the state had a tool of the domain and valid canonical arguments.
             let Some(spec) = self.task.domain.tool(&call.tool) else { continue };

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::{CallError, CallOptions, CallRecord, Episode, Trajectory};
 use crate::chaos::{Chaos, FaultProfile, ProfileError};
 use crate::perturb::Applied;
-use crate::task::Task;
+use crate::task::TaskRef;
 
 /// The idempotency key a replay sends for the calls that shared the key of
 /// call `first`: a forked episode knows its recorded writes' keys by these names.
@@ -25,7 +25,7 @@ pub fn replay_key(first: u32) -> String {
 #[derive(Debug, Clone)]
 pub struct Source {
     /// The task played.
-    pub task: &'static Task,
+    pub task: TaskRef,
     /// The episode's seed.
     pub seed: u64,
     /// The episode's trial index.
@@ -45,9 +45,9 @@ pub struct Source {
 impl Source {
     /// The source of a recorded trajectory of `task` (the call limit is not
     /// recorded: the default, or the recorded call count if larger).
-    pub fn of(task: &'static Task, trajectory: &Trajectory) -> Self {
+    pub fn of(task: impl Into<TaskRef>, trajectory: &Trajectory) -> Self {
         Self {
-            task,
+            task: task.into(),
             seed: trajectory.seed,
             trial: trajectory.trial,
             fault_profile: trajectory.fault_profile.clone(),
@@ -134,7 +134,7 @@ impl Episode {
     /// A fresh episode as `source` was created: no calls made yet.
     pub fn recreate(source: &Source) -> Result<Episode, ForkError> {
         let chaos = Chaos::new(source.fault_profile.clone())?;
-        let mut episode = Episode::new(source.task, source.seed, source.trial).with_max_calls(source.max_calls).with_chaos(chaos);
+        let mut episode = Episode::new(&source.task, source.seed, source.trial).with_max_calls(source.max_calls).with_chaos(chaos);
         episode.trajectory.description.clone_from(&source.description);
         episode.trajectory.epsilon = source.epsilon;
         episode.trajectory.perturbations.clone_from(&source.perturbations);

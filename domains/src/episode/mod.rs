@@ -4,8 +4,6 @@
 //! the sequence of calls: the same inputs give the same trajectory, byte for
 //! byte, whatever else runs at the same time.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -22,9 +20,8 @@ pub use ledger::FaultStats;
 use crate::World;
 use crate::chaos::{Chaos, Dice, FaultKind};
 use crate::delivery::{Delivered, Delivery, Outcome};
-use crate::json;
 use crate::oracle::{CheckOutcome, Verdict};
-use crate::task::Task;
+use crate::task::{Task, TaskRef};
 use crate::tool::ArgError;
 use faults::{FaultState, ToolCall};
 
@@ -154,6 +151,10 @@ pub struct Trajectory {
     pub prompt_faults: Vec<crate::masfire::Injection>,
     /// The verdict, once finished.
     pub verdict: Option<Verdict>,
+    /// The final answer the agent finished with, if any (written only when
+    /// given, so trajectories of tasks that ask for none are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// One call's request beyond tool and arguments.
@@ -187,8 +188,10 @@ struct Reached {
 /// One attempt at one task.
 #[derive(Debug, Clone)]
 pub struct Episode {
-    task: &'static Task,
-    world: World,
+    task: TaskRef,
+    /// The state: the task's initial state, shared until the first write
+    /// copies it (so a fresh episode costs no copy of a large state).
+    world: std::sync::Arc<World>,
     max_calls: u32,
     chaos: Chaos,
     dice: Dice,
@@ -202,11 +205,12 @@ pub struct Episode {
 }
 
 impl Episode {
-    /// Starts an episode of `task` from a fresh copy of its initial state, with no faults.
-    pub fn new(task: &'static Task, seed: u64, trial: u32) -> Self {
+    /// Starts an episode of `task` from its initial state (shared until
+    /// the episode writes), with no faults.
+    pub fn new(task: impl Into<TaskRef>, seed: u64, trial: u32) -> Self {
+        let task = task.into();
         Self {
-            task,
-            world: task.initial.clone(),
+            world: std::sync::Arc::clone(&task.initial),
             max_calls: DEFAULT_MAX_CALLS,
             chaos: Chaos::default(),
             dice: Dice::new(&task.id, seed, trial),
@@ -225,10 +229,20 @@ impl Episode {
                 mas_profile: None,
                 prompt_faults: Vec::new(),
                 verdict: None,
+                answer: None,
             },
             team: None,
             judges_feasibility: true,
+            task,
         }
+    }
+
+    /// Leaves feasibility undecided when the episode finishes (the verdict's
+    /// `feasible` is `None`): for the oracle self-check, whose failing
+    /// episodes need no solver replay each.
+    pub(crate) fn without_feasibility(mut self) -> Self {
+        self.judges_feasibility = false;
+        self
     }
 
     /// Sets the most calls the episode accepts.
@@ -254,8 +268,31 @@ impl Episode {
     }
 
     /// The task being played.
-    pub fn task(&self) -> &'static Task {
-        self.task
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    /// The task being played, as a handle that outlives the episode.
+    pub fn task_ref(&self) -> &TaskRef {
+        &self.task
+    }
+
+    /// Gives the episode's final answer (text the task's answer checks read
+    /// when it finishes); a later answer replaces an earlier one. Ignored
+    /// once finished.
+    pub fn answer(&mut self, answer: impl Into<String>) {
+        if self.trajectory.verdict.is_none() {
+            self.trajectory.answer = Some(answer.into());
+        }
+    }
+
+    /// Finishes the episode with a final answer (see [`Episode::answer`]),
+    /// or with whatever answer it was given before when `None`.
+    pub fn finish_with_answer(&mut self, answer: Option<&str>) -> &Verdict {
+        if let Some(answer) = answer {
+            self.answer(answer);
+        }
+        self.finish()
     }
 
     /// The description the agent is given.
@@ -489,8 +526,10 @@ impl Episode {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
             None => {
-                let (initial, initial_hash) = initial_snapshot(self.task);
-                let mut verdict = Verdict::judge_hashed(self.task, &initial, initial_hash.into_owned(), &self.world.to_json());
+                // Computed once per task: every finish needs them.
+                let (initial, initial_hash) = self.task.initial_snapshot();
+                let answer = self.trajectory.answer.as_deref();
+                let mut verdict = Verdict::judge_hashed(&self.task, initial, initial_hash.clone(), &self.world.to_json(), answer);
                 let duplicates: Vec<Value> = self
                     .faults
                     .duplicates
@@ -529,7 +568,7 @@ impl Episode {
     /// other draws, which is why a passed episode counts as feasible whatever
     /// the solver meets.
     fn feasible(&self) -> bool {
-        let mut replay = Episode::new(self.task, self.trajectory.seed, self.trajectory.trial)
+        let mut replay = Episode::new(&self.task, self.trajectory.seed, self.trajectory.trial)
             .with_max_calls(self.max_calls)
             .with_chaos(self.chaos.clone());
         replay.trajectory.description.clone_from(&self.trajectory.description);
@@ -537,33 +576,5 @@ impl Episode {
         replay.trajectory.perturbations.clone_from(&self.trajectory.perturbations);
         replay.judges_feasibility = false;
         crate::solver::solve(&mut replay).feasible()
-    }
-}
-
-/// A task's initial state as JSON and its hash: computed once for the
-/// suite's tasks (every finish needs them), fresh for any other task.
-fn initial_snapshot(task: &Task) -> (std::borrow::Cow<'static, Value>, std::borrow::Cow<'static, str>) {
-    use std::borrow::Cow;
-    static SUITE: std::sync::OnceLock<BTreeMap<&'static str, (Value, String)>> = std::sync::OnceLock::new();
-    let cached = SUITE.get_or_init(|| {
-        crate::suite()
-            .iter()
-            .map(|t| {
-                let initial = t.initial.to_json();
-                let hash = json::state_hash(&initial);
-                (t.id.as_str(), (initial, hash))
-            })
-            .collect()
-    });
-    match cached.get(task.id.as_str()) {
-        // The id alone is not enough: a task built outside the suite may reuse one.
-        Some((initial, hash)) if crate::task(&task.id).is_some_and(|t| std::ptr::eq(t, task)) => {
-            (Cow::Borrowed(initial), Cow::Borrowed(hash))
-        }
-        _ => {
-            let initial = task.initial.to_json();
-            let hash = json::state_hash(&initial);
-            (Cow::Owned(initial), Cow::Owned(hash))
-        }
     }
 }

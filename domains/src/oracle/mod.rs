@@ -61,6 +61,17 @@ pub enum Check {
         /// How many members must match.
         expected: usize,
     },
+    /// The agent's final answer (the text it finishes the episode with)
+    /// says what the task asks for, and not the contrary (see [`Fact`]): an
+    /// information request's facts, a refusal's reason. No answer fails.
+    Answer {
+        /// What the check asserts, for people.
+        name: String,
+        /// What the answer must (and must not) say.
+        facts: Vec<Fact>,
+        /// An answer that passes: what the reference solution answers.
+        example: String,
+    },
 }
 
 impl Check {
@@ -84,8 +95,18 @@ impl Check {
         Check::Count { name: name.into(), path: path.into(), pattern, expected }
     }
 
-    /// Evaluates the check against a final state.
+    /// The final answer must state `facts`; `example` is one that does.
+    pub fn answer(name: impl Into<String>, facts: impl Into<Vec<Fact>>, example: impl Into<String>) -> Self {
+        Check::Answer { name: name.into(), facts: facts.into(), example: example.into() }
+    }
+
+    /// Evaluates the check against a final state, with no final answer.
     pub fn evaluate(&self, final_state: &Value) -> CheckOutcome {
+        self.evaluate_with(final_state, None)
+    }
+
+    /// Evaluates the check against a final state and the agent's final answer.
+    pub fn evaluate_with(&self, final_state: &Value, answer: Option<&str>) -> CheckOutcome {
         match self {
             Check::Equals { name, path, expected } => {
                 let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
@@ -115,6 +136,10 @@ impl Check {
                     expected: Value::from(*expected),
                     actual: Value::from(found),
                 }
+            }
+            Check::Answer { name, facts, .. } => {
+                let (passed, actual) = text::judge(answer, facts);
+                CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
         }
     }
@@ -169,15 +194,27 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Judges a final state against a task's checks and its initial state.
+    /// Judges a final state against a task's checks and its initial state,
+    /// with no final answer.
     pub fn judge(task: &Task, initial: &Value, final_state: &Value) -> Self {
-        Self::judge_hashed(task, initial, json::state_hash(initial), final_state)
+        Self::judge_hashed(task, initial, json::state_hash(initial), final_state, None)
     }
 
-    /// [`Verdict::judge`] with the initial state's hash already known.
-    pub(crate) fn judge_hashed(task: &Task, initial: &Value, initial_state_hash: String, final_state: &Value) -> Self {
+    /// Judges a final state and the agent's final answer.
+    pub fn judge_answered(task: &Task, initial: &Value, final_state: &Value, answer: Option<&str>) -> Self {
+        Self::judge_hashed(task, initial, json::state_hash(initial), final_state, answer)
+    }
+
+    /// [`Verdict::judge_answered`] with the initial state's hash already known.
+    pub(crate) fn judge_hashed(
+        task: &Task,
+        initial: &Value,
+        initial_state_hash: String,
+        final_state: &Value,
+        answer: Option<&str>,
+    ) -> Self {
         let diff = json::diff(initial, final_state);
-        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate(final_state)).collect();
+        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_with(final_state, answer)).collect();
         let stray = stray_changes(task, initial, final_state);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),

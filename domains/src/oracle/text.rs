@@ -42,6 +42,22 @@ pub enum Fact {
         /// The phrases, none of which may appear (negated or not).
         any_of: &'static [&'static str],
     },
+    /// A value of the task's own (a flight number, a topic, a time), its
+    /// words in a row and not negated: what an answer must name.
+    Mentions {
+        /// What the value is ("the cheapest flight").
+        label: String,
+        /// The value.
+        phrase: String,
+    },
+    /// A value that must not appear at all: a near-duplicate record the
+    /// answer must not name instead of (or besides) the right one.
+    Omits {
+        /// What the value is ("the dearer flight").
+        label: String,
+        /// The value.
+        phrase: String,
+    },
 }
 
 impl Fact {
@@ -51,6 +67,8 @@ impl Fact {
             Fact::Says { label, any_of } => format!("says {label} ({})", any_of.join(" / ")),
             Fact::Amount { cents } => format!("states the amount {}.{:02}", cents / 100, cents % 100),
             Fact::Never { label, any_of } => format!("never says {label} ({})", any_of.join(" / ")),
+            Fact::Mentions { label, phrase } => format!("names {label} ({phrase})"),
+            Fact::Omits { label, phrase } => format!("never names {label} ({phrase})"),
         }
     }
 
@@ -60,6 +78,8 @@ impl Fact {
             Fact::Says { any_of, .. } => any_of.iter().any(|phrase| find(words, phrase).any(|at| !negated(words, at))),
             Fact::Amount { cents } => amounts.contains(cents),
             Fact::Never { any_of, .. } => !any_of.iter().any(|phrase| find(words, phrase).next().is_some()),
+            Fact::Mentions { phrase, .. } => find(words, phrase).any(|at| !negated(words, at)),
+            Fact::Omits { phrase, .. } => find(words, phrase).next().is_none(),
         }
     }
 }

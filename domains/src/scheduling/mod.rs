@@ -5,6 +5,7 @@
 //! starts, so they end by 17:00) on weekdays, never in the past, one meeting
 //! per slot; a day with no meetings left disappears from the calendar.
 
+mod generate;
 mod phrasing;
 mod solver;
 mod tasks;
@@ -52,5 +53,9 @@ impl DomainState for State {
 
     fn tasks() -> Vec<Task> {
         tasks::tasks()
+    }
+
+    fn generate(origin: &crate::generate::Origin) -> Task {
+        generate::generate(origin)
     }
 }

@@ -8,8 +8,8 @@ use crate::date::Date;
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 
-fn world(state: Value) -> World {
-    World::Scheduling(serde_json::from_value(state).expect("scheduling task states are valid"))
+fn world(state: Value) -> std::sync::Arc<World> {
+    std::sync::Arc::new(World::Scheduling(serde_json::from_value(state).expect("scheduling task states are valid")))
 }
 
 /// The verified scheduling tasks.

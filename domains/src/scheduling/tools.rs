@@ -32,7 +32,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         book_meeting,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "check_calendar",
             description: "Returns all meetings scheduled for the given date.",
@@ -50,7 +50,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         cancel_meeting,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "list_meetings",
             description: "Lists all meetings in the date range (inclusive).",
@@ -76,7 +76,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         reschedule_meeting,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "check_availability",
             description: "Detects conflicts: says whether a slot is free, which meeting holds it if not, and the free slots left that day.",
@@ -98,7 +98,7 @@ fn book_meeting(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, Doma
     Ok(reply)
 }
 
-fn check_calendar(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn check_calendar(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let date = parse_date(args.str("date"), "date")?;
     let meetings = Seq(|| s.calendar.get(&date).into_iter().flatten().map(|(time, topic)| SlotTopic { time, topic }));
     Ok(Reply::read(&Day { date: &date, meetings }))
@@ -109,7 +109,7 @@ fn cancel_meeting(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, D
     Ok(Reply::wrote(&Field("cancelled", Meeting { date: &date, time: &time, topic: &topic })))
 }
 
-fn list_meetings(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn list_meetings(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let start = parse_date(args.str("start_date"), "start_date")?;
     let end = parse_date(args.str("end_date"), "end_date")?;
     let days = Date::parse(&end).map_or(0, |e| Date::parse(&start).map_or(0, |s| e.days_since(s)));
@@ -138,7 +138,7 @@ fn reschedule_meeting(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply
     Ok(reply)
 }
 
-fn check_availability(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn check_availability(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let date = parse_date(args.str("date"), "date")?;
     let time = parse_slot(args.str("time"))?;
     let day = s.calendar.get(&date);

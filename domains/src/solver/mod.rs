@@ -125,6 +125,13 @@ pub trait Env {
     /// Makes one call (after waiting `request.waited_ms`, where waits are real)
     /// and returns what the client saw.
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation;
+
+    /// Sets the final answer the episode finishes with (for tasks that ask a
+    /// question or must be refused); a later answer replaces it. An
+    /// environment that plays no such tasks may ignore it.
+    fn answer(&mut self, text: &str) {
+        let _ = text;
+    }
 }
 
 impl Env for Episode {
@@ -146,6 +153,10 @@ impl Env for Episode {
             Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
             Err(e @ (CallError::Finished | CallError::CallLimit(_) | CallError::BusLimit(_))) => Observation::Closed(e.to_string()),
         }
+    }
+
+    fn answer(&mut self, text: &str) {
+        Episode::answer(self, text);
     }
 }
 
@@ -272,6 +283,11 @@ impl<'a> Session<'a> {
         longest.map(|(value, _)| Answer::Ok(value)).ok_or_else(|| GiveUp::Exhausted(tool.to_owned()))
     }
 
+    /// Gives the episode's final answer.
+    pub(crate) fn answer(&mut self, text: &str) {
+        self.env.answer(text);
+    }
+
     /// A write under a fresh idempotency key, repeated with the same key until
     /// its reply confirms it.
     pub(crate) fn write(&mut self, tool: &str, args: Value) -> Step<Answer> {
@@ -371,8 +387,8 @@ impl Solution {
 
 /// Plays an episode in-process with the solver, finishes it and returns how it ended.
 pub fn solve(episode: &mut Episode) -> Solution {
-    let task = episode.task();
-    let ended = play(task, episode);
+    let task = episode.task_ref().clone();
+    let ended = play(&task, episode);
     Solution { ended, verdict: episode.finish().clone() }
 }
 

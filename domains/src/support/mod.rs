@@ -20,6 +20,7 @@
 //! `refunded`, `compromised` finds `compromise`), skips words like `the`, and
 //! ranks articles by how many query words they match, then by id.
 
+mod generate;
 mod phrasing;
 mod solver;
 mod tasks;
@@ -220,6 +221,10 @@ impl DomainState for State {
 
     fn tasks() -> Vec<Task> {
         tasks::tasks()
+    }
+
+    fn generate(origin: &crate::generate::Origin) -> Task {
+        generate::generate(origin)
     }
 }
 

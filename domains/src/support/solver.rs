@@ -11,7 +11,8 @@ const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
 
 impl Strategy for super::State {
     fn solve(task: &Task, s: &mut Session<'_>) -> Step<()> {
-        let customer = slot(task, "customer")?;
+        // Every kind but the generated batch of disputes names one customer.
+        let customer = task.slot("customer").unwrap_or_default();
         match kind(task) {
             // "{customer} asked for {subject}, and you changed that setting while they were on
             // the phone. Create a ticket …, then close it with a resolution saying what was done."
@@ -71,9 +72,77 @@ impl Strategy for super::State {
                 let policy = policy(s, "refund dispute", "billing", "dispute")?;
                 handle_dispute(s, &id, slot(task, "priority")?, amount, &policy, slot(task, "subject")?)
             }
+            // "{customer} (customer {customer_id}) has an open ticket about '{subject}'. Set its priority to
+            // {priority} and add the note '{note}'. Do not close it."
+            "note-ticket" => {
+                let subject = slot(task, "subject")?.to_lowercase();
+                let ticket = open_ticket(s, slot(task, "customer_id")?, &[&subject])?;
+                let args =
+                    json!({"ticket_id": field(&ticket, "ticket_id"), "priority": slot(task, "priority")?, "note": slot(task, "note")?});
+                accepted("update_ticket", s.write("update_ticket", args)?).map(drop)
+            }
+            // "The issue in ticket {ticket_id} ('{subject}') of {customer} is fixed. Close that ticket …"
+            "close-fixed" => {
+                let resolution = format!("Fixed: {}. The customer confirmed it works again.", slot(task, "subject")?.to_lowercase());
+                accepted("close_ticket", s.write("close_ticket", json!({"ticket_id": slot(task, "ticket_id")?, "resolution": resolution}))?)
+                    .map(drop)
+            }
+            // "{customer} (customer {customer_id}) is disputing a refund decision in an open ticket. …"
+            "refund-dispute" => {
+                let policy = policy(s, "refund dispute", "billing", "dispute")?;
+                dispute_of(s, slot(task, "customer_id")?, &policy)
+            }
+            // "{customer1} (customer {customer_id1}), … each dispute a refund decision in an open ticket. …"
+            "refund-disputes" => {
+                let policy = policy(s, "refund dispute", "billing", "dispute")?;
+                for name in ["customer_id1", "customer_id2", "customer_id3", "customer_id4"] {
+                    if let Some(customer_id) = task.slot(name) {
+                        dispute_of(s, customer_id, &policy)?;
+                    }
+                }
+                Ok(())
+            }
+            // "Which of the tickets of {customer} (customer {customer_id}) that are not closed has the highest priority? …"
+            "urgent-question" => {
+                let answer = s.read_if("list_open_tickets", json!({"customer_id": slot(task, "customer_id")?}), &|v| {
+                    !list_at(v, "/tickets").is_empty()
+                })?;
+                let listed = accepted("list_open_tickets", answer)?;
+                let rank = |t: &Value| PRIORITIES.iter().position(|p| *p == field(t, "priority")).unwrap_or(0);
+                let tickets = list_at(&listed, "/tickets");
+                let top = tickets.iter().rev().max_by_key(|t| rank(t)).ok_or_else(|| GiveUp::Stuck("no open ticket".into()))?;
+                let (id, subject, priority) = (field(top, "ticket_id"), field(top, "subject"), field(top, "priority"));
+                s.answer(&format!("{id} has the highest priority ({priority}); its subject is '{subject}'."));
+                Ok(())
+            }
+            // "{customer} (customer {customer_id}) asks us to close ticket {ticket_id} for them. Close it if it is
+            // theirs; if it is not, change nothing and tell them why."
+            "foreign-close" => {
+                let id = slot(task, "ticket_id")?;
+                let answer = s.read_if("get_ticket", json!({"ticket_id": id}), &|v| v.pointer("/ticket/customer_id").is_some())?;
+                let ticket = accepted("get_ticket", answer)?;
+                if text_at(&ticket, "/ticket/customer_id")? == slot(task, "customer_id")? {
+                    let resolution = format!("Closed at the request of {customer}.");
+                    return accepted("close_ticket", s.write("close_ticket", json!({"ticket_id": id, "resolution": resolution}))?)
+                        .map(drop);
+                }
+                s.answer(&format!("I changed nothing: ticket {id} belongs to another customer, so I cannot close it for you."));
+                Ok(())
+            }
             _ => Err(unknown(task)),
         }
     }
+}
+
+/// Finds a customer's open refund dispute ticket and handles it as the policy says.
+fn dispute_of(s: &mut Session<'_>, customer_id: &str, policy: &str) -> Step<()> {
+    let summary = open_ticket(s, customer_id, &["dispute", "refund"])?;
+    let id = field(&summary, "ticket_id").to_owned();
+    let has_amount = |v: &Value| v.pointer("/ticket/description").and_then(Value::as_str).and_then(dollars).is_some();
+    let ticket = accepted("get_ticket", s.read_if("get_ticket", json!({"ticket_id": id}), &has_amount)?)?;
+    let amount = text_at(&ticket, "/ticket/description").map(dollars)?.unwrap_or_default();
+    let subject = text_at(&ticket, "/ticket/subject")?.to_owned();
+    handle_dispute(s, &id, text_at(&ticket, "/ticket/priority")?, amount, policy, &subject)
 }
 
 /// Creates the task's ticket (its customer, subject and priority); returns its id, read from the reply.

@@ -8,8 +8,8 @@ use crate::date::Date;
 use crate::oracle::{Check, Fact};
 use crate::task::{Call, Task, slots};
 
-fn world(state: Value) -> World {
-    World::Support(serde_json::from_value(state).expect("support task states are valid"))
+fn world(state: Value) -> std::sync::Arc<World> {
+    std::sync::Arc::new(World::Support(serde_json::from_value(state).expect("support task states are valid")))
 }
 
 /// The support desk every task starts from: six customers, six tickets in

@@ -89,7 +89,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         escalate_ticket,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "search_knowledge_base",
             description: "Searches the knowledge base for relevant articles (how-tos and policies), best match first.",
@@ -101,7 +101,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         search_knowledge_base,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "list_open_tickets",
             description: "Lists tickets that are not closed, in id order, with optional filters.",
@@ -113,7 +113,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         list_open_tickets,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "get_ticket",
             description: "Returns one ticket with its notes, resolution and escalation reason.",
@@ -122,7 +122,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         get_ticket,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "get_customer",
             description: "Returns a customer's name, plan and tickets.",
@@ -229,7 +229,7 @@ fn escalate_ticket(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, 
     Ok(Reply::wrote(&Field("escalated", ticket.view(&id))))
 }
 
-fn search_knowledge_base(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn search_knowledge_base(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let query = args.str("query").trim();
     if query.chars().count() > MAX_QUERY_CHARS {
         return Err(DomainError::new("QUERY_TOO_LONG", format!("query must be at most {MAX_QUERY_CHARS} characters")));
@@ -287,7 +287,7 @@ fn search_knowledge_base(s: &mut State, args: &Args, _ctx: &Context) -> Result<R
     Ok(Reply::read(&SearchResult { articles, category: category.map(Category::as_str), query, total_matches: hits.len() }))
 }
 
-fn list_open_tickets(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn list_open_tickets(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let priority = match args.opt_str("priority") {
         None => None,
         Some(p) => Some(Priority::parse(p).ok_or_else(|| invalid_choice("INVALID_PRIORITY", "priority", p, Priority::NAMES))?),
@@ -307,12 +307,12 @@ fn list_open_tickets(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply
     Ok(Reply::read(&Field("tickets", tickets)))
 }
 
-fn get_ticket(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn get_ticket(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (id, ticket) = s.ticket(args.str("ticket_id"))?;
     Ok(Reply::read(&Field("ticket", ticket.view(&id))))
 }
 
-fn get_customer(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn get_customer(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (id, customer) = s.customer(args.str("customer_id"))?;
     let tickets = Seq(|| s.tickets.iter().filter(|(_, t)| t.customer_id == id).map(|(tid, t)| t.summary(tid)));
     Ok(Reply::read(&Field("customer", CustomerView { customer_id: &id, name: &customer.name, plan: &customer.plan, tickets })))

@@ -15,6 +15,7 @@
 //! Reservation ids are sequential per episode (`R-0001`, `R-0002`, …) and
 //! never reused, so a released hold's id is not handed out again.
 
+mod generate;
 mod phrasing;
 mod solver;
 mod tasks;
@@ -166,5 +167,9 @@ impl DomainState for State {
 
     fn tasks() -> Vec<Task> {
         tasks::tasks()
+    }
+
+    fn generate(origin: &crate::generate::Origin) -> Task {
+        generate::generate(origin)
     }
 }

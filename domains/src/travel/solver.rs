@@ -41,6 +41,46 @@ impl Strategy for super::State {
                 }
                 book_with(s, &flights, slot(task, "passenger")?, &payment)
             }
+            // "Book {passenger1}, {passenger2} … from {origin} to {dest} on {date}, in that order: each on the cheapest
+            // flight that still has a seat when it is their turn, each paying with the first payment method in their profile."
+            "group-booking" => {
+                let flights = cheapest_first(s, slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?)?;
+                let passengers = ["passenger1", "passenger2", "passenger3", "passenger4"].into_iter().map_while(|name| task.slot(name));
+                for passenger in passengers {
+                    book_first_free(s, &flights, passenger)?;
+                }
+                Ok(())
+            }
+            // "Book {passenger} a round trip … on the cheapest available flight each way … only if the two fares
+            // together come to at most {budget} dollars. If they come to more, book nothing and tell me the total."
+            "trip-budget" => {
+                let (origin, dest) = (slot(task, "origin")?, slot(task, "dest")?);
+                let out = fares(s, origin, dest, slot(task, "date")?)?;
+                let back = fares(s, dest, origin, slot(task, "return_date")?)?;
+                let (Some((out_fare, _)), Some((back_fare, _))) = (out.first(), back.first()) else {
+                    return Err(GiveUp::Stuck("no flight with a seat left one way".into()));
+                };
+                let total = out_fare + back_fare;
+                let budget: u64 = slot(task, "budget")?.parse().map_err(|_| GiveUp::Stuck("the budget is not a number".into()))?;
+                if total > budget {
+                    s.answer(&format!(
+                        "I booked nothing: the cheapest round trip comes to {total} dollars, more than the budget of {budget}."
+                    ));
+                    return Ok(());
+                }
+                let passenger = slot(task, "passenger")?;
+                let payment = payment_method(s, passenger)?;
+                let ids = |list: &[(u64, String)]| list.iter().map(|(_, id)| id.clone()).collect::<Vec<_>>();
+                book_with(s, &ids(&out), passenger, &payment)?;
+                book_with(s, &ids(&back), passenger, &payment)
+            }
+            // "Which flight from {origin} to {dest} on {date} has the cheapest fare that can still be booked …?"
+            "fare-question" => {
+                let list = fares(s, slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?)?;
+                let (fare, id) = list.first().ok_or_else(|| GiveUp::Stuck("no flight with a seat left".into()))?;
+                s.answer(&format!("The cheapest flight with a seat left is {id}, at {fare} dollars."));
+                Ok(())
+            }
             _ => Err(unknown(task)),
         }
     }
@@ -49,6 +89,12 @@ impl Strategy for super::State {
 /// The ids of the flights of a route and day with seats left, cheapest first
 /// (ties in search order), from a search confirmed against silent truncation.
 fn cheapest_first(s: &mut Session<'_>, origin: &str, dest: &str, date: &str) -> Step<Vec<String>> {
+    Ok(fares(s, origin, dest, date)?.into_iter().map(|(_, id)| id).collect())
+}
+
+/// The (fare, id) of the flights of a route and day with seats left, cheapest
+/// first (ties in search order), from a search confirmed against silent truncation.
+fn fares(s: &mut Session<'_>, origin: &str, dest: &str, date: &str) -> Step<Vec<(u64, String)>> {
     let answer = s.read_confirmed("search_flights", json!({"origin": origin, "dest": dest, "date": date}), "/flights")?;
     let result = accepted("search_flights", answer)?;
     let mut flights: Vec<(u64, String)> = list_at(&result, "/flights")
@@ -57,7 +103,7 @@ fn cheapest_first(s: &mut Session<'_>, origin: &str, dest: &str, date: &str) -> 
         .filter_map(|f| Some((f.get("price")?.as_u64()?, field(f, "id").to_owned())))
         .collect();
     flights.sort_by_key(|(price, _)| *price);
-    Ok(flights.into_iter().map(|(_, id)| id).collect())
+    Ok(flights)
 }
 
 /// A payment method the traveler has on file, read from the profile.

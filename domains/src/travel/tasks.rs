@@ -8,8 +8,8 @@ use crate::date::Date;
 use crate::oracle::Check;
 use crate::task::{Call, Task, slots};
 
-fn world(state: Value) -> World {
-    World::Travel(serde_json::from_value(state).expect("travel task states are valid"))
+fn world(state: Value) -> std::sync::Arc<World> {
+    std::sync::Arc::new(World::Travel(serde_json::from_value(state).expect("travel task states are valid")))
 }
 
 pub(super) fn flight(id: &str, origin: &str, dest: &str, date: &str, price: u32, seats_left: u32) -> Value {

@@ -28,7 +28,7 @@ fn state(value: Value) -> State {
 
 /// The initial state of a suite task.
 fn initial(id: &str) -> State {
-    match &crate::task(id).unwrap().initial {
+    match &*crate::task(id).unwrap().initial {
         World::Travel(s) => s.clone(),
         other => panic!("{id} is not a travel task: {other:?}"),
     }

@@ -18,7 +18,7 @@ const FLIGHT_ID: Param = Param::required("flight_id", ParamType::String, "Flight
 
 /// The tools, in the order agents see them.
 pub(super) const TOOLS: &[Tool<State>] = &[
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "search_flights",
             description: "Searches for available flights on a route and date; lists each with its price and seats left.",
@@ -53,7 +53,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         confirm_booking,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec { name: "get_itinerary", description: "Returns current reservations.", mutates_state: false, params: &[] },
         get_itinerary,
     ),
@@ -75,7 +75,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         cancel_reservation,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "get_traveler_profile",
             description: "Returns a traveler's payment methods on file and reservation ids.",
@@ -86,7 +86,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
     ),
 ];
 
-fn search_flights(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn search_flights(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let origin = code_arg(args, "origin")?;
     let dest = code_arg(args, "dest")?;
     for (field, value) in [("origin", &origin), ("dest", &dest)] {
@@ -170,7 +170,7 @@ fn confirm_booking(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, 
     Ok(Reply::wrote(&Field("confirmed", ReservationView::of(&s.flights_db, &id, reservation))))
 }
 
-fn get_itinerary(s: &mut State, _args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn get_itinerary(s: &State, _args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let reservations = Seq(|| s.reservations.iter().map(|(id, r)| ReservationView::of(&s.flights_db, id, r)));
     Ok(Reply::read(&Field("reservations", reservations)))
 }
@@ -216,7 +216,7 @@ fn cancel_reservation(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply
     Ok(Reply::wrote(&Field("cancelled", ReservationView::of(&s.flights_db, &id, reservation))))
 }
 
-fn get_traveler_profile(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+fn get_traveler_profile(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let name = text_arg(args, "name")?;
     let traveler = find_traveler(&s.travelers, name)?;
     let reservations = Seq(|| s.reservations.iter().filter(|(_, r)| r.passenger.as_deref() == Some(name)).map(|(id, _)| id));

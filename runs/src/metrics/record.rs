@@ -187,7 +187,7 @@ impl EpisodeResult {
         let request = &planned.request;
         EpisodeResult {
             task_id: request.task_id.clone(),
-            domain: toolenv_domains::task(&request.task_id).map(|task| task.domain),
+            domain: toolenv_domains::generate::domain_and_level(&request.task_id).map(|(domain, _)| domain),
             agent: planned.agent.clone(),
             epsilon: request.epsilon,
             lambda: planned.lambda,

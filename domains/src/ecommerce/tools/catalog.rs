@@ -9,7 +9,7 @@ use crate::json::Seq;
 use crate::tool::{Args, DomainError, echo};
 use crate::world::{Context, Reply};
 
-pub(super) fn search_products(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let words: Vec<String> = text(args, "query")?.split_whitespace().map(str::to_lowercase).collect();
     let category = text(args, "category")?;
     if !category.is_empty() && !s.products.values().any(|p| p.category.eq_ignore_ascii_case(category)) {
@@ -63,7 +63,7 @@ pub(super) fn search_products(s: &mut State, args: &Args, _ctx: &Context) -> Res
     Ok(Reply::read(&Search { count: matching.len(), products, truncated: matching.len() > MAX_SEARCH_RESULTS }))
 }
 
-pub(super) fn check_inventory(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn check_inventory(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (sku, product) = s.product(text(args, "sku")?)?;
     Ok(Reply::read(&Inventory { in_stock: product.stock > 0, name: &product.name, price: product.price, sku, stock: product.stock }))
 }

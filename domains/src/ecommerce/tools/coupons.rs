@@ -7,7 +7,7 @@ use crate::ecommerce::{Coupon, Money, State};
 use crate::tool::{Args, DomainError};
 use crate::world::{Context, Reply};
 
-pub(super) fn apply_coupon(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn apply_coupon(s: &State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (code, coupon) = s.valid_coupon(text(args, "code")?, ctx)?;
     let subtotal = amount(args, "order_subtotal")?.unwrap_or(Money::ZERO);
     let discount = applicable_discount(code, coupon, subtotal)?;

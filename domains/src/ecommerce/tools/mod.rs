@@ -18,7 +18,7 @@ const ORDER_ITEM: &[Param] = &[SKU, Param::required("quantity", ParamType::Integ
 
 /// The tools, in the order agents see them.
 pub(super) const TOOLS: &[Tool<State>] = &[
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "search_products",
             description: "Searches the product catalog; every filter is optional. Results come in sku order, with price and stock.",
@@ -32,7 +32,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         catalog::search_products,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "check_inventory",
             description: "Checks the stock and price of one product.",
@@ -60,7 +60,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         orders::create_order,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "check_order_status",
             description: "Returns an order's details and status, with the last day it can be returned once delivered.",
@@ -83,7 +83,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         returns::process_return,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "apply_coupon",
             description: "Validates a coupon against an order subtotal and calculates the discount; changes nothing.",
@@ -95,7 +95,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         coupons::apply_coupon,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "get_customer",
             description: "Returns a customer's name, addresses on file and the coupons they have used.",
@@ -104,7 +104,7 @@ pub(super) const TOOLS: &[Tool<State>] = &[
         },
         orders::get_customer,
     ),
-    Tool::new(
+    Tool::read(
         ToolSpec {
             name: "list_orders",
             description: "Lists a customer's orders with their items, totals, status and delivery dates.",

@@ -71,19 +71,19 @@ pub(super) fn create_order(s: &mut State, args: &Args, ctx: &Context) -> Result<
     Ok(reply)
 }
 
-pub(super) fn check_order_status(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn check_order_status(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (id, order) = s.order(text(args, "order_id")?)?;
     Ok(Reply::read(&Field("order", s.order_view(id, order))))
 }
 
-pub(super) fn get_customer(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn get_customer(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (id, customer) = s.customer(text(args, "customer_id")?)?;
     let addresses = Seq(|| customer.addresses.iter().map(|a| AddressView { address: &a.address, label: &a.label }));
     let coupons_used = Seq(|| s.orders.values().filter(|o| o.customer_id == id).filter_map(|o| o.coupon_code.as_deref()));
     Ok(Reply::read(&CustomerView { addresses, coupons_used, customer_id: id, name: &customer.name }))
 }
 
-pub(super) fn list_orders(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
+pub(super) fn list_orders(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let (id, _) = s.customer(text(args, "customer_id")?)?;
     let orders = Seq(|| s.orders.iter().filter(|(_, o)| o.customer_id == id).map(|(oid, o)| s.order_view(oid, o)));
     Ok(Reply::read(&Orders { customer_id: id, orders }))

@@ -1,0 +1,189 @@
+//! Seeded procedural task generators: tasks as pure functions of (domain,
+//! level, seed, index), and the suites made of them.
+//!
+//! Each domain's generator lives in its folder (`<domain>/generate.rs`) and
+//! builds a whole [`Task`]: description slots over a template, an initial
+//! state of realistic size with near-duplicate distractor records, the
+//! reference solution, the oracle's checks (exact records, content checks on
+//! free text and on final answers) and the alternatives it allows; the cheat
+//! corpus follows from the task (see [`crate::cheats`]). Levels follow the
+//! paper's Table 4: 1, one direct action with every identifier given; 2,
+//! search and choose under one constraint or a trap; 3, several constraints
+//! and steps over large states, and tasks whose right outcome is to refuse
+//! or to answer a question.
+//!
+//! Randomness comes only from ChaCha8 seeded by a SHA-256 of the task's
+//! [`Origin`] and [`GENERATOR_VERSION`], so a task is byte-identical on every
+//! machine and run; its id names its origin, so any process resolves it on
+//! demand ([`resolve`]).
+
+mod suite;
+
+use std::sync::Arc;
+
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+
+pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
+
+use crate::Domain;
+use crate::task::Task;
+
+/// The version of every generator: part of each generated task's id and of
+/// every stored run, so results on other tasks are never silently compared.
+/// Bump it whenever a generator's output changes.
+pub const GENERATOR_VERSION: u32 = 1;
+
+/// The levels a generator produces.
+pub const LEVELS: [u8; 3] = [1, 2, 3];
+
+/// Where a generated task comes from: its domain, level, the suite seed and
+/// its index among the suite's tasks of that domain and level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    /// The task's domain.
+    pub domain: Domain,
+    /// Its level, 1 to 3.
+    pub level: u8,
+    /// The suite's seed.
+    pub seed: u64,
+    /// Its index within (domain, level) of the suite.
+    pub index: u32,
+}
+
+impl Origin {
+    /// The id of the task of this origin whose kind is `kind`:
+    /// `scheduling/reschedule-chain/g1-3-2026-0017`.
+    pub fn id(&self, kind: &str) -> String {
+        format!("{}/{kind}/g{GENERATOR_VERSION}-{}-{}-{:04}", self.domain, self.level, self.seed, self.index)
+    }
+
+    /// Reads the origin back from a generated task's id; `None` for an id
+    /// that is not one (a paper task's, say). The version must be this
+    /// build's: a task of another generator version cannot be rebuilt.
+    pub fn parse(id: &str) -> Option<Result<Self, SuiteError>> {
+        let mut parts = id.split('/');
+        let (domain, _kind, tail) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let rest = tail.strip_prefix('g')?;
+        let mut fields = rest.split('-');
+        let version: u32 = fields.next()?.parse().ok()?;
+        let level: u8 = fields.next()?.parse().ok()?;
+        let seed: u64 = fields.next()?.parse().ok()?;
+        let index: u32 = fields.next()?.parse().ok()?;
+        if fields.next().is_some() {
+            return None;
+        }
+        if version != GENERATOR_VERSION {
+            return Some(Err(SuiteError::Version { id: id.to_owned(), version }));
+        }
+        let Some(domain) = Domain::parse(domain) else { return Some(Err(SuiteError::UnknownTask(id.to_owned()))) };
+        if !LEVELS.contains(&level) {
+            return Some(Err(SuiteError::UnknownTask(id.to_owned())));
+        }
+        Some(Ok(Self { domain, level, seed, index }))
+    }
+}
+
+/// Generates the task of an origin.
+pub fn generate(origin: Origin) -> Task {
+    origin.domain.generate(origin)
+}
+
+/// Generates the task with a generated id, if the id is one this build can
+/// rebuild and names the kind the generator produces for its origin.
+pub fn generate_id(id: &str) -> Result<Arc<Task>, SuiteError> {
+    let origin = Origin::parse(id).ok_or_else(|| SuiteError::UnknownTask(id.to_owned()))??;
+    let task = generate(origin);
+    if task.id != id {
+        return Err(SuiteError::UnknownTask(id.to_owned()));
+    }
+    Ok(Arc::new(task))
+}
+
+/// A generator's seeded random source (ChaCha8: the same draws on every
+/// platform and version of the crate).
+pub(crate) struct Gen {
+    rng: ChaCha8Rng,
+}
+
+impl Gen {
+    /// The random source of one origin.
+    pub(crate) fn new(origin: &Origin) -> Self {
+        let key = format!("toolenv-generator/v{GENERATOR_VERSION}/{}/{}/{}/{}", origin.domain, origin.level, origin.seed, origin.index);
+        let seed: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        Self { rng: ChaCha8Rng::from_seed(seed) }
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        // Rejection sampling: no modulo bias, so the distribution is exact.
+        let n = n as u64;
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let x = self.rng.next_u64();
+            if x < zone {
+                return (x % n) as usize;
+            }
+        }
+    }
+
+    /// A number in `lo..=hi`.
+    pub(crate) fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.below((hi - lo + 1) as usize) as u32
+    }
+
+    /// True with probability `percent`/100.
+    pub(crate) fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `items`.
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// `items` in a random order (Fisher–Yates).
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+
+    /// `k` distinct members of `items` (all of them when fewer), in a random order.
+    pub(crate) fn sample<T: Clone>(&mut self, items: &[T], k: usize) -> Vec<T> {
+        let mut all = items.to_vec();
+        self.shuffle(&mut all);
+        all.truncate(k);
+        all
+    }
+
+    /// Picks an index by weight.
+    pub(crate) fn weighted(&mut self, weights: &[usize]) -> usize {
+        let mut draw = self.below(weights.iter().sum());
+        for (i, &w) in weights.iter().enumerate() {
+            if draw < w {
+                return i;
+            }
+            draw -= w;
+        }
+        weights.len() - 1
+    }
+}
+
+/// A Monday between 2026-01-05 and late 2026: the generated tasks' "today"
+/// (weekdays ahead of it are business days).
+pub(crate) fn monday(g: &mut Gen) -> crate::date::Date {
+    let first = crate::date::Date::from_ymd(2026, 1, 5).expect("a valid date");
+    first.add_days(7 * g.below(40) as i64)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! Suites: named, reproducible sets of tasks. `paper` is the paper's 20
+//! tasks, unchanged; `generated:<seed>:<n>` is `n` generated tasks per
+//! domain and level from `seed`; `standard` is the preset
+//! `generated:2026:100`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use super::{GENERATOR_VERSION, LEVELS, Origin};
+use crate::Domain;
+use crate::task::{Task, TaskRef};
+
+/// The standard suite's seed.
+pub const STANDARD_SEED: u64 = 2026;
+/// The standard suite's tasks per domain and level.
+pub const STANDARD_PER_CELL: u32 = 100;
+/// Most tasks per domain and level a generated suite may ask for.
+pub const MAX_PER_CELL: u32 = 10_000;
+/// Generated tasks kept for reuse by [`resolve`].
+const CACHE_CAPACITY: usize = 4096;
+
+/// A named set of tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Suite {
+    /// The paper's 20 tasks.
+    #[default]
+    Paper,
+    /// The standard preset: `generated:2026:100`.
+    Standard,
+    /// `per_cell` generated tasks per domain and level from `seed`.
+    Generated {
+        /// The suite's seed.
+        seed: u64,
+        /// Tasks per domain and level.
+        per_cell: u32,
+    },
+}
+
+/// Why a suite or a generated task id cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SuiteError {
+    /// The suite's name is not `paper`, `standard` or `generated:<seed>:<n>`.
+    #[error("unknown suite '{0}': use paper, standard or generated:<seed>:<n> (n from 1 to {MAX_PER_CELL})")]
+    UnknownSuite(String),
+    /// No task has this id.
+    #[error("unknown task '{0}'")]
+    UnknownTask(String),
+    /// The id is a generated task's of another generator version.
+    #[error("task '{id}' comes from generator version {version}; this build generates version {GENERATOR_VERSION}")]
+    Version {
+        /// The task id.
+        id: String,
+        /// The generator version it names.
+        version: u32,
+    },
+}
+
+impl std::str::FromStr for Suite {
+    type Err = SuiteError;
+
+    fn from_str(name: &str) -> Result<Self, SuiteError> {
+        let unknown = || SuiteError::UnknownSuite(name.to_owned());
+        match name {
+            "" | "paper" => Ok(Suite::Paper),
+            "standard" => Ok(Suite::Standard),
+            _ => {
+                let rest = name.strip_prefix("generated:").ok_or_else(unknown)?;
+                let (seed, per_cell) = rest.split_once(':').ok_or_else(unknown)?;
+                let seed: u64 = seed.parse().map_err(|_| unknown())?;
+                let per_cell: u32 = per_cell.parse().map_err(|_| unknown())?;
+                if per_cell == 0 || per_cell > MAX_PER_CELL {
+                    return Err(unknown());
+                }
+                Ok(Suite::Generated { seed, per_cell })
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Suite::Paper => f.write_str("paper"),
+            Suite::Standard => f.write_str("standard"),
+            Suite::Generated { seed, per_cell } => write!(f, "generated:{seed}:{per_cell}"),
+        }
+    }
+}
+
+impl Suite {
+    /// The (seed, tasks per domain and level) of a generated suite.
+    pub fn generated(self) -> Option<(u64, u32)> {
+        match self {
+            Suite::Paper => None,
+            Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
+            Suite::Generated { seed, per_cell } => Some((seed, per_cell)),
+        }
+    }
+
+    /// The generator version of a generated suite's tasks (`None` for the paper's).
+    pub fn generator_version(self) -> Option<u32> {
+        self.generated().map(|_| GENERATOR_VERSION)
+    }
+
+    /// How many tasks the suite has.
+    pub fn len(self) -> usize {
+        match self.generated() {
+            None => crate::suite().len(),
+            Some((_, per_cell)) => Domain::COUNT * LEVELS.len() * per_cell as usize,
+        }
+    }
+
+    /// Whether the suite has no tasks (none has).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The origins of a generated suite's tasks, domain by domain, level by
+    /// level, in index order (none for the paper's).
+    pub fn origins(self) -> impl Iterator<Item = Origin> {
+        let (seed, per_cell) = self.generated().unwrap_or((0, 0));
+        Domain::ALL.into_iter().flat_map(move |domain| {
+            LEVELS.into_iter().flat_map(move |level| (0..per_cell).map(move |index| Origin { domain, level, seed, index }))
+        })
+    }
+
+    /// Every task of the suite, in order, optionally of one domain and one
+    /// level only (generating only those).
+    pub fn tasks(self, domain: Option<Domain>, level: Option<u8>) -> Vec<TaskRef> {
+        let wanted = |d: Domain, l: u8| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l);
+        match self {
+            Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).map(TaskRef::from).collect(),
+            _ => self.origins().filter(|o| wanted(o.domain, o.level)).map(|o| TaskRef::from(super::generate(o))).collect(),
+        }
+    }
+}
+
+/// Finds a task by id: one of the paper's, or a generated one, rebuilt from
+/// its id (deterministically) and kept in a bounded cache of recent ones.
+pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
+    if let Some(task) = crate::task(id) {
+        return Ok(TaskRef::from(task));
+    }
+    static CACHE: Mutex<Cache> = Mutex::new(Cache { tasks: BTreeMap::new(), order: VecDeque::new() });
+    // The lock guards a plain map; a panic elsewhere leaves it usable.
+    if let Some(task) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).tasks.get(id) {
+        return Ok(TaskRef::from(Arc::clone(task)));
+    }
+    // Generated outside the lock: a generation never waits for another.
+    let task = super::generate_id(id)?;
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if !cache.tasks.contains_key(id) {
+        if cache.order.len() >= CACHE_CAPACITY
+            && let Some(oldest) = cache.order.pop_front()
+        {
+            cache.tasks.remove(&oldest);
+        }
+        cache.order.push_back(id.to_owned());
+        cache.tasks.insert(id.to_owned(), Arc::clone(&task));
+    }
+    Ok(TaskRef::from(task))
+}
+
+/// Recently generated tasks, oldest first out.
+struct Cache {
+    tasks: BTreeMap<String, Arc<Task>>,
+    order: VecDeque<String>,
+}
+
+/// The suite a set of task ids comes from, as [`Suite`] names it, and the
+/// generator version of its generated tasks (0 for the paper's alone):
+/// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
+/// seen + 1 (a run over part of a suite, one domain say, names the whole);
+/// or `mixed` for ids of several suites or versions.
+pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
+    let mut paper = false;
+    let mut generated: Option<(u64, u32, u32)> = None;
+    let mut mixed = false;
+    for id in task_ids {
+        if crate::task(id).is_some() {
+            paper = true;
+            continue;
+        }
+        let Some((version, seed, index)) = generated_parts(id) else {
+            mixed = true;
+            continue;
+        };
+        match &mut generated {
+            None => generated = Some((seed, version, index)),
+            Some((s, v, highest)) if *s == seed && *v == version => *highest = (*highest).max(index),
+            Some(_) => mixed = true,
+        }
+    }
+    match (paper, generated, mixed) {
+        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)),
+        (_, None, false) => ("paper".to_owned(), 0),
+        (false, Some((seed, version, highest)), false) => {
+            let suite = Suite::Generated { seed, per_cell: highest + 1 };
+            let name = if suite.generated() == Suite::Standard.generated() { Suite::Standard.to_string() } else { suite.to_string() };
+            (name, version)
+        }
+    }
+}
+
+/// The (generator version, seed, index) a generated task id names, whatever its version.
+fn generated_parts(id: &str) -> Option<(u32, u64, u32)> {
+    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let mut fields = tail.split('-');
+    let version = fields.next()?.parse().ok()?;
+    let _level: u8 = fields.next()?.parse().ok()?;
+    let seed = fields.next()?.parse().ok()?;
+    let index = fields.next()?.parse().ok()?;
+    Some((version, seed, index))
+}
+
+/// The domain and level of a task id, without building the task: a paper
+/// task's, or those a generated id names (any generator version).
+pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
+    if let Some(task) = crate::task(id) {
+        return Some((task.domain, task.level));
+    }
+    let domain = Domain::parse(id.split('/').next()?)?;
+    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let level = tail.split('-').nth(1)?.parse().ok()?;
+    generated_parts(id).map(|_| (domain, level))
+}

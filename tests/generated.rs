@@ -1,0 +1,98 @@
+//! Generated suites over gRPC: listing, episodes of generated task ids
+//! resolved on demand, final answers judged next to the end state, and
+//! hosted runs that name their suite and generator version.
+
+use tonic::Code;
+use toolenv::pb;
+use toolenv_client::worker::work;
+use toolenv_client::{Agent, play_episode};
+use toolenv_domains::generate::GENERATOR_VERSION;
+use toolenv_tests::start;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_suite_is_listed_and_played_by_the_built_in_agents() {
+    let (server, mut client) = start().await;
+    let tasks = client.list_suite_tasks("generated:3:2", None, None).await.unwrap();
+    assert_eq!(tasks.len(), 4 * 3 * 2);
+    assert!(tasks.iter().all(|t| t.reference_calls > 0 && t.summary.starts_with(t.id.split('/').nth(1).unwrap())));
+    let level_3 = client.list_suite_tasks("generated:3:2", None, Some(3)).await.unwrap();
+    assert_eq!(level_3.len(), 8);
+    for task in &tasks {
+        for agent in [Agent::Reference, Agent::Solver] {
+            let outcome = play_episode(&mut client, agent, &task.id, 1, 0).await.unwrap();
+            assert!(outcome.verdict.passed, "{} with {agent:?}: {:#?}", task.id, outcome.verdict.checks);
+        }
+        let idle = play_episode(&mut client, Agent::Idle, &task.id, 1, 0).await.unwrap();
+        assert!(!idle.verdict.passed, "{} passes on inaction", task.id);
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_answer_task_is_judged_on_its_answer() {
+    let (server, mut client) = start().await;
+    // A level-3 task that asks a question: the same calls pass or fail with the answer.
+    let task = (0..)
+        .map(|index| {
+            toolenv_domains::generate::generate(toolenv_domains::generate::Origin {
+                domain: toolenv_domains::Domain::Travel,
+                level: 3,
+                seed: 4,
+                index,
+            })
+        })
+        .find(|t| t.kind() == "fare-question")
+        .expect("a fare question among the level-3 travel tasks");
+    let right = task.reference_answer().expect("a question has an example answer").to_owned();
+    for (answer, passes) in [(Some(right.clone()), true), (None, false), (Some("I could not find out.".to_owned()), false)] {
+        let episode = client.create_episode(&task.id, 0, 0).await.unwrap();
+        for call in &task.reference {
+            client.call_tool(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
+        }
+        let verdict = client.finish_episode_answering(&episode.episode_id, None, answer.clone()).await.unwrap();
+        assert_eq!(verdict.passed, passes, "{answer:?}: {:#?}", verdict.checks);
+        let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
+        assert_eq!(trajectory.answer, answer, "the trajectory records the answer");
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_suites_and_unknown_generated_ids_are_refused() {
+    let (server, mut client) = start().await;
+    let status = client.list_suite_tasks("generated:1", None, None).await.unwrap_err();
+    assert!(
+        matches!(&status, toolenv_client::ClientError::Status(s) if s.code() == Code::InvalidArgument && s.message().contains("suite"))
+    );
+    for (id, code) in [
+        ("travel/fare-question/g999-3-1-0000", Code::InvalidArgument),
+        ("travel/no-such-kind/g1-3-1-0000", Code::NotFound),
+        ("travel/fare-question/g1-7-1-0000", Code::NotFound),
+    ] {
+        let status = client.raw().get_task(pb::GetTaskRequest { task_id: id.into() }).await.unwrap_err();
+        assert_eq!(status.code(), code, "{id}: {status:?}");
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_run_of_a_generated_suite_names_its_suite_and_generator_version() {
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest {
+        description: "generated".into(),
+        agents: vec!["solver".into()],
+        suite: "generated:8:1".into(),
+        time_scale: Some(0.0),
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    assert_eq!((run.planned, run.suite.as_str(), run.generator_version), (12, "generated:8:1", GENERATOR_VERSION));
+    let summary = work(&mut client, &run.run_id, Agent::Solver, "solver", "w", |_, _, _| {}).await.unwrap();
+    assert_eq!((summary.played, summary.passed), (12, 12));
+    let listed = client.runs().list_runs(pb::ListRunsRequest {}).await.unwrap().into_inner();
+    assert_eq!(listed.runs[0].suite, "generated:8:1");
+    let paper = pb::CreateRunRequest { agents: vec!["a".into()], time_scale: Some(0.0), ..Default::default() };
+    let run = client.runs().create_run(paper).await.unwrap().into_inner();
+    assert_eq!((run.suite.as_str(), run.generator_version), ("paper", 0));
+    server.shutdown().await.unwrap();
+}
