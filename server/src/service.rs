@@ -11,7 +11,7 @@ use toolenv_domains::{Episode, suite};
 use crate::error::Error;
 use crate::registry::{Registry, Session};
 use crate::runs::{LeaseTag, RunHost};
-use crate::{Config, fault};
+use crate::{Config, fault, limits};
 
 /// The service implementation, cheap to clone.
 #[derive(Debug, Clone)]
@@ -40,8 +40,7 @@ impl ToolEnvService {
 
     /// The suite's tasks of a domain (a `pb::Domain` value, 0 for all) and level (0 for all).
     pub(crate) fn tasks(&self, domain: i32, level: u32) -> Result<Vec<&'static toolenv_domains::Task>, Error> {
-        let domain =
-            pb::Domain::try_from(domain).map_err(|_| Error::invalid("domain", format!("unknown domain value {domain}")))?.to_domain();
+        let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain();
         if level > 2 {
             return Err(Error::invalid("level", format!("levels are 1 and 2 (0 for all), got {level}")));
         }
@@ -52,13 +51,17 @@ impl ToolEnvService {
     /// result in its run when finished.
     pub(crate) fn open_episode(&self, request: pb::CreateEpisodeRequest, lease: Option<LeaseTag>) -> Result<pb::Episode, Error> {
         let task = self.task(&request.task_id)?;
+        let delivery: pb::FaultDelivery = limits::known_enum("fault_delivery", request.fault_delivery)?;
+        if !request.epsilon.is_finite() {
+            return Err(Error::invalid("epsilon", format!("must be a finite number, got {}", request.epsilon)));
+        }
         let chaos = fault::chaos(request.fault_profile.as_ref(), &self.config.fault_profiles)?;
         let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config.time_scale))
             .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
         // The seed, not the trial: all k trials of a configuration read the same text.
         let perturbed = perturb(task, level, request.seed, self.config.paraphrases.as_deref());
-        let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
+        let in_band = delivery == pb::FaultDelivery::InBand;
         let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
         let episode = Episode::new(task, request.seed, request.trial)
             .with_max_calls(self.config.max_calls_per_episode)
@@ -80,15 +83,13 @@ impl ToolEnvService {
     }
 
     fn task(&self, id: &str) -> Result<&'static toolenv_domains::Task, Error> {
-        if id.is_empty() {
-            return Err(Error::MissingField("task_id"));
-        }
+        let id = limits::id("task_id", id)?;
         toolenv_domains::task(id).ok_or_else(|| Error::UnknownTask(id.to_owned()))
     }
 }
 
 fn episode_id(id: &str) -> Result<&str, Error> {
-    if id.is_empty() { Err(Error::MissingField("episode_id")) } else { Ok(id) }
+    limits::id("episode_id", id)
 }
 
 #[tonic::async_trait]
@@ -114,6 +115,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if request.tool_name.is_empty() {
             return Err(Error::MissingField("tool_name").into());
         }
+        limits::text("tool_name", &request.tool_name, limits::MAX_NAME_BYTES)?;
+        limits::text("idempotency_key", &request.idempotency_key, limits::MAX_KEY_BYTES)?;
         if request.arguments_json.len() > self.config.max_argument_bytes {
             let message = format!("arguments are larger than {} bytes", self.config.max_argument_bytes);
             return Err(Error::invalid("arguments_json", message).into());
@@ -131,17 +134,28 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
         let request = request.into_inner();
         let id = episode_id(&request.episode_id)?;
-        let (verdict, lease) = self.registry.with_live(id, |session| {
+        if let Some(cost) = request.usage.as_ref().and_then(|u| u.cost_usd) {
+            limits::figure("usage.cost_usd", cost)?;
+        }
+        let finished = self.registry.finish(id, |session| {
             if session.episode.verdict().is_none() {
                 session.usage = request.usage;
             }
             let verdict = pb::Verdict::from(session.episode.finish());
             // A leased episode is recorded in its run once, at its first finish.
-            let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
-            Ok((verdict, lease))
-        })?;
+            Ok((verdict, session.lease.take()))
+        });
+        let (verdict, lease, trajectory) = match finished {
+            Ok(((verdict, lease), trajectory)) => (verdict, lease, trajectory),
+            // Finished before: the same verdict again, from what it keeps.
+            Err(Error::EpisodeFinished) => {
+                let verdict = self.registry.finished(id).and_then(|t| t.verdict).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                (verdict, None, None)
+            }
+            Err(error) => return Err(error.into()),
+        };
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
-        if let Some((lease, trajectory)) = lease {
+        if let (Some(lease), Some(trajectory)) = (lease, trajectory) {
             self.runs.record(lease, id, trajectory).await?;
         }
         Ok(Response::new(verdict))
@@ -149,7 +163,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
-        let trajectory = self.registry.with(id, |session| session.trajectory())?;
+        let trajectory = self.registry.trajectory(id)?;
         Ok(Response::new(trajectory))
     }
 }
