@@ -98,15 +98,18 @@ impl ToolSpec {
     /// text the core wrote itself (a recorded call's canonical arguments).
     pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
         let parsed = if text.trim().is_empty() {
-            Parsed::Object { entries: Vec::new(), first_unknown: None }
+            Parsed::Object { entries: Vec::new(), first_unknown: None, duplicate: None }
         } else {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
             parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
         };
-        let Parsed::Object { mut entries, first_unknown } = parsed else {
+        let Parsed::Object { mut entries, first_unknown, duplicate } = parsed else {
             return Err(ArgError::new("", "arguments must be a json object"));
         };
+        if let Some(name) = duplicate {
+            return Err(ArgError::new(name, "argument given twice"));
+        }
         if let Some(key) = first_unknown {
             return Err(ArgError::new(key, "unknown argument"));
         }
