@@ -26,3 +26,5 @@ mod hosted;
 mod python_worker;
 // Health checks, server reflection and tool schemas for generic clients.
 mod discovery;
+// Hostile inputs: limits on every field, brief errors, nonsense refused, capacity that frees, leases under slow calls.
+mod hardening;

@@ -7,7 +7,7 @@
 //!
 //! Bounds: at most [`MAX_FINISHED_BYTES`] of encoded trajectories and at
 //! most as many finished episodes as the server holds live ones
-//! (`--max-episodes`); beyond either, the oldest finished episodes are
+//! (`--max-episodes`, but at least [`MIN_FINISHED`]); beyond either, the oldest finished episodes are
 //! dropped first. A finished episode also expires after the server's idle
 //! timeout from its last use (its finish, or the last read).
 
@@ -21,6 +21,9 @@ use toolenv::pb;
 
 /// Most bytes of encoded trajectories kept for finished episodes.
 pub const MAX_FINISHED_BYTES: usize = 256 * 1024 * 1024;
+
+/// Finished episodes kept even when `--max-episodes` is smaller.
+pub const MIN_FINISHED: usize = 1024;
 
 const SHARDS: usize = 16;
 
@@ -59,9 +62,9 @@ pub(crate) struct FinishedEpisodes {
 }
 
 impl FinishedEpisodes {
-    /// Keeps at most `max_count` finished episodes and [`MAX_FINISHED_BYTES`].
+    /// Keeps at most `max_count` (or [`MIN_FINISHED`]) finished episodes and [`MAX_FINISHED_BYTES`].
     pub(crate) fn new(max_count: usize) -> Self {
-        Self::with_bounds(max_count, MAX_FINISHED_BYTES)
+        Self::with_bounds(max_count.max(MIN_FINISHED), MAX_FINISHED_BYTES)
     }
 
     pub(crate) fn with_bounds(max_count: usize, max_bytes: usize) -> Self {
