@@ -28,3 +28,5 @@ mod python_worker;
 mod discovery;
 // Hostile inputs: limits on every field, brief errors, nonsense refused, capacity that frees, leases under slow calls.
 mod hardening;
+// A bearer token on every service but health, TLS from PEM files, real clients.
+mod security;

@@ -35,6 +35,7 @@ mod fault;
 mod finished;
 mod registry;
 mod runs;
+pub mod security;
 mod service;
 
 pub use error::Error;
@@ -64,6 +65,8 @@ pub struct Config {
     /// The SQLite file that keeps hosted runs, their episodes and results
     /// (created if missing); `None` keeps them in memory, lost at shutdown.
     pub store: Option<std::path::PathBuf>,
+    /// An optional bearer token and TLS identity ([`security::Security`]).
+    pub security: security::Security,
 }
 
 impl Default for Config {
@@ -77,6 +80,7 @@ impl Default for Config {
             fault_profiles: std::collections::BTreeMap::new(),
             paraphrases: None,
             store: None,
+            security: security::Security::default(),
         }
     }
 }
@@ -85,6 +89,7 @@ impl Default for Config {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    tls: bool,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<Result<(), tonic::transport::Error>>,
 }
@@ -101,6 +106,9 @@ pub enum ServeError {
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The TLS identity or the token was refused.
+    #[error("invalid security settings: {0}")]
+    Security(String),
     /// The transport failed.
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -124,13 +132,19 @@ impl RunningServer {
         // (without this, replies over a few KiB wait ~40 ms for delayed ACKs).
         let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
         let (shutdown, signal) = oneshot::channel::<()>();
+        let tls = config.security.tls.is_some();
+        let secure = config.security.token.is_some() && config.security.tls.is_some();
+        if !addr.ip().is_loopback() && !secure {
+            tracing::warn!(%addr, token = config.security.token.is_some(), tls = config.security.tls.is_some(),
+                "listening beyond loopback without both a token and TLS: anyone who reaches this address can use it (see README, \"Exposing a server safely\")");
+        }
         let router = router(config).await?;
         let task = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
             // A dropped handle stops the server too.
             let _ = signal.await;
         }));
         tracing::info!(%addr, "toolenv server listening");
-        Ok(Self { addr, shutdown, task })
+        Ok(Self { addr, tls, shutdown, task })
     }
 
     /// The address the server listens on.
@@ -138,9 +152,10 @@ impl RunningServer {
         self.addr
     }
 
-    /// The URL clients connect to, e.g. `http://127.0.0.1:50051`.
+    /// The URL clients connect to, e.g. `http://127.0.0.1:50051`
+    /// (`https://` when the server serves TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", if self.tls { "https" } else { "http" }, self.addr)
     }
 
     /// Stops accepting requests, lets the ones in flight finish, and waits.
@@ -151,9 +166,18 @@ impl RunningServer {
     }
 }
 
+/// The router with its layers.
+type Layered = tonic::transport::server::Router<
+    tower::layer::util::Stack<tower::util::Either<security::BearerLayer, tower::layer::util::Identity>, tower::layer::util::Identity>,
+>;
+
 /// Builds the services and the transport settings, each with its reason.
-async fn router(config: Config) -> Result<tonic::transport::server::Router, ServeError> {
+async fn router(config: Config) -> Result<Layered, ServeError> {
     let idle_timeout = config.episode_idle_timeout;
+    let security = config.security.clone();
+    if let Some(token) = &security.token {
+        security::check_token(token).map_err(ServeError::Security)?;
+    }
     let store = match &config.store {
         Some(path) => toolenv_runs::store::Store::open(path)?,
         None => toolenv_runs::store::Store::open_in_memory()?,
@@ -176,9 +200,16 @@ async fn router(config: Config) -> Result<tonic::transport::server::Router, Serv
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    Ok(tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    // TLS: a server reached beyond loopback keeps its token and traffic private.
+    if let Some(tls) = &security.tls {
+        builder = builder.tls_config(tls.server_config()).map_err(|e| ServeError::Security(format!("TLS identity: {e}")))?;
+    }
+    Ok(builder
         // Notice agents that vanished without closing their connection.
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        // Auth: every service but health needs the bearer token, when one is set.
+        .layer(tower::util::option_layer(security.token.as_deref().map(security::BearerLayer::new)))
         .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))
         .add_service(health_service)
         .add_service(reflection)
