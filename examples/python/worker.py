@@ -236,8 +236,28 @@ def play_llm(tools, episode, args):
     return tokens_in, tokens_out
 
 
+class Bearer(grpc.UnaryUnaryClientInterceptor):
+    """Adds `authorization: Bearer <token>` to every call (`toolenv serve --token`)."""
+
+    def __init__(self, token):
+        self.metadata = (("authorization", f"Bearer {token}"),)
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(details._replace(metadata=tuple(details.metadata or ()) + self.metadata), request)
+
+
+def open_channel(args):
+    """A channel to the server: TLS when a CA is given or --tls is set, and the token if any."""
+    if args.ca_cert or args.tls:
+        root = Path(args.ca_cert).read_bytes() if args.ca_cert else None
+        channel = grpc.secure_channel(args.url, grpc.ssl_channel_credentials(root_certificates=root))
+    else:
+        channel = grpc.insecure_channel(args.url)
+    return grpc.intercept_channel(channel, Bearer(args.token)) if args.token else channel
+
+
 def work(args, pb, pb_grpc, calls_by_task, name, totals, lock):
-    channel = grpc.insecure_channel(args.url)
+    channel = open_channel(args)
     runs, env = pb_grpc.RunsStub(channel), pb_grpc.ToolEnvStub(channel)
     while True:
         reply = runs.NextEpisode(pb.NextEpisodeRequest(run_id=args.run, agent=args.label, worker=name))
@@ -275,6 +295,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True, help="the server, host:port (e.g. 127.0.0.1:50051)")
     parser.add_argument("--run", required=True, help="the run's id, e.g. run-0001")
+    parser.add_argument("--token", default=os.environ.get("TOOLENV_TOKEN"), help="bearer token of a server started with --token (default: $TOOLENV_TOKEN)")
+    parser.add_argument("--ca-cert", default=os.environ.get("TOOLENV_CA_CERT"), help="PEM CA to trust for a TLS server (implies TLS; default: $TOOLENV_CA_CERT)")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS trusting the system's roots")
     parser.add_argument("--label", default="", help="play only the episodes planned for this agent label (default: any)")
     parser.add_argument("--policy", choices=["llm", "replay"], default="llm")
     parser.add_argument("--model", default="gpt-4o-mini", help="the llm policy's model")
