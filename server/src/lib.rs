@@ -218,6 +218,16 @@ async fn router(config: Config) -> Result<Layered, ServeError> {
         .add_service(RunsServer::new(runs)))
 }
 
+/// The two services without a transport, over an in-memory store (and
+/// without the background expiry): for driving the handlers in-process, as
+/// the fuzz harness does. A real server is [`RunningServer`].
+pub fn in_process(config: Config) -> Result<(ToolEnvService, RunsService), ServeError> {
+    let store = toolenv_runs::store::Store::open_in_memory()?;
+    let service = ToolEnvService::new(config, store);
+    let runs = RunsService::new(service.clone());
+    Ok((service, runs))
+}
+
 /// Drops idle episodes in the background until the service is gone.
 fn spawn_expiry(registry: &std::sync::Arc<registry::Registry>, idle_timeout: Duration) {
     let registry = std::sync::Arc::downgrade(registry);
