@@ -45,7 +45,8 @@ fn assert_small(case: &str, status: &tonic::Status) {
 async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
     let (server, mut client) = start().await;
     let episode = client.create_episode(TASK, 0, 0).await.unwrap().episode_id;
-    let run_request = pb::CreateRunRequest { agents: vec!["reference".into()], domain: pb::Domain::Scheduling.into(), ..Default::default() };
+    let run_request =
+        pb::CreateRunRequest { agents: vec!["reference".into()], domain: pb::Domain::Scheduling.into(), ..Default::default() };
     let run = client.runs().create_run(run_request.clone()).await.unwrap().into_inner().run_id;
     // Longer than any limit, with multi-byte characters that would grow when percent-encoded.
     let huge = "é".repeat(300_000);
@@ -66,8 +67,12 @@ async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
         })
     };
     let call = |f: &dyn Fn(&mut pb::CallToolRequest)| {
-        let mut request =
-            pb::CallToolRequest { episode_id: episode.clone(), tool_name: "check_calendar".into(), arguments_json: "{}".into(), ..Default::default() };
+        let mut request = pb::CallToolRequest {
+            episode_id: episode.clone(),
+            tool_name: "check_calendar".into(),
+            arguments_json: "{}".into(),
+            ..Default::default()
+        };
         f(&mut request);
         request
     };
@@ -95,9 +100,21 @@ async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
         p.failure_rate = 0.1;
         p.fault_weights = (0..=limits::MAX_MAP_LEN).map(|i| (format!("k{i}"), 0.01)).collect();
     });
-    assert_invalid("CreateEpisode.fault_profile.fault_weights size", e.create_episode(too_many_weights).await, "fault_profile.fault_weights");
-    assert_invalid("CreateEpisode.fault_profile.only", e.create_episode(profile(&|p| p.only = vec![huge.clone()])).await, "fault_profile.only");
-    assert_invalid("CreateEpisode.fault_profile.only size", e.create_episode(profile(&|p| p.only = many.clone())).await, "fault_profile.only");
+    assert_invalid(
+        "CreateEpisode.fault_profile.fault_weights size",
+        e.create_episode(too_many_weights).await,
+        "fault_profile.fault_weights",
+    );
+    assert_invalid(
+        "CreateEpisode.fault_profile.only",
+        e.create_episode(profile(&|p| p.only = vec![huge.clone()])).await,
+        "fault_profile.only",
+    );
+    assert_invalid(
+        "CreateEpisode.fault_profile.only size",
+        e.create_episode(profile(&|p| p.only = many.clone())).await,
+        "fault_profile.only",
+    );
     assert_invalid("CallTool.episode_id", e.call_tool(call(&|r| r.episode_id = huge.clone())).await, "episode_id");
     assert_invalid("CallTool.tool_name", e.call_tool(call(&|r| r.tool_name = huge.clone())).await, "tool_name");
     assert_invalid("CallTool.arguments_json", e.call_tool(call(&|r| r.arguments_json = huge.clone())).await, "arguments_json");
@@ -111,9 +128,17 @@ async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
     assert_invalid("CreateRun.agents", r.create_run(create_run(&|q| q.agents = vec![huge.clone()])).await, "agents");
     assert_invalid("CreateRun.agents size", r.create_run(create_run(&|q| q.agents = many.clone())).await, "agents");
     assert_invalid("CreateRun.preset", r.create_run(create_run(&|q| q.preset = huge.clone())).await, "preset");
-    assert_invalid("CreateRun.fault_profiles", r.create_run(create_run(&|q| q.fault_profiles = vec![huge.clone()])).await, "fault_profiles");
+    assert_invalid(
+        "CreateRun.fault_profiles",
+        r.create_run(create_run(&|q| q.fault_profiles = vec![huge.clone()])).await,
+        "fault_profiles",
+    );
     assert_invalid("CreateRun.fault_profiles size", r.create_run(create_run(&|q| q.fault_profiles = many.clone())).await, "fault_profiles");
-    assert_invalid("CreateRun.epsilons size", r.create_run(create_run(&|q| q.epsilons = vec![0.0; limits::MAX_LIST_LEN + 1])).await, "epsilons");
+    assert_invalid(
+        "CreateRun.epsilons size",
+        r.create_run(create_run(&|q| q.epsilons = vec![0.0; limits::MAX_LIST_LEN + 1])).await,
+        "epsilons",
+    );
     assert_invalid("GetRun.run_id", r.get_run(pb::GetRunRequest { run_id: huge.clone() }).await, "run_id");
     assert_invalid("NextEpisode.run_id", r.next_episode(next(&|q| q.run_id = huge.clone())).await, "run_id");
     assert_invalid("NextEpisode.agent", r.next_episode(next(&|q| q.agent = huge.clone())).await, "agent");
@@ -154,7 +179,12 @@ async fn errors_quote_at_most_a_short_marked_prefix() {
     let key = "k".repeat(60_000);
     let arguments = format!(r#"{{"{key}": 1, "date": "2026-01-01"}}"#);
     let status = env
-        .call_tool(pb::CallToolRequest { episode_id: episode.clone(), tool_name: "check_calendar".into(), arguments_json: arguments, ..Default::default() })
+        .call_tool(pb::CallToolRequest {
+            episode_id: episode.clone(),
+            tool_name: "check_calendar".into(),
+            arguments_json: arguments,
+            ..Default::default()
+        })
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
@@ -189,7 +219,11 @@ async fn nonsense_values_are_refused() {
     assert_invalid("CreateEpisode.fault_delivery", env.create_episode(create(&|r| r.fault_delivery = 7)).await, "fault_delivery");
     assert_invalid("CreateEpisode.epsilon NaN", env.create_episode(create(&|r| r.epsilon = f64::NAN)).await, "epsilon");
     assert_invalid("CreateEpisode.time_scale NaN", env.create_episode(create(&|r| r.time_scale = Some(f64::NAN))).await, "time_scale");
-    assert_invalid("CreateEpisode.time_scale -inf", env.create_episode(create(&|r| r.time_scale = Some(f64::NEG_INFINITY))).await, "time_scale");
+    assert_invalid(
+        "CreateEpisode.time_scale -inf",
+        env.create_episode(create(&|r| r.time_scale = Some(f64::NEG_INFINITY))).await,
+        "time_scale",
+    );
     assert_invalid("failure_rate NaN", env.create_episode(custom(f64::NAN, 1.0)).await, "fault_profile.failure_rate");
     assert_invalid("failure_rate inf", env.create_episode(custom(f64::INFINITY, 1.0)).await, "fault_profile.failure_rate");
     assert_invalid("fault weight NaN", env.create_episode(custom(0.1, f64::NAN)).await, "fault_profile.fault_weights");
@@ -210,10 +244,22 @@ async fn nonsense_values_are_refused() {
     }
 
     let run = pb::CreateRunRequest { agents: vec!["reference".into()], domain: pb::Domain::Scheduling.into(), ..Default::default() };
-    assert_invalid("CreateRun.fault_delivery", runs.create_run(pb::CreateRunRequest { fault_delivery: 9, ..run.clone() }).await, "fault_delivery");
+    assert_invalid(
+        "CreateRun.fault_delivery",
+        runs.create_run(pb::CreateRunRequest { fault_delivery: 9, ..run.clone() }).await,
+        "fault_delivery",
+    );
     assert_invalid("CreateRun.domain", runs.create_run(pb::CreateRunRequest { domain: 42, ..run.clone() }).await, "domain");
-    assert_invalid("CreateRun.epsilons NaN", runs.create_run(pb::CreateRunRequest { epsilons: vec![f64::NAN], ..run.clone() }).await, "epsilons");
-    assert_invalid("CreateRun.time_scale inf", runs.create_run(pb::CreateRunRequest { time_scale: Some(f64::INFINITY), ..run.clone() }).await, "time_scale");
+    assert_invalid(
+        "CreateRun.epsilons NaN",
+        runs.create_run(pb::CreateRunRequest { epsilons: vec![f64::NAN], ..run.clone() }).await,
+        "epsilons",
+    );
+    assert_invalid(
+        "CreateRun.time_scale inf",
+        runs.create_run(pb::CreateRunRequest { time_scale: Some(f64::INFINITY), ..run.clone() }).await,
+        "time_scale",
+    );
     // Finding 7: the request's own field, not the episode request's.
     let unknown = pb::CreateRunRequest { fault_profiles: vec!["no-such-profile".into()], ..run.clone() };
     assert_invalid("CreateRun unknown fault profile", runs.create_run(unknown).await, "fault_profiles");

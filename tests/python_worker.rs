@@ -121,7 +121,8 @@ async fn the_python_worker_passes_a_token_over_tls() {
     let tls = TlsPem::read(&fixtures.join("server.pem"), &fixtures.join("server.key")).unwrap();
     let config = toolenv_server::Config { security: Security { token: Some(token.into()), tls: Some(tls) }, ..Default::default() };
     let server = toolenv_server::RunningServer::start(config).await.unwrap();
-    let credentials = toolenv_client::Credentials { token: Some(token.into()), ca_pem: Some(std::fs::read(fixtures.join("ca.pem")).unwrap()) };
+    let credentials =
+        toolenv_client::Credentials { token: Some(token.into()), ca_pem: Some(std::fs::read(fixtures.join("ca.pem")).unwrap()) };
     let mut client = toolenv_client::Client::connect_with(&server.url(), &credentials).await.unwrap();
     let request = pb::CreateRunRequest {
         agents: vec!["python".into()],

@@ -2,7 +2,7 @@
 //! from PEM files, with real clients.
 
 use tonic::Code;
-use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient, health_check_response::ServingStatus};
+use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
 use toolenv::pb;
 use toolenv_client::{Client, ClientError, Credentials};
 use toolenv_server::security::{Security, TlsPem};
@@ -25,7 +25,9 @@ fn code<T: std::fmt::Debug>(result: Result<T, ClientError>) -> Code {
 async fn health(url: &str, tls_ca: Option<&[u8]>) -> ServingStatus {
     let mut endpoint = tonic::transport::Endpoint::from_shared(url.to_owned()).unwrap();
     if let Some(ca) = tls_ca {
-        endpoint = endpoint.tls_config(tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(ca))).unwrap();
+        endpoint = endpoint
+            .tls_config(tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(ca)))
+            .unwrap();
     }
     let mut health = HealthClient::new(endpoint.connect().await.unwrap());
     let reply = health.check(HealthCheckRequest { service: "toolenv.v1.ToolEnv".into() }).await.expect("health needs no token");

@@ -144,7 +144,8 @@ pub(crate) fn churn(args: &[String]) -> Result<(), Error> {
                         break;
                     }
                     let task = &suite()[(i % suite().len() as u64) as usize];
-                    let request = pb::CreateEpisodeRequest { task_id: task.id.clone(), seed: i, time_scale: Some(0.0), ..Default::default() };
+                    let request =
+                        pb::CreateEpisodeRequest { task_id: task.id.clone(), seed: i, time_scale: Some(0.0), ..Default::default() };
                     let episode = match client.create_episode(request).await {
                         Ok(reply) => reply.into_inner(),
                         Err(status) => {
@@ -184,7 +185,10 @@ pub(crate) fn churn(args: &[String]) -> Result<(), Error> {
     })?;
     let elapsed = started.elapsed().as_secs_f64();
     let done = done.load(Ordering::Relaxed);
-    println!("churn: {done} episodes created, played and finished in {elapsed:.1} s ({:.0} episodes/s, 64 at a time)", done as f64 / elapsed);
+    println!(
+        "churn: {done} episodes created, played and finished in {elapsed:.1} s ({:.0} episodes/s, 64 at a time)",
+        done as f64 / elapsed
+    );
     println!("  server RSS {:.1} MiB at start, {:.1} MiB at the end", mib(rss_start), mib(servers.rss()));
     for (at, done, rss) in samples {
         println!("  {at:>5} s  {done:>9} episodes  RSS {:.1} MiB", mib(rss));

@@ -97,7 +97,8 @@ impl Client {
     /// Connects to a server with a token and, for `https://`, a trusted CA.
     pub async fn connect_with(url: &str, credentials: &Credentials) -> Result<Self, ClientError> {
         let invalid = |source| ClientError::InvalidUrl { url: url.to_owned(), source };
-        let mut endpoint = Endpoint::from_shared(url.to_owned()).map_err(invalid)?.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true);
+        let mut endpoint =
+            Endpoint::from_shared(url.to_owned()).map_err(invalid)?.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true);
         if url.starts_with("https://") {
             let mut tls = ClientTlsConfig::new().with_webpki_roots();
             if let Some(ca) = &credentials.ca_pem {

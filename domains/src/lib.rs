@@ -50,7 +50,9 @@ mod tool;
 mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
-pub use episode::{CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, MAX_IDEMPOTENCY_BYTES, Episode, FaultRecord, FaultStats, Trajectory};
+pub use episode::{
+    CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, MAX_IDEMPOTENCY_BYTES, Trajectory,
+};
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};

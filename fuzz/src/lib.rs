@@ -68,7 +68,7 @@ impl Gen {
     pub fn new(seed: u64) -> Self {
         Gen(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -77,7 +77,7 @@ impl Gen {
     }
     /// A number below `n` (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
     pub fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
@@ -87,8 +87,9 @@ impl Gen {
     }
     /// An interesting float: edge values more often than not.
     pub fn float(&mut self) -> f64 {
-        const EDGES: [f64; 12] = [0.0, -0.0, 0.1, 0.2, 0.3, 1.0, -1.0, 1e300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE];
-        if self.chance(2) { *self.pick(&EDGES) } else { f64::from_bits(self.next()) }
+        const EDGES: [f64; 12] =
+            [0.0, -0.0, 0.1, 0.2, 0.3, 1.0, -1.0, 1e300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE];
+        if self.chance(2) { *self.pick(&EDGES) } else { f64::from_bits(self.next_u64()) }
     }
 
     /// `seed`, mutated a few times: bytes flipped, inserted, deleted,
@@ -120,7 +121,7 @@ impl Gen {
                     let i = at.min(data.len() - 1);
                     data[i] ^= 1 << self.below(8);
                 }
-                1 => data.insert(at, self.next() as u8),
+                1 => data.insert(at, self.next_u64() as u8),
                 2 if !data.is_empty() => {
                     let end = (at + 1 + self.below(8)).min(data.len());
                     data.drain(at.min(end)..end);
@@ -204,7 +205,8 @@ impl State {
             .collect();
         let mut profiles: Vec<Vec<u8>> =
             PRESETS.iter().filter_map(|name| FaultProfile::preset(name).ok()).filter_map(|p| serde_json::to_vec(&p).ok()).collect();
-        profiles.push(br#"{"slow": {"failure_rate": 0.1, "fault_weights": {"TransientTimeout": 1.0}, "params": {"timeout_ms": 10}}}"#.to_vec());
+        profiles
+            .push(br#"{"slow": {"failure_rate": 0.1, "fault_weights": {"TransientTimeout": 1.0}, "params": {"timeout_ms": 10}}}"#.to_vec());
         let wire = (target == Target::Wire).then(|| Wire::new(seed));
         State { target, rng: Gen::new(seed), episode: None, calls, profiles, wire, executions: 0 }
     }
@@ -222,16 +224,16 @@ impl State {
         let rng = &mut self.rng;
         if self.episode.as_ref().is_none_or(|e| e.verdict().is_some() || rng.chance(16)) {
             let task = rng.pick(suite());
-            let profile = FaultProfile::preset(*rng.pick::<&str>(&PRESETS)).unwrap_or_else(|_| FaultProfile::none());
+            let profile = FaultProfile::preset(rng.pick::<&str>(&PRESETS)).unwrap_or_else(|_| FaultProfile::none());
             let chaos = Chaos::new(profile).unwrap_or_default();
-            self.episode = Some(Episode::new(task, rng.next(), rng.below(4) as u32).with_chaos(chaos));
+            self.episode = Some(Episode::new(task, rng.next_u64(), rng.below(4) as u32).with_chaos(chaos));
         }
         let Some(episode) = self.episode.as_mut() else { return };
         let (tool, arguments) = rng.pick(&self.calls);
         let arguments = String::from_utf8_lossy(&rng.mutate(arguments)).into_owned();
         let tool = if rng.chance(10) { String::from_utf8_lossy(&rng.mutate(tool.as_bytes())).into_owned() } else { (*tool).to_owned() };
         let key = rng.chance(3).then(|| format!("k{}", rng.below(4)));
-        let waited_ms = rng.chance(4).then(|| rng.next() >> rng.below(64));
+        let waited_ms = rng.chance(4).then(|| rng.next_u64() >> rng.below(64));
         *input = format!("task {} tool {tool:?} key {key:?} waited {waited_ms:?} arguments {arguments:?}", episode.task().id);
         let options = CallOptions { idempotency_key: key.as_deref(), waited_ms };
         let _ = episode.deliver_call(&tool, &arguments, &options);
@@ -258,7 +260,7 @@ impl State {
                         && let Ok(chaos) = Chaos::new(profile)
                     {
                         let task = rng.pick(suite());
-                        let mut episode = Episode::new(task, rng.next(), 0).with_chaos(chaos);
+                        let mut episode = Episode::new(task, rng.next_u64(), 0).with_chaos(chaos);
                         for call in &task.reference {
                             let _ = episode.deliver_call(call.tool, &call.arguments.to_string(), &CallOptions::default());
                         }
@@ -304,9 +306,9 @@ impl State {
 
     fn wire(&mut self, input: &mut String) {
         let Some(wire) = self.wire.as_mut() else { return };
-        if self.executions % 20_000 == 0 {
+        if self.executions.is_multiple_of(20_000) {
             // Fresh services now and then, so held episodes stay bounded.
-            *wire = Wire::new(self.rng.next());
+            *wire = Wire::new(self.rng.next_u64());
         }
         let rng = &mut self.rng;
         if rng.chance(20) && !wire.trajectories.is_empty() {

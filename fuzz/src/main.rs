@@ -33,7 +33,9 @@ fn main() -> ExitCode {
                 None => return ExitCode::from(2),
             },
             "-h" | "--help" => {
-                println!("toolenv-fuzz [args|profiles|wire…] [--executions N per target, default 1000000] [--seed S] [--seconds T per target, default 600]");
+                println!(
+                    "toolenv-fuzz [args|profiles|wire…] [--executions N per target, default 1000000] [--seed S] [--seconds T per target, default 600]"
+                );
                 return ExitCode::SUCCESS;
             }
             name => match Target::ALL.iter().find(|t| t.name() == name) {
@@ -64,7 +66,12 @@ fn main() -> ExitCode {
         println!("{:<9} {done:>12} executions in {secs:>7.1} s ({:>9.0}/s), {} crashes", target.name(), done as f64 / secs, crashes.len());
         for crash in &crashes {
             crashed = true;
-            println!("  crash at execution {}: {}\n    input: {}", crash.execution, crash.message, crash.input.chars().take(2000).collect::<String>());
+            println!(
+                "  crash at execution {}: {}\n    input: {}",
+                crash.execution,
+                crash.message,
+                crash.input.chars().take(2000).collect::<String>()
+            );
         }
         total += done;
     }

@@ -85,9 +85,11 @@ impl From<Error> for Status {
                 Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
             }
             // The client sent a value outside what the field accepts.
-            Error::InvalidField { field, .. } => {
-                Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(cut(&field), message))
-            }
+            Error::InvalidField { field, .. } => Status::with_error_details(
+                Code::InvalidArgument,
+                message.clone(),
+                ErrorDetails::with_bad_request_violation(cut(&field), message),
+            ),
             // The client named a task that does not exist.
             Error::UnknownTask(id) => Status::with_error_details(
                 Code::NotFound,

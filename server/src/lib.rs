@@ -30,9 +30,9 @@ use toolenv::pb::runs_server::RunsServer;
 use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
-pub mod limits;
 mod fault;
 mod finished;
+pub mod limits;
 mod registry;
 mod runs;
 pub mod security;

@@ -197,7 +197,9 @@ impl Registry {
     /// An episode's trajectory, live or finished.
     pub(crate) fn trajectory(&self, id: &str) -> Result<toolenv::pb::Trajectory, Error> {
         match self.with(id, |session| session.trajectory()) {
-            Err(Error::EpisodeFinished | Error::UnknownEpisode(_)) => self.finished.get(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned())),
+            Err(Error::EpisodeFinished | Error::UnknownEpisode(_)) => {
+                self.finished.get(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))
+            }
             other => other,
         }
     }

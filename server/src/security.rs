@@ -157,7 +157,12 @@ mod tests {
         let expected = b"Bearer 0123456789abcdef";
         let mut headers = HeaderMap::new();
         assert!(!authorized(&headers, expected));
-        for (value, ok) in [("Bearer 0123456789abcdef", true), ("Bearer 0123456789abcdeg", false), ("bearer 0123456789abcdef", false), ("Bearer 0123456789abcde", false)] {
+        for (value, ok) in [
+            ("Bearer 0123456789abcdef", true),
+            ("Bearer 0123456789abcdeg", false),
+            ("bearer 0123456789abcdef", false),
+            ("Bearer 0123456789abcde", false),
+        ] {
             headers.insert("authorization", value.parse().unwrap());
             assert_eq!(authorized(&headers, expected), ok, "{value}");
         }
