@@ -217,7 +217,7 @@ pub(crate) fn kill_loop(args: &[String]) -> Result<(), Error> {
     };
     let mut kept: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
     let mut run_id: Option<String> = None;
-    let (mut kills, started) = (0u32, Instant::now());
+    let (mut kills, mut runs, mut stored_total, started) = (0u32, 0u32, 0usize, Instant::now());
     let outcome = (|| -> Result<(), Error> {
         for iteration in 0..=iterations {
             let mut command = std::process::Command::new(&toolenv);
@@ -263,9 +263,17 @@ pub(crate) fn kill_loop(args: &[String]) -> Result<(), Error> {
             if kept.len() < stored.len() {
                 return Err("a stored episode disappeared".into());
             }
-            if run.finished() as u64 == run.planned {
-                println!("  complete after {} iterations", iteration + 1);
-                break;
+            if run.finished() == run.planned {
+                // Complete: start another run, until every kill is spent.
+                runs += 1;
+                stored_total += kept.len();
+                kept.clear();
+                run_id = None;
+                drop(store);
+                std::fs::remove_file(&db)?;
+                if last {
+                    break;
+                }
             }
         }
         Ok(())
@@ -273,9 +281,8 @@ pub(crate) fn kill_loop(args: &[String]) -> Result<(), Error> {
     let _ = std::fs::remove_dir_all(&dir);
     outcome?;
     println!(
-        "kill-loop: {kills} SIGKILLs over {:.1} s; {} episodes stored, each once, none changed after a kill",
+        "kill-loop: {kills} SIGKILLs over {:.1} s; {runs} runs completed ({stored_total} episodes), each episode stored once, none changed after a kill",
         started.elapsed().as_secs_f64(),
-        kept.len()
     );
     Ok(())
 }
