@@ -394,9 +394,6 @@ mod tests {
             "{}",
             r#"{"date": "2026-01-01"}"#,
             r#"{"max": 3, "date": "x", "items": []}"#,
-            r#"{"date": "a", "date": "b"}"#,
-            r#"{"date": null, "date": "b"}"#,
-            r#"{"date": "b", "date": null}"#,
             r#"{"d\u0061te": "escaped name"}"#,
             r#"{"date": "x", "zeta": 1, "alpha": 2, "mid": 3}"#,
             r#"{"zeta": 1, "date": 5}"#,
@@ -426,6 +423,13 @@ mod tests {
             let direct = TOOL.parse_arguments(text).map(|args| args.canonical());
             assert_eq!(direct, through_a_map(&TOOL, text), "{text}");
         }
+        // Where a map keeps the last value silently, a key given twice is refused.
+        for text in [r#"{"date": "a", "date": "b"}"#, r#"{"date": null, "date": "b"}"#, r#"{"d\u0061te": "b", "date": null}"#] {
+            let error = TOOL.parse_arguments(text).unwrap_err();
+            assert_eq!((error.field.as_str(), error.message.as_str()), ("date", "argument given twice"), "{text}");
+        }
+        let nested = TOOL.parse_arguments(r#"{"date": "x", "items": [{"sku": "a", "sku": "b", "quantity": 1}]}"#).unwrap_err();
+        assert!(nested.message.contains("given twice"), "{nested:?}");
     }
 
     #[test]
