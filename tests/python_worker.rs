@@ -89,3 +89,64 @@ async fn the_python_worker_plays_a_hosted_run() {
     assert_eq!(passed_at(0.2), 1.0, "{}", report.text);
     server.shutdown().await.unwrap();
 }
+
+/// The worker reaches a server with TLS and a bearer token (`--ca-cert`,
+/// `--token`), and a worker without the token is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_worker_passes_a_token_over_tls() {
+    use toolenv_server::security::{Security, TlsPem};
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let token = "python-worker-token-0123456789";
+    let tls = TlsPem::read(&fixtures.join("server.pem"), &fixtures.join("server.key")).unwrap();
+    let config = toolenv_server::Config { security: Security { token: Some(token.into()), tls: Some(tls) }, ..Default::default() };
+    let server = toolenv_server::RunningServer::start(config).await.unwrap();
+    let credentials =
+        toolenv_client::Credentials { token: Some(token.into()), ca_pem: Some(std::fs::read(fixtures.join("ca.pem")).unwrap()) };
+    let mut client = toolenv_client::Client::connect_with(&server.url(), &credentials).await.unwrap();
+    let request = pb::CreateRunRequest {
+        agents: vec!["python".into()],
+        domain: pb::Domain::Scheduling.into(),
+        level: 1,
+        time_scale: Some(0.0),
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+
+    let scratch = tempfile::tempdir().unwrap();
+    let calls: serde_json::Map<String, serde_json::Value> = toolenv_domains::suite()
+        .iter()
+        .map(|task| {
+            let calls: Vec<_> = task.reference.iter().map(|c| serde_json::json!({"tool": c.tool, "arguments": c.arguments})).collect();
+            (task.id.clone(), serde_json::Value::from(calls))
+        })
+        .collect();
+    let calls_file = scratch.path().join("calls.json");
+    std::fs::write(&calls_file, serde_json::Value::Object(calls).to_string()).unwrap();
+    let worker = |token: Option<&str>| {
+        let mut command = Command::new(&python);
+        command
+            .arg(examples().join("worker.py"))
+            .args(["--url", &server.addr().to_string(), "--run", &run.run_id, "--policy", "replay"])
+            .arg("--calls")
+            .arg(&calls_file)
+            .arg("--ca-cert")
+            .arg(fixtures.join("ca.pem"))
+            .arg("--stubs")
+            .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-stubs-tls"))
+            .env_remove("TOOLENV_TOKEN");
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        command.output().expect("python worker runs")
+    };
+    let refused = tokio::task::block_in_place(|| worker(None));
+    assert!(!refused.status.success(), "a worker without the token played");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("UNAUTHENTICATED"), "{}", String::from_utf8_lossy(&refused.stderr));
+    let output = tokio::task::block_in_place(|| worker(Some(token)));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "worker failed:\n{stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(summary["played"].as_u64(), Some(run.planned), "{stderr}");
+    server.shutdown().await.unwrap();
+}

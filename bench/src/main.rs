@@ -30,6 +30,8 @@ use toolenv::pb::tool_env_client::ToolEnvClient;
 use toolenv_bench::pb::echo_client::EchoClient;
 use toolenv_bench::{CallCase, Timing, call_cases, grpc_case, time_batched};
 
+mod hardening;
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 const USAGE: &str = "\
@@ -51,6 +53,14 @@ For a profiler (valgrind --tool=callgrind, perf), a bare loop of one operation:
   load echo|toolenv C SECS [MAX_CALLS]
                               one closed-loop gRPC phase against a server child whose pid is
                               printed first (attach `perf record -p PID` to profile the server)
+
+Load, soak and crash drills (bounded, loopback only):
+  live [EPISODES] [SECS]      EPISODES (10000) concurrent live episodes at λ = 0.2 for SECS (60);
+                              prints calls/s and every error status
+  churn [EPISODES] [SECS]     EPISODES (1000000) created, played and finished, at most SECS (900);
+                              prints the server's resident memory through the run
+  kill-loop [ITERATIONS]      `toolenv run --grid paper` killed with SIGKILL ITERATIONS (20) times
+                              and resumed; checks nothing is lost or repeated (needs target/release/toolenv)
 
 Build first: cargo build --release -p toolenv-bench (it also builds
 toolenv-bench-alloc, which the inprocess section runs for the memory figures).";
@@ -81,6 +91,12 @@ fn main() -> Result<(), Error> {
     }
     if args.first().map(String::as_str) == Some("load") {
         return load_only(&args[1..]);
+    }
+    match args.first().map(String::as_str) {
+        Some("live") => return hardening::live(&args[1..]),
+        Some("churn") => return hardening::churn(&args[1..]),
+        Some("kill-loop") => return hardening::kill_loop(&args[1..]),
+        _ => {}
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");

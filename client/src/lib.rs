@@ -11,7 +11,8 @@ pub use toolenv_runs::{Grid, PlannedEpisode, masfire, metrics, report, store, tr
 
 use std::time::Duration;
 
-use tonic::transport::{Channel, Endpoint};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use toolenv::pb::{self, runs_client::RunsClient, tool_env_client::ToolEnvClient};
 use toolenv_domains::Call;
 
@@ -27,6 +28,9 @@ pub enum ClientError {
     /// The server answered with an error status.
     #[error("{:?}: {}", .0.code(), .0.message())]
     Status(tonic::Status),
+    /// The token cannot be sent as a header (it is not printable ASCII).
+    #[error("the token must be printable ASCII")]
+    InvalidToken,
     /// A built-in agent cannot play this task.
     #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
     UnknownTask(String),
@@ -43,31 +47,90 @@ impl From<tonic::Status> for ClientError {
     }
 }
 
+/// How a client proves itself to a server that asks (`toolenv serve
+/// --token`, `--tls-cert`): both optional.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    /// Sent with every request as `authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// A PEM certificate authority to trust for an `https://` server, in
+    /// addition to the public web roots (for a self-signed certificate).
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the token.
+        f.debug_struct("Credentials").field("token", &self.token.as_ref().map(|_| "<set>")).field("ca_pem", &self.ca_pem.is_some()).finish()
+    }
+}
+
+/// Adds the bearer token, if any, to every request.
+#[derive(Clone, Default)]
+pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Bearer(<set>)" } else { "Bearer(none)" })
+    }
+}
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// The transport of a [`Client`]: a channel that adds the bearer token.
+pub type Transport = InterceptedService<Channel, Bearer>;
+
 /// A connection to a toolenv server.
 #[derive(Debug, Clone)]
 pub struct Client {
-    inner: ToolEnvClient<Channel>,
-    runs: RunsClient<Channel>,
+    inner: ToolEnvClient<Transport>,
+    runs: RunsClient<Transport>,
 }
 
 impl Client {
     /// Connects to a server, e.g. `http://127.0.0.1:50051`.
     pub async fn connect(url: &str) -> Result<Self, ClientError> {
-        let endpoint = Endpoint::from_shared(url.to_owned())
-            .map_err(|source| ClientError::InvalidUrl { url: url.to_owned(), source })?
-            .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true);
+        Self::connect_with(url, &Credentials::default()).await
+    }
+
+    /// Connects to a server with a token and, for `https://`, a trusted CA.
+    pub async fn connect_with(url: &str, credentials: &Credentials) -> Result<Self, ClientError> {
+        let invalid = |source| ClientError::InvalidUrl { url: url.to_owned(), source };
+        let mut endpoint =
+            Endpoint::from_shared(url.to_owned()).map_err(invalid)?.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true);
+        if url.starts_with("https://") {
+            let mut tls = ClientTlsConfig::new().with_webpki_roots();
+            if let Some(ca) = &credentials.ca_pem {
+                tls = tls.ca_certificate(Certificate::from_pem(ca));
+            }
+            endpoint = endpoint.tls_config(tls).map_err(invalid)?;
+        }
+        let token = match &credentials.token {
+            Some(token) => Some(format!("Bearer {token}").parse().map_err(|_| ClientError::InvalidToken)?),
+            None => None,
+        };
         let channel = endpoint.connect().await.map_err(|source| ClientError::Connect { url: url.to_owned(), source })?;
-        Ok(Self { inner: ToolEnvClient::new(channel.clone()), runs: RunsClient::new(channel) })
+        let bearer = Bearer(token);
+        Ok(Self {
+            inner: ToolEnvClient::with_interceptor(channel.clone(), bearer.clone()),
+            runs: RunsClient::with_interceptor(channel, bearer),
+        })
     }
 
     /// The generated stub, for requests this wrapper does not cover.
-    pub fn raw(&mut self) -> &mut ToolEnvClient<Channel> {
+    pub fn raw(&mut self) -> &mut ToolEnvClient<Transport> {
         &mut self.inner
     }
 
     /// The generated stub of the `Runs` service (hosted runs, leases, reports).
-    pub fn runs(&mut self) -> &mut RunsClient<Channel> {
+    pub fn runs(&mut self) -> &mut RunsClient<Transport> {
         &mut self.runs
     }
 

@@ -12,8 +12,10 @@ use anyhow::Context as _;
 use clap::Parser as _;
 use cli::args::{Cli, Command, LogFormat};
 
-/// The one place an exit code is decided: the command's own, or 2 after an error.
+/// The one place an exit code is decided: the command's own, 0 when the
+/// reader of stdout went away early (`toolenv … | head`), or 2 after an error.
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = Cli::parse();
     let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
     let logs = tracing_subscriber::fmt()
@@ -28,9 +30,35 @@ fn main() -> ExitCode {
         tokio::runtime::Runtime::new().context("cannot start the async runtime").and_then(|runtime| runtime.block_on(cli::run(cli)));
     match outcome {
         Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether an error is a write to a pipe whose reader closed it.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Makes a closed stdout end the process quietly with status 0, whichever
+/// command was printing: `print!` panics on a write error, and a reader
+/// that stopped reading (`| head`) is not an error of ours. Every other
+/// panic is reported as before.
+fn quiet_on_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info);
+    }));
 }

@@ -454,3 +454,43 @@ fn compare_tells_which_differences_are_significant() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every printing command, its stdout read for a few bytes and then closed:
+/// quiet, exit status 0 (`toolenv … | head`).
+#[test]
+fn a_reader_that_closes_stdout_early_is_not_an_error() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = dir.path().join("toolenv.db");
+    let store = store.to_str().unwrap();
+    let out = toolenv(&["run", "--store", store, "--agent", "reference", "--domain", "scheduling"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let commands: [&[&str]; 8] = [
+        &["tasks"],
+        &["tasks", "show", "travel/cheapest-flight/001"],
+        &["play", "travel/cheapest-flight/001"],
+        &["play", "travel/cheapest-flight/001", "--json"],
+        &["run", "--no-store", "--agent", "random"],
+        &["runs", "--store", store],
+        &["report", "run-0001", "--store", store],
+        &["export", "run-0001", "--store", store],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+            .args(args)
+            .env_remove("TOOLENV_URL")
+            .env("TOOLENV_STORE", dir.path().join("other.db"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolenv starts");
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 8];
+        stdout.read_exact(&mut first).expect("the command prints something");
+        drop(stdout);
+        let out = child.wait_with_output().expect("toolenv ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}\n{stderr}", out.status);
+        assert!(!stderr.contains("panicked") && !stderr.contains("error"), "{args:?}: {stderr}");
+    }
+}

@@ -54,8 +54,8 @@ mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
 pub use episode::{
-    CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError, ReplayCall,
-    RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
+    CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError,
+    MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task, TaskRef};

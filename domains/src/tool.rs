@@ -98,15 +98,18 @@ impl ToolSpec {
     /// text the core wrote itself (a recorded call's canonical arguments).
     pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
         let parsed = if text.trim().is_empty() {
-            Parsed::Object { entries: Vec::new(), first_unknown: None }
+            Parsed::Object { entries: Vec::new(), first_unknown: None, duplicate: None }
         } else {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
             parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
         };
-        let Parsed::Object { mut entries, first_unknown } = parsed else {
+        let Parsed::Object { mut entries, first_unknown, duplicate } = parsed else {
             return Err(ArgError::new("", "arguments must be a json object"));
         };
+        if let Some(name) = duplicate {
+            return Err(ArgError::new(name, "argument given twice"));
+        }
         if let Some(key) = first_unknown {
             return Err(ArgError::new(key, "unknown argument"));
         }
@@ -391,9 +394,6 @@ mod tests {
             "{}",
             r#"{"date": "2026-01-01"}"#,
             r#"{"max": 3, "date": "x", "items": []}"#,
-            r#"{"date": "a", "date": "b"}"#,
-            r#"{"date": null, "date": "b"}"#,
-            r#"{"date": "b", "date": null}"#,
             r#"{"d\u0061te": "escaped name"}"#,
             r#"{"date": "x", "zeta": 1, "alpha": 2, "mid": 3}"#,
             r#"{"zeta": 1, "date": 5}"#,
@@ -423,6 +423,13 @@ mod tests {
             let direct = TOOL.parse_arguments(text).map(|args| args.canonical());
             assert_eq!(direct, through_a_map(&TOOL, text), "{text}");
         }
+        // Where a map keeps the last value silently, a key given twice is refused.
+        for text in [r#"{"date": "a", "date": "b"}"#, r#"{"date": null, "date": "b"}"#, r#"{"d\u0061te": "b", "date": null}"#] {
+            let error = TOOL.parse_arguments(text).unwrap_err();
+            assert_eq!((error.field.as_str(), error.message.as_str()), ("date", "argument given twice"), "{text}");
+        }
+        let nested = TOOL.parse_arguments(r#"{"date": "x", "items": [{"sku": "a", "sku": "b", "quantity": 1}]}"#).unwrap_err();
+        assert!(nested.message.contains("given twice"), "{nested:?}");
     }
 
     #[test]

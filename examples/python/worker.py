@@ -40,14 +40,14 @@ import os
 import sys
 import threading
 import time
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llm_calls  # noqa: E402  (beside this file)
 from pathlib import Path
 
 import grpc
 
 from toolenv import Client, Tools, pb
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llm_calls  # noqa: E402  (beside this file)
 
 
 def play_replay(tools, episode, calls_by_task):
@@ -109,8 +109,18 @@ def play_llm(tools, episode, args):
     return tokens_in, tokens_out
 
 
+def open_channel(args):
+    """A TLS channel when a CA is given or --tls is set; None for a plain one."""
+    if not (args.ca_cert or args.tls):
+        return None
+    root = Path(args.ca_cert).read_bytes() if args.ca_cert else None
+    target = args.url.split("://", 1)[-1]
+    return grpc.secure_channel(target, grpc.ssl_channel_credentials(root_certificates=root))
+
+
 def work(args, calls_by_task, name, totals, lock):
-    client = Client(args.url)
+    # The token (`toolenv serve --token`) goes with every request.
+    client = Client(args.url, token=args.token, channel=open_channel(args))
     while True:
         reply = client.next_episode(args.run, agent=args.label, worker=name)
         if not reply.HasField("lease"):
@@ -147,6 +157,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True, help="the server, host:port (e.g. 127.0.0.1:50051)")
     parser.add_argument("--run", required=True, help="the run's id, e.g. run-0001")
+    parser.add_argument("--token", default=os.environ.get("TOOLENV_TOKEN"), help="bearer token of a server started with --token (default: $TOOLENV_TOKEN)")
+    parser.add_argument("--ca-cert", default=os.environ.get("TOOLENV_CA_CERT"), help="PEM CA to trust for a TLS server (implies TLS; default: $TOOLENV_CA_CERT)")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS trusting the system's roots")
     parser.add_argument("--label", default="", help="play only the episodes planned for this agent label (default: any)")
     parser.add_argument("--policy", choices=["llm", "replay"], default="llm")
     parser.add_argument("--model", default="gpt-4o-mini", help="the llm policy's model")

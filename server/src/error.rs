@@ -4,6 +4,8 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv_domains::ArgError;
 
+use crate::limits::{bound_message, cut};
+
 /// A request the server refuses. Broken business rules are not errors:
 /// they are ordinary tool results.
 #[derive(Debug, thiserror::Error)]
@@ -12,19 +14,19 @@ pub enum Error {
     #[error("{0} is required")]
     MissingField(&'static str),
     /// A request field has a value the server does not accept.
-    #[error("{field}: {message}")]
+    #[error("{}: {}", cut(field), message)]
     InvalidField { field: String, message: String },
     /// No task has this id.
-    #[error("task '{0}' not found")]
+    #[error("task '{}' not found", cut(.0))]
     UnknownTask(String),
     /// No live episode has this id.
     #[error("episode not found (it may have expired or never existed)")]
     UnknownEpisode(String),
     /// The episode's task has no such tool.
-    #[error("unknown tool '{tool}'; this episode's tools are: {available}")]
+    #[error("unknown tool '{}'; this episode's tools are: {available}", cut(tool))]
     UnknownTool { tool: String, available: String },
     /// The tool's arguments are malformed.
-    #[error("invalid arguments: {0}")]
+    #[error("invalid arguments: {}", quote_arg(.0))]
     InvalidArguments(ArgError),
     /// The episode is finished.
     #[error("episode is finished; start a new episode to call tools again")]
@@ -33,19 +35,21 @@ pub enum Error {
     #[error("episode reached its limit of {0} tool calls")]
     CallLimit(u32),
     /// The server holds as many episodes as it accepts.
-    #[error("server holds its limit of {0} episodes; finish or abandon some (idle ones expire), or raise --max-episodes")]
+    #[error(
+        "server holds its limit of {0} live episodes; finishing an episode frees its place at once (idle ones expire after the idle timeout), or raise --max-episodes"
+    )]
     TooManyEpisodes(usize),
     /// No run has this id.
-    #[error("run '{0}' not found in the server's store")]
+    #[error("run '{}' not found in the server's store", cut(.0))]
     UnknownRun(String),
     /// The run was played by the command-line tool, not hosted for workers.
-    #[error("run '{0}' is not hosted for workers (the command-line tool played it); create one with Runs.CreateRun")]
+    #[error("run '{}' is not hosted for workers (the command-line tool played it); create one with Runs.CreateRun", cut(.0))]
     RunNotHosted(String),
     /// The episode's lease expired and its plan entry went to another worker.
     #[error("this episode's lease expired (no call for {0} ms) and it was handed to another worker; ask for the next episode")]
     LeaseExpired(u64),
     /// The store of runs failed.
-    #[error("the store of runs failed: {0}")]
+    #[error("the store of runs failed: {}", cut_long(.0))]
     Store(String),
     /// The server itself failed.
     #[error("internal error: {0}")]
@@ -62,40 +66,56 @@ impl Error {
     }
 }
 
+/// An argument error as a message: the field (a client's argument name,
+/// cut) and why.
+fn quote_arg(arg: &ArgError) -> String {
+    if arg.field.is_empty() { arg.message.clone() } else { format!("{}: {}", cut(&arg.field), arg.message) }
+}
+
+/// A server-side message (a store error) may name a client's value deep
+/// inside; keep it readable but bounded.
+fn cut_long(message: &str) -> String {
+    bound_message(message.to_owned())
+}
+
 impl From<Error> for Status {
     fn from(error: Error) -> Self {
-        let message = error.to_string();
+        // Every quoted value is cut already; this bounds the whole message.
+        let message = bound_message(error.to_string());
         match error {
             // The client left out a field it must send.
             Error::MissingField(field) => {
                 Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
             }
             // The client sent a value outside what the field accepts.
-            Error::InvalidField { field, .. } => {
-                Status::with_error_details(Code::InvalidArgument, message.clone(), ErrorDetails::with_bad_request_violation(field, message))
-            }
+            Error::InvalidField { field, .. } => Status::with_error_details(
+                Code::InvalidArgument,
+                message.clone(),
+                ErrorDetails::with_bad_request_violation(cut(&field), message),
+            ),
             // The client named a task that does not exist.
             Error::UnknownTask(id) => Status::with_error_details(
                 Code::NotFound,
                 message,
-                ErrorDetails::with_resource_info("task", id, "", "no such task in the suite"),
+                ErrorDetails::with_resource_info("task", cut(&id), "", "no such task in the suite"),
             ),
             // The client named an episode that does not (or no longer) exist.
             Error::UnknownEpisode(id) => Status::with_error_details(
                 Code::NotFound,
                 message,
-                ErrorDetails::with_resource_info("episode", id, "", "episodes expire after being idle"),
+                ErrorDetails::with_resource_info("episode", cut(&id), "", "episodes expire after being idle"),
             ),
             // The client named a tool the episode does not offer.
             Error::UnknownTool { tool, .. } => Status::with_error_details(
                 Code::NotFound,
                 message,
-                ErrorDetails::with_resource_info("tool", tool, "", "not a tool of this episode"),
+                ErrorDetails::with_resource_info("tool", cut(&tool), "", "not a tool of this episode"),
             ),
             // The client's arguments do not fit the tool's schema; name the field.
             Error::InvalidArguments(arg) => {
-                let field = if arg.field.is_empty() { "arguments_json".to_owned() } else { format!("arguments_json.{}", arg.field) };
-                Status::with_error_details(Code::InvalidArgument, message, ErrorDetails::with_bad_request_violation(field, arg.message))
+                let field = if arg.field.is_empty() { "arguments_json".to_owned() } else { format!("arguments_json.{}", cut(&arg.field)) };
+                let description = bound_message(arg.message);
+                Status::with_error_details(Code::InvalidArgument, message, ErrorDetails::with_bad_request_violation(field, description))
             }
             // The episode is over; calling on is a client bug, not a retryable condition.
             Error::EpisodeFinished => Status::failed_precondition(message),
@@ -107,7 +127,7 @@ impl From<Error> for Status {
             Error::UnknownRun(id) => Status::with_error_details(
                 Code::NotFound,
                 message,
-                ErrorDetails::with_resource_info("run", id, "", "Runs.ListRuns lists the runs"),
+                ErrorDetails::with_resource_info("run", cut(&id), "", "Runs.ListRuns lists the runs"),
             ),
             // The run exists but is not one workers may lease from.
             Error::RunNotHosted(_) => Status::failed_precondition(message),

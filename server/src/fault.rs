@@ -13,6 +13,7 @@ use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
 use toolenv_domains::{Delivered, Delivery, Failure, FailureCode};
 
 use crate::error::Error;
+use crate::limits;
 
 /// The `ErrorInfo` domain of injected faults.
 const ERROR_DOMAIN: &str = "toolenv.chaos";
@@ -21,6 +22,18 @@ const ERROR_DOMAIN: &str = "toolenv.chaos";
 /// the profiles of the server's profile file, which shadow the presets.
 pub(crate) fn chaos(spec: Option<&pb::FaultProfile>, named: &BTreeMap<String, FaultProfile>) -> Result<Chaos, Error> {
     let Some(spec) = spec else { return Ok(Chaos::default()) };
+    limits::text("fault_profile.name", &spec.name, limits::MAX_NAME_BYTES)?;
+    if spec.fault_weights.len() > limits::MAX_MAP_LEN {
+        return Err(Error::invalid("fault_profile.fault_weights", format!("at most {} entries", limits::MAX_MAP_LEN)));
+    }
+    for (kind, &weight) in &spec.fault_weights {
+        limits::text("fault_profile.fault_weights", kind, limits::MAX_NAME_BYTES)?;
+        limits::figure("fault_profile.fault_weights", weight)?;
+    }
+    limits::list("fault_profile.only", &spec.only, limits::MAX_NAME_BYTES)?;
+    if !(0.0..=1.0).contains(&spec.failure_rate) {
+        return Err(Error::invalid("fault_profile.failure_rate", format!("must be within [0, 1], got {}", spec.failure_rate)));
+    }
     let mut profile = if spec.name.is_empty() {
         FaultProfile::custom(spec.failure_rate, &spec.fault_weights.clone().into_iter().collect(), Default::default()).map_err(invalid)?
     } else {

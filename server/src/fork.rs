@@ -12,7 +12,9 @@ use crate::service::ToolEnvService;
 impl ToolEnvService {
     /// Forks the request's source episode or trajectory after `calls` calls.
     pub(crate) fn fork_episode(&self, mut request: pb::ForkEpisodeRequest) -> Result<pb::Episode, Error> {
-        let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
+        crate::limits::text("episode_id", &request.episode_id, crate::limits::MAX_ID_BYTES)?;
+        let in_band =
+            crate::limits::known_enum::<pb::FaultDelivery>("fault_delivery", request.fault_delivery)? == pb::FaultDelivery::InBand;
         let trajectory = match (request.episode_id.is_empty(), request.trajectory.take()) {
             (false, None) => self.registry().with(&request.episode_id, |session| session.trajectory())?,
             (true, Some(trajectory)) => trajectory,

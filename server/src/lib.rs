@@ -31,10 +31,13 @@ use toolenv::pb::tool_env_server::ToolEnvServer;
 
 mod error;
 mod fault;
+mod finished;
 mod fork;
+pub mod limits;
 mod metrics;
 mod registry;
 mod runs;
+pub mod security;
 mod service;
 mod team;
 
@@ -69,6 +72,8 @@ pub struct Config {
     /// any free port, see [`RunningServer::metrics_addr`]); `None` keeps no
     /// metrics at all.
     pub metrics_addr: Option<SocketAddr>,
+    /// An optional bearer token and TLS identity ([`security::Security`]).
+    pub security: security::Security,
 }
 
 impl Default for Config {
@@ -83,6 +88,7 @@ impl Default for Config {
             paraphrases: None,
             store: None,
             metrics_addr: None,
+            security: security::Security::default(),
         }
     }
 }
@@ -91,6 +97,7 @@ impl Default for Config {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    tls: bool,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<Result<(), tonic::transport::Error>>,
     metrics: Option<metrics::Endpoint>,
@@ -108,6 +115,9 @@ pub enum ServeError {
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The TLS identity or the token was refused.
+    #[error("invalid security settings: {0}")]
+    Security(String),
     /// The transport failed.
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -131,6 +141,12 @@ impl RunningServer {
         // (without this, replies over a few KiB wait ~40 ms for delayed ACKs).
         let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
         let (shutdown, signal) = oneshot::channel::<()>();
+        let tls = config.security.tls.is_some();
+        let secure = config.security.token.is_some() && config.security.tls.is_some();
+        if !addr.ip().is_loopback() && !secure {
+            tracing::warn!(%addr, token = config.security.token.is_some(), tls = config.security.tls.is_some(),
+                "listening beyond loopback without both a token and TLS: anyone who reaches this address can use it (see README, \"Exposing a server safely\")");
+        }
         let metrics_addr = config.metrics_addr;
         let (router, metrics) = router(config).await?;
         let metrics = match (metrics_addr, metrics) {
@@ -144,7 +160,7 @@ impl RunningServer {
             let _ = signal.await;
         }));
         tracing::info!(%addr, "toolenv server listening");
-        Ok(Self { addr, shutdown, task, metrics })
+        Ok(Self { addr, tls, shutdown, task, metrics })
     }
 
     /// The address the server listens on.
@@ -152,9 +168,10 @@ impl RunningServer {
         self.addr
     }
 
-    /// The URL clients connect to, e.g. `http://127.0.0.1:50051`.
+    /// The URL clients connect to, e.g. `http://127.0.0.1:50051`
+    /// (`https://` when the server serves TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", if self.tls { "https" } else { "http" }, self.addr)
     }
 
     /// The address of the Prometheus endpoint (`http://ADDR/metrics`),
@@ -174,9 +191,18 @@ impl RunningServer {
     }
 }
 
+/// The router with its layers.
+type Layered = tonic::transport::server::Router<
+    tower::layer::util::Stack<tower::util::Either<security::BearerLayer, tower::layer::util::Identity>, tower::layer::util::Identity>,
+>;
+
 /// Builds the services and the transport settings, each with its reason.
-async fn router(config: Config) -> Result<(tonic::transport::server::Router, Option<std::sync::Arc<metrics::Metrics>>), ServeError> {
+async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metrics::Metrics>>), ServeError> {
     let idle_timeout = config.episode_idle_timeout;
+    let security = config.security.clone();
+    if let Some(token) = &security.token {
+        security::check_token(token).map_err(ServeError::Security)?;
+    }
     let store = match &config.store {
         Some(path) => toolenv_runs::store::Store::open(path)?,
         None => toolenv_runs::store::Store::open_in_memory()?,
@@ -200,9 +226,16 @@ async fn router(config: Config) -> Result<(tonic::transport::server::Router, Opt
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    let router = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    // TLS: a server reached beyond loopback keeps its token and traffic private.
+    if let Some(tls) = &security.tls {
+        builder = builder.tls_config(tls.server_config()).map_err(|e| ServeError::Security(format!("TLS identity: {e}")))?;
+    }
+    let router = builder
         // Notice agents that vanished without closing their connection.
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        // Auth: every service but health needs the bearer token, when one is set.
+        .layer(tower::util::option_layer(security.token.as_deref().map(security::BearerLayer::new)))
         .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))
         .add_service(health_service)
         .add_service(reflection)
@@ -210,6 +243,16 @@ async fn router(config: Config) -> Result<(tonic::transport::server::Router, Opt
         .add_service(ToolEnvServer::new(service))
         .add_service(RunsServer::new(runs));
     Ok((router, metrics))
+}
+
+/// The two services without a transport, over an in-memory store (and
+/// without the background expiry): for driving the handlers in-process, as
+/// the fuzz harness does. A real server is [`RunningServer`].
+pub fn in_process(config: Config) -> Result<(ToolEnvService, RunsService), ServeError> {
+    let store = toolenv_runs::store::Store::open_in_memory()?;
+    let service = ToolEnvService::new(config, store);
+    let runs = RunsService::new(service.clone());
+    Ok((service, runs))
 }
 
 /// Drops idle episodes in the background until the service is gone.

@@ -14,6 +14,7 @@ use toolenv_domains::{CallError, CallOptions, Episode};
 
 use crate::error::Error;
 use crate::fault::{self, Outgoing};
+use crate::finished::FinishedEpisodes;
 use crate::runs::LeaseTag;
 
 /// An episode with how the server delivers its faults.
@@ -112,22 +113,39 @@ pub(crate) struct Entry {
     last_used: Instant,
 }
 
+impl Entry {
+    /// How long the episode has been idle at `now`: since its last request,
+    /// or since its last reply went out if that is later (a call sleeping
+    /// its simulated delay is still in use).
+    fn idle_for(&self, now: Instant) -> Duration {
+        let busy_until = self.session.last_reply.map_or(self.last_used, |reply| reply.max(self.last_used));
+        now.saturating_duration_since(busy_until)
+    }
+}
+
 type Shared = Arc<Mutex<Entry>>;
 
-/// Episodes by id.
+/// Episodes by id: live ones, and finished ones in compact form
+/// ([`FinishedEpisodes`]).
 #[derive(Debug)]
 pub(crate) struct Registry {
     shards: Box<[Mutex<HashMap<String, Shared>>]>,
     len: AtomicUsize,
     max_episodes: usize,
+    finished: FinishedEpisodes,
 }
 
 impl Registry {
     pub(crate) fn new(max_episodes: usize) -> Self {
-        Self { shards: (0..SHARDS).map(|_| Mutex::default()).collect(), len: AtomicUsize::new(0), max_episodes }
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            len: AtomicUsize::new(0),
+            max_episodes,
+            finished: FinishedEpisodes::new(max_episodes),
+        }
     }
 
-    /// How many episodes are held.
+    /// How many live (unfinished) episodes are held.
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
@@ -148,12 +166,67 @@ impl Registry {
         Ok(id)
     }
 
-    /// Runs `f` on an episode, marking it used.
+    /// Runs `f` on a live episode, marking it used.
     pub(crate) fn with<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> Result<T, Error> {
-        let entry = self.shard(id).lock().get(id).cloned().ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+        let entry = self.live(id)?;
         let mut entry = entry.lock();
         entry.last_used = Instant::now();
         Ok(f(&mut entry.session))
+    }
+
+    /// A live episode's entry; a finished one's id says it is finished.
+    fn live(&self, id: &str) -> Result<Shared, Error> {
+        match self.shard(id).lock().get(id).cloned() {
+            Some(entry) => Ok(entry),
+            None if self.finished.contains(id) => Err(Error::EpisodeFinished),
+            None => Err(Error::UnknownEpisode(id.to_owned())),
+        }
+    }
+
+    /// Runs `f` on an episode in play and then, when it left the episode
+    /// finished, moves it to the finished ones: its live place is free at
+    /// once. Returns `f`'s answer and the trajectory when it finished.
+    pub(crate) fn finish<T>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Session) -> Result<T, Error>,
+    ) -> Result<(T, Option<toolenv::pb::Trajectory>), Error> {
+        let shared = self.live(id)?;
+        let (answer, trajectory) = {
+            let mut entry = shared.lock();
+            entry.last_used = Instant::now();
+            if let Some(timeout_ms) = entry.session.revoked {
+                return Err(Error::LeaseExpired(timeout_ms));
+            }
+            let answer = f(&mut entry.session)?;
+            let trajectory = entry.session.episode.verdict().is_some().then(|| entry.session.trajectory());
+            (answer, trajectory)
+        };
+        if let Some(trajectory) = &trajectory {
+            // Kept as finished before it leaves the live map, so a reader never misses it.
+            self.finished.insert(id.to_owned(), trajectory);
+            let mut shard = self.shard(id).lock();
+            if shard.get(id).is_some_and(|entry| Arc::ptr_eq(entry, &shared)) {
+                shard.remove(id);
+                self.len.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        Ok((answer, trajectory))
+    }
+
+    /// An episode's trajectory, live or finished.
+    pub(crate) fn trajectory(&self, id: &str) -> Result<toolenv::pb::Trajectory, Error> {
+        match self.with(id, |session| session.trajectory()) {
+            Err(Error::EpisodeFinished | Error::UnknownEpisode(_)) => {
+                self.finished.get(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))
+            }
+            other => other,
+        }
+    }
+
+    /// A finished episode's trajectory.
+    pub(crate) fn finished(&self, id: &str) -> Option<toolenv::pb::Trajectory> {
+        self.finished.get(id)
     }
 
     /// Runs `f` on an episode still in play: one whose lease did not expire
@@ -165,11 +238,17 @@ impl Registry {
         })?
     }
 
-    /// How long an episode has gone unused (zero while a request is using
-    /// it); `None` when it is not held.
+    /// How long an episode has gone unused; `None` when it is not held.
+    ///
+    /// A call in flight holds its episode: the episode is busy until the
+    /// call's reply goes out (after its simulated delay), so a lease never
+    /// expires under a slow call; a finished episode (being recorded) is
+    /// busy too.
     pub(crate) fn idle_for(&self, id: &str) -> Option<std::time::Duration> {
-        let entry = self.shard(id).lock().get(id).cloned()?;
-        let idle = entry.try_lock().map_or(Duration::ZERO, |e| e.last_used.elapsed());
+        let Some(entry) = self.shard(id).lock().get(id).cloned() else {
+            return self.finished.contains(id).then_some(Duration::ZERO);
+        };
+        let idle = entry.try_lock().map_or(Duration::ZERO, |e| e.idle_for(Instant::now()));
         Some(idle)
     }
 
@@ -192,11 +271,11 @@ impl Registry {
             let mut shard = shard.lock();
             let before = shard.len();
             // An episode busy in a call is in use, not idle: skip it.
-            shard.retain(|_, entry| entry.try_lock().is_none_or(|e| now.duration_since(e.last_used) < idle));
+            shard.retain(|_, entry| entry.try_lock().is_none_or(|e| e.idle_for(now) < idle));
             removed += before - shard.len();
         }
         self.len.fetch_sub(removed, Ordering::AcqRel);
-        removed
+        removed + self.finished.expire(idle)
     }
 
     /// Episodes held, and of those the live ones (not finished; an episode

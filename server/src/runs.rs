@@ -30,6 +30,7 @@ use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
 use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
 
 use crate::error::Error;
+use crate::limits;
 use crate::registry::Registry;
 use crate::service::ToolEnvService;
 
@@ -38,9 +39,6 @@ pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// Most episodes one run may plan.
 const MAX_PLANNED: usize = 200_000;
-
-/// Longest run description.
-const MAX_DESCRIPTION: usize = 4096;
 
 /// Longest a `NextEpisode` waits for a leased episode to come back before
 /// it answers "ask again".
@@ -275,9 +273,7 @@ impl RunHost {
 
     /// A hosted run's queue, loaded from the store on first use.
     async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
-        if run_id.is_empty() {
-            return Err(Error::MissingField("run_id"));
-        }
+        limits::id("run_id", run_id)?;
         if let Some(queue) = self.queues.lock().get(run_id) {
             return Ok(queue.clone());
         }
@@ -380,9 +376,19 @@ impl RunsService {
         if request.agents.is_empty() {
             return Err(Error::MissingField("agents"));
         }
-        if request.description.len() > MAX_DESCRIPTION {
-            return Err(Error::invalid("description", format!("at most {MAX_DESCRIPTION} bytes")));
+        limits::text("description", &request.description, limits::MAX_DESCRIPTION_BYTES)?;
+        limits::list("agents", &request.agents, limits::MAX_NAME_BYTES)?;
+        limits::text("preset", &request.preset, limits::MAX_NAME_BYTES)?;
+        limits::list("fault_profiles", &request.fault_profiles, limits::MAX_NAME_BYTES)?;
+        limits::text("suite", &request.suite, limits::MAX_NAME_BYTES)?;
+        limits::roles("roles", &request.roles)?;
+        if request.epsilons.len() > limits::MAX_LIST_LEN {
+            return Err(Error::invalid("epsilons", format!("at most {} entries", limits::MAX_LIST_LEN)));
         }
+        if let Some(epsilon) = request.epsilons.iter().find(|e| !e.is_finite()) {
+            return Err(Error::invalid("epsilons", format!("must be finite numbers, got {epsilon}")));
+        }
+        let fault_delivery: pb::FaultDelivery = limits::known_enum("fault_delivery", request.fault_delivery)?;
         let agents = request.agents.clone();
         let customised = !request.epsilons.is_empty() || !request.fault_profiles.is_empty() || request.trials != 0;
         let mut grid = match request.preset.as_str() {
@@ -406,7 +412,7 @@ impl RunsService {
         grid.seed = request.seed;
         grid.seeds = request.seeds.max(1);
         grid.time_scale = request.time_scale;
-        grid.fault_delivery = request.fault_delivery();
+        grid.fault_delivery = fault_delivery;
         let named = &self.env.config().fault_profiles;
         grid.validate(|name| named.contains_key(name)).map_err(|e| Error::invalid(e.field(), e.to_string()))?;
         let tasks = self.env.tasks(&request.suite, request.domain, request.level)?;
@@ -497,6 +503,9 @@ impl pb::runs_server::Runs for RunsService {
 
     async fn next_episode(&self, request: Request<pb::NextEpisodeRequest>) -> Result<Response<pb::NextEpisodeResponse>, Status> {
         let request = request.into_inner();
+        limits::text("agent", &request.agent, limits::MAX_NAME_BYTES)?;
+        limits::text("worker", &request.worker, limits::MAX_NAME_BYTES)?;
+        limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         let queue = self.host().queue(&request.run_id).await?;
         let registry = self.env.registry();
         if !request.role.is_empty() {
@@ -595,9 +604,7 @@ impl pb::runs_server::Runs for RunsService {
 
     async fn get_run_report(&self, request: Request<pb::GetRunReportRequest>) -> Result<Response<pb::RunReport>, Status> {
         let pb::GetRunReportRequest { run_id, exclude_infra_errors, feasible_only } = request.into_inner();
-        if run_id.is_empty() {
-            return Err(Error::MissingField("run_id").into());
-        }
+        limits::id("run_id", &run_id)?;
         let conv = InfraConvention::excluding(exclude_infra_errors);
         let population = Population::feasible_only(feasible_only);
         let (summary, agents, results, k, task_ids) = self
@@ -622,9 +629,9 @@ impl pb::runs_server::Runs for RunsService {
 
     async fn compare_runs(&self, request: Request<pb::CompareRunsRequest>) -> Result<Response<pb::RunComparison>, Status> {
         let pb::CompareRunsRequest { run_a, run_b, agents, exclude_infra_errors } = request.into_inner();
-        if run_a.is_empty() {
-            return Err(Error::MissingField("run_a").into());
-        }
+        limits::id("run_a", &run_a)?;
+        limits::text("run_b", &run_b, limits::MAX_ID_BYTES)?;
+        limits::list("agents", &agents, limits::MAX_NAME_BYTES)?;
         let run_b = Some(run_b).filter(|b| !b.is_empty());
         let read = move |store: &Store| {
             let mut sides = Vec::new();

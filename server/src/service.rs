@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::metrics::{CallLabels, Metrics};
 use crate::registry::{Registry, Session};
 use crate::runs::{LeaseTag, RunHost};
-use crate::{Config, fault};
+use crate::{Config, fault, limits};
 
 /// The service implementation, cheap to clone.
 #[derive(Debug, Clone)]
@@ -51,8 +51,8 @@ impl ToolEnvService {
     /// A suite's tasks (`suite` empty: the paper's) of a domain (a
     /// `pb::Domain` value, 0 for all) and level (0 for all).
     pub(crate) fn tasks(&self, suite: &str, domain: i32, level: u32) -> Result<Vec<TaskRef>, Error> {
-        let domain =
-            pb::Domain::try_from(domain).map_err(|_| Error::invalid("domain", format!("unknown domain value {domain}")))?.to_domain();
+        let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain();
+        limits::text("suite", suite, limits::MAX_NAME_BYTES)?;
         if level > 3 {
             return Err(Error::invalid("level", format!("levels are 1 to 3 (0 for all), got {level}")));
         }
@@ -65,13 +65,19 @@ impl ToolEnvService {
     /// result in its run when finished.
     pub(crate) fn open_episode(&self, request: pb::CreateEpisodeRequest, lease: Option<LeaseTag>) -> Result<pb::Episode, Error> {
         let task = self.task(&request.task_id)?;
+        limits::roles("roles", &request.roles)?;
+        limits::mas_profile("mas_faults", request.mas_faults.as_ref())?;
+        let delivery: pb::FaultDelivery = limits::known_enum("fault_delivery", request.fault_delivery)?;
+        if !request.epsilon.is_finite() {
+            return Err(Error::invalid("epsilon", format!("must be a finite number, got {}", request.epsilon)));
+        }
         let chaos = fault::chaos(request.fault_profile.as_ref(), &self.config.fault_profiles)?;
         let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config.time_scale))
             .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let level = Level::from_epsilon(request.epsilon).map_err(|e| Error::invalid("epsilon", e.to_string()))?;
         // The seed, not the trial: all k trials of a configuration read the same text.
         let perturbed = perturb(&task, level, request.seed, self.config.paraphrases.as_deref());
-        let in_band = request.fault_delivery() == pb::FaultDelivery::InBand;
+        let in_band = delivery == pb::FaultDelivery::InBand;
         let fault_profile_json = serde_json::to_string(chaos.profile()).unwrap_or_default();
         let mas = request
             .mas_faults
@@ -110,9 +116,7 @@ impl ToolEnvService {
 
     /// A task by id: the paper's, or a generated one rebuilt from its id.
     fn task(&self, id: &str) -> Result<TaskRef, Error> {
-        if id.is_empty() {
-            return Err(Error::MissingField("task_id"));
-        }
+        let id = limits::id("task_id", id)?;
         resolve(id).map_err(|error| match error {
             SuiteError::Version { .. } => Error::invalid("task_id", error.to_string()),
             SuiteError::UnknownTask(_) | SuiteError::UnknownSuite(_) => Error::UnknownTask(id.to_owned()),
@@ -121,7 +125,7 @@ impl ToolEnvService {
 }
 
 fn episode_id(id: &str) -> Result<&str, Error> {
-    if id.is_empty() { Err(Error::MissingField("episode_id")) } else { Ok(id) }
+    limits::id("episode_id", id)
 }
 
 #[tonic::async_trait]
@@ -147,6 +151,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if request.tool_name.is_empty() {
             return Err(Error::MissingField("tool_name").into());
         }
+        limits::text("tool_name", &request.tool_name, limits::MAX_NAME_BYTES)?;
+        limits::text("idempotency_key", &request.idempotency_key, limits::MAX_KEY_BYTES)?;
+        limits::text("agent_id", &request.agent_id, limits::MAX_ID_BYTES)?;
         if request.arguments_json.len() > self.config.max_argument_bytes {
             let message = format!("arguments are larger than {} bytes", self.config.max_argument_bytes);
             return Err(Error::invalid("arguments_json", message).into());
@@ -182,7 +189,13 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
         let mut request = request.into_inner();
         let id = episode_id(&request.episode_id)?;
-        let (verdict, lease, first) = self.registry.with_live(id, |session| {
+        if let Some(cost) = request.usage.as_ref().and_then(|u| u.cost_usd) {
+            limits::figure("usage.cost_usd", cost)?;
+        }
+        if let Some(answer) = &request.answer {
+            limits::text("answer", answer, limits::MAX_ANSWER_BYTES)?;
+        }
+        let finished = self.registry.finish(id, |session| {
             let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
             if first.is_some() {
                 session.usage = request.usage;
@@ -190,14 +203,24 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             }
             let verdict = pb::Verdict::from(session.episode.finish_with_answer(request.answer.as_deref()));
             // A leased episode is recorded in its run once, at its first finish.
-            let lease = session.lease.take().map(|lease| (lease, session.trajectory()));
-            Ok((verdict, lease, first))
-        })?;
-        if let (Some(metrics), Some(domain)) = (&self.metrics, first) {
-            metrics.episode_finished(domain, verdict.passed);
-        }
+            Ok((verdict, session.lease.take(), first))
+        });
+        let (verdict, lease, trajectory) = match finished {
+            Ok(((verdict, lease, first), trajectory)) => {
+                if let (Some(metrics), Some(domain)) = (&self.metrics, first) {
+                    metrics.episode_finished(domain, verdict.passed);
+                }
+                (verdict, lease, trajectory)
+            }
+            // Finished before: the same verdict again, from what it keeps.
+            Err(Error::EpisodeFinished) => {
+                let verdict = self.registry.finished(id).and_then(|t| t.verdict).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                (verdict, None, None)
+            }
+            Err(error) => return Err(error.into()),
+        };
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
-        if let Some((lease, trajectory)) = lease {
+        if let (Some(lease), Some(trajectory)) = (lease, trajectory) {
             self.runs.record(lease, id, trajectory).await?;
         }
         Ok(Response::new(verdict))
@@ -209,6 +232,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if request.role.is_empty() {
             return Err(Error::MissingField("role").into());
         }
+        limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         let reply = self.registry.with_live(id, |session| crate::team::join(session, &request.role))?;
         tracing::debug!(episode_id = %id, agent_id = %reply.agent_id, "agent joined");
         Ok(Response::new(reply))
@@ -216,7 +240,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
-        let trajectory = self.registry.with(id, |session| session.trajectory())?;
+        let trajectory = self.registry.trajectory(id)?;
         Ok(Response::new(trajectory))
     }
 

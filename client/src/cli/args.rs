@@ -23,6 +23,15 @@ pub(crate) struct Cli {
     /// RUST_LOG sets the level (info for serve, warn otherwise).
     #[arg(long, global = true, value_enum, default_value = "text", env = "TOOLENV_LOG_FORMAT")]
     pub(crate) log_format: LogFormat,
+    /// Bearer token: sent to a --url server; with `serve`, required of every
+    /// request but health checks (16 to 1024 printable ASCII characters).
+    /// Prefer the environment variable, which `ps` does not show.
+    #[arg(long, global = true, env = "TOOLENV_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// PEM certificate authority to trust for an https:// --url server (a
+    /// self-signed certificate); public web roots are trusted anyway.
+    #[arg(long, global = true, env = "TOOLENV_CA_CERT")]
+    pub(crate) ca_cert: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -330,6 +339,12 @@ pub(crate) struct ServeArgs {
     /// Keep hosted runs in memory only: they are lost when the server stops.
     #[arg(long)]
     pub(crate) no_store: bool,
+    /// Serve TLS with this PEM certificate chain (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    pub(crate) tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub(crate) tls_key: Option<std::path::PathBuf>,
     /// Serve Prometheus metrics over HTTP at http://ADDR/metrics: live
     /// episodes, tool calls by tool, outcome and fault kind, call latency,
     /// hosted runs' progress. Off by default (no metrics are kept).

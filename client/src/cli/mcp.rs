@@ -106,7 +106,7 @@ pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<Ex
         None => Some(RunningServer::start(Config::default()).await.context("starting the embedded server")?),
     };
     let url = url.or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
-    let client = toolenv_client::Client::connect(&url).await?;
+    let client = super::connect(&url).await?;
     let bridge = Bridge::start(client, source).await?;
     let served = match args.http {
         None => serve_stdio(bridge).await,

@@ -28,14 +28,30 @@ use toolenv_server::{Config, RunningServer};
 use args::{ClientCommand, Command, TasksCommand};
 use plan::Server;
 
+/// How `--url` commands authenticate (`--token`, `--ca-cert`), set once.
+static CREDENTIALS: std::sync::OnceLock<toolenv_client::Credentials> = std::sync::OnceLock::new();
+
+/// Connects to a server with the command line's credentials.
+async fn connect(url: &str) -> Result<Client, toolenv_client::ClientError> {
+    Client::connect_with(url, CREDENTIALS.get().unwrap_or(&toolenv_client::Credentials::default())).await
+}
+
 /// Runs a parsed command line to its exit code.
 pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
+    let credentials = toolenv_client::Credentials {
+        token: cli.token.clone(),
+        ca_pem: match &cli.ca_cert {
+            Some(path) => Some(std::fs::read(path).with_context(|| format!("reading --ca-cert {}", path.display()))?),
+            None => None,
+        },
+    };
+    let _ = CREDENTIALS.set(credentials);
     let url = cli.url;
     match cli.command {
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::serve(args, cli.token).await,
         Command::Selfcheck(args) => Ok(selfcheck::selfcheck(&args)),
         Command::Runs { store } => match &url {
-            Some(url) => hosted::list_runs(&mut Client::connect(url).await?).await,
+            Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
         Command::Report { run, other, exclude_infra_errors, feasible_only, html: Some(file), store, .. } => {
@@ -47,7 +63,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             html::report(&store.store, &runs, &file, conv, Population::feasible_only(feasible_only))
         }
         Command::Report { run, json, exclude_infra_errors, feasible_only, store, .. } => match &url {
-            Some(url) => hosted::report(&mut Client::connect(url).await?, &run, json, exclude_infra_errors, feasible_only).await,
+            Some(url) => hosted::report(&mut connect(url).await?, &run, json, exclude_infra_errors, feasible_only).await,
             None => store::report(
                 &store.store,
                 &run,
@@ -66,7 +82,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 convention: InfraConvention::excluding(args.exclude_infra_errors),
             };
             match &url {
-                Some(url) => hosted::compare(&mut Client::connect(url).await?, &request).await,
+                Some(url) => hosted::compare(&mut connect(url).await?, &request).await,
                 None => compare::compare_stored(&args.store.store, &request),
             }
         }
@@ -79,7 +95,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         Command::Client(ClientCommand::Host(args)) => {
             let url = needs_server(url.as_deref())?;
             let request = plan::host(&args)?;
-            hosted::host(&mut Client::connect(url).await?, request, args.no_wait).await
+            hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
         Command::Client(ClientCommand::Work { run, agent, label, workers, llm }) => {
             let llm_agents = llm::agents([agent.0.as_str()], &llm)?;
@@ -88,7 +104,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 (None, Some(llm)) => toolenv_client::worker::WorkAgent::Llm(Box::new(llm.clone())),
                 (None, None) => anyhow::bail!("--agent {}: not an agent", agent.0),
             };
-            hosted::work(&mut Client::connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
+            hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
             let mut session = Session::open(url).await?;
@@ -140,7 +156,7 @@ impl Session {
             None => Some(RunningServer::start(Config::default()).await.context("starting the embedded server")?),
         };
         let url = url.or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
-        Ok(Session { client: Client::connect(&url).await?, embedded })
+        Ok(Session { client: connect(&url).await?, embedded })
     }
 
     /// Stops the embedded server, if any, after the command's `outcome`.

@@ -9,7 +9,7 @@ use toolenv_server::{Config, RunningServer};
 use super::args::ServeArgs;
 
 /// Serves until a signal asks to stop, then finishes the requests in flight.
-pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Result<ExitCode> {
     let time_scale = toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
     let fault_profiles = match &args.fault_profiles {
         None => Default::default(),
@@ -42,6 +42,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         fault_profiles,
         store: (!args.no_store).then(|| args.store.store.clone()),
         metrics_addr: args.metrics_addr,
+        security: security(&args, token)?,
     };
     let server = RunningServer::bind(args.addr, config).await?;
     let kept = if args.no_store { "in memory only".to_owned() } else { format!("in {}", args.store.store.display()) };
@@ -53,6 +54,18 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The token and TLS identity `serve` was given.
+fn security(args: &ServeArgs, token: Option<String>) -> anyhow::Result<toolenv_server::security::Security> {
+    if let Some(token) = &token {
+        toolenv_server::security::check_token(token).map_err(|e| anyhow::anyhow!("invalid --token: {e}"))?;
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(toolenv_server::security::TlsPem::read(cert, key).context("reading the TLS certificate and key")?),
+        _ => None,
+    };
+    Ok(toolenv_server::security::Security { token, tls })
 }
 
 pub(crate) async fn shutdown_signal() -> anyhow::Result<()> {

@@ -10,13 +10,16 @@ use serde_json::Value;
 
 use crate::tool::Param;
 
-/// An argument object as read: each known name once (the last value given
-/// wins, as in a JSON object read into a map) and the first unknown name in
-/// sorted order, the one a map's validation would report.
+/// An argument object as read: each known name once and the first unknown
+/// name in sorted order, the one a map's validation would report. A name
+/// given twice is refused (JSON leaves its meaning open: one parser keeps
+/// the first value, another the last), at any depth.
 pub(crate) enum Parsed {
     Object {
         entries: Vec<(Cow<'static, str>, Value)>,
         first_unknown: Option<String>,
+        /// The first known argument given twice.
+        duplicate: Option<&'static str>,
     },
     /// Valid JSON that is not an object.
     NotAnObject,
@@ -43,13 +46,14 @@ impl<'de> Visitor<'de> for ParamsSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
         let mut entries: Vec<(Cow<'static, str>, Value)> = Vec::with_capacity(self.0.len());
         let mut first_unknown: Option<String> = None;
+        let mut duplicate: Option<&'static str> = None;
         while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
             // Every value is read as a `Value`, known or not, so a value that a
             // map would refuse (a number out of range) is refused here too.
-            let value: Value = map.next_value()?;
+            let value: Value = map.next_value_seed(UniqueValue)?;
             match key {
                 Key::Param(name) => match entries.iter_mut().find(|(n, _)| n == name) {
-                    Some(entry) => entry.1 = value,
+                    Some(_) => duplicate = duplicate.or(Some(name)),
                     None => entries.push((Cow::Borrowed(name), value)),
                 },
                 Key::Unknown(name) => {
@@ -59,11 +63,11 @@ impl<'de> Visitor<'de> for ParamsSeed {
                 }
             }
         }
-        Ok(Parsed::Object { entries, first_unknown })
+        Ok(Parsed::Object { entries, first_unknown, duplicate })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
+        while seq.next_element_seed(UniqueValue)?.is_some() {}
         Ok(Parsed::NotAnObject)
     }
 
@@ -115,5 +119,70 @@ impl<'de> Visitor<'de> for KeySeed {
             Some(param) => Key::Param(param.name),
             None => Key::Unknown(name.to_owned()),
         })
+    }
+}
+
+/// Reads any JSON value as a `Value`, refusing an object that names a key
+/// twice (a `Value` read keeps the last one silently).
+struct UniqueValue;
+
+impl<'de> DeserializeSeed<'de> for UniqueValue {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueValue {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a json value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(UniqueValue)?;
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!("key {:?} given twice", crate::tool::echo(&key))));
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(UniqueValue)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }

@@ -43,6 +43,10 @@ pub(super) struct FaultState {
     pub(super) limited_until_ms: u64,
     /// Executed writes by idempotency key: (tool, canonical args, result text).
     pub(super) idempotent: BTreeMap<String, (String, String, ToolResult)>,
+    /// Bytes the idempotency keys and what is kept for them hold
+    /// (key, tool, canonical arguments, result text), against
+    /// [`super::MAX_IDEMPOTENCY_BYTES`].
+    pub(super) idempotent_bytes: usize,
     /// Writes whose reply was lost, by (tool, canonical args).
     pub(super) ambiguous: Vec<(u32, String, String)>,
     /// Later writes that repeated an ambiguous one: (call, repeated call).
@@ -256,6 +260,11 @@ impl Episode {
             }
         }
         if let Some(key) = call.key {
+            let kept = match &result {
+                Ok(text) => text.len(),
+                Err(error) => error.message.len() + error.code.len(),
+            };
+            self.faults.idempotent_bytes += key.len() + spec.name.len() + call.canonical_args.len() + kept;
             self.faults.idempotent.insert(key.to_owned(), (spec.name.to_owned(), call.canonical_args.to_owned(), result.clone()));
         }
         *state_changed = changed;

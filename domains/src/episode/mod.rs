@@ -28,6 +28,11 @@ use faults::{FaultState, ToolCall};
 /// Default for the most calls an episode accepts.
 pub const DEFAULT_MAX_CALLS: u32 = 200;
 
+/// Most bytes one episode keeps for idempotency keys and the results of
+/// the writes they named (checked before each new key, so one result may
+/// go past it).
+pub const MAX_IDEMPOTENCY_BYTES: usize = 256 * 1024;
+
 /// Most bytes of a rejected call's argument text kept in the trajectory.
 const MAX_RECORDED_INVALID_BYTES: usize = 1024;
 /// Most bytes of an unknown tool's name kept in the trajectory.
@@ -417,6 +422,19 @@ impl Episode {
         let index = self.trajectory.calls.len() as u32;
         let canonical_args = args.canonical();
         let key = options.idempotency_key.filter(|_| spec.mutates_state);
+        if let Some(key) = key
+            && !self.faults.idempotent.contains_key(key)
+            && self.faults.idempotent_bytes + key.len() > MAX_IDEMPOTENCY_BYTES
+        {
+            let error = ArgError::new(
+                "idempotency_key",
+                format!(
+                    "this episode keeps at most {MAX_IDEMPOTENCY_BYTES} bytes of idempotency keys and their results; reuse a key only for a retry, or send no key"
+                ),
+            );
+            self.record_invalid(tool, arguments, waited_ms, error.clone());
+            return Err(CallError::InvalidArgument(error));
+        }
         let idempotency_key_call = key.map(|k| *self.faults.key_calls.entry(k.to_owned()).or_insert(index));
         if let Some((first_tool, first_args, _)) = key.and_then(|k| self.faults.idempotent.get(k))
             && (*first_tool != spec.name || *first_args != canonical_args)

@@ -1,0 +1,151 @@
+//! Every limit on what a request may carry, and the one function that cuts
+//! what an error quotes back.
+//!
+//! Each string, list and map of every request is checked here before any
+//! handler uses it, so an oversized value is refused as `INVALID_ARGUMENT`
+//! naming the request's own field and the limit. Errors quote a client's
+//! value through [`cut`] only, and [`bound_message`] is the backstop for
+//! whole messages, so a status with its `grpc-status-details-bin` trailer
+//! stays far below common client metadata limits (grpcio's is 16 KiB; the
+//! tests assert < 4 KiB for every field of every RPC).
+
+use crate::error::Error;
+
+/// Longest id the server hands out or reads: episode ids, run ids, task ids.
+pub const MAX_ID_BYTES: usize = 128;
+/// Longest name: tool names, fault profile names, fault kinds, presets,
+/// agent labels, worker names.
+pub const MAX_NAME_BYTES: usize = 128;
+/// Longest idempotency key. Keys and the results kept for them also count
+/// against the episode's idempotency budget (`toolenv_domains::MAX_IDEMPOTENCY_BYTES`).
+pub const MAX_KEY_BYTES: usize = 256;
+/// Longest run description.
+pub const MAX_DESCRIPTION_BYTES: usize = 4096;
+/// Longest final answer of an episode.
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024;
+/// Most entries of a repeated field (agents, ε values, fault profiles, fault kinds).
+pub const MAX_LIST_LEN: usize = 64;
+/// Most entries of a map field (fault weights).
+pub const MAX_MAP_LEN: usize = 32;
+
+/// Most characters of a client's value an error quotes.
+pub const MAX_ECHO_CHARS: usize = 64;
+/// Longest status message the server sends (a backstop: every quoted value
+/// is already [`cut`]).
+pub const MAX_MESSAGE_BYTES: usize = 512;
+
+/// A client's value as an error quotes it: at most [`MAX_ECHO_CHARS`]
+/// characters, and when longer, marked with how long it was.
+pub fn cut(value: &str) -> String {
+    match value.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((end, _)) => format!("{}…(cut, {} bytes)", &value[..end], value.len()),
+        None => value.to_owned(),
+    }
+}
+
+/// A whole message cut to [`MAX_MESSAGE_BYTES`] at a character boundary,
+/// marked when cut.
+pub fn bound_message(message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - 32;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…(cut, {} bytes)", &message[..end], message.len())
+}
+
+/// Checks a string field's length.
+pub fn text(field: &str, value: &str, max: usize) -> Result<(), Error> {
+    if value.len() > max {
+        return Err(Error::invalid(field, format!("at most {max} bytes, got {}", value.len())));
+    }
+    Ok(())
+}
+
+/// Checks an id field: present and not too long.
+pub fn id<'a>(field: &'static str, value: &'a str) -> Result<&'a str, Error> {
+    if value.is_empty() {
+        return Err(Error::MissingField(field));
+    }
+    text(field, value, MAX_ID_BYTES)?;
+    Ok(value)
+}
+
+/// Checks a repeated string field: its length and each entry's.
+pub fn list(field: &str, values: &[String], max_each: usize) -> Result<(), Error> {
+    if values.len() > MAX_LIST_LEN {
+        return Err(Error::invalid(field, format!("at most {MAX_LIST_LEN} entries, got {}", values.len())));
+    }
+    for value in values {
+        text(field, value, max_each)?;
+    }
+    Ok(())
+}
+
+/// Checks a list of roles (a multi-agent episode's or a run's): how many,
+/// and each name's and prompt's length.
+pub fn roles(field: &str, roles: &[toolenv::pb::Role]) -> Result<(), Error> {
+    if roles.len() > MAX_LIST_LEN {
+        return Err(Error::invalid(field, format!("at most {MAX_LIST_LEN} entries, got {}", roles.len())));
+    }
+    for role in roles {
+        text(&format!("{field}.name"), &role.name, MAX_NAME_BYTES)?;
+        text(&format!("{field}.prompt"), &role.prompt, MAX_DESCRIPTION_BYTES)?;
+    }
+    Ok(())
+}
+
+/// Checks a MAS-FIRE fault profile's lists.
+pub fn mas_profile(field: &str, profile: Option<&toolenv::pb::MasFaultProfile>) -> Result<(), Error> {
+    if let Some(profile) = profile {
+        list(&format!("{field}.faults"), &profile.faults, MAX_NAME_BYTES)?;
+        list(&format!("{field}.roles"), &profile.roles, MAX_NAME_BYTES)?;
+    }
+    Ok(())
+}
+
+/// Checks a finite, non-negative number.
+pub fn figure(field: &str, value: f64) -> Result<f64, Error> {
+    if !value.is_finite() || value < 0.0 {
+        return Err(Error::invalid(field, format!("must be a finite number ≥ 0, got {value}")));
+    }
+    Ok(value)
+}
+
+/// Checks an enum field's value against the values this server knows.
+pub fn known_enum<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, Error> {
+    E::try_from(value).map_err(|_| Error::invalid(field, format!("unknown enum value {value}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_short_values_and_marks_long_ones() {
+        assert_eq!(cut("book_meeting"), "book_meeting");
+        let long = "é".repeat(10_000);
+        let quoted = cut(&long);
+        assert!(quoted.starts_with(&"é".repeat(MAX_ECHO_CHARS)));
+        assert!(quoted.ends_with("…(cut, 20000 bytes)"), "{quoted}");
+        assert_eq!(cut(&"x".repeat(MAX_ECHO_CHARS)), "x".repeat(MAX_ECHO_CHARS));
+    }
+
+    #[test]
+    fn bound_message_cuts_at_a_character_boundary() {
+        let message = "ü".repeat(1000);
+        let bounded = bound_message(message);
+        assert!(bounded.len() <= MAX_MESSAGE_BYTES, "{}", bounded.len());
+        assert!(bounded.ends_with("(cut, 2000 bytes)"));
+    }
+
+    #[test]
+    fn figures_refuse_nan_infinite_and_negative() {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.5] {
+            assert!(figure("usage.cost_usd", bad).is_err(), "{bad}");
+        }
+        assert_eq!(figure("usage.cost_usd", 0.25).unwrap(), 0.25);
+    }
+}
