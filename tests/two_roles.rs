@@ -12,28 +12,9 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python")
 }
 
-/// A Python with the examples' requirements, in its own virtual environment
-/// under the test target's scratch directory, installed from PyPI once.
+/// A Python with the toolenv package, in the tests' shared virtual environment.
 fn python() -> PathBuf {
-    let requirements = examples().join("requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).expect("examples/python/requirements.txt");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-two-roles-venv");
-    let python = venv.join("bin/python");
-    let marker = venv.join("installed-requirements.txt");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
-        return python;
-    }
-    let run = |command: &mut Command, what: &str| {
-        let output = command.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e} (the test needs python3 with venv)"));
-        assert!(output.status.success(), "{what} failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    };
-    run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
-    run(
-        Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements),
-        "pip install",
-    );
-    std::fs::write(&marker, wanted).unwrap();
-    python
+    toolenv_tests::python::venv(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,8 +46,6 @@ async fn two_python_workers_in_two_roles_play_a_hosted_run_under_a_message_storm
             .args(["--url", &url, "--run", &run_id, "--label", "team", "--calls"])
             .arg(&calls_file)
             .arg("--verbose")
-            .arg("--stubs")
-            .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-stubs"))
             .output()
             .unwrap()
     })

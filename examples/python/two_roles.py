@@ -27,11 +27,10 @@ replay policy reads): the point is the two roles, not planning.
     toolenv host --url http://127.0.0.1:50051 --roles planner,executor --label team --domain travel --no-wait
     python examples/python/two_roles.py --url 127.0.0.1:50051 --run run-0001 --label team --calls calls.json
 
-The gRPC stubs are generated from proto/ into --stubs on first use.
+It is built on the toolenv package (python/), whose stubs are generated from proto/.
 """
 
 import argparse
-import hashlib
 import json
 import sys
 import threading
@@ -39,28 +38,11 @@ import time
 from pathlib import Path
 
 import grpc
+from toolenv.v1 import toolenv_pb2 as pb
+from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
 POLL_S = 0.01
-
-
-def load_stubs(proto_dir, out_dir):
-    """Generates the Python stubs of toolenv.proto (once per proto version) and imports them."""
-    proto = Path(proto_dir) / "toolenv" / "v1" / "toolenv.proto"
-    digest = hashlib.sha256(proto.read_bytes()).hexdigest()[:16]
-    out = Path(out_dir) / digest
-    if not (out / "toolenv" / "v1" / "toolenv_pb2_grpc.py").exists():
-        from grpc_tools import protoc  # only needed to generate
-
-        out.mkdir(parents=True, exist_ok=True)
-        status = protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={out}", f"--grpc_python_out={out}", str(proto)])
-        if status != 0:
-            sys.exit(f"error: generating stubs from {proto} failed (protoc exit {status})")
-    sys.path.insert(0, str(out))
-    from toolenv.v1 import toolenv_pb2, toolenv_pb2_grpc
-
-    return toolenv_pb2, toolenv_pb2_grpc
 
 
 class Finished(Exception):
@@ -202,11 +184,8 @@ def main():
     parser.add_argument("--run", required=True, help="the hosted run's id (planned with roles planner,executor)")
     parser.add_argument("--label", default="", help="the agent label to play (default: any)")
     parser.add_argument("--calls", required=True, help='JSON file {"task id": [{"tool": ..., "arguments": {...}}]}')
-    parser.add_argument("--proto", default=str(ROOT / "proto"), help="the proto/ directory")
     parser.add_argument("--verbose", action="store_true", help="say which episode each role plays, on stderr")
-    parser.add_argument("--stubs", default=str(ROOT / "target" / "python-stubs"), help="where generated stubs go")
     args = parser.parse_args()
-    pb, pb_grpc = load_stubs(args.proto, args.stubs)
     calls = json.loads(Path(args.calls).read_text())
     results = []
     threads = [threading.Thread(target=work, args=(args, pb, pb_grpc, role, calls, results)) for role in ("planner", "executor")]
