@@ -57,7 +57,7 @@ pub const META_IDEMPOTENCY_KEY: &str = "toolenv/idempotency_key";
 #[derive(Debug, Clone)]
 pub enum Source {
     /// One episode, created as the request says.
-    Episode(pb::CreateEpisodeRequest),
+    Episode(Box<pb::CreateEpisodeRequest>),
     /// A hosted run's episodes, leased one after another with
     /// `Runs.NextEpisode`: finishing one leases the next.
     Run {
@@ -189,7 +189,7 @@ impl Bridge {
         }
         let mut client = self.inner.client.clone();
         let episode = current.episode.clone();
-        let verdict = match client.finish_episode_with(&episode.episode_id, finish.usage).await {
+        let verdict = match client.finish_episode_answering(&episode.episode_id, finish.usage, finish.answer).await {
             Ok(verdict) => verdict,
             Err(ClientError::Status(status)) => {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(status_json(&status).to_string())]));
@@ -200,13 +200,6 @@ impl Bridge {
         let mut reply = json!({"episode_id": episode.episode_id, "task_id": episode.task_id, "verdict": verdict});
         if let Some(plan_index) = current.plan_index {
             reply["plan_index"] = plan_index.into();
-        }
-        if let Some(answer) = finish.answer {
-            // FinishEpisodeRequest takes no answer in this version of the
-            // contract: say so rather than drop it silently.
-            reply["answer_recorded"] = false.into();
-            reply["answer_note"] =
-                format!("this server's FinishEpisode takes no answer; {} characters not recorded", answer.chars().count()).into();
         }
         let next = match &self.inner.source {
             Source::Episode(_) => None,
@@ -310,7 +303,7 @@ fn tools(episode: &pb::Episode) -> Result<Vec<Tool>, BridgeError> {
 /// when the run has nothing left for the agent.
 async fn next_episode(client: &mut Client, source: &Source) -> Result<Option<Current>, BridgeError> {
     let (episode, plan_index) = match source {
-        Source::Episode(request) => (client.create_episode_with(request.clone()).await?, None),
+        Source::Episode(request) => (client.create_episode_with((**request).clone()).await?, None),
         Source::Run { run_id, agent, worker } => loop {
             let request =
                 pb::NextEpisodeRequest { run_id: run_id.clone(), agent: agent.clone(), worker: worker.clone(), role: String::new() };

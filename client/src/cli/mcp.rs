@@ -93,7 +93,7 @@ pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<Ex
                 mas_rate: 1.0,
                 mas_roles: Vec::new(),
             };
-            Source::Episode(plan::episode(&episode, &task_id, Server::of(url.as_deref()))?.1)
+            Source::Episode(Box::new(plan::episode(&episode, &task_id, Server::of(url.as_deref()))?.1))
         }
     };
     if let Some(addr) = args.http
