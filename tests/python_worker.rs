@@ -132,8 +132,6 @@ async fn the_python_worker_passes_a_token_over_tls() {
             .arg(&calls_file)
             .arg("--ca-cert")
             .arg(fixtures.join("ca.pem"))
-            .arg("--stubs")
-            .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-worker-stubs-tls"))
             .env_remove("TOOLENV_TOKEN");
         if let Some(token) = token {
             command.args(["--token", token]);

@@ -109,7 +109,6 @@ impl FinishedEpisodes {
     }
 
     /// How many finished episodes are kept.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().by_id.len()).sum()
     }

@@ -278,10 +278,11 @@ impl Registry {
         removed + self.finished.expire(idle)
     }
 
-    /// Episodes held, and of those the live ones (not finished; an episode
-    /// busy in a request counts as live). Locks one shard at a time.
+    /// Episodes held (live, or finished and kept readable), and of those the
+    /// live ones (an episode busy in a request counts as live). Locks one
+    /// shard at a time.
     pub(crate) fn census(&self) -> (usize, usize) {
-        let (mut held, mut live) = (0, 0);
+        let (mut held, mut live) = (self.finished.len(), 0);
         for shard in self.shards.iter() {
             let shard = shard.lock();
             held += shard.len();
