@@ -26,9 +26,6 @@ const RELATIONS: [Relation; 9] = [
 /// What a recorded trajectory was created with. `max_calls` is the call limit
 /// it ran under (not recorded: the server's `max_calls_per_episode`).
 pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
-    if !trajectory.roles.is_empty() || trajectory.mas_profile.is_some() || trajectory.calls.iter().any(|c| !c.agent_id.is_empty()) {
-        return Err(ForkError::Team);
-    }
     let task = toolenv_domains::generate::resolve(&trajectory.task_id).map_err(|_| ForkError::UnknownTask(trajectory.task_id.clone()))?;
     let fault_profile: FaultProfile =
         serde_json::from_str(&trajectory.fault_profile_json).map_err(|e| ForkError::Malformed(format!("fault_profile_json: {e}")))?;
@@ -52,6 +49,18 @@ pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, For
         epsilon: trajectory.epsilon,
         perturbations,
         max_calls: max_calls.max(trajectory.calls.len() as u32),
+        roles: trajectory.roles.iter().map(pb::Role::to_domain).collect(),
+        mas_profile: trajectory
+            .mas_profile
+            .as_ref()
+            .map(pb::MasFaultProfile::to_domain)
+            .transpose()
+            .map_err(|e| ForkError::Malformed(format!("mas_profile: {e}")))?,
+        prompt_faults: trajectory
+            .prompt_faults
+            .iter()
+            .map(|i| serde_json::from_str(&i.detail_json).map_err(|e| ForkError::Malformed(format!("prompt_faults: {e}"))))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -69,6 +78,8 @@ pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result
             arguments: recorded.arguments_json.clone(),
             idempotency_key_call: recorded.idempotency_key_call,
             waited_ms: recorded.waited_ms,
+            agent: Some(recorded.agent_id.clone()).filter(|a| !a.is_empty()),
+            role: Some(recorded.role.clone()).filter(|r| !r.is_empty()),
         };
         let replayed = pb::ToolCallRecord::from(episode.replay_call(&call).map_err(|error| ForkError::Refused { index, error })?);
         if replayed.encode_to_vec() != recorded.encode_to_vec() {

@@ -166,8 +166,23 @@ fn attribute_forks(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdic
     };
     let decisive = (0..forks.len()).rev().find(|&p| passes(p, false));
     let calls = &trajectory.calls;
-    let suspension = calls.iter().find(|c| c.fault.is_some_and(|f| f.kind == crate::chaos::FaultKind::HardRateLimit && f.new));
+    // The injected fault that may have made success impossible: a suspension,
+    // else the first MAS-FIRE fault that took effect (both spared by `passes(_, true)`).
+    let suspension = calls
+        .iter()
+        .find(|c| c.fault.is_some_and(|f| f.kind == crate::chaos::FaultKind::HardRateLimit && f.new))
+        .or_else(|| calls.iter().find(|c| !c.mas_faults.is_empty()));
     let evidence = classify::Evidence::of(task, trajectory, verdict);
+    // A team that acted on a corrupted description without asking: at its first write.
+    let unasked = verdict.checks.iter().any(|c| c.name == crate::CLARIFICATION_CHECK && !c.passed).then(|| {
+        let step = calls.iter().find(|c| c.state_changed).map_or(n, |c| c.index);
+        AttributedError::new(
+            step,
+            Responsible::Agent,
+            ErrorType::NoClarificationAsked,
+            "the description was made ambiguous or contradictory and the team acted without asking the user".to_owned(),
+        )
+    });
     match decisive {
         None => {
             attribution.infeasible_from_start = true;
@@ -202,6 +217,18 @@ fn attribute_forks(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdic
                 }
             }
         }
+    }
+    if let Some(unasked) = unasked
+        && !attribution.errors.iter().any(|e| e.error == ErrorType::NoClarificationAsked)
+    {
+        attribution.errors.push(unasked);
+    }
+    if attribution.responsible.is_none() {
+        attribution.responsible = attribution.errors.first().map(|e| e.responsible);
+    }
+    // In a team's episode, each agent error names the agent that made the step.
+    for error in attribution.errors.iter_mut().filter(|e| e.responsible == Responsible::Agent) {
+        error.agent = calls.get(error.step as usize).and_then(|c| c.agent.clone());
     }
     attribution.continuations = continuations;
     attribution

@@ -88,6 +88,9 @@ crate::named_enum! {
         ActedOnFaultyReply = "acted_on_faulty_reply",
         /// An injected fault no agent gets past (a suspension) made success impossible: the environment's.
         UnrecoverableFault = "unrecoverable_fault",
+        /// A team acted on a task description a MAS-FIRE instruction fault had
+        /// made ambiguous or contradictory without asking the user first.
+        NoClarificationAsked = "no_clarification_asked",
     }
 }
 
@@ -103,6 +106,7 @@ impl ErrorType {
             ErrorType::CallBudgetSpent => Mast::Fm1_5,
             ErrorType::AnswerWrong => Mast::Fm3_3,
             ErrorType::ActedOnFaultyReply => Mast::Fm3_2,
+            ErrorType::NoClarificationAsked => Mast::Fm2_2,
             ErrorType::UnrecoverableFault => return None,
         })
     }

@@ -131,6 +131,33 @@ fn built_in_agents_are_attributed_consistently_under_every_profile() {
     }
 }
 
+/// The built-in teams under MAS-FIRE faults: their trajectories (joins,
+/// messages, agent ids, prompt faults) replay byte for byte, and every failed
+/// episode is attributed consistently, the solver continuing as one of the team.
+#[test]
+fn team_episodes_replay_and_are_attributed_consistently() {
+    use crate::masfire::team::{Topology, play};
+    use crate::masfire::{MasFault, MasProfile};
+    let mut attributed = 0;
+    for fault in [MasFault::ParameterFillingError, MasFault::Hallucination, MasFault::InstructionAmbiguity, MasFault::MessageCycle] {
+        for topology in Topology::ALL {
+            for task in suite() {
+                let profile = MasProfile::of(vec![fault], 0.5);
+                let mut episode = Episode::new(task, 3, 0).with_team(topology.roles(), Some(profile)).unwrap();
+                let _ = play(task, topology, &mut episode);
+                episode.finish();
+                let replayed = Episode::replay_finished(&source(&episode), episode.trajectory()).unwrap();
+                assert_eq!(replayed.trajectory(), episode.trajectory(), "{} {fault} {}", task.id, topology.name());
+                if episode.verdict().is_some_and(|v| !v.passed) {
+                    checked(&episode);
+                    attributed += 1;
+                }
+            }
+        }
+    }
+    assert!(attributed > 10, "only {attributed} failed team episodes");
+}
+
 #[test]
 fn a_suspension_that_made_success_impossible_is_the_environments() {
     let (_, hard) = profiles().into_iter().find(|(n, _)| *n == "hard").unwrap();

@@ -253,6 +253,26 @@ impl Episode {
         Ok(self)
     }
 
+    /// The agent the in-process solver acts as (see [`Episode::act_for_team`]).
+    pub(crate) fn acting_agent(&self) -> Option<&str> {
+        self.acting.as_deref()
+    }
+
+    /// Lets the solver continue a team's episode as one of its agents: the
+    /// executor if one joined, else the first agent that joined, else a new
+    /// agent joining under the executor's role (or the first role). Nothing
+    /// for an episode without roles.
+    pub(crate) fn act_for_team(&mut self) {
+        let Some(team) = self.team.as_deref().filter(|t| !t.roles.is_empty()) else { return };
+        let joined = team.agents.iter().find(|(_, role)| role == "executor").or_else(|| team.agents.first()).map(|(id, _)| id.clone());
+        let role = team.role("executor").or_else(|| team.roles.first()).map(|r| r.name.clone());
+        self.acting = match (joined, role) {
+            (Some(id), _) => Some(id),
+            (None, Some(role)) => self.join(&role).ok().and_then(|record| record.agent.clone()),
+            (None, None) => None,
+        };
+    }
+
     /// The roles agents can join under (empty for a single-agent episode).
     pub fn roles(&self) -> &[RoleSpec] {
         self.team.as_ref().map_or(&[], |t| &t.roles)

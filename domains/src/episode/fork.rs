@@ -10,8 +10,10 @@
 
 use serde_json::json;
 
+use super::agents::{RoleSpec, TeamError};
 use super::{CallError, CallOptions, CallRecord, Episode, Trajectory};
 use crate::chaos::{Chaos, FaultProfile, ProfileError};
+use crate::masfire::{Injection, MasProfile};
 use crate::perturb::Applied;
 use crate::task::TaskRef;
 
@@ -40,6 +42,12 @@ pub struct Source {
     pub perturbations: Vec<Applied>,
     /// The most calls the episode accepts.
     pub max_calls: u32,
+    /// The roles of a multi-agent episode (empty for a single agent).
+    pub roles: Vec<RoleSpec>,
+    /// The MAS-FIRE profile it ran under, if any.
+    pub mas_profile: Option<MasProfile>,
+    /// The MAS-FIRE faults injected into its description at creation.
+    pub prompt_faults: Vec<Injection>,
 }
 
 impl Source {
@@ -55,7 +63,28 @@ impl Source {
             epsilon: trajectory.epsilon,
             perturbations: trajectory.perturbations.clone(),
             max_calls: super::DEFAULT_MAX_CALLS.max(trajectory.calls.len() as u32),
+            roles: trajectory.roles.clone(),
+            mas_profile: trajectory.mas_profile.clone(),
+            prompt_faults: trajectory.prompt_faults.clone(),
         }
+    }
+
+    /// The description before the MAS-FIRE prompt faults changed it: each
+    /// recorded change undone, so that the team re-applies it.
+    fn description_before_prompt_faults(&self) -> String {
+        let mut description = self.description.clone();
+        for injection in self.prompt_faults.iter().rev() {
+            match injection {
+                Injection::InstructionLogicConflict { constraint, .. } => {
+                    if let Some(before) = description.strip_suffix(constraint.as_str()) {
+                        description = before.trim_end().to_owned();
+                    }
+                }
+                Injection::InstructionAmbiguity { withheld, vague, .. } => description = description.replace(vague.as_str(), withheld),
+                _ => {}
+            }
+        }
+        description
     }
 }
 
@@ -70,6 +99,10 @@ pub struct ReplayCall {
     pub idempotency_key_call: Option<u32>,
     /// Virtual milliseconds waited before the call.
     pub waited_ms: u64,
+    /// The agent that made it, in a multi-agent episode.
+    pub agent: Option<String>,
+    /// That agent's role (what a `join` joined as).
+    pub role: Option<String>,
 }
 
 impl From<&CallRecord> for ReplayCall {
@@ -79,6 +112,8 @@ impl From<&CallRecord> for ReplayCall {
             arguments: record.arguments.clone(),
             idempotency_key_call: record.idempotency_key_call,
             waited_ms: record.waited_ms,
+            agent: record.agent.clone(),
+            role: record.role.clone(),
         }
     }
 }
@@ -95,11 +130,9 @@ pub enum ForkError {
     /// The recording is not well formed (e.g. its fault profile is not JSON).
     #[error("the recording is malformed: {0}")]
     Malformed(String),
-    /// A multi-agent trajectory (roles, agent ids or MAS-FIRE faults): its
-    /// replay would need each call's agent and the team's fault draws,
-    /// which forking does not reproduce yet.
-    #[error("multi-agent trajectories (roles, agent ids or MAS-FIRE faults) cannot be forked yet")]
-    Team,
+    /// The recorded roles or MAS-FIRE profile are not valid.
+    #[error("the recorded team cannot be re-created: {0}")]
+    Team(#[from] TeamError),
     /// The fork point lies past the recorded calls.
     #[error("cannot fork after {steps} calls: the trajectory has {recorded}")]
     PastEnd {
@@ -135,7 +168,21 @@ impl Episode {
     pub fn recreate(source: &Source) -> Result<Episode, ForkError> {
         let chaos = Chaos::new(source.fault_profile.clone())?;
         let mut episode = Episode::new(&source.task, source.seed, source.trial).with_max_calls(source.max_calls).with_chaos(chaos);
-        episode.trajectory.description.clone_from(&source.description);
+        if source.roles.is_empty() && source.mas_profile.is_none() {
+            episode.trajectory.description.clone_from(&source.description);
+        } else {
+            // The team re-applies its prompt faults to the description they met.
+            episode.trajectory.description = source.description_before_prompt_faults();
+            episode = episode.with_team(source.roles.clone(), source.mas_profile.clone())?;
+            if episode.trajectory.description != source.description || episode.trajectory.prompt_faults != source.prompt_faults {
+                return Err(ForkError::Diverged {
+                    index: 0,
+                    expected: json!({"description": source.description, "prompt_faults": source.prompt_faults}).to_string(),
+                    actual: json!({"description": episode.trajectory.description, "prompt_faults": episode.trajectory.prompt_faults})
+                        .to_string(),
+                });
+            }
+        }
         episode.trajectory.epsilon = source.epsilon;
         episode.trajectory.perturbations.clone_from(&source.perturbations);
         Ok(episode)
@@ -148,7 +195,13 @@ impl Episode {
         let key = call.idempotency_key_call.map(replay_key);
         let options = CallOptions { idempotency_key: key.as_deref(), waited_ms: Some(call.waited_ms) };
         let index = self.trajectory.calls.len();
-        match self.call_with(&call.tool, &call.arguments, &options) {
+        if call.tool == super::bus::JOIN
+            && let Some(role) = &call.role
+        {
+            self.join(role)?;
+            return Ok(&self.trajectory.calls[index]);
+        }
+        match self.call_as(call.agent.as_deref(), &call.tool, &call.arguments, &options) {
             Ok(_) | Err(CallError::UnknownTool(_) | CallError::InvalidArgument(_)) => Ok(&self.trajectory.calls[index]),
             Err(error) => Err(error),
         }
@@ -159,9 +212,6 @@ impl Episode {
     pub fn fork(source: &Source, calls: &[CallRecord], steps: usize) -> Result<Episode, ForkError> {
         if steps > calls.len() {
             return Err(ForkError::PastEnd { steps, recorded: calls.len() });
-        }
-        if calls.iter().any(|c| c.agent.is_some() || c.role.is_some() || !c.mas_faults.is_empty()) {
-            return Err(ForkError::Team);
         }
         let mut episode = Episode::recreate(source)?;
         for (index, recorded) in calls[..steps].iter().enumerate() {
@@ -194,7 +244,12 @@ impl Episode {
     pub(crate) fn counterfactual(&self, spare_suspension: bool) -> Episode {
         let mut episode = self.clone();
         episode.judges_feasibility = false;
+        episode.act_for_team();
         if spare_suspension {
+            // A team's MAS-FIRE faults are spared too: no more are drawn.
+            if let Some(team) = episode.team.as_deref_mut() {
+                team.profile = None;
+            }
             episode.faults.spare_suspension = true;
             episode.faults.suspended = false;
         }

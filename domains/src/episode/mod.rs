@@ -207,6 +207,9 @@ pub struct Episode {
     /// Whether finishing decides feasibility (false for the solver's own
     /// replay, which must not replay itself).
     judges_feasibility: bool,
+    /// The agent the in-process solver's calls are made as, in a team's
+    /// episode continued by the solver (a counterfactual); none otherwise.
+    acting: Option<String>,
 }
 
 impl Episode {
@@ -238,6 +241,7 @@ impl Episode {
             },
             team: None,
             judges_feasibility: true,
+            acting: None,
             task,
         }
     }

@@ -137,7 +137,8 @@ pub trait Env {
 impl Env for Episode {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        match self.call_with(tool, arguments_json, &options) {
+        let agent = self.acting_agent().map(str::to_owned);
+        match self.call_as(agent.as_deref(), tool, arguments_json, &options) {
             Ok(record) => match &record.outcome {
                 Outcome::Result(text) | Outcome::Raw(text) => Observation::Result(text.clone()),
                 Outcome::Error(e) => Observation::DomainError { code: e.code.to_owned(), message: e.message.clone() },
