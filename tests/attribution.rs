@@ -144,7 +144,31 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     let diverged = fork(pb::ForkEpisodeRequest { trajectory: Some(edited), calls: 1, ..Default::default() }).await.unwrap_err();
     assert_eq!(diverged.code(), tonic::Code::InvalidArgument);
     assert!(diverged.message().contains("call 0 diverged"), "{}", diverged.message());
+    // A finished episode forks too, from what the server keeps of it.
+    client.finish_episode(&created.episode_id).await.unwrap();
+    let after = fork(pb::ForkEpisodeRequest { episode_id: created.episode_id.clone(), calls: 1, ..Default::default() }).await.unwrap();
+    assert_ne!(after.into_inner().episode_id, created.episode_id);
     server.shutdown().await.unwrap();
+}
+
+/// A team's trajectory in its wire form (roles, MAS-FIRE profile, prompt
+/// faults, agent ids) replays byte for byte, verdict included.
+#[test]
+fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
+    use toolenv_domains::masfire::team::{Topology, play};
+    use toolenv_domains::masfire::{MasFault, MasProfile};
+    for task in toolenv_domains::suite() {
+        for fault in [MasFault::InstructionAmbiguity, MasFault::Hallucination, MasFault::MessageStorm] {
+            let topology = Topology::ALL[1];
+            let profile = MasProfile::of(vec![fault], 0.5);
+            let mut episode = toolenv_domains::Episode::new(task, 5, 0).with_team(topology.roles(), Some(profile)).unwrap();
+            let _ = play(task, topology, &mut episode);
+            episode.finish();
+            let recorded = pb::Trajectory::from(episode.trajectory());
+            let replayed = toolenv::fork::replay(&recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+            assert_eq!(pb::Trajectory::from(replayed.trajectory()), recorded, "{} under {fault}", task.id);
+        }
+    }
 }
 
 #[test]

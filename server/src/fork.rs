@@ -16,7 +16,7 @@ impl ToolEnvService {
         let in_band =
             crate::limits::known_enum::<pb::FaultDelivery>("fault_delivery", request.fault_delivery)? == pb::FaultDelivery::InBand;
         let trajectory = match (request.episode_id.is_empty(), request.trajectory.take()) {
-            (false, None) => self.registry().with(&request.episode_id, |session| session.trajectory())?,
+            (false, None) => self.registry().trajectory(&request.episode_id)?,
             (true, Some(trajectory)) => trajectory,
             (false, Some(_)) => return Err(Error::invalid("trajectory", "give either episode_id or trajectory, not both")),
             (true, None) => return Err(Error::MissingField("episode_id")),
