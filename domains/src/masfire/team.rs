@@ -23,10 +23,10 @@
 
 use serde_json::{Value, json};
 
-use crate::episode::{CallError, CallOptions, Episode, RoleSpec, bus};
+use crate::FailureCode;
+use crate::episode::{CallOptions, Episode, RoleSpec, bus};
 use crate::solver::{Env, Fault, GiveUp, Observation, Request, Step};
 use crate::task::Task;
-use crate::{FailureCode, Outcome};
 
 crate::named_enum! {
     /// How a built-in team is wired.
@@ -66,26 +66,7 @@ impl TeamEnv for Episode {
 
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        match Episode::call_as(self, Some(agent), tool, arguments_json, &options) {
-            Ok(record) => observation(&record.outcome),
-            Err(CallError::InvalidArgument(e)) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
-            Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
-            Err(e @ (CallError::Finished | CallError::CallLimit(_) | CallError::BusLimit(_))) => Observation::Closed(e.to_string()),
-        }
-    }
-}
-
-fn observation(outcome: &Outcome) -> Observation {
-    match outcome {
-        Outcome::Result(text) | Outcome::Raw(text) => Observation::Result(text.clone()),
-        Outcome::Error(e) => Observation::DomainError { code: e.code.to_owned(), message: e.message.clone() },
-        Outcome::Invalid(e) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
-        Outcome::Failure(f) => Observation::Failure(Fault {
-            code: f.code,
-            reason: f.reason.to_owned(),
-            message: f.message.clone(),
-            retry_after_ms: f.retry_after_ms,
-        }),
+        crate::solver::observe(Episode::call_as(self, Some(agent), tool, arguments_json, &options))
     }
 }
 

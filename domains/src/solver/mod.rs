@@ -30,7 +30,7 @@
 use serde_json::Value;
 
 use crate::Domain;
-use crate::episode::{CallError, CallOptions, Episode};
+use crate::episode::{CallError, CallOptions, CallRecord, Episode};
 use crate::oracle::Verdict;
 use crate::task::Task;
 use crate::{FailureCode, Outcome};
@@ -134,26 +134,31 @@ pub trait Env {
     }
 }
 
+/// What a client sees of an in-process call: its outcome, or why it was refused.
+pub(crate) fn observe(called: Result<&CallRecord, CallError>) -> Observation {
+    match called {
+        Ok(record) => match &record.outcome {
+            Outcome::Result(text) | Outcome::Raw(text) => Observation::Result(text.clone()),
+            Outcome::Error(e) => Observation::DomainError { code: e.code.to_owned(), message: e.message.clone() },
+            Outcome::Invalid(e) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
+            Outcome::Failure(f) => Observation::Failure(Fault {
+                code: f.code,
+                reason: f.reason.to_owned(),
+                message: f.message.clone(),
+                retry_after_ms: f.retry_after_ms,
+            }),
+        },
+        Err(CallError::InvalidArgument(e)) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
+        Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
+        Err(e @ (CallError::Finished | CallError::CallLimit(_) | CallError::BusLimit(_))) => Observation::Closed(e.to_string()),
+    }
+}
+
 impl Env for Episode {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
         let agent = self.acting_agent().map(str::to_owned);
-        match self.call_as(agent.as_deref(), tool, arguments_json, &options) {
-            Ok(record) => match &record.outcome {
-                Outcome::Result(text) | Outcome::Raw(text) => Observation::Result(text.clone()),
-                Outcome::Error(e) => Observation::DomainError { code: e.code.to_owned(), message: e.message.clone() },
-                Outcome::Invalid(e) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
-                Outcome::Failure(f) => Observation::Failure(Fault {
-                    code: f.code,
-                    reason: f.reason.to_owned(),
-                    message: f.message.clone(),
-                    retry_after_ms: f.retry_after_ms,
-                }),
-            },
-            Err(CallError::InvalidArgument(e)) => Observation::Invalid { field: e.field.clone(), message: e.message.clone() },
-            Err(e @ CallError::UnknownTool(_)) => Observation::Invalid { field: "tool_name".into(), message: e.to_string() },
-            Err(e @ (CallError::Finished | CallError::CallLimit(_) | CallError::BusLimit(_))) => Observation::Closed(e.to_string()),
-        }
+        observe(self.call_as(agent.as_deref(), tool, arguments_json, &options))
     }
 
     fn answer(&mut self, text: &str) {
