@@ -7,3 +7,12 @@
 pub(crate) mod args;
 pub(crate) mod chacha;
 pub(crate) mod writer;
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub(crate) fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

@@ -11,78 +11,16 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::phrasing;
+use super::phrasing::{
+    self, BRANDS, CITIES, FIRST, LAST, LATE_RETURN, MULTI_5, MULTI_6, PARTIAL_RETURN, REASONS, SKU_QUESTION, STREETS, TYPES, VARIANTS,
+    WINDOW_CLOSED,
+};
 use crate::date::Date;
 use crate::generate::{Gen, Origin, monday};
 use crate::oracle::{Check, Fact};
 use crate::perturb::Template;
 use crate::task::{Call, Slot, Task, slots};
 use crate::{Domain, World};
-
-const BRANDS: [&str; 15] =
-    ["Aero", "Glide", "Pulse", "Nova", "Trail", "Studio", "Zen", "Volt", "Orbit", "Echo", "Lumen", "Apex", "Flux", "Terra", "Nimbus"];
-/// Product types by category.
-const TYPES: [(&str, &[&str]); 4] = [
-    ("accessories", &["Wireless Mouse", "Wired Mouse", "Mechanical Keyboard", "Laptop Stand", "Webcam", "USB-C Hub"]),
-    ("audio", &["Wireless Earbuds", "Over-Ear Headphones", "Bluetooth Speaker", "Wired Earphones"]),
-    ("kitchen", &["Electric Kettle", "Toaster", "Coffee Grinder", "Hand Blender"]),
-    ("home", &["Desk Lamp", "Air Purifier", "Smart Plug", "Door Sensor"]),
-];
-/// What makes a near-duplicate of a product's name.
-const VARIANTS: [&str; 4] = [" Pro", " Mini", " 2", " Plus"];
-const FIRST: [&str; 14] =
-    ["Maya", "Jonas", "Priya", "Sam", "Lena", "Omar", "Sofia", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace", "Hugo"];
-const LAST: [&str; 12] = ["Chen", "Weber", "Nair", "Okafor", "Fischer", "Haddad", "Rossi", "Berg", "Diallo", "Silva", "Novak", "Moreau"];
-const STREETS: [&str; 10] = [
-    "Elm Street",
-    "Harbor Road",
-    "Birch Lane",
-    "Willow Court",
-    "Market Street",
-    "Oak Avenue",
-    "Lake Drive",
-    "Main Street",
-    "Hill Road",
-    "Park Lane",
-];
-const CITIES: [&str; 6] =
-    ["Springfield, IL 62704", "Portland, ME 04101", "Austin, TX 78704", "Madison, WI 53703", "Denver, CO 80203", "Salem, OR 97301"];
-/// Reasons for a return, with the words a return's reason must keep.
-const REASONS: [(&str, &str); 5] = [
-    ("they are too tight", "tight"),
-    ("it stopped working", "stopped working"),
-    ("the color is wrong", "color"),
-    ("it is too loud", "loud"),
-    ("it arrived scratched", "scratched"),
-];
-
-const MULTI_5: Template = Template::plain(
-    "Place one order for customer {customer}, shipped to their {label} address: {q1} of the {p1}, {q2} of the {p2}, {q3} of \
-     the {p3}, {q4} of the {p4} and {q5} of the {p5}. Where fewer units are in stock than asked, order all that are left, and \
-     leave out a product with none left. Use coupon {coupon} if the order qualifies for it, and otherwise no coupon.",
-);
-const MULTI_6: Template = Template::plain(
-    "Place one order for customer {customer}, shipped to their {label} address: {q1} of the {p1}, {q2} of the {p2}, {q3} of \
-     the {p3}, {q4} of the {p4}, {q5} of the {p5} and {q6} of the {p6}. Where fewer units are in stock than asked, order all \
-     that are left, and leave out a product with none left. Use coupon {coupon} if the order qualifies for it, and otherwise \
-     no coupon.",
-);
-const PARTIAL_RETURN: Template = Template::plain(
-    "Customer {customer} wants to return the {product1} and the {product2} from order {order_id} because {reason}. Refund \
-     them as store credit.",
-);
-const SKU_QUESTION: Template =
-    Template::plain("Which sku is the {product}, what does one cost, and how many are in stock? Answer with all three, and order nothing.");
-const LATE_RETURN: Template = Template::plain(
-    "Customer {customer} wants to return the {product} from order {order_id} because {reason}. Do it if our 30-day return \
-     policy allows it; if it does not, change nothing and tell them why.",
-);
-
-/// An answer saying the return window has closed.
-const WINDOW_CLOSED: Fact = Fact::Says {
-    label: "that the 30-day return window has closed",
-    any_of: &["30 days", "30 day", "thirty days", "return window", "window", "too late", "expired", "more than 30"],
-};
 
 /// The generated e-commerce task of an origin.
 pub(super) fn generate(origin: &Origin) -> Task {

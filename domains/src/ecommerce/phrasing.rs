@@ -1,6 +1,7 @@
 //! How the perturbation layer may rephrase ecommerce tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
+use crate::oracle::Fact;
 use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
 use crate::perturb::templates::{P, R, S, Template, V, VR, v};
@@ -157,4 +158,72 @@ pub(super) const RETURN: Template = Template {
              the original payment method.",
         ),
     ],
+};
+
+// The generator's words (`generate.rs`): names its records draw from, and its tasks' templates.
+
+pub(super) const BRANDS: [&str; 15] =
+    ["Aero", "Glide", "Pulse", "Nova", "Trail", "Studio", "Zen", "Volt", "Orbit", "Echo", "Lumen", "Apex", "Flux", "Terra", "Nimbus"];
+/// Product types by category.
+pub(super) const TYPES: [(&str, &[&str]); 4] = [
+    ("accessories", &["Wireless Mouse", "Wired Mouse", "Mechanical Keyboard", "Laptop Stand", "Webcam", "USB-C Hub"]),
+    ("audio", &["Wireless Earbuds", "Over-Ear Headphones", "Bluetooth Speaker", "Wired Earphones"]),
+    ("kitchen", &["Electric Kettle", "Toaster", "Coffee Grinder", "Hand Blender"]),
+    ("home", &["Desk Lamp", "Air Purifier", "Smart Plug", "Door Sensor"]),
+];
+/// What makes a near-duplicate of a product's name.
+pub(super) const VARIANTS: [&str; 4] = [" Pro", " Mini", " 2", " Plus"];
+pub(super) const FIRST: [&str; 14] =
+    ["Maya", "Jonas", "Priya", "Sam", "Lena", "Omar", "Sofia", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace", "Hugo"];
+pub(super) const LAST: [&str; 12] =
+    ["Chen", "Weber", "Nair", "Okafor", "Fischer", "Haddad", "Rossi", "Berg", "Diallo", "Silva", "Novak", "Moreau"];
+pub(super) const STREETS: [&str; 10] = [
+    "Elm Street",
+    "Harbor Road",
+    "Birch Lane",
+    "Willow Court",
+    "Market Street",
+    "Oak Avenue",
+    "Lake Drive",
+    "Main Street",
+    "Hill Road",
+    "Park Lane",
+];
+pub(super) const CITIES: [&str; 6] =
+    ["Springfield, IL 62704", "Portland, ME 04101", "Austin, TX 78704", "Madison, WI 53703", "Denver, CO 80203", "Salem, OR 97301"];
+/// Reasons for a return, with the words a return's reason must keep.
+pub(super) const REASONS: [(&str, &str); 5] = [
+    ("they are too tight", "tight"),
+    ("it stopped working", "stopped working"),
+    ("the color is wrong", "color"),
+    ("it is too loud", "loud"),
+    ("it arrived scratched", "scratched"),
+];
+
+pub(super) const MULTI_5: Template = Template::plain(
+    "Place one order for customer {customer}, shipped to their {label} address: {q1} of the {p1}, {q2} of the {p2}, {q3} of \
+     the {p3}, {q4} of the {p4} and {q5} of the {p5}. Where fewer units are in stock than asked, order all that are left, and \
+     leave out a product with none left. Use coupon {coupon} if the order qualifies for it, and otherwise no coupon.",
+);
+pub(super) const MULTI_6: Template = Template::plain(
+    "Place one order for customer {customer}, shipped to their {label} address: {q1} of the {p1}, {q2} of the {p2}, {q3} of \
+     the {p3}, {q4} of the {p4}, {q5} of the {p5} and {q6} of the {p6}. Where fewer units are in stock than asked, order all \
+     that are left, and leave out a product with none left. Use coupon {coupon} if the order qualifies for it, and otherwise \
+     no coupon.",
+);
+pub(super) const PARTIAL_RETURN: Template = Template::plain(
+    "Customer {customer} wants to return the {product1} and the {product2} from order {order_id} because {reason}. Refund \
+     them as store credit.",
+);
+pub(super) const SKU_QUESTION: Template =
+    Template::plain("Which sku is the {product}, what does one cost, and how many are in stock? Answer with all three, and order nothing.");
+pub(super) const LATE_RETURN: Template = Template::plain(
+    "Customer {customer} wants to return the {product} from order {order_id} because {reason}. Do it if our 30-day return \
+     policy allows it; if it does not, change nothing and tell them why.",
+);
+
+/// An answer saying the return window has closed.
+pub(super) const WINDOW_CLOSED: Fact = Fact::Says {
+    label: "that the 30-day return window has closed",
+    any_of: &["30 days", "30 day", "thirty days", "return window", "window", "too late", "expired", "more than 30"],
 };

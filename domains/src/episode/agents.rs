@@ -114,7 +114,7 @@ impl Team {
         };
         match self.agents.iter().find(|(a, _)| a == id) {
             Some((id, role)) => Ok(Some(Caller { id: id.clone(), role: Some(role.clone()) })),
-            None => Err(ArgError::new("agent_id", format!("no agent '{}' has joined this episode", super::cut(id, 64)))),
+            None => Err(ArgError::new("agent_id", format!("no agent '{}' has joined this episode", crate::codec::cut(id, 64)))),
         }
     }
 
@@ -212,7 +212,7 @@ impl Episode {
             if !valid_name(&role.name) || role.name == "*" {
                 return Err(TeamError::Roles(format!(
                     "'{}' is not a role name (1–64 letters, digits, '-', '_')",
-                    super::cut(&role.name, 64)
+                    crate::codec::cut(&role.name, 64)
                 )));
             }
             if roles[..i].iter().any(|r| r.name == role.name) {
@@ -307,7 +307,7 @@ impl Episode {
             let known: Vec<&str> = team.roles.iter().map(|r| r.name.as_str()).collect();
             return Err(CallError::InvalidArgument(ArgError::new(
                 "role",
-                format!("unknown role '{}'; this episode's roles: {}", super::cut(role, 64), known.join(", ")),
+                format!("unknown role '{}'; this episode's roles: {}", crate::codec::cut(role, 64), known.join(", ")),
             )));
         };
         if team.agents.len() >= bus::MAX_AGENTS {
@@ -480,8 +480,8 @@ impl Episode {
         let index = self.trajectory.calls.len() as u32;
         let reached = Reached::plain(
             index,
-            super::cut(tool, super::MAX_RECORDED_TOOL_NAME_BYTES),
-            super::cut(arguments, super::MAX_RECORDED_INVALID_BYTES).to_owned(),
+            crate::codec::cut(tool, super::MAX_RECORDED_TOOL_NAME_BYTES),
+            crate::codec::cut(arguments, super::MAX_RECORDED_INVALID_BYTES).to_owned(),
             waited_ms,
         );
         self.record_as(reached, Outcome::Invalid(error), caller, mas_faults);

@@ -198,7 +198,7 @@ impl Episode {
                 } else if team.role(&to).is_some() {
                     Address::Role(to.clone())
                 } else {
-                    let message = format!("no agent or role '{}' in this episode", super::cut(&to, 64));
+                    let message = format!("no agent or role '{}' in this episode", crate::codec::cut(&to, 64));
                     return Ok((Answer::Error(DomainError::new("UNKNOWN_RECIPIENT", message)), Vec::new()));
                 };
                 let fault = targeted.as_ref().and_then(|p| p.draw(&team.dice, index, InjectionPoint::Send));

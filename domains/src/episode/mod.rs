@@ -38,15 +38,6 @@ const MAX_RECORDED_INVALID_BYTES: usize = 1024;
 /// Most bytes of an unknown tool's name kept in the trajectory.
 const MAX_RECORDED_TOOL_NAME_BYTES: usize = 128;
 
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 /// The fault that met a call and took effect: the ledger's ground truth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct FaultRecord {
@@ -527,8 +518,8 @@ impl Episode {
     fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {
         self.trajectory.calls.push(CallRecord {
             index: self.trajectory.calls.len() as u32,
-            tool: cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
-            arguments: cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
+            tool: crate::codec::cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
+            arguments: crate::codec::cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
             outcome: Outcome::Invalid(error),
             state_changed: false,
             fault: None,
