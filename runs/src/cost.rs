@@ -172,5 +172,13 @@ mod tests {
         assert!(text.contains("4/12"), "{text}");
         assert!(text.contains("2.82× / 4.00×"), "{text}");
         assert!(render(&[episode("travel/t/001", 0, Outcome::Passed)]).is_empty());
+        // The JSON summary carries the same rows, and no "cost" key without any.
+        let conv = crate::metrics::InfraConvention::excluding(false);
+        let all = crate::metrics::Population::AllEpisodes;
+        let summary = crate::report::summary(&episodes, 4, episodes.len() as u64, conv, all).unwrap();
+        assert_eq!(summary.cost, rows);
+        let plain = [episode("travel/t/001", 0, Outcome::Passed)];
+        let json = serde_json::to_value(crate::report::summary(&plain, 1, 1, conv, all).unwrap()).unwrap();
+        assert!(json.get("cost").is_none(), "{json}");
     }
 }

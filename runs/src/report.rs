@@ -194,6 +194,10 @@ pub struct Summary {
     pub counts: Counts,
     /// Per agent, in name order.
     pub agents: Vec<AgentSummary>,
+    /// Table 10 (tokens, calls, turns, protocol figures, cost), one row per
+    /// agent that reported any; not written when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cost: Vec<crate::cost::CostRow>,
 }
 
 /// Episodes of a run by outcome; `passed + failed + infra_errors = recorded`
@@ -290,7 +294,7 @@ pub fn summary(
             overall,
         });
     }
-    Ok(Summary { k, convention: conv, population, counts, agents })
+    Ok(Summary { k, convention: conv, population, counts, agents, cost: crate::cost::table(episodes) })
 }
 
 #[cfg(test)]
