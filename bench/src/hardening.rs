@@ -92,7 +92,9 @@ pub(crate) fn live(args: &[String]) -> Result<(), Error> {
                             }
                         };
                     }
-                    let _ = client.finish_episode(pb::FinishEpisodeRequest { episode_id: episode.episode_id, usage: None }).await;
+                    let _ = client
+                        .finish_episode(pb::FinishEpisodeRequest { episode_id: episode.episode_id, usage: None, ..Default::default() })
+                        .await;
                     replaced.fetch_add(1, Ordering::Relaxed);
                     seed += episodes as u64;
                 }
@@ -164,7 +166,10 @@ pub(crate) fn churn(args: &[String]) -> Result<(), Error> {
                             errors.note(&status);
                         }
                     }
-                    match client.finish_episode(pb::FinishEpisodeRequest { episode_id: episode.episode_id, usage: None }).await {
+                    match client
+                        .finish_episode(pb::FinishEpisodeRequest { episode_id: episode.episode_id, usage: None, ..Default::default() })
+                        .await
+                    {
                         Ok(verdict) if verdict.get_ref().passed => {
                             done.fetch_add(1, Ordering::Relaxed);
                         }

@@ -545,6 +545,7 @@ impl Load {
             arguments_json: self.case.arguments.clone(),
             idempotency_key: String::new(),
             waited_ms: None,
+            ..Default::default()
         }
     }
 
@@ -884,7 +885,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
             let mut warm = ToolEnvClient::new(channels[0].clone());
             for task in suite {
                 let id = warm.create_episode(pb::CreateEpisodeRequest { task_id: task.id.clone(), ..Default::default() }).await?;
-                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None, answer: None }).await?;
+                let _ = warm.finish_episode(pb::FinishEpisodeRequest { episode_id: id.into_inner().episode_id, usage: None, ..Default::default() }).await?;
             }
             let rss0 = servers.rss();
             let workers = 32;
@@ -956,6 +957,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                                 arguments_json: call.arguments.to_string(),
                                 idempotency_key: String::new(),
                                 waited_ms: None,
+                                ..Default::default()
                             };
                             // Injected faults come back as statuses; they are part of the play.
                             let _ = client.call_tool(request).await;

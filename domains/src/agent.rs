@@ -128,7 +128,7 @@ impl SelfCheck {
     pub fn run_with(task: impl Into<TaskRef>, random_seeds: u64) -> Self {
         let task = &task.into();
         // Feasibility is not what the self-check asks: no solver replay per failing episode.
-        let episode = |seed| Episode::new(task, seed, 0).without_feasibility();
+        let episode = |seed| Episode::new(task, seed, 0).for_pass_or_fail();
         let verdict = |calls: &[Call], answer| play_in(episode(0), calls, answer).verdict().cloned().expect("play finishes the episode");
         let random_passes = (0..random_seeds)
             .filter(|&seed| {

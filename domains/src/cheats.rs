@@ -180,7 +180,7 @@ fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
 pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     let task = &task.into();
     // Whether a cheat is wrong and fails is the question, not whether it was feasible.
-    let mut episode = Episode::new(task, 0, 0).without_feasibility();
+    let mut episode = Episode::new(task, 0, 0).for_pass_or_fail();
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;
@@ -210,7 +210,7 @@ pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     // task's alternatives (free text included), as the oracle compares them,
     // or when it answers other than the reference does (every wrong answer
     // is built from the facts the answer must and must not state).
-    let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &task.initial.to_json(), &episode.state()).1.is_empty();
+    let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
     PlayedCheat { cheat: cheat.clone(), wrong, verdict }
 }
 
@@ -324,7 +324,7 @@ fn replace(value: &Value, from: &str, to: &str) -> Value {
 fn unrequested_write(task: &TaskRef) -> Option<Call> {
     // The reference played once; each candidate continues a copy of it (which
     // shares the end state until the candidate writes).
-    let mut played = Episode::new(task, 0, 0).without_feasibility();
+    let mut played = Episode::new(task, 0, 0).for_pass_or_fail();
     for call in &task.reference {
         let _ = played.call(call.tool, &call.arguments.to_string());
     }

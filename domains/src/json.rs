@@ -175,6 +175,23 @@ pub fn diff(before: &Value, after: &Value) -> Vec<Change> {
     changes
 }
 
+/// [`diff`] of the values at one location, `path`, either of which may be
+/// absent, appending to `out`.
+pub(crate) fn diff_at(mut path: String, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Change>) {
+    match (before, after) {
+        (Some(b), Some(a)) => diff_into(b, a, &mut path, out),
+        (None, None) => {}
+        (b, a) => out.push(Change { path, before: b.cloned(), after: a.cloned() }),
+    }
+}
+
+/// The JSON pointer of a location given by its keys.
+pub(crate) fn pointer(keys: &[&str]) -> String {
+    let mut path = String::new();
+    keys.iter().for_each(|key| push_segment(&mut path, key));
+    path
+}
+
 fn diff_into(before: &Value, after: &Value, path: &mut String, out: &mut Vec<Change>) {
     if before == after {
         return;

@@ -83,6 +83,8 @@ pub struct Task {
 pub(crate) struct Derived {
     /// The end state the reference solution reaches.
     end_state: OnceLock<Value>,
+    /// The same, as the records it changed in S0.
+    end_changes: OnceLock<crate::oracle::Changes>,
     /// S0 as JSON, and its hash.
     initial: OnceLock<(Value, String)>,
     /// Every string of S0 (keys included) in document order.
@@ -159,8 +161,15 @@ impl Task {
     /// The end state the task asks for: its initial state after the
     /// reference solution, with no faults.
     pub fn expected_final_state(&self) -> &Value {
+        self.expected
+            .end_state
+            .get_or_init(|| crate::oracle::View { initial: &self.initial_snapshot().0, changes: self.expected_changes() }.materialize())
+    }
+
+    /// The end state the task asks for, as the records it changes in S0.
+    pub(crate) fn expected_changes(&self) -> &crate::oracle::Changes {
         // A reference call that fails is caught by the suite tests; it changes nothing.
-        self.expected.end_state.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).to_json())
+        self.expected.end_changes.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).changes(&self.initial))
     }
 
     /// The initial state as JSON and its hash, computed once.

@@ -13,6 +13,7 @@ use crate::Domain;
 use crate::cheats::Undo;
 use crate::date::Date;
 use crate::drift;
+use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::task::Task;
 use crate::tool::{Args, DomainError, ToolResult, ToolSpec};
@@ -48,6 +49,11 @@ pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + crate::sol
 
     /// The generated task of an origin of this domain (its `generate.rs`).
     fn generate(origin: &crate::generate::Origin) -> Task;
+
+    /// The records `end` changed in `initial`, collection by collection
+    /// (each collection as [`Changes::map`] or [`Changes::list`] with the
+    /// name its JSON gives it), found without writing the states as JSON.
+    fn changes(initial: &Self, end: &Self) -> Changes;
 }
 
 /// How a tool that writes runs: a pure transition of its domain's state.
@@ -356,6 +362,22 @@ macro_rules! registry {
                 };
                 // The states are plain structs of strings, numbers and ordered maps.
                 value.unwrap_or(serde_json::Value::Null)
+            }
+
+            /// The records this state changed in `initial` (see
+            /// [`crate::oracle::Changes`]): what the oracle judges.
+            pub(crate) fn changes(&self, initial: &World) -> $crate::oracle::Changes {
+                let changes = match (initial, self) {
+                    $((World::$variant(start), World::$variant(end)) => <$module::State as $crate::world::DomainState>::changes(start, end),)+
+                    _ => $crate::oracle::Changes::between(&initial.to_json(), &self.to_json()),
+                };
+                #[cfg(debug_assertions)]
+                {
+                    let initial = initial.to_json();
+                    let view = $crate::oracle::View { initial: &initial, changes: &changes };
+                    assert_eq!(view.materialize(), self.to_json(), "a domain's changes() lists every collection its JSON has");
+                }
+                changes
             }
 
             /// Applies one validated call of one of the domain's tools; returns

@@ -45,6 +45,7 @@ use crate::Task;
 use crate::cheats::Undo;
 use crate::date::Date;
 use crate::drift::Mapping;
+use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::tool::{DomainError, echo};
 use crate::world::{Context, DomainState, Tool};
@@ -390,6 +391,15 @@ fn order_number(id: &str) -> Option<u32> {
 }
 
 impl DomainState for State {
+    fn changes(initial: &Self, end: &Self) -> Changes {
+        let mut changes = Changes::default();
+        changes.map("products", &initial.products, &end.products);
+        changes.map("customers", &initial.customers, &end.customers);
+        changes.map("coupons", &initial.coupons, &end.coupons);
+        changes.map("orders", &initial.orders, &end.orders);
+        changes
+    }
+
     const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;

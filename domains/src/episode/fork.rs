@@ -243,7 +243,7 @@ impl Episode {
     /// suspension is lifted.
     pub(crate) fn counterfactual(&self, spare_suspension: bool) -> Episode {
         let mut episode = self.clone();
-        episode.judges_feasibility = false;
+        episode.records_verdict = false;
         episode.act_for_team();
         if spare_suspension {
             // A team's MAS-FIRE faults are spared too: no more are drawn.

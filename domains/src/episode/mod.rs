@@ -195,9 +195,11 @@ pub struct Episode {
     trajectory: Trajectory,
     /// The roles, agents, bus and MAS-FIRE profile of a multi-agent episode.
     team: Option<Box<agents::Team>>,
-    /// Whether finishing decides feasibility (false for the solver's own
-    /// replay, which must not replay itself).
-    judges_feasibility: bool,
+    /// Whether the verdict is for the record: finishing decides feasibility
+    /// and hashes the end state. False for episodes played only for pass or
+    /// fail: the solver's feasibility replay (which must not replay itself),
+    /// counterfactual continuations and the oracle self-check.
+    records_verdict: bool,
     /// The agent the in-process solver's calls are made as, in a team's
     /// episode continued by the solver (a counterfactual); none otherwise.
     acting: Option<String>,
@@ -231,17 +233,18 @@ impl Episode {
                 answer: None,
             },
             team: None,
-            judges_feasibility: true,
+            records_verdict: true,
             acting: None,
             task,
         }
     }
 
-    /// Leaves feasibility undecided when the episode finishes (the verdict's
-    /// `feasible` is `None`): for the oracle self-check, whose failing
-    /// episodes need no solver replay each.
-    pub(crate) fn without_feasibility(mut self) -> Self {
-        self.judges_feasibility = false;
+    /// Judges the episode only for pass or fail when it finishes: its
+    /// verdict leaves feasibility undecided (`None`) and the end state's hash
+    /// empty, which no check reads. For the oracle self-check, whose
+    /// episodes need neither a solver replay nor a hash each.
+    pub(crate) fn for_pass_or_fail(mut self) -> Self {
+        self.records_verdict = false;
         self
     }
 
@@ -308,6 +311,15 @@ impl Episode {
     /// The current state as JSON.
     pub fn state(&self) -> Value {
         self.world.to_json()
+    }
+
+    /// The records the episode has changed in the task's initial state.
+    pub(crate) fn changes(&self) -> crate::oracle::Changes {
+        if std::sync::Arc::ptr_eq(&self.world, &self.task.initial) {
+            crate::oracle::Changes::default()
+        } else {
+            self.world.changes(&self.task.initial)
+        }
     }
 
     /// The trajectory so far.
@@ -539,10 +551,16 @@ impl Episode {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
             None => {
-                // Computed once per task: every finish needs them.
-                let (initial, initial_hash) = self.task.initial_snapshot();
+                let changes = self.changes();
+                let final_state_hash = if changes.is_empty() {
+                    self.task.initial_snapshot().1.clone()
+                } else if self.records_verdict {
+                    crate::json::state_hash(&self.world.to_json())
+                } else {
+                    String::new()
+                };
                 let answer = self.trajectory.answer.as_deref();
-                let mut verdict = Verdict::judge_hashed(&self.task, initial, initial_hash.clone(), &self.world.to_json(), answer);
+                let mut verdict = Verdict::judge_changes(&self.task, &changes, final_state_hash, answer);
                 let duplicates: Vec<Value> = self
                     .faults
                     .duplicates
@@ -563,7 +581,7 @@ impl Episode {
                 verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
                 verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
                 // An episode the agent passed was passable; otherwise the solver decides.
-                verdict.feasible = self.judges_feasibility.then(|| verdict.passed || self.feasible());
+                verdict.feasible = self.records_verdict.then(|| verdict.passed || self.feasible());
                 if self.team.is_some() {
                     verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
                 }
@@ -587,7 +605,7 @@ impl Episode {
         replay.trajectory.description.clone_from(&self.trajectory.description);
         replay.trajectory.epsilon = self.trajectory.epsilon;
         replay.trajectory.perturbations.clone_from(&self.trajectory.perturbations);
-        replay.judges_feasibility = false;
+        replay.records_verdict = false;
         crate::solver::solve(&mut replay).feasible()
     }
 }

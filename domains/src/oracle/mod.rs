@@ -1,6 +1,7 @@
 //! State-based oracles: checks over (S0, Sf), content checks on free text,
 //! the exact collateral check, verdicts.
 
+mod end_state;
 mod text;
 
 use std::borrow::Cow;
@@ -9,6 +10,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub(crate) use end_state::{Changes, View};
 pub use text::Fact;
 
 use crate::json::{self, Change};
@@ -107,14 +109,20 @@ impl Check {
 
     /// Evaluates the check against a final state and the agent's final answer.
     pub fn evaluate_with(&self, final_state: &Value, answer: Option<&str>) -> CheckOutcome {
+        self.evaluate_in(View::of(final_state), answer)
+    }
+
+    /// Evaluates the check against an end state given as its changes.
+    fn evaluate_in(&self, final_state: View<'_>, answer: Option<&str>) -> CheckOutcome {
+        let at = |path: &str| final_state.get(path);
         match self {
             Check::Equals { name, path, expected } => {
-                let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
+                let actual = at(path).map_or(Value::Null, Cow::into_owned);
                 let passed = json::matches(expected, &actual) && json::matches(&actual, expected);
                 CheckOutcome { name: name.clone(), passed, expected: expected.clone(), actual }
             }
             Check::Present { name, path } => {
-                let actual = final_state.pointer(path).cloned().unwrap_or(Value::Null);
+                let actual = at(path).map_or(Value::Null, Cow::into_owned);
                 let passed = match &actual {
                     Value::Null => false,
                     Value::String(text) => !text.trim().is_empty(),
@@ -125,11 +133,12 @@ impl Check {
                 CheckOutcome { name: name.clone(), passed, expected: Value::from("a non-empty value"), actual }
             }
             Check::Text { name, path, facts } => {
-                let (passed, actual) = text::judge(final_state.pointer(path).and_then(Value::as_str), facts);
+                let (passed, actual) = text::judge(at(path).as_deref().and_then(Value::as_str), facts);
                 CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
             Check::Count { name, path, pattern, expected } => {
-                let found = json::members(final_state.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
+                let collection = at(path);
+                let found = json::members(collection.as_deref()).into_iter().filter(|m| json::matches(pattern, m)).count();
                 CheckOutcome {
                     name: name.clone(),
                     passed: found == *expected,
@@ -194,28 +203,25 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Judges a final state against a task's checks and its initial state,
-    /// with no final answer.
-    pub fn judge(task: &Task, initial: &Value, final_state: &Value) -> Self {
-        Self::judge_hashed(task, initial, json::state_hash(initial), final_state, None)
+    /// Judges a final state of the task (its initial state after an
+    /// episode), with no final answer.
+    pub fn judge(task: &Task, final_state: &Value) -> Self {
+        Self::judge_answered(task, final_state, None)
     }
 
-    /// Judges a final state and the agent's final answer.
-    pub fn judge_answered(task: &Task, initial: &Value, final_state: &Value, answer: Option<&str>) -> Self {
-        Self::judge_hashed(task, initial, json::state_hash(initial), final_state, answer)
+    /// Judges a final state of the task and the agent's final answer.
+    pub fn judge_answered(task: &Task, final_state: &Value, answer: Option<&str>) -> Self {
+        let changes = Changes::between(&task.initial_snapshot().0, final_state);
+        Self::judge_changes(task, &changes, json::state_hash(final_state), answer)
     }
 
-    /// [`Verdict::judge_answered`] with the initial state's hash already known.
-    pub(crate) fn judge_hashed(
-        task: &Task,
-        initial: &Value,
-        initial_state_hash: String,
-        final_state: &Value,
-        answer: Option<&str>,
-    ) -> Self {
-        let diff = json::diff(initial, final_state);
-        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_with(final_state, answer)).collect();
-        let stray = stray_changes(task, initial, final_state);
+    /// Judges an end state given as the changes it made to the task's
+    /// initial state, whose hash the caller knows (or leaves empty).
+    pub(crate) fn judge_changes(task: &Task, changes: &Changes, final_state_hash: String, answer: Option<&str>) -> Self {
+        let (initial, initial_state_hash) = task.initial_snapshot();
+        let end = View { initial, changes };
+        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
+        let stray = stray_changes(task, changes);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
@@ -225,9 +231,9 @@ impl Verdict {
         Verdict {
             passed: checks.iter().all(|c| c.passed),
             checks,
-            diff,
-            initial_state_hash,
-            final_state_hash: json::state_hash(final_state),
+            diff: View::of(initial).diff(&end),
+            initial_state_hash: initial_state_hash.clone(),
+            final_state_hash,
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),
             feasible: None,
@@ -259,9 +265,11 @@ impl Verdict {
 /// domain gave them: a hold taken and released on the way (which leaves no
 /// record) shifts later numbers without being wrong, so added records are
 /// renumbered in order onto the expected ones first (see [`renumbered`]).
-fn stray_changes(task: &Task, initial: &Value, final_state: &Value) -> Vec<Value> {
-    let expected = task.expected_final_state();
-    let (final_state, leaves) = unexpected_leaves(task, initial, final_state);
+fn stray_changes(task: &Task, changes: &Changes) -> Vec<Value> {
+    let initial = &task.initial_snapshot().0;
+    let expected = View { initial, changes: task.expected_changes() };
+    let (end, leaves) = unexpected_leaves(task, changes);
+    let end = View { initial, changes: &end };
     let free_text: Vec<&str> =
         task.checks.iter().filter_map(|c| if let Check::Text { path, .. } = c { Some(path.as_str()) } else { None }).collect();
     // A leaf the episode left as it was in S0 is a change it did not make,
@@ -270,34 +278,39 @@ fn stray_changes(task: &Task, initial: &Value, final_state: &Value) -> Vec<Value
         .into_iter()
         .filter(|path| !free_text.iter().any(|p| json::path_within(path, p, initial)))
         .filter_map(|path| {
-            let (want, got) = (expected.pointer(&path), final_state.pointer(&path));
-            (want != got && got != initial.pointer(&path)).then(|| json!({"path": path, "expected": want, "actual": got}))
+            let (want, got) = (expected.get(&path), end.get(&path));
+            (want != got && got.as_deref() != initial.pointer(&path)).then(|| json!({"path": path, "expected": want, "actual": got}))
         })
         .collect()
 }
 
-/// The leaves where an end state differs from the one the task asks for,
-/// outside the task's alternatives, with the end state as compared (its
-/// added records renumbered onto the expected ones, see [`renumbered`]).
-pub(crate) fn unexpected_leaves<'a>(task: &Task, initial: &Value, final_state: &'a Value) -> (Cow<'a, Value>, BTreeSet<String>) {
-    let expected = task.expected_final_state();
-    let final_state = renumbered(initial, expected, final_state).map_or(Cow::Borrowed(final_state), Cow::Owned);
+/// The leaves where an end state (given as its changes) differs from the
+/// one the task asks for, outside the task's alternatives, with the end
+/// state as compared (its added records renumbered onto the expected ones,
+/// see [`renumbered`]).
+pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, BTreeSet<String>) {
+    let initial = &task.initial_snapshot().0;
+    let expected = task.expected_changes();
+    let end = renumbered(task, expected, changes).map_or(Cow::Borrowed(changes), Cow::Owned);
     let mut leaves = BTreeSet::new();
-    for change in json::diff(expected, &final_state) {
+    let (want, got) = (View { initial, changes: expected }, View { initial, changes: &end });
+    for change in want.diff(&got) {
         for value in [&change.before, &change.after].into_iter().flatten() {
             json::leaf_paths(&change.path, value, &mut leaves);
         }
     }
     leaves.retain(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, initial)));
-    (final_state, leaves)
+    (end, leaves)
 }
 
-/// `actual` with the keys of records it added (keys absent from `initial`
-/// in an object `initial` has) renamed, in sorted order, to the keys the
-/// expected state added at the same place, and every string equal to a
-/// renamed key rewritten the same way; `None` when nothing needs renaming or
-/// the numbers of added records differ somewhere (then the records differ).
-fn renumbered(initial: &Value, expected: &Value, actual: &Value) -> Option<Value> {
+/// The end state `actual` with the keys of records it added (keys absent
+/// from the initial state in an object the initial state has) renamed, in
+/// sorted order, to the keys the expected state added at the same place,
+/// and every string equal to a renamed key rewritten the same way; `None`
+/// when nothing needs renaming or the numbers of added records differ
+/// somewhere (then the records differ). Only the records either end state
+/// changed can add keys, so only they are read.
+fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Changes> {
     fn added<'a>(initial: &serde_json::Map<String, Value>, state: &'a Value) -> Vec<&'a str> {
         state.as_object().into_iter().flat_map(|m| m.keys()).filter(|k| !initial.contains_key(*k)).map(String::as_str).collect()
     }
@@ -313,17 +326,17 @@ fn renumbered(initial: &Value, expected: &Value, actual: &Value) -> Option<Value
             _ => true,
         })
     }
-    fn rename(value: &Value, renames: &[(&str, &str)]) -> Value {
-        let renamed = |text: &str| renames.iter().find(|(from, _)| *from == text).map_or(text, |(_, to)| *to).to_owned();
-        match value {
-            Value::String(text) => Value::String(renamed(text)),
-            Value::Array(items) => Value::Array(items.iter().map(|v| rename(v, renames)).collect()),
-            Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (renamed(k), rename(v, renames))).collect()),
-            other => other.clone(),
-        }
-    }
+    let initial = &task.initial_snapshot().0;
+    let [before, want, got] = end_state::touched(initial, expected, actual);
     let mut renames = Vec::new();
-    (collect(initial, expected, actual, &mut renames) && !renames.is_empty()).then(|| rename(actual, &renames))
+    if !collect(&before, &want, &got, &mut renames) || renames.is_empty() {
+        return None;
+    }
+    Some(actual.renamed(&renames, task.state_strings()).unwrap_or_else(|| {
+        // A renamed key also occurs in records left as they were: rename the whole state.
+        let end = View { initial, changes: actual }.materialize();
+        Changes::between(initial, &end_state::rename(&end, &renames))
+    }))
 }
 
 #[cfg(test)]

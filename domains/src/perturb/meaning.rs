@@ -177,7 +177,7 @@ fn failing_wrong_values(task: &Task) -> Vec<Vec<Wrong>> {
 /// (scheduling/conflict/003: a wrong start time that is also taken ends in
 /// the same booking). The replay runs the calls on the task's initial state
 /// without faults, as a fault-free episode would, and judges the end state
-/// with [`Verdict::judge`].
+/// with [`Verdict::judge_changes`].
 ///
 /// This replays what the reference *would* call, not what an agent that
 /// reads results would do: a wrong flight date changes which flight a search
@@ -207,7 +207,7 @@ pub(crate) fn wrong_value_fails(task: &Task, slot: usize, wrong: &str) -> bool {
     // An argument the wrong value made invalid is rejected, as in an episode;
     // only the end state matters.
     let world = task.replay(calls.iter().map(|(tool, arguments)| (*tool, arguments)));
-    !Verdict::judge(task, &task.initial.to_json(), &world.to_json()).passed
+    !Verdict::judge_changes(task, &world.changes(&task.initial), String::new(), None).passed
 }
 
 /// Replaces `from` with `to` in every string of a JSON value, as a whole

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::Task;
 use crate::cheats::{Source, Undo};
 use crate::drift::Mapping;
+use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::world::{DomainState, Tool};
 
@@ -33,6 +34,12 @@ pub struct State {
 }
 
 impl DomainState for State {
+    fn changes(initial: &Self, end: &Self) -> Changes {
+        let mut changes = Changes::default();
+        changes.map("calendar", &initial.calendar, &end.calendar);
+        changes
+    }
+
     const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;

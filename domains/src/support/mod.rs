@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::Task;
 use crate::cheats::{Source, Undo};
 use crate::drift::Mapping;
+use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::tool::{DomainError, echo};
 use crate::world::{DomainState, Tool};
@@ -209,6 +210,14 @@ impl From<StoredState> for State {
 }
 
 impl DomainState for State {
+    fn changes(initial: &Self, end: &Self) -> Changes {
+        let mut changes = Changes::default();
+        changes.map("customers", &initial.customers, &end.customers);
+        changes.map("tickets", &initial.tickets, &end.tickets);
+        changes.list("knowledge_base", &initial.knowledge_base, &end.knowledge_base);
+        changes
+    }
+
     const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;

@@ -32,6 +32,7 @@ use crate::Task;
 use crate::cheats::{Source, Undo};
 use crate::date::Date;
 use crate::drift::Mapping;
+use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::world::{DomainState, Tool};
 
@@ -156,6 +157,14 @@ fn reservation_number(id: &str) -> Option<u32> {
 }
 
 impl DomainState for State {
+    fn changes(initial: &Self, end: &Self) -> Changes {
+        let mut changes = Changes::default();
+        changes.list("flights_db", &initial.flights_db, &end.flights_db);
+        changes.map("reservations", &initial.reservations, &end.reservations);
+        changes.map("travelers", &initial.travelers, &end.travelers);
+        changes
+    }
+
     const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
     const DRIFT: Mapping = views::DRIFT;
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
