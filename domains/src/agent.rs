@@ -46,12 +46,9 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 /// platform and version.
 pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut pool = task.state_strings().to_vec();
-    pool.extend((-3..30).map(|d| task.today.add_days(d).to_string()));
-    pool.extend(
-        ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]
-            .map(String::from),
-    );
+    let dates: Vec<String> = (-3..30).map(|d| task.today.add_days(d).to_string()).collect();
+    let mut pool: Vec<&str> = task.state_strings().iter().chain(&dates).map(String::as_str).collect();
+    pool.extend(["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]);
     let tools = task.tools();
     (0..count)
         .map(|_| {
@@ -66,18 +63,18 @@ fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
     (rng.next_u64() % n.max(1) as u64) as usize
 }
 
-fn random_object(params: &[Param], pool: &[String], rng: &mut ChaCha8Rng) -> Value {
+fn random_object(params: &[Param], pool: &[&str], rng: &mut ChaCha8Rng) -> Value {
     let mut map = Map::new();
     for param in params {
         if !param.required && below(rng, 2) == 0 {
             continue;
         }
         let value = match param.ty {
-            ParamType::String => Value::from(pool[below(rng, pool.len())].clone()),
+            ParamType::String => Value::from(pool[below(rng, pool.len())]),
             ParamType::OneOf(values) => Value::from(values[below(rng, values.len())]),
             ParamType::Number => Value::from(below(rng, 1000) as f64),
             ParamType::Integer => Value::from(below(rng, 4) as i64),
-            ParamType::StringList => Value::from(vec![pool[below(rng, pool.len())].clone()]),
+            ParamType::StringList => Value::from(vec![pool[below(rng, pool.len())]]),
             ParamType::ObjectList(fields) => Value::Array((0..=below(rng, 2)).map(|_| random_object(fields, pool, rng)).collect()),
         };
         map.insert(param.name.to_owned(), value);

@@ -97,8 +97,9 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
+    let shaped: Vec<(String, &str)> = task.state_strings().iter().map(|s| (shape(s), s.as_str())).collect();
     for (name, value) in swappable(task) {
-        for other in look_alikes(task.state_strings(), &value).into_iter().take(LOOK_ALIKES) {
+        for other in look_alikes(&shaped, &value).into_iter().take(LOOK_ALIKES) {
             let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
             if swapped == task.reference {
                 continue;
@@ -184,11 +185,20 @@ pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;
-    let mut previous: Option<(Call, Option<Value>)> = None;
+    // The previous call, and whether the episode recorded it (its result is
+    // read only to undo it).
+    let mut previous: Option<(Call, bool)> = None;
     for step in &cheat.steps {
         let call = match step {
             Step::Call(call) => Some(call.clone()),
-            Step::UndoPrevious => previous.as_ref().and_then(|(call, result)| undo(task, call, result.as_ref())),
+            Step::UndoPrevious => previous.as_ref().and_then(|(call, recorded)| {
+                let record = recorded.then(|| episode.trajectory().calls.last()).flatten();
+                let result: Option<Value> = record.and_then(|r| match &r.outcome {
+                    Outcome::Result(text) => serde_json::from_str(text).ok(),
+                    _ => None,
+                });
+                undo(task, call, result.as_ref())
+            }),
             Step::Answer(text) => {
                 wrong_answer = true;
                 answer.clone_from(text);
@@ -196,11 +206,8 @@ pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
             }
         };
         let Some(call) = call else { continue };
-        let result = episode.call(call.tool, &call.arguments.to_string()).ok().and_then(|r| match &r.outcome {
-            Outcome::Result(text) => serde_json::from_str(text).ok(),
-            _ => None,
-        });
-        previous = Some((call, result));
+        let recorded = episode.call(call.tool, &call.arguments.to_string()).is_ok();
+        previous = Some((call, recorded));
     }
     if let Some(answer) = answer {
         episode.answer(answer);
@@ -276,11 +283,13 @@ fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
     args.iter().filter_map(|(name, value)| value.as_str().filter(|v| texts.contains(v)).map(|v| (name.clone(), v.to_owned()))).collect()
 }
 
-/// Values of the task's state that look like `value` (same shape of letters,
-/// digits and punctuation) but are not it, in a fixed order.
-fn look_alikes(strings: &[String], value: &str) -> Vec<String> {
+/// Values of the task's state (each with its [`shape`]) that look like
+/// `value` (same shape of letters, digits and punctuation) but are not it, in
+/// a fixed order.
+fn look_alikes(shaped: &[(String, &str)], value: &str) -> Vec<String> {
     let wanted = shape(value);
-    let mut alikes: Vec<String> = strings.iter().filter(|s| *s != value && shape(s) == wanted).cloned().collect();
+    let mut alikes: Vec<String> =
+        shaped.iter().filter(|(s, text)| *text != value && *s == wanted).map(|(_, text)| (*text).to_owned()).collect();
     alikes.sort();
     alikes.dedup();
     alikes
@@ -322,16 +331,13 @@ fn replace(value: &Value, from: &str, to: &str) -> Value {
 /// A write a random agent makes that the domain accepts and that changes the
 /// state after the reference solution: an unrequested action.
 fn unrequested_write(task: &TaskRef) -> Option<Call> {
-    // The reference played once; each candidate continues a copy of it (which
-    // shares the end state until the candidate writes).
-    let mut played = Episode::new(task, 0, 0).for_pass_or_fail();
-    for call in &task.reference {
-        let _ = played.call(call.tool, &call.arguments.to_string());
-    }
+    // The reference's end state, as a fault-free episode reaches it. A
+    // candidate the domain refuses leaves it as it was (the domains'
+    // contract), so one copy serves every candidate until one writes.
+    let mut world = task.replay(task.reference.iter().map(|c| (c.tool, &c.arguments)));
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
-        let mut episode = played.clone();
-        let _ = episode.call(extra.tool, &extra.arguments.to_string());
-        episode.trajectory().calls.last().is_some_and(|r| r.state_changed)
+        let Some(tool) = task.domain.tool(extra.tool) else { return false };
+        tool.parse_arguments(&extra.arguments.to_string()).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
     })
 }
 
@@ -348,7 +354,8 @@ mod tests {
         assert_eq!(shape("2026-01-01"), "9-9-9");
         let mut strings = Vec::new();
         collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
-        assert_eq!(look_alikes(&strings, "C-104"), ["C-101", "D-7"]);
+        let shaped: Vec<(String, &str)> = strings.iter().map(|s| (shape(s), s.as_str())).collect();
+        assert_eq!(look_alikes(&shaped, "C-104"), ["C-101", "D-7"]);
     }
 
     #[test]

@@ -75,8 +75,13 @@ fn generate_and_check(count: usize) {
     let generated = started.elapsed().as_secs_f64();
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
     let mut problems = Vec::new();
+    // Per level: tasks, cheats played, seconds.
+    let mut levels = [(0usize, 0usize, 0f64); 3];
     for task in &tasks {
+        let started = Instant::now();
         let check = SelfCheck::run_with(task, RANDOM_SEEDS);
+        let level = &mut levels[usize::from(task.level) - 1];
+        *level = (level.0 + 1, level.1 + check.cheats.len(), level.2 + started.elapsed().as_secs_f64());
         let found = check.problems();
         if !found.is_empty() {
             *rejected.entry(format!("{}/{}", task.domain, task.level)).or_default() += 1;
@@ -90,6 +95,15 @@ fn generate_and_check(count: usize) {
         total * 1e6 / tasks.len() as f64,
         problems.len()
     );
+    for (level, (tasks, cheats, seconds)) in levels.iter().enumerate() {
+        let per_task = |x: f64| x / (*tasks).max(1) as f64;
+        println!(
+            "  level {}: {:.0} µs per self-check, {:.1} cheats per task",
+            level + 1,
+            per_task(seconds * 1e6),
+            per_task(*cheats as f64)
+        );
+    }
     for (cell, n) in &rejected {
         println!("  rejected in {cell}: {n}");
     }

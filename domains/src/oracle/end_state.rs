@@ -182,6 +182,24 @@ impl<'a> View<'a> {
         }
     }
 
+    /// How many members of the collection at a pointer (an object's values,
+    /// an array's elements) satisfy `wanted`, read through the changes.
+    pub(crate) fn count_members(&self, path: &str, mut wanted: impl FnMut(&Value) -> bool) -> usize {
+        let name = path.strip_prefix('/').filter(|rest| !rest.contains('/')).map(unescape);
+        let changed = name.as_ref().and_then(|name| Some((self.changes.0.get(name.as_ref())?, self.initial.get(name.as_ref())?)));
+        match changed {
+            Some((Changed::Records(records), Value::Object(start))) => {
+                let kept = start.iter().filter(|(key, _)| !records.contains_key(*key)).map(|(_, record)| record);
+                kept.chain(records.values().flatten()).filter(|record| wanted(record)).count()
+            }
+            Some((Changed::Records(records), Value::Array(items))) => {
+                let changed: BTreeMap<usize, &Value> = records.iter().filter_map(|(k, r)| Some((k.parse().ok()?, r.as_ref()?))).collect();
+                items.iter().enumerate().filter(|&(i, item)| wanted(changed.get(&i).copied().unwrap_or(item))).count()
+            }
+            _ => json::members(self.get(path).as_deref()).into_iter().filter(|member| wanted(member)).count(),
+        }
+    }
+
     /// A changed collection, whole.
     fn collection(&self, name: &str) -> Option<Value> {
         let initial = self.initial.get(name);
@@ -419,6 +437,12 @@ mod tests {
                 for path in paths.iter().chain(task.checks.iter().filter_map(check_path)) {
                     assert_eq!(view.get(path).as_deref(), end.pointer(path), "{label}: {path}");
                 }
+                for check in &task.checks {
+                    if let crate::oracle::Check::Count { path, pattern, .. } = check {
+                        let found = json::members(end.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
+                        assert_eq!(view.count_members(path, |m| json::matches(pattern, m)), found, "{label}: {path}");
+                    }
+                }
                 let (compared, leaves) = unexpected_leaves(task, &changes);
                 renumbered += usize::from(compared.as_ref() != &changes);
                 assert_eq!(leaves, whole_state_leaves(task, initial, &end), "{label}");
@@ -445,6 +469,14 @@ mod tests {
         assert_eq!(View::of(&initial).diff(&view), json::diff(&initial, &end));
         for path in ["", "/a", "/a/y/z", "/a/w", "/list/3", "/list", "/gone", "/gone/k", "/n", "/new/q", "/same/0", "/missing/x"] {
             assert_eq!(view.get(path).as_deref(), end.pointer(path), "{path}");
+            assert_eq!(view.count_members(path, |_| true), json::members(end.pointer(path)).len(), "{path}");
+        }
+        let initial = json!({"list": [1, 2, 3], "map": {"a": 1, "b": 2, "c": 3}});
+        let end = json!({"list": [1, 5, 3], "map": {"a": 1, "c": 5, "d": 5}});
+        let changes = Changes::between(&initial, &end);
+        let view = View { initial: &initial, changes: &changes };
+        for path in ["/list", "/map"] {
+            assert_eq!(view.count_members(path, |v| v == &json!(5)), 1 + usize::from(path == "/map"), "{path}");
         }
         let not_a_state = Changes::between(&initial, &json!([1]));
         assert_eq!(View { initial: &initial, changes: &not_a_state }.materialize(), json!([1]));

@@ -137,8 +137,7 @@ impl Check {
                 CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
             Check::Count { name, path, pattern, expected } => {
-                let collection = at(path);
-                let found = json::members(collection.as_deref()).into_iter().filter(|m| json::matches(pattern, m)).count();
+                let found = final_state.count_members(path, |m| json::matches(pattern, m));
                 CheckOutcome {
                     name: name.clone(),
                     passed: found == *expected,
