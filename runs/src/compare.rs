@@ -230,6 +230,15 @@ pub fn compare(
     if a_trials != b_trials {
         return Err(mismatch(format!("{a_trials} trials per task in A, {b_trials} in B (pass^k needs the same k)")));
     }
+    // Generated task ids carry their generator's version, so no task of one
+    // version is shared with another; name the cause instead of "no task".
+    let version = |episodes: &[&EpisodeResult]| toolenv_domains::generate::suite_of(episodes.iter().map(|e| e.task_id.as_str())).1;
+    let (a_version, b_version) = (version(a_episodes), version(b_episodes));
+    if a_version != 0 && b_version != 0 && a_version != b_version {
+        return Err(mismatch(format!(
+            "generated tasks of generator version {a_version} in A, {b_version} in B (the same ids name other tasks)"
+        )));
+    }
     fn cells<'a>(units: &Tallies<'a>) -> BTreeSet<(Level, Level, &'a str)> {
         units.keys().map(|u| (u.2, u.3, u.4)).collect()
     }

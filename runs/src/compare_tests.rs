@@ -137,6 +137,14 @@ fn runs_that_cannot_be_compared_are_refused_clearly() {
         "run-0001 a and run-0001 b share no task: no task was played by both under the same seed, ε and fault profile \
          (10 units only in A, 10 only in B)"
     );
+    // Generated tasks of another generator version: the same ids would name other tasks.
+    let versioned = |version: u32, agent: &str| -> Vec<EpisodeResult> {
+        let id = |e: &EpisodeResult| e.task_id.replace("/t/", &format!("/k/g{version}-1-7-"));
+        side(agent, &A, 0.0).into_iter().map(|e| EpisodeResult { task_id: id(&e), ..e }).collect()
+    };
+    let (v1, v2) = (versioned(1, "a"), versioned(2, "b"));
+    let error = compare((contender("a"), &refs(&v1)), (contender("b"), &refs(&v2)), InfraConvention::CountAsFailure).unwrap_err();
+    assert!(error.to_string().contains("generated tasks of generator version 1 in A, 2 in B"), "{error}");
     // Some tasks shared: compared on those, the rest counted.
     let fewer: Vec<EpisodeResult> = side("b", &B, 0.0).into_iter().filter(|e| e.task_id.starts_with("travel")).collect();
     let c = compare((contender("a"), &refs(&a)), (contender("b"), &refs(&fewer)), InfraConvention::CountAsFailure).unwrap();
