@@ -12,6 +12,10 @@ use anyhow::Context as _;
 use clap::Parser as _;
 use cli::args::{Cli, Command, LogFormat};
 
+/// Episodes, verdicts and wire messages are many small allocations.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The one place an exit code is decided: the command's own, 0 when the
 /// reader of stdout went away early (`toolenv … | head`), or 2 after an error.
 fn main() -> ExitCode {

@@ -223,7 +223,11 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, out: &mut Vec<Cha
 
 fn push_segment(path: &mut String, segment: &str) {
     path.push('/');
-    path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    if segment.contains(['~', '/']) {
+        path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    } else {
+        path.push_str(segment);
+    }
 }
 
 /// Whether `pattern` describes `value`: objects match when every key of the

@@ -3,8 +3,9 @@
 //! how many calls their reference solutions take, and how the built-in
 //! agents score per level on the standard suite.
 //!
-//! Usage: `toolenv-bench-generate [TASKS]` (TASKS: how many tasks to
-//! generate and self-check, 10 000 by default).
+//! Usage: `toolenv-bench-generate [TASKS] [DOMAIN]` (TASKS: how many tasks
+//! to generate and self-check, 10 000 by default; DOMAIN: self-check only
+//! that domain's tasks and skip the other sections, for profiling).
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,11 +23,20 @@ const RANDOM_SEEDS: u64 = 4;
 /// Tasks per domain and level whose distinctness is counted.
 const DISTINCT_PER_CELL: u32 = 1_000;
 
+/// As the `toolenv` binary's (its `selfcheck --suite` does this work).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let tasks: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
-    distinct_and_calls();
-    generate_and_check(tasks);
-    agents_on_standard();
+    let domain = std::env::args().nth(2).map(|name| Domain::parse(&name).unwrap_or_else(|| panic!("no domain '{name}'")));
+    if domain.is_none() {
+        distinct_and_calls();
+    }
+    generate_and_check(tasks, domain);
+    if domain.is_none() {
+        agents_on_standard();
+    }
 }
 
 /// Distinct tasks and reference calls per domain and level over
@@ -66,22 +76,24 @@ fn distinct_and_calls() {
 
 /// Generates `count` tasks (whole cells of a suite, round-robin) and
 /// self-checks each on this thread.
-fn generate_and_check(count: usize) {
+fn generate_and_check(count: usize, domain: Option<Domain>) {
     let per_cell = count.div_ceil(Domain::COUNT * 3) as u32;
     let suite = Suite::Generated { seed: 7, per_cell };
     println!("## generation and self-check on one core ({suite}, {} tasks, {RANDOM_SEEDS} random-agent episodes each)", suite.len());
     let started = Instant::now();
-    let tasks = suite.tasks(None, None);
+    let tasks = suite.tasks(domain, None);
     let generated = started.elapsed().as_secs_f64();
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
     let mut problems = Vec::new();
-    // Per level: tasks, cheats played, seconds.
-    let mut levels = [(0usize, 0usize, 0f64); 3];
+    // Per domain and level: tasks, cheats played, state bytes, seconds.
+    let mut cells: BTreeMap<(String, u8), (usize, usize, usize, f64)> = BTreeMap::new();
     for task in &tasks {
         let started = Instant::now();
         let check = SelfCheck::run_with(task, RANDOM_SEEDS);
-        let level = &mut levels[usize::from(task.level) - 1];
-        *level = (level.0 + 1, level.1 + check.cheats.len(), level.2 + started.elapsed().as_secs_f64());
+        let seconds = started.elapsed().as_secs_f64();
+        let cell = cells.entry((task.domain.to_string(), task.level)).or_default();
+        let bytes = canonical(&task.initial.to_json()).len();
+        *cell = (cell.0 + 1, cell.1 + check.cheats.len(), cell.2 + bytes, cell.3 + seconds);
         let found = check.problems();
         if !found.is_empty() {
             *rejected.entry(format!("{}/{}", task.domain, task.level)).or_default() += 1;
@@ -95,14 +107,11 @@ fn generate_and_check(count: usize) {
         total * 1e6 / tasks.len() as f64,
         problems.len()
     );
-    for (level, (tasks, cheats, seconds)) in levels.iter().enumerate() {
+    println!("  {:<11} {:>5} {:>12} {:>8} {:>12}", "DOMAIN", "LEVEL", "µs PER TASK", "CHEATS", "STATE BYTES");
+    for ((domain, level), (tasks, cheats, bytes, seconds)) in &cells {
         let per_task = |x: f64| x / (*tasks).max(1) as f64;
-        println!(
-            "  level {}: {:.0} µs per self-check, {:.1} cheats per task",
-            level + 1,
-            per_task(seconds * 1e6),
-            per_task(*cheats as f64)
-        );
+        let (micros, cheats, bytes) = (per_task(seconds * 1e6), per_task(*cheats as f64), per_task(*bytes as f64));
+        println!("  {domain:<11} {level:>5} {micros:>12.0} {cheats:>8.1} {bytes:>12.0}");
     }
     for (cell, n) in &rejected {
         println!("  rejected in {cell}: {n}");

@@ -325,6 +325,9 @@ fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Chang
             _ => true,
         })
     }
+    if actual == expected {
+        return None;
+    }
     let initial = &task.initial_snapshot().0;
     let [before, want, got] = end_state::touched(initial, expected, actual);
     let mut renames = Vec::new();
