@@ -142,6 +142,17 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     assert!(format!("{:?}", result.outcome).contains("HTTP 500"), "{:?}", result.outcome);
     assert!(trajectory.is_none());
     assert_eq!(endpoint.requests(), 3, "max_attempts");
+    // The conversation outgrows the model's context (HTTP 400, as llama.cpp
+    // says it): the agent's limit, so the episode ends as it stands and is
+    // judged, not an infrastructure error.
+    let script = Script { context_full_after_turns: Some(0), ..Script::new(calls.clone(), Variant::Native) };
+    let endpoint = ScriptedEndpoint::start(script).await.unwrap();
+    let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
+    let (result, trajectory) = &played[0];
+    assert_eq!(result.outcome, toolenv_client::metrics::Outcome::Failed, "{result:?}");
+    assert_eq!(result.llm.map(|c| c.context_exhausted), Some(1));
+    assert_eq!(trajectory.as_ref().and_then(|t| t.pointer("/conversation/context_exhausted")), Some(&Value::Bool(true)));
+    assert_eq!(endpoint.requests(), 1, "a refusal for length is not retried");
     // Nothing listening: an infrastructure error too.
     let closed = format!("http://{}/v1", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
     let played = play(&client, &[(label, agent(Architecture::React, &closed, Tape::Off))], &planned(label, TASK, None)).await;

@@ -53,6 +53,7 @@ pub fn table(episodes: &[EpisodeResult]) -> Vec<CostRow> {
                 llm.native_calls += counts.native_calls;
                 llm.text_form_calls += counts.text_form_calls;
                 llm.protocol_errors += counts.protocol_errors;
+                llm.context_exhausted += counts.context_exhausted;
             }
             if usage.episodes_with_tokens == 0 && usage.episodes_with_cost == 0 && llm_episodes == 0 {
                 return None;
@@ -93,14 +94,26 @@ pub fn render(episodes: &[EpisodeResult]) -> String {
     let mut out = String::from("\n== tokens and cost (Table 10)\n");
     let line = |cells: [&str; 10]| {
         format!(
-            "  {:<28} {:>8} {:>10} {:>9} {:>10} {:>11} {:>9} {:>9} {:>10} {:>16}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8], cells[9]
+            "  {:<28} {:>8} {:>10} {:>9} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10} {:>16}",
+            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8], cells[9], cells[10]
         )
     };
     let _ = writeln!(
         out,
         "{}",
-        line(["agent", "episodes", "tokens/ep", "calls/ep", "turns/ep", "text calls", "protocol", "cost $", "$/100 ep", "ratio tok/cost"])
+        line([
+            "agent",
+            "episodes",
+            "tokens/ep",
+            "calls/ep",
+            "turns/ep",
+            "text calls",
+            "protocol",
+            "ctx full",
+            "cost $",
+            "$/100 ep",
+            "ratio tok/cost"
+        ])
     );
     for row in &rows {
         let per = |total: u32| {
@@ -125,6 +138,7 @@ pub fn render(episodes: &[EpisodeResult]) -> String {
                 &per(row.llm.model_turns),
                 &text_calls,
                 &if row.llm_episodes == 0 { "-".to_owned() } else { row.llm.protocol_errors.to_string() },
+                &if row.llm_episodes == 0 { "-".to_owned() } else { row.llm.context_exhausted.to_string() },
                 &cost,
                 &opt(row.usage.cost_per_100_episodes_usd, 4),
                 &format!("{} / {}", ratio(row.tokens_ratio), ratio(row.cost_ratio)),
@@ -133,7 +147,8 @@ pub fn render(episodes: &[EpisodeResult]) -> String {
     }
     out.push_str(
         "  (text calls: tool calls the model wrote as text, of all its calls; protocol: replies meant as a call that \
-         could not be read; ratios to the agent with the fewest tokens / lowest cost per episode)\n",
+         could not be read; ctx full: episodes ended because the conversation outgrew the model's context, judged as \
+         the agent's; ratios to the agent with the fewest tokens / lowest cost per episode)\n",
     );
     out
 }
@@ -154,7 +169,13 @@ mod tests {
                 e.tokens = Some(TokenUsage { input, output: 100 });
                 e.cost_usd = Some(cost);
                 e.calls = 3;
-                e.llm = Some(LlmCounts { model_turns: 4, native_calls: 2, text_form_calls: 1, protocol_errors: u32::from(trial == 0) });
+                e.llm = Some(LlmCounts {
+                    model_turns: 4,
+                    native_calls: 2,
+                    text_form_calls: 1,
+                    protocol_errors: u32::from(trial == 0),
+                    context_exhausted: 0,
+                });
                 episodes.push(e);
             }
         }
@@ -166,7 +187,7 @@ mod tests {
         assert_eq!(small.tokens_ratio, Some(1.0));
         assert!((large.tokens_ratio.unwrap() - 3100.0 / 1100.0).abs() < 1e-9);
         assert!((large.cost_ratio.unwrap() - 4.0).abs() < 1e-9);
-        assert_eq!(large.llm, LlmCounts { model_turns: 16, native_calls: 8, text_form_calls: 4, protocol_errors: 1 });
+        assert_eq!(large.llm, LlmCounts { model_turns: 16, native_calls: 8, text_form_calls: 4, protocol_errors: 1, context_exhausted: 0 });
         let text = render(&episodes);
         assert!(text.contains("Table 10"), "{text}");
         assert!(text.contains("4/12"), "{text}");

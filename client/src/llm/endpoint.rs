@@ -34,6 +34,16 @@ pub enum EndpointError {
         /// Attempts made.
         attempts: u32,
     },
+    /// The endpoint refused the request because the conversation no longer
+    /// fits the model's context window: the agent's limit, not a failure of
+    /// the endpoint (see [`is_context_exceeded`]).
+    #[error("model endpoint {url}: the conversation exceeds the model's context: {detail}")]
+    ContextExceeded {
+        /// The URL posted to.
+        url: String,
+        /// The endpoint's own words.
+        detail: String,
+    },
     /// An OK reply that is not a chat completion.
     #[error("model endpoint {url}: the reply is not a chat completion: {detail}")]
     NotACompletion {
@@ -163,6 +173,9 @@ impl ModelEndpoint {
             }
         };
         let last = attempts.last().cloned().unwrap_or(Attempt { status: 0, retry_after_ms: None, body: "no attempt made".into() });
+        if is_context_exceeded(&last) {
+            return Err(EndpointError::ContextExceeded { url: self.url.clone(), detail: describe(&last) });
+        }
         if last.status != 200 {
             return Err(EndpointError::Failed { url: self.url.clone(), last: describe(&last), attempts: attempts.len() as u32 });
         }
@@ -237,6 +250,16 @@ impl ModelEndpoint {
 }
 
 /// Whether an attempt failed in a way worth another try.
+/// Whether the endpoint refused a request as longer than the model's
+/// context, as OpenAI (`context_length_exceeded`), vLLM ("maximum context
+/// length"), llama.cpp (`exceed_context_size_error`) and Ollama word it.
+fn is_context_exceeded(attempt: &Attempt) -> bool {
+    let body = attempt.body.to_lowercase();
+    matches!(attempt.status, 400 | 413)
+        && body.contains("context")
+        && ["exceed", "maximum context length", "too long", "context_length"].iter().any(|w| body.contains(w))
+}
+
 fn retryable(attempt: &Attempt) -> bool {
     matches!(attempt.status, 0 | 408 | 409 | 429 | 500..=599)
 }

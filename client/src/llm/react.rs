@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use toolenv::pb;
 
 use super::parse::{self, CallForm, ParsedCall, Reply};
-use super::{Architecture, LlmAgent, LlmError, ToolChoice, reflexion};
+use super::{Architecture, EndpointError, LlmAgent, LlmError, ToolChoice, reflexion};
 use crate::{Client, ClientError};
 
 /// The pseudo-tool that ends an episode when `tool_choice` is `required`.
@@ -110,7 +110,15 @@ pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, t
         if let Some(parallel) = agent.parallel_tool_calls {
             request["parallel_tool_calls"] = json!(parallel);
         }
-        let reply = agent.endpoint.complete(&format!("{tape_key}/turn-{turn:03}"), &request).await?;
+        let reply = match agent.endpoint.complete(&format!("{tape_key}/turn-{turn:03}"), &request).await {
+            Ok(reply) => reply,
+            // The conversation outgrew the model: the episode ends as it stands.
+            Err(EndpointError::ContextExceeded { .. }) => {
+                played.conversation.context_exhausted = true;
+                break;
+            }
+            Err(error) => return Err(error.into()),
+        };
         played.conversation.model_turns += 1;
         played.input_tokens += reply.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
         played.output_tokens += reply.pointer("/usage/completion_tokens").and_then(Value::as_u64).unwrap_or(0);

@@ -3,7 +3,8 @@
 //! script (a task's reference solution, say) in the protocol variant asked
 //! for — native `tool_calls`, a fenced or bare JSON object, ReAct `Action:`
 //! lines, or garbage — and, on request, with HTTP 429 (`Retry-After`) or 500
-//! first. For tests and benchmarks of the LLM agents, with no model and no
+//! first, or with llama.cpp's HTTP 400 for a conversation longer than the
+//! model's context. For tests and benchmarks of the LLM agents, with no model and no
 //! network. Usage figures are a deterministic function of the text sizes.
 
 use std::convert::Infallible;
@@ -45,12 +46,23 @@ pub struct Script {
     pub retry_after_ms: Option<u64>,
     /// Answer every request with HTTP 500.
     pub always_500: bool,
+    /// Refuse a request whose conversation already holds this many
+    /// assistant turns with HTTP 400, as llama.cpp refuses a request longer
+    /// than the model's context.
+    pub context_full_after_turns: Option<usize>,
 }
 
 impl Script {
     /// Plays `calls` in one variant, with no HTTP failures.
     pub fn new(calls: Vec<(String, Value)>, variant: Variant) -> Self {
-        Script { calls, variants: vec![variant], rate_limited_first: 0, retry_after_ms: None, always_500: false }
+        Script {
+            calls,
+            variants: vec![variant],
+            rate_limited_first: 0,
+            retry_after_ms: None,
+            always_500: false,
+            context_full_after_turns: None,
+        }
     }
 }
 
@@ -131,6 +143,12 @@ async fn answer(request: Request<Incoming>, script: Arc<Script>, counter: Arc<At
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return respond(400, json!({"error": {"message": "not JSON"}}).to_string(), None);
     };
+    let turns = body.get("messages").and_then(Value::as_array).map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
+    if script.context_full_after_turns.is_some_and(|full| turns >= full) {
+        let error = json!({"error": {"code": 400, "type": "exceed_context_size_error",
+            "message": "request (8279 tokens) exceeds the available context size (8192 tokens), try increasing it"}});
+        return respond(400, error.to_string(), None);
+    }
     let message = reply(&script, &body);
     let prompt_tokens = body.to_string().len() as u64 / 4;
     let completion_tokens = message.to_string().len() as u64 / 4;

@@ -104,6 +104,10 @@ pub struct LlmCounts {
     pub text_form_calls: u32,
     /// Replies meant as a call that could not be read: agent protocol errors.
     pub protocol_errors: u32,
+    /// Episodes whose conversation outgrew the model's context (0 or 1 for
+    /// one episode).
+    #[serde(default)]
+    pub context_exhausted: u32,
 }
 
 /// One episode, as the metrics see it.
@@ -272,6 +276,7 @@ impl EpisodeResult {
                 native_calls: c.native_calls,
                 text_form_calls: c.text_form_calls,
                 protocol_errors: c.protocol_errors,
+                context_exhausted: u32::from(c.context_exhausted),
             }),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             mas_faults: trajectory
