@@ -270,7 +270,7 @@ impl pb::Trajectory {
                 "agent": c.agent, "model": c.model, "sampling": parse(&c.sampling_json),
                 "messages": c.messages_json.iter().map(|m| parse(m)).collect::<Vec<_>>(),
                 "model_turns": c.model_turns, "native_calls": c.native_calls,
-                "text_form_calls": c.text_form_calls, "protocol_errors": c.protocol_errors,
+                "text_form_calls": c.text_form_calls, "protocol_errors": c.protocol_errors, "context_exhausted": c.context_exhausted,
             });
         }
         masfire::trajectory_json(self, &mut json);

@@ -92,7 +92,7 @@ pub fn render(episodes: &[EpisodeResult]) -> String {
         return String::new();
     }
     let mut out = String::from("\n== tokens and cost (Table 10)\n");
-    let line = |cells: [&str; 10]| {
+    let line = |cells: [&str; 11]| {
         format!(
             "  {:<28} {:>8} {:>10} {:>9} {:>10} {:>11} {:>9} {:>9} {:>9} {:>10} {:>16}",
             cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8], cells[9], cells[10]
