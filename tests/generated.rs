@@ -58,6 +58,41 @@ async fn an_answer_task_is_judged_on_its_answer() {
 }
 
 #[tokio::test]
+async fn a_large_suite_is_listed_page_by_page() {
+    let (server, mut client) = start().await;
+    // 120 000 tasks would not fit one message (at most 5 000 per page): the
+    // server generates only the page asked for.
+    let request = pb::ListTasksRequest { suite: "generated:4:10000".into(), page_size: 3, ..Default::default() };
+    let first = client.raw().list_tasks(request).await.unwrap().into_inner();
+    assert_eq!((first.tasks.len(), first.next_page_token.as_str()), (3, "3"));
+    // Pages of 7 over a filtered suite concatenate to the whole listing, in order.
+    let filtered = pb::ListTasksRequest { suite: "generated:4:10".into(), level: 2, page_size: 7, ..Default::default() };
+    let mut paged = Vec::new();
+    let mut page = client.raw().list_tasks(filtered.clone()).await.unwrap().into_inner();
+    loop {
+        assert!(page.tasks.len() <= 7);
+        paged.extend(page.tasks.iter().map(|t| t.id.clone()));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        let next = pb::ListTasksRequest { page_token: page.next_page_token.clone(), ..filtered.clone() };
+        page = client.raw().list_tasks(next).await.unwrap().into_inner();
+    }
+    let whole: Vec<String> = client.list_suite_tasks("generated:4:10", None, Some(2)).await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!((paged.len(), &paged), (40, &whole));
+    for (bad, field) in [
+        (pb::ListTasksRequest { page_token: "x".into(), ..filtered.clone() }, "page_token"),
+        (pb::ListTasksRequest { page_token: "41".into(), ..filtered.clone() }, "page_token"),
+        (pb::ListTasksRequest { page_size: 5_001, ..filtered.clone() }, "page_size"),
+    ] {
+        let status = client.raw().list_tasks(bad).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(field), "{status:?}");
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn bad_suites_and_unknown_generated_ids_are_refused() {
     let (server, mut client) = start().await;
     let status = client.list_suite_tasks("generated:1", None, None).await.unwrap_err();

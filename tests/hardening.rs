@@ -126,6 +126,8 @@ async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
     assert_invalid("FinishEpisode.answer", e.finish_episode(finish).await, "answer");
     let suite = pb::ListTasksRequest { suite: huge.clone(), ..Default::default() };
     assert_invalid("ListTasks.suite", e.list_tasks(suite).await, "suite");
+    let page = pb::ListTasksRequest { page_token: huge.clone(), ..Default::default() };
+    assert_invalid("ListTasks.page_token", e.list_tasks(page).await, "page_token");
     let role = |name: &str, prompt: &str| pb::Role { name: name.to_owned(), prompt: prompt.to_owned() };
     assert_invalid("CreateEpisode.roles.name", e.create_episode(create(&|r| r.roles = vec![role(&huge, "p")])).await, "roles.name");
     assert_invalid(

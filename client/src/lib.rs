@@ -152,8 +152,21 @@ impl Client {
         level: Option<u8>,
     ) -> Result<Vec<pb::TaskSummary>, ClientError> {
         let domain = domain.map_or(pb::Domain::Unspecified, pb::Domain::from);
-        let request = pb::ListTasksRequest { domain: domain.into(), level: level.map_or(0, u32::from), suite: suite.to_owned() };
-        Ok(self.inner.list_tasks(request).await?.into_inner().tasks)
+        let mut request = pb::ListTasksRequest {
+            domain: domain.into(),
+            level: level.map_or(0, u32::from),
+            suite: suite.to_owned(),
+            ..Default::default()
+        };
+        let mut tasks = Vec::new();
+        loop {
+            let page = self.inner.list_tasks(request.clone()).await?.into_inner();
+            tasks.extend(page.tasks);
+            if page.next_page_token.is_empty() {
+                return Ok(tasks);
+            }
+            request.page_token = page.next_page_token;
+        }
     }
 
     /// Returns one task in full, with its tools' schemas.

@@ -133,7 +133,14 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
         out.push(Cheat { label, steps });
     }
     out.extend(wrong_answers(task, &reference));
-    out
+    // Two slots with the same value give the same swaps: play each once.
+    let mut distinct: Vec<Cheat> = Vec::with_capacity(out.len());
+    for cheat in out {
+        if !distinct.iter().any(|kept| kept.steps == cheat.steps) {
+            distinct.push(cheat);
+        }
+    }
+    distinct
 }
 
 /// For a task that asks for a final answer: the right calls finished with

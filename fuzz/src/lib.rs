@@ -447,8 +447,12 @@ impl Wire {
         };
         let (env, runs) = toolenv_server::in_process(config).expect("in-memory services");
         let mut corpus: Vec<(u8, Vec<u8>)> = vec![
-            (0, pb::ListTasksRequest { domain: 2, level: 1, suite: String::new() }.encode_to_vec()),
-            (0, pb::ListTasksRequest { domain: 3, level: 3, suite: "generated:7:3".into() }.encode_to_vec()),
+            (0, pb::ListTasksRequest { domain: 2, level: 1, ..Default::default() }.encode_to_vec()),
+            (
+                0,
+                pb::ListTasksRequest { domain: 3, level: 3, suite: "generated:7:3".into(), page_size: 2, ..Default::default() }
+                    .encode_to_vec(),
+            ),
             (1, pb::GetTaskRequest { task_id: "travel/cheapest-flight/001".into() }.encode_to_vec()),
             (9, pb::GetRunReportRequest { run_id: "run-0001".into(), exclude_infra_errors: true, feasible_only: true }.encode_to_vec()),
             (7, pb::GetRunRequest { run_id: "run-0001".into() }.encode_to_vec()),

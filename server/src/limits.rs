@@ -28,6 +28,9 @@ pub const MAX_LIST_LEN: usize = 64;
 /// Most entries of a map field (fault weights).
 pub const MAX_MAP_LEN: usize = 32;
 
+/// Most tasks in one ListTasks response (and its default page size).
+pub const MAX_TASK_PAGE: usize = 5_000;
+
 /// Most characters of a client's value an error quotes.
 pub const MAX_ECHO_CHARS: usize = 64;
 /// Longest status message the server sends (a backstop: every quoted value

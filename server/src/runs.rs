@@ -415,17 +415,20 @@ impl RunsService {
         grid.fault_delivery = fault_delivery;
         let named = &self.env.config().fault_profiles;
         grid.validate(|name| named.contains_key(name)).map_err(|e| Error::invalid(e.field(), e.to_string()))?;
-        let tasks = self.env.tasks(&request.suite, request.domain, request.level)?;
-        if tasks.is_empty() {
+        let (suite, domain, level) = self.env.suite_filter(&request.suite, request.domain, request.level)?;
+        let tasks = suite.count(domain, level);
+        if tasks == 0 {
             return Err(Error::invalid("level", "no task matches the domain and level"));
         }
-        let size = [grid.agents.len(), grid.epsilons.len(), grid.fault_profiles.len().max(1), tasks.len(), grid.trials as usize]
+        // Sized before any task is generated.
+        let size = [grid.agents.len(), grid.epsilons.len(), grid.fault_profiles.len().max(1), tasks, grid.trials as usize]
             .iter()
             .try_fold(1usize, |acc, &n| acc.checked_mul(n))
             .unwrap_or(usize::MAX);
         if size > MAX_PLANNED {
             return Err(Error::invalid("agents", format!("the grid has {size} episodes; a run may plan at most {MAX_PLANNED}")));
         }
+        let tasks = suite.tasks(domain, level);
         let mut plan = grid.plan(tasks.iter().map(|t| t.id.as_str()));
         for planned in &mut plan {
             planned.request.roles.clone_from(&request.roles);

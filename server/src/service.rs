@@ -7,7 +7,7 @@ use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_domains::generate::{Suite, SuiteError, resolve};
 use toolenv_domains::perturb::{Level, perturb};
-use toolenv_domains::{Episode, TaskRef};
+use toolenv_domains::{Domain, Episode, TaskRef};
 
 use crate::error::Error;
 use crate::metrics::{CallLabels, Metrics};
@@ -50,15 +50,38 @@ impl ToolEnvService {
 
     /// A suite's tasks (`suite` empty: the paper's) of a domain (a
     /// `pb::Domain` value, 0 for all) and level (0 for all).
-    pub(crate) fn tasks(&self, suite: &str, domain: i32, level: u32) -> Result<Vec<TaskRef>, Error> {
+    /// A page of a suite's tasks, as a ListTasks request asks: the tasks and
+    /// the next page's token (empty on the last page).
+    fn task_page(&self, request: &pb::ListTasksRequest) -> Result<(Vec<TaskRef>, String), Error> {
+        let (suite, domain, level) = self.suite_filter(&request.suite, request.domain, request.level)?;
+        let size = match request.page_size as usize {
+            0 => limits::MAX_TASK_PAGE,
+            size if size > limits::MAX_TASK_PAGE => {
+                return Err(Error::invalid("page_size", format!("at most {} tasks per page, got {size}", limits::MAX_TASK_PAGE)));
+            }
+            size => size,
+        };
+        limits::text("page_token", &request.page_token, limits::MAX_ID_BYTES)?;
+        let total = suite.count(domain, level);
+        let skip = match request.page_token.as_str() {
+            "" => 0,
+            token => token.parse::<usize>().ok().filter(|&skip| skip <= total).ok_or_else(|| {
+                Error::invalid("page_token", format!("'{}' is not a next_page_token of this listing", limits::cut(token)))
+            })?,
+        };
+        let next = skip.saturating_add(size);
+        Ok((suite.page(domain, level, skip, size), if next < total { next.to_string() } else { String::new() }))
+    }
+
+    /// A request's suite, domain and level, checked.
+    pub(crate) fn suite_filter(&self, suite: &str, domain: i32, level: u32) -> Result<(Suite, Option<Domain>, Option<u8>), Error> {
         let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain();
         limits::text("suite", suite, limits::MAX_NAME_BYTES)?;
         if level > 3 {
             return Err(Error::invalid("level", format!("levels are 1 to 3 (0 for all), got {level}")));
         }
         let suite: Suite = suite.parse().map_err(|e: SuiteError| Error::invalid("suite", e.to_string()))?;
-        let level = u8::try_from(level).ok().filter(|&l| l > 0);
-        Ok(suite.tasks(domain, level))
+        Ok((suite, domain, u8::try_from(level).ok().filter(|&l| l > 0)))
     }
 
     /// Creates an episode as the request says; a leased one records its
@@ -132,8 +155,8 @@ fn episode_id(id: &str) -> Result<&str, Error> {
 impl pb::tool_env_server::ToolEnv for ToolEnvService {
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
         let request = request.into_inner();
-        let tasks = self.tasks(&request.suite, request.domain, request.level)?.iter().map(|t| pb::TaskSummary::from(&**t)).collect();
-        Ok(Response::new(pb::ListTasksResponse { tasks }))
+        let (tasks, next_page_token) = self.task_page(&request)?;
+        Ok(Response::new(pb::ListTasksResponse { tasks: tasks.iter().map(|t| pb::TaskSummary::from(&**t)).collect(), next_page_token }))
     }
 
     async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {

@@ -127,10 +127,31 @@ impl Suite {
     /// Every task of the suite, in order, optionally of one domain and one
     /// level only (generating only those).
     pub fn tasks(self, domain: Option<Domain>, level: Option<u8>) -> Vec<TaskRef> {
+        self.page(domain, level, 0, usize::MAX)
+    }
+
+    /// The `take` tasks after the first `skip` of [`Suite::tasks`],
+    /// generating only those.
+    pub fn page(self, domain: Option<Domain>, level: Option<u8>, skip: usize, take: usize) -> Vec<TaskRef> {
         let wanted = |d: Domain, l: u8| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l);
         match self {
-            Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).map(TaskRef::from).collect(),
-            _ => self.origins().filter(|o| wanted(o.domain, o.level)).map(|o| TaskRef::from(super::generate(o))).collect(),
+            Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
+            _ => self
+                .origins()
+                .filter(|o| wanted(o.domain, o.level))
+                .skip(skip)
+                .take(take)
+                .map(|o| TaskRef::from(super::generate(o)))
+                .collect(),
+        }
+    }
+
+    /// How many tasks [`Suite::tasks`] gives, generating none.
+    pub fn count(self, domain: Option<Domain>, level: Option<u8>) -> usize {
+        let wanted = |d: Domain, l: u8| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l);
+        match self {
+            Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
+            _ => self.origins().filter(|o| wanted(o.domain, o.level)).count(),
         }
     }
 }
