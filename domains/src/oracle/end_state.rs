@@ -380,24 +380,10 @@ mod tests {
     /// The unexpected leaves as the oracle found them on whole states
     /// before it judged changes: the reference this module must agree with.
     fn whole_state_leaves(task: &Task, initial: &Value, end: &Value) -> BTreeSet<String> {
-        fn added<'a>(initial: &serde_json::Map<String, Value>, state: &'a Value) -> Vec<&'a str> {
-            state.as_object().into_iter().flat_map(|m| m.keys()).filter(|k| !initial.contains_key(*k)).map(String::as_str).collect()
-        }
-        fn collect<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
-            let Value::Object(before) = initial else { return true };
-            let (want, got) = (added(before, expected), added(before, actual));
-            if want.len() != got.len() {
-                return false;
-            }
-            renames.extend(got.into_iter().zip(want).filter(|(g, w)| g != w));
-            before.iter().all(|(key, child)| match (expected.get(key), actual.get(key)) {
-                (Some(e), Some(a)) => collect(child, e, a, renames),
-                _ => true,
-            })
-        }
         let expected = task.expected_final_state();
         let mut renames = Vec::new();
-        let end = if collect(initial, expected, end, &mut renames) && !renames.is_empty() { rename(end, &renames) } else { end.clone() };
+        let renamed = crate::oracle::renames_of(initial, expected, end, &mut renames) && !renames.is_empty();
+        let end = if renamed { rename(end, &renames) } else { end.clone() };
         let mut leaves = BTreeSet::new();
         for change in json::diff(expected, &end) {
             for value in [&change.before, &change.after].into_iter().flatten() {

@@ -310,28 +310,13 @@ pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'
 /// somewhere (then the records differ). Only the records either end state
 /// changed can add keys, so only they are read.
 fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Changes> {
-    fn added<'a>(initial: &serde_json::Map<String, Value>, state: &'a Value) -> Vec<&'a str> {
-        state.as_object().into_iter().flat_map(|m| m.keys()).filter(|k| !initial.contains_key(*k)).map(String::as_str).collect()
-    }
-    fn collect<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
-        let Value::Object(before) = initial else { return true };
-        let (want, got) = (added(before, expected), added(before, actual));
-        if want.len() != got.len() {
-            return false;
-        }
-        renames.extend(got.into_iter().zip(want).filter(|(g, w)| g != w));
-        before.iter().all(|(key, child)| match (expected.get(key), actual.get(key)) {
-            (Some(e), Some(a)) => collect(child, e, a, renames),
-            _ => true,
-        })
-    }
     if actual == expected {
         return None;
     }
     let initial = &task.initial_snapshot().0;
     let [before, want, got] = end_state::touched(initial, expected, actual);
     let mut renames = Vec::new();
-    if !collect(&before, &want, &got, &mut renames) || renames.is_empty() {
+    if !renames_of(&before, &want, &got, &mut renames) || renames.is_empty() {
         return None;
     }
     Some(actual.renamed(&renames, task.state_strings()).unwrap_or_else(|| {
@@ -339,6 +324,25 @@ fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Chang
         let end = View { initial, changes: actual }.materialize();
         Changes::between(initial, &end_state::rename(&end, &renames))
     }))
+}
+
+/// Collects, at every object of `initial` and below, the keys `actual`
+/// added paired in sorted order with those `expected` added (only where they
+/// differ); false when the numbers of added keys differ somewhere.
+fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
+    fn added<'a>(initial: &serde_json::Map<String, Value>, state: &'a Value) -> Vec<&'a str> {
+        state.as_object().into_iter().flat_map(|m| m.keys()).filter(|k| !initial.contains_key(*k)).map(String::as_str).collect()
+    }
+    let Value::Object(before) = initial else { return true };
+    let (want, got) = (added(before, expected), added(before, actual));
+    if want.len() != got.len() {
+        return false;
+    }
+    renames.extend(got.into_iter().zip(want).filter(|(g, w)| g != w));
+    before.iter().all(|(key, child)| match (expected.get(key), actual.get(key)) {
+        (Some(e), Some(a)) => renames_of(child, e, a, renames),
+        _ => true,
+    })
 }
 
 #[cfg(test)]
