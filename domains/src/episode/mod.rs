@@ -5,11 +5,12 @@
 //! byte, whatever else runs at the same time.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 mod agents;
 pub mod bus;
 mod faults;
+mod finish;
 mod fork;
 mod ledger;
 
@@ -20,7 +21,7 @@ pub use ledger::FaultStats;
 use crate::World;
 use crate::chaos::{Chaos, Dice, FaultKind};
 use crate::delivery::{Delivered, Delivery, Outcome};
-use crate::oracle::{CheckOutcome, Verdict};
+use crate::oracle::Verdict;
 use crate::task::{Task, TaskRef};
 use crate::tool::ArgError;
 use faults::{FaultState, ToolCall};
@@ -313,15 +314,6 @@ impl Episode {
         self.world.to_json()
     }
 
-    /// The records the episode has changed in the task's initial state.
-    pub(crate) fn changes(&self) -> crate::oracle::Changes {
-        if std::sync::Arc::ptr_eq(&self.world, &self.task.initial) {
-            crate::oracle::Changes::default()
-        } else {
-            self.world.changes(&self.task.initial)
-        }
-    }
-
     /// The trajectory so far.
     pub fn trajectory(&self) -> &Trajectory {
         &self.trajectory
@@ -543,69 +535,5 @@ impl Episode {
             role: None,
             mas_faults: Vec::new(),
         });
-    }
-
-    /// Finishes the episode and judges its end state. Finishing again
-    /// returns the same verdict.
-    pub fn finish(&mut self) -> &Verdict {
-        let verdict = match self.trajectory.verdict.take() {
-            Some(verdict) => verdict,
-            None => {
-                let changes = self.changes();
-                let final_state_hash = if changes.is_empty() {
-                    self.task.initial_snapshot().1.clone()
-                } else if self.records_verdict {
-                    crate::json::state_hash(&self.world.to_json())
-                } else {
-                    String::new()
-                };
-                let answer = self.trajectory.answer.as_deref();
-                let mut verdict = Verdict::judge_changes(&self.task, &changes, final_state_hash, answer);
-                let duplicates: Vec<Value> = self
-                    .faults
-                    .duplicates
-                    .iter()
-                    .map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first}))
-                    .collect();
-                verdict.passed &= duplicates.is_empty();
-                verdict.checks.push(CheckOutcome {
-                    name: crate::oracle::DUPLICATE_CHECK.to_owned(),
-                    passed: duplicates.is_empty(),
-                    expected: Value::Array(Vec::new()),
-                    actual: Value::Array(duplicates),
-                });
-                if let Some(check) = self.clarification_check() {
-                    verdict.passed &= check.passed;
-                    verdict.checks.push(check);
-                }
-                verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
-                verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
-                // An episode the agent passed was passable; otherwise the solver decides.
-                verdict.feasible = self.records_verdict.then(|| verdict.passed || self.feasible());
-                if self.team.is_some() {
-                    verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
-                }
-                verdict
-            }
-        };
-        self.trajectory.verdict.insert(verdict)
-    }
-
-    /// Whether an ideal agent could pass this episode: the solver plays a
-    /// fresh episode of the same task, seed, trial, fault profile,
-    /// perturbation and call limit in-process. Fault draws are pure functions
-    /// of the episode and the call index, so it meets the schedule the agent
-    /// met at the same call indices; an agent that makes other calls meets
-    /// other draws, which is why a passed episode counts as feasible whatever
-    /// the solver meets.
-    fn feasible(&self) -> bool {
-        let mut replay = Episode::new(&self.task, self.trajectory.seed, self.trajectory.trial)
-            .with_max_calls(self.max_calls)
-            .with_chaos(self.chaos.clone());
-        replay.trajectory.description.clone_from(&self.trajectory.description);
-        replay.trajectory.epsilon = self.trajectory.epsilon;
-        replay.trajectory.perturbations.clone_from(&self.trajectory.perturbations);
-        replay.records_verdict = false;
-        crate::solver::solve(&mut replay).feasible()
     }
 }
