@@ -126,17 +126,18 @@ impl SelfCheck {
         let task = &task.into();
         // Feasibility is not what the self-check asks: no solver replay per failing episode.
         let episode = |seed| Episode::new(task, seed, 0).for_pass_or_fail();
-        let verdict = |calls: &[Call], answer| play_in(episode(0), calls, answer).verdict().cloned().expect("play finishes the episode");
         let random_passes = (0..random_seeds)
             .filter(|&seed| {
                 let calls = random_calls(task, seed, RANDOM_AGENT_CALLS);
                 play_in(episode(seed), &calls, None).verdict().is_some_and(|v| v.passed)
             })
             .collect();
-        let cheats = cheats::cheats(task).iter().map(|cheat| cheats::play(task, cheat)).collect();
+        let prefixes = cheats::Prefixes::new(task);
+        let cheats = cheats::cheats(task).iter().map(|cheat| prefixes.play(cheat)).collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
-        let reference = verdict(&task.reference, task.reference_answer());
-        Self { task: task.clone(), reference, solver, inaction: verdict(&[], None), random_passes, cheats }
+        let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
+        let inaction = episode(0).finish().clone();
+        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats }
     }
 
     /// What is wrong with the task's oracle, if anything.

@@ -184,20 +184,67 @@ fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
     out
 }
 
-/// Plays a cheat in-process with no faults and judges it.
-pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
-    let task = &task.into();
-    // Whether a cheat is wrong and fails is the question, not whether it was feasible.
-    let mut episode = Episode::new(task, 0, 0).for_pass_or_fail();
+/// The reference solution played once, fault-free, call by call: a cheat
+/// that begins with the reference's first calls continues from the episode
+/// they left instead of playing them again (an episode is a pure function of
+/// its calls, so the verdict is the same).
+pub(crate) struct Prefixes<'t> {
+    task: &'t TaskRef,
+    /// The episode after the reference's first `k` calls, at `k`, and whether
+    /// its last call was recorded.
+    episodes: Vec<(Episode, bool)>,
+}
+
+impl<'t> Prefixes<'t> {
+    /// Plays the task's reference solution.
+    pub(crate) fn new(task: &'t TaskRef) -> Self {
+        // Whether a cheat is wrong and fails is the question, not whether it was feasible.
+        let mut episode = Episode::new(task, 0, 0).for_pass_or_fail();
+        let mut episodes = Vec::with_capacity(task.reference.len() + 1);
+        episodes.push((episode.clone(), false));
+        for call in &task.reference {
+            let recorded = episode.call(call.tool, &call.arguments.to_string()).is_ok();
+            episodes.push((episode.clone(), recorded));
+        }
+        Self { task, episodes }
+    }
+
+    /// The episode after the whole reference solution, not yet finished.
+    pub(crate) fn reference(&self) -> Episode {
+        self.episodes[self.episodes.len() - 1].0.clone()
+    }
+
+    /// Plays a cheat in-process with no faults and judges it.
+    pub fn play(&self, cheat: &Cheat) -> PlayedCheat {
+        let task = self.task;
+        let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
+        let (episode, recorded) = self.episodes[shared].clone();
+        let previous = shared.checked_sub(1).map(|i| (task.reference[i].clone(), recorded));
+        let (mut episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
+        let verdict = episode.finish().clone();
+        // Wrong when its end state differs from the expected one outside the
+        // task's alternatives (free text included), as the oracle compares them,
+        // or when it answers other than the reference does (every wrong answer
+        // is built from the facts the answer must and must not state). A
+        // failed collateral check already found such a difference.
+        let stray = verdict.checks.iter().any(|c| c.name == crate::COLLATERAL_CHECK && !c.passed);
+        let wrong = wrong_answer || stray || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
+        PlayedCheat { cheat: cheat.clone(), wrong, verdict }
+    }
+}
+
+/// Plays a cheat's `steps` on from `episode`, where `previous` was the last
+/// call made (and whether the episode recorded it), and gives the reference's
+/// answer unless a step answers otherwise: the episode, unfinished, and
+/// whether a step changed the answer.
+fn continue_with(task: &Task, mut episode: Episode, mut previous: Option<(Call, bool)>, steps: &[Step]) -> (Episode, bool) {
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;
-    // The previous call, and whether the episode recorded it (its result is
-    // read only to undo it).
-    let mut previous: Option<(Call, bool)> = None;
-    for step in &cheat.steps {
+    for step in steps {
         let call = match step {
             Step::Call(call) => Some(call.clone()),
+            // The previous call's result is read only to undo it.
             Step::UndoPrevious => previous.as_ref().and_then(|(call, recorded)| {
                 let record = recorded.then(|| episode.trajectory().calls.last()).flatten();
                 let result: Option<Value> = record.and_then(|r| match &r.outcome {
@@ -219,13 +266,7 @@ pub fn play(task: impl Into<TaskRef>, cheat: &Cheat) -> PlayedCheat {
     if let Some(answer) = answer {
         episode.answer(answer);
     }
-    let verdict = episode.finish().clone();
-    // Wrong when its end state differs from the expected one outside the
-    // task's alternatives (free text included), as the oracle compares them,
-    // or when it answers other than the reference does (every wrong answer
-    // is built from the facts the answer must and must not state).
-    let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
-    PlayedCheat { cheat: cheat.clone(), wrong, verdict }
+    (episode, wrong_answer)
 }
 
 /// The inverse of a call, from the domain's undo rules.
@@ -352,6 +393,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
 mod tests {
     use super::*;
 
+    use crate::Domain;
     use crate::agent::collect_strings;
 
     #[test]
@@ -366,11 +408,37 @@ mod tests {
     }
 
     #[test]
+    fn a_cheat_continued_from_the_reference_is_judged_as_played_from_the_start() {
+        use crate::generate::{Origin, generate};
+        let generated = Domain::ALL.into_iter().flat_map(|domain| {
+            (1..=3).flat_map(move |level| (0..3).map(move |index| TaskRef::from(generate(Origin { domain, level, seed: 5, index }))))
+        });
+        let tasks: Vec<TaskRef> = crate::suite().iter().map(TaskRef::from).chain(generated).collect();
+        let mut continued = 0;
+        for task in &tasks {
+            let prefixes = Prefixes::new(task);
+            for cheat in cheats(task) {
+                let played = prefixes.play(&cheat);
+                let start = Episode::new(task, 0, 0).for_pass_or_fail();
+                let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps);
+                let verdict = episode.finish().clone();
+                let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
+                assert_eq!(played.verdict, verdict, "{}: {}", task.id, cheat.label);
+                assert_eq!(played.wrong, wrong, "{}: {}", task.id, cheat.label);
+                continued += usize::from(matches!(cheat.steps.first(), Some(Step::Call(c)) if Some(c) == task.reference.first()));
+            }
+        }
+        assert!(continued > tasks.len(), "most cheats begin as the reference does: {continued}");
+    }
+
+    #[test]
     fn a_wrong_booking_cancelled_before_the_right_one_is_a_cheat_that_fails() {
         // The outside review's finding: hold and confirm the dearer flight for
         // Bob, cancel that reservation, then book the cheapest.
         let task = crate::task("travel/cheapest-flight/001").unwrap();
-        let played: Vec<PlayedCheat> = cheats(task).iter().map(|c| play(task, c)).collect();
+        let task = TaskRef::from(task);
+        let prefixes = Prefixes::new(&task);
+        let played: Vec<PlayedCheat> = cheats(&task).iter().map(|c| prefixes.play(c)).collect();
         let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
         assert!(undone.cheat.steps.contains(&Step::UndoPrevious));
         assert!(undone.wrong && !undone.verdict.passed, "{:?}", undone.verdict.failures().collect::<Vec<_>>());

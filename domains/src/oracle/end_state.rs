@@ -38,13 +38,18 @@ pub(crate) struct Changes(BTreeMap<String, Changed>);
 impl Changes {
     /// Records the changed records of a collection kept as a map by key.
     pub(crate) fn map<T: Serialize + PartialEq>(&mut self, name: &str, before: &BTreeMap<String, T>, after: &BTreeMap<String, T>) {
+        // Both in key order: one pass over the two, no lookups.
         let mut records = BTreeMap::new();
+        let mut old = before.iter().peekable();
         for (key, record) in after {
-            if before.get(key) != Some(record) {
+            while let Some((gone, _)) = old.next_if(|(k, _)| *k < key) {
+                records.insert(gone.clone(), None);
+            }
+            if old.next_if(|(k, _)| *k == key).is_none_or(|(_, was)| was != record) {
                 records.insert(key.clone(), Some(to_value(record)));
             }
         }
-        records.extend(before.keys().filter(|key| !after.contains_key(*key)).map(|key| (key.clone(), None)));
+        records.extend(old.map(|(gone, _)| (gone.clone(), None)));
         self.insert(name, records);
     }
 
