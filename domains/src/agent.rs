@@ -46,9 +46,7 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 /// platform and version.
 pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let dates: Vec<String> = (-3..30).map(|d| task.today.add_days(d).to_string()).collect();
-    let mut pool: Vec<&str> = task.state_strings().iter().chain(&dates).map(String::as_str).collect();
-    pool.extend(["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"]);
+    let pool = Pool { strings: task.state_strings(), dates: (-3..30).map(|d| task.today.add_days(d).to_string()).collect() };
     let tools = task.tools();
     (0..count)
         .map(|_| {
@@ -58,23 +56,49 @@ pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
         .collect()
 }
 
+/// The strings a random agent draws from, in order: the task's state
+/// strings, the dates around its today, then [`Pool::WORDS`] (read in place,
+/// not copied into one list).
+struct Pool<'t> {
+    strings: &'t [String],
+    dates: Vec<String>,
+}
+
+impl Pool<'_> {
+    const WORDS: [&'static str; 13] =
+        ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"];
+
+    fn len(&self) -> usize {
+        self.strings.len() + self.dates.len() + Self::WORDS.len()
+    }
+
+    fn draw(&self, rng: &mut ChaCha8Rng) -> &str {
+        let i = below(rng, self.len());
+        let j = i.wrapping_sub(self.strings.len());
+        match (self.strings.get(i), self.dates.get(j)) {
+            (Some(s), _) | (None, Some(s)) => s,
+            (None, None) => Self::WORDS[j - self.dates.len()],
+        }
+    }
+}
+
 fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
     // Modulo bias is irrelevant for a random agent.
     (rng.next_u64() % n.max(1) as u64) as usize
 }
 
-fn random_object(params: &[Param], pool: &[&str], rng: &mut ChaCha8Rng) -> Value {
+fn random_object(params: &[Param], pool: &Pool, rng: &mut ChaCha8Rng) -> Value {
     let mut map = Map::new();
     for param in params {
         if !param.required && below(rng, 2) == 0 {
             continue;
         }
         let value = match param.ty {
-            ParamType::String => Value::from(pool[below(rng, pool.len())]),
+            ParamType::String => Value::from(pool.draw(rng)),
             ParamType::OneOf(values) => Value::from(values[below(rng, values.len())]),
             ParamType::Number => Value::from(below(rng, 1000) as f64),
             ParamType::Integer => Value::from(below(rng, 4) as i64),
-            ParamType::StringList => Value::from(vec![pool[below(rng, pool.len())]]),
+            ParamType::StringList => Value::from(vec![pool.draw(rng)]),
             ParamType::ObjectList(fields) => Value::Array((0..=below(rng, 2)).map(|_| random_object(fields, pool, rng)).collect()),
         };
         map.insert(param.name.to_owned(), value);

@@ -17,6 +17,8 @@
 //! allows to differ is not wrong (a duplicate booking the domain refused, say)
 //! and is left out; every other cheat must fail.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::Value;
 
 use crate::Outcome;
@@ -97,9 +99,9 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
-    let shaped: Vec<(String, &str)> = task.state_strings().iter().map(|s| (shape(s), s.as_str())).collect();
+    let shapes = shape_groups(task.state_strings());
     for (name, value) in swappable(task) {
-        for other in look_alikes(&shaped, &value).into_iter().take(LOOK_ALIKES) {
+        for other in look_alikes(&shapes, &value).into_iter().take(LOOK_ALIKES) {
             let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
             if swapped == task.reference {
                 continue;
@@ -331,16 +333,20 @@ fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
     args.iter().filter_map(|(name, value)| value.as_str().filter(|v| texts.contains(v)).map(|v| (name.clone(), v.to_owned()))).collect()
 }
 
-/// Values of the task's state (each with its [`shape`]) that look like
-/// `value` (same shape of letters, digits and punctuation) but are not it, in
-/// a fixed order.
-fn look_alikes(shaped: &[(String, &str)], value: &str) -> Vec<String> {
-    let wanted = shape(value);
-    let mut alikes: Vec<String> =
-        shaped.iter().filter(|(s, text)| *text != value && *s == wanted).map(|(_, text)| (*text).to_owned()).collect();
-    alikes.sort();
-    alikes.dedup();
-    alikes
+/// The distinct strings of a task's state, by their [`shape`].
+fn shape_groups(strings: &[String]) -> BTreeMap<String, BTreeSet<&str>> {
+    let distinct: BTreeSet<&str> = strings.iter().map(String::as_str).collect();
+    let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for text in distinct {
+        groups.entry(shape(text)).or_default().insert(text);
+    }
+    groups
+}
+
+/// Values of the task's state that look like `value` (same shape of
+/// letters, digits and punctuation) but are not it, in a fixed order.
+fn look_alikes(shapes: &BTreeMap<String, BTreeSet<&str>>, value: &str) -> Vec<String> {
+    shapes.get(&shape(value)).into_iter().flatten().filter(|text| **text != value).map(|text| (*text).to_owned()).collect()
 }
 
 /// A string's shape: each run of uppercase, lowercase, digits or one other
@@ -403,8 +409,7 @@ mod tests {
         assert_eq!(shape("2026-01-01"), "9-9-9");
         let mut strings = Vec::new();
         collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
-        let shaped: Vec<(String, &str)> = strings.iter().map(|s| (shape(s), s.as_str())).collect();
-        assert_eq!(look_alikes(&shaped, "C-104"), ["C-101", "D-7"]);
+        assert_eq!(look_alikes(&shape_groups(&strings), "C-104"), ["C-101", "D-7"]);
     }
 
     #[test]

@@ -20,12 +20,10 @@ impl Episode {
             Some(verdict) => verdict,
             None => {
                 let changes = self.changes();
-                let final_state_hash = if changes.is_empty() {
-                    self.task.initial_snapshot().1.clone()
-                } else if self.records_verdict {
-                    crate::json::state_hash(&self.world.to_json())
-                } else {
-                    String::new()
+                let final_state_hash = match (self.records_verdict, changes.is_empty()) {
+                    (false, _) => None,
+                    (true, true) => Some(self.task.initial_snapshot().1.clone()),
+                    (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
                 };
                 let answer = self.trajectory.answer.as_deref();
                 let mut verdict = Verdict::judge_changes(&self.task, &changes, final_state_hash, answer);

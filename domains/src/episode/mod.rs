@@ -241,9 +241,10 @@ impl Episode {
     }
 
     /// Judges the episode only for pass or fail when it finishes: its
-    /// verdict leaves feasibility undecided (`None`) and the end state's hash
-    /// empty, which no check reads. For the oracle self-check, whose
-    /// episodes need neither a solver replay nor a hash each.
+    /// verdict leaves feasibility undecided (`None`), the end state's hash
+    /// empty and the state diff out, which no check reads. For the oracle
+    /// self-check, whose episodes need neither a solver replay nor a hash
+    /// nor a diff each.
     pub(crate) fn for_pass_or_fail(mut self) -> Self {
         self.records_verdict = false;
         self

@@ -211,12 +211,14 @@ impl Verdict {
     /// Judges a final state of the task and the agent's final answer.
     pub fn judge_answered(task: &Task, final_state: &Value, answer: Option<&str>) -> Self {
         let changes = Changes::between(&task.initial_snapshot().0, final_state);
-        Self::judge_changes(task, &changes, json::state_hash(final_state), answer)
+        Self::judge_changes(task, &changes, Some(json::state_hash(final_state)), answer)
     }
 
     /// Judges an end state given as the changes it made to the task's
-    /// initial state, whose hash the caller knows (or leaves empty).
-    pub(crate) fn judge_changes(task: &Task, changes: &Changes, final_state_hash: String, answer: Option<&str>) -> Self {
+    /// initial state. A verdict for the record has the end state's hash,
+    /// which the caller knows, and lists the state diff; a verdict only for
+    /// pass or fail (`None`) has neither.
+    pub(crate) fn judge_changes(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> Self {
         let (initial, initial_state_hash) = task.initial_snapshot();
         let end = View { initial, changes };
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
@@ -230,9 +232,9 @@ impl Verdict {
         Verdict {
             passed: checks.iter().all(|c| c.passed),
             checks,
-            diff: View::of(initial).diff(&end),
+            diff: if final_state_hash.is_some() { View::of(initial).diff(&end) } else { Vec::new() },
             initial_state_hash: initial_state_hash.clone(),
-            final_state_hash,
+            final_state_hash: final_state_hash.unwrap_or_default(),
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),
             feasible: None,

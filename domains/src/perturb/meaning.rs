@@ -207,7 +207,7 @@ pub(crate) fn wrong_value_fails(task: &Task, slot: usize, wrong: &str) -> bool {
     // An argument the wrong value made invalid is rejected, as in an episode;
     // only the end state matters.
     let world = task.replay(calls.iter().map(|(tool, arguments)| (*tool, arguments)));
-    !Verdict::judge_changes(task, &world.changes(&task.initial), String::new(), None).passed
+    !Verdict::judge_changes(task, &world.changes(&task.initial), None, None).passed
 }
 
 /// Replaces `from` with `to` in every string of a JSON value, as a whole
