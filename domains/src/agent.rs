@@ -157,7 +157,7 @@ impl SelfCheck {
             })
             .collect();
         let prefixes = cheats::Prefixes::new(task);
-        let cheats = cheats::cheats(task).iter().map(|cheat| prefixes.play(cheat)).collect();
+        let cheats = cheats::cheats(task).into_iter().map(|cheat| prefixes.play(cheat)).collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
         let inaction = episode(0).finish().clone();

@@ -17,6 +17,7 @@
 //! allows to differ is not wrong (a duplicate booking the domain refused, say)
 //! and is left out; every other cheat must fail.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -217,11 +218,11 @@ impl<'t> Prefixes<'t> {
     }
 
     /// Plays a cheat in-process with no faults and judges it.
-    pub fn play(&self, cheat: &Cheat) -> PlayedCheat {
+    pub fn play(&self, cheat: Cheat) -> PlayedCheat {
         let task = self.task;
         let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
         let (episode, recorded) = self.episodes[shared].clone();
-        let previous = shared.checked_sub(1).map(|i| (task.reference[i].clone(), recorded));
+        let previous = shared.checked_sub(1).map(|i| (Cow::Borrowed(&task.reference[i]), recorded));
         let (mut episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
         let verdict = episode.finish().clone();
         // Wrong when its end state differs from the expected one outside the
@@ -231,7 +232,7 @@ impl<'t> Prefixes<'t> {
         // failed collateral check already found such a difference.
         let stray = verdict.checks.iter().any(|c| c.name == crate::COLLATERAL_CHECK && !c.passed);
         let wrong = wrong_answer || stray || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
-        PlayedCheat { cheat: cheat.clone(), wrong, verdict }
+        PlayedCheat { cheat, wrong, verdict }
     }
 }
 
@@ -239,13 +240,13 @@ impl<'t> Prefixes<'t> {
 /// call made (and whether the episode recorded it), and gives the reference's
 /// answer unless a step answers otherwise: the episode, unfinished, and
 /// whether a step changed the answer.
-fn continue_with(task: &Task, mut episode: Episode, mut previous: Option<(Call, bool)>, steps: &[Step]) -> (Episode, bool) {
+fn continue_with<'c>(task: &Task, mut episode: Episode, mut previous: Option<(Cow<'c, Call>, bool)>, steps: &'c [Step]) -> (Episode, bool) {
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;
     for step in steps {
         let call = match step {
-            Step::Call(call) => Some(call.clone()),
+            Step::Call(call) => Some(Cow::Borrowed(call)),
             // The previous call's result is read only to undo it.
             Step::UndoPrevious => previous.as_ref().and_then(|(call, recorded)| {
                 let record = recorded.then(|| episode.trajectory().calls.last()).flatten();
@@ -253,7 +254,7 @@ fn continue_with(task: &Task, mut episode: Episode, mut previous: Option<(Call, 
                     Outcome::Result(text) => serde_json::from_str(text).ok(),
                     _ => None,
                 });
-                undo(task, call, result.as_ref())
+                undo(task, call, result.as_ref()).map(Cow::Owned)
             }),
             Step::Answer(text) => {
                 wrong_answer = true;
@@ -423,7 +424,7 @@ mod tests {
         for task in &tasks {
             let prefixes = Prefixes::new(task);
             for cheat in cheats(task) {
-                let played = prefixes.play(&cheat);
+                let played = prefixes.play(cheat.clone());
                 let start = Episode::new(task, 0, 0).for_pass_or_fail();
                 let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps);
                 let verdict = episode.finish().clone();
@@ -443,7 +444,7 @@ mod tests {
         let task = crate::task("travel/cheapest-flight/001").unwrap();
         let task = TaskRef::from(task);
         let prefixes = Prefixes::new(&task);
-        let played: Vec<PlayedCheat> = cheats(&task).iter().map(|c| prefixes.play(c)).collect();
+        let played: Vec<PlayedCheat> = cheats(&task).into_iter().map(|c| prefixes.play(c)).collect();
         let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
         assert!(undone.cheat.steps.contains(&Step::UndoPrevious));
         assert!(undone.wrong && !undone.verdict.passed, "{:?}", undone.verdict.failures().collect::<Vec<_>>());

@@ -1,6 +1,8 @@
 //! JSON helpers the oracle stands on: canonical text, state hash, state diff,
 //! pattern matching over values and paths.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -185,6 +187,25 @@ pub(crate) fn diff_at(mut path: String, before: Option<&Value>, after: Option<&V
     }
 }
 
+/// The value at a JSON pointer, as [`Value::pointer`] finds it, without
+/// allocating for segments that need no unescaping.
+pub(crate) fn at<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    pointer.strip_prefix('/')?.split('/').try_fold(value, |target, segment| match target {
+        Value::Object(map) => map.get(unescape(segment).as_ref()),
+        // As RFC 6901 reads an index: digits, no sign, no leading zero.
+        Value::Array(items) if segment == "0" || !segment.starts_with(['0', '+']) => items.get(segment.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+/// A JSON pointer segment with `~1` and `~0` read as `/` and `~`.
+pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
+    if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
+}
+
 /// The JSON pointer of a location given by its keys.
 pub(crate) fn pointer(keys: &[&str]) -> String {
     let mut path = String::new();
@@ -301,6 +322,37 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn at_finds_what_value_pointer_finds() {
+        let value = json!({"a": {"b/c": [10, {"~d": 1, "": 2}], "e": null}, "0": "zero", "": {"x": 3}});
+        let pointers = [
+            "",
+            "/",
+            "a",
+            "/a",
+            "/a/",
+            "/a/b~1c",
+            "/a/b/c",
+            "/a/b~1c/0",
+            "/a/b~1c/1/~0d",
+            "/a/b~1c/1/",
+            "/a/b~1c/01",
+            "/a/b~1c/+1",
+            "/a/b~1c/-1",
+            "/a/b~1c/2",
+            "/a/b~1c/-",
+            "/a/b~1c/1/~01",
+            "/a/e",
+            "/a/e/x",
+            "/0",
+            "//x",
+            "/~2",
+        ];
+        for pointer in pointers {
+            assert_eq!(at(&value, pointer), value.pointer(pointer), "{pointer}");
+        }
+    }
 
     #[test]
     fn canonical_sorts_keys_at_every_depth() {

@@ -167,21 +167,21 @@ impl<'a> View<'a> {
             return if path.is_empty() { Some(Cow::Owned(self.materialize())) } else { None };
         };
         let (name, rest) = split(rest);
-        let name = unescape(name);
+        let name = json::unescape(name);
         let (changed, whole) = match (self.changes.0.get(name.as_ref()), self.changes.0.get("")) {
             (Some(changed), _) => (changed, false),
             (None, Some(whole)) => (whole, true),
-            (None, None) => return self.initial.pointer(path).map(Cow::Borrowed),
+            (None, None) => return json::at(self.initial, path).map(Cow::Borrowed),
         };
         match changed {
-            Changed::Whole(value) if whole => value.as_ref()?.pointer(path).map(Cow::Borrowed),
-            Changed::Whole(value) => value.as_ref()?.pointer(rest.map_or("", |r| &path[path.len() - r.len() - 1..])).map(Cow::Borrowed),
+            Changed::Whole(value) if whole => json::at(value.as_ref()?, path).map(Cow::Borrowed),
+            Changed::Whole(value) => json::at(value.as_ref()?, rest.map_or("", |r| &path[path.len() - r.len() - 1..])).map(Cow::Borrowed),
             Changed::Records(records) => {
                 let Some(rest) = rest else { return self.collection(&name).map(Cow::Owned) };
                 let (key, within) = split(rest);
-                match records.get(unescape(key).as_ref()) {
-                    Some(record) => record.as_ref()?.pointer(within.map_or("", |w| &path[path.len() - w.len() - 1..])).map(Cow::Borrowed),
-                    None => self.initial.pointer(path).map(Cow::Borrowed),
+                match records.get(json::unescape(key).as_ref()) {
+                    Some(record) => json::at(record.as_ref()?, within.map_or("", |w| &path[path.len() - w.len() - 1..])).map(Cow::Borrowed),
+                    None => json::at(self.initial, path).map(Cow::Borrowed),
                 }
             }
         }
@@ -190,7 +190,7 @@ impl<'a> View<'a> {
     /// How many members of the collection at a pointer (an object's values,
     /// an array's elements) satisfy `wanted`, read through the changes.
     pub(crate) fn count_members(&self, path: &str, mut wanted: impl FnMut(&Value) -> bool) -> usize {
-        let name = path.strip_prefix('/').filter(|rest| !rest.contains('/')).map(unescape);
+        let name = path.strip_prefix('/').filter(|rest| !rest.contains('/')).map(json::unescape);
         let changed = name.as_ref().and_then(|name| Some((self.changes.0.get(name.as_ref())?, self.initial.get(name.as_ref())?)));
         match changed {
             Some((Changed::Records(records), Value::Object(start))) => {
@@ -322,11 +322,6 @@ fn split(rest: &str) -> (&str, Option<&str>) {
         Some((segment, more)) => (segment, Some(more)),
         None => (rest, None),
     }
-}
-
-/// A pointer segment as the key it names (RFC 6901).
-fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
 }
 
 /// The initial state and two end states of it, each restricted to the

@@ -280,7 +280,7 @@ fn stray_changes(task: &Task, changes: &Changes) -> Vec<Value> {
         .filter(|path| !free_text.iter().any(|p| json::path_within(path, p, initial)))
         .filter_map(|path| {
             let (want, got) = (expected.get(&path), end.get(&path));
-            (want != got && got.as_deref() != initial.pointer(&path)).then(|| json!({"path": path, "expected": want, "actual": got}))
+            (want != got && got.as_deref() != json::at(initial, &path)).then(|| json!({"path": path, "expected": want, "actual": got}))
         })
         .collect()
 }
