@@ -45,15 +45,18 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 /// (task, seed, count), using ChaCha8 so the calls are the same on every
 /// platform and version.
 pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
+    random_agent(task, seed).take(count).collect()
+}
+
+/// [`random_calls`] as an endless sequence, drawn as it is read.
+pub(crate) fn random_agent(task: &Task, seed: u64) -> impl Iterator<Item = Call> + '_ {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let pool = Pool { strings: task.state_strings(), dates: (-3..30).map(|d| task.today.add_days(d).to_string()).collect() };
     let tools = task.tools();
-    (0..count)
-        .map(|_| {
-            let tool = tools.get(below(&mut rng, tools.len())).expect("an index below the tool count");
-            Call::new(tool.name, random_object(tool.params, &pool, &mut rng))
-        })
-        .collect()
+    std::iter::repeat_with(move || {
+        let tool = tools.get(below(&mut rng, tools.len())).expect("an index below the tool count");
+        Call::new(tool.name, random_object(tool.params, &pool, &mut rng))
+    })
 }
 
 /// The strings a random agent draws from, in order: the task's state

@@ -18,12 +18,12 @@
 //! and is left out; every other cheat must fail.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::agent::random_calls;
+use crate::agent::random_agent;
 use crate::episode::Episode;
 use crate::oracle::{Check, Fact, Verdict};
 use crate::task::{Call, Task, TaskRef};
@@ -100,10 +100,10 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let mut out = Vec::new();
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
-    let shapes = shape_groups(task.state_strings());
-    for (name, value) in swappable(task) {
-        for other in look_alikes(&shapes, &value).into_iter().take(LOOK_ALIKES) {
-            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, &value, &other))).collect();
+    let swaps = swappable(task);
+    for ((name, value), others) in swaps.iter().zip(look_alikes(task.state_strings(), &swaps)) {
+        for other in others.into_iter().take(LOOK_ALIKES) {
+            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, value, other))).collect();
             if swapped == task.reference {
                 continue;
             }
@@ -334,26 +334,39 @@ fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
     args.iter().filter_map(|(name, value)| value.as_str().filter(|v| texts.contains(v)).map(|v| (name.clone(), v.to_owned()))).collect()
 }
 
-/// The distinct strings of a task's state, by their [`shape`].
-fn shape_groups(strings: &[String]) -> BTreeMap<String, BTreeSet<&str>> {
-    let distinct: BTreeSet<&str> = strings.iter().map(String::as_str).collect();
-    let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for text in distinct {
-        groups.entry(shape(text)).or_default().insert(text);
+/// For each swappable value, the strings of the task's state that look like
+/// it (the same [`shape`] of letters, digits and punctuation) but are not it,
+/// in a fixed order: one pass over the state's strings.
+fn look_alikes<'s>(strings: &'s [String], values: &[(String, String)]) -> Vec<BTreeSet<&'s str>> {
+    let wanted: Vec<String> = values.iter().map(|(_, value)| shape(value)).collect();
+    let longest = wanted.iter().map(String::len).max().unwrap_or(0);
+    let mut found = vec![BTreeSet::new(); values.len()];
+    let mut shaped = String::new();
+    for text in strings {
+        if !shape_into(text, &mut shaped, longest) {
+            continue;
+        }
+        for ((shape, (_, value)), alikes) in wanted.iter().zip(values).zip(&mut found) {
+            if *shape == shaped && text != value {
+                alikes.insert(text.as_str());
+            }
+        }
     }
-    groups
-}
-
-/// Values of the task's state that look like `value` (same shape of
-/// letters, digits and punctuation) but are not it, in a fixed order.
-fn look_alikes(shapes: &BTreeMap<String, BTreeSet<&str>>, value: &str) -> Vec<String> {
-    shapes.get(&shape(value)).into_iter().flatten().filter(|text| **text != value).map(|text| (*text).to_owned()).collect()
+    found
 }
 
 /// A string's shape: each run of uppercase, lowercase, digits or one other
 /// character as one symbol (`C-104` → `A-9`, `Tom Becker` → `Aa Aa`).
 fn shape(text: &str) -> String {
     let mut out = String::new();
+    shape_into(text, &mut out, usize::MAX);
+    out
+}
+
+/// [`shape`], written into `out`; false (and `out` cut short) when it
+/// would be longer than `limit` bytes.
+fn shape_into(text: &str, out: &mut String, limit: usize) -> bool {
+    out.clear();
     for c in text.chars() {
         let class = if c.is_ascii_digit() {
             '9'
@@ -365,10 +378,13 @@ fn shape(text: &str) -> String {
             c
         };
         if !(out.ends_with(class) && matches!(class, '9' | 'a')) {
+            if out.len() + class.len_utf8() > limit {
+                return false;
+            }
             out.push(class);
         }
     }
-    out
+    true
 }
 
 /// `value` with every string equal to `from` (or containing it as a word)
@@ -390,7 +406,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
     // candidate the domain refuses leaves it as it was (the domains'
     // contract), so one copy serves every candidate until one writes.
     let mut world = task.replay(task.reference.iter().map(|c| (c.tool, &c.arguments)));
-    (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_calls(task, seed, 40)).filter(|c| is_write(task, c)).find(|extra| {
+    (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_agent(task, seed).take(40)).filter(|c| is_write(task, c)).find(|extra| {
         let Some(tool) = task.domain.tool(extra.tool) else { return false };
         tool.parse_arguments(&extra.arguments.to_string()).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
     })
@@ -410,7 +426,8 @@ mod tests {
         assert_eq!(shape("2026-01-01"), "9-9-9");
         let mut strings = Vec::new();
         collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
-        assert_eq!(look_alikes(&shape_groups(&strings), "C-104"), ["C-101", "D-7"]);
+        let found = look_alikes(&strings, &[("customer".to_owned(), "C-104".to_owned())]);
+        assert_eq!(found, [BTreeSet::from(["C-101", "D-7"])]);
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub use episode::{
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
 pub use task::{Call, Slot, Task, TaskRef};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
-pub use world::{Context, ToolRef, Tools, ToolsIter};
+pub use world::{Context, Shared, ToolRef, Tools, ToolsIter};
 
 // The registry: every domain, once. Adding a domain is a folder under
 // `src/`, its `pub mod` line and one line in the list (see README.md).

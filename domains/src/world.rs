@@ -7,7 +7,10 @@
 //! once; [`Domain`], [`World`] and everything that iterates domains are
 //! generated from it, so a domain that lacks a piece does not compile.
 
-use serde::Serialize;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use crate::Domain;
 use crate::cheats::Undo;
@@ -54,6 +57,65 @@ pub(crate) trait DomainState: Clone + PartialEq + Serialize + Sized + crate::sol
     /// (each collection as [`Changes::map`] or [`Changes::list`] with the
     /// name its JSON gives it), found without writing the states as JSON.
     fn changes(initial: &Self, end: &Self) -> Changes;
+}
+
+/// A collection of a domain's state, shared by the states copied from one
+/// another until one of them writes to it (copy on write): copying a state
+/// (an episode's first write) copies only the collections it writes, and
+/// finding what an episode changed skips the collections it never wrote.
+/// Reads and writes go through `Deref`/`DerefMut`; it serializes as the
+/// collection itself.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Shared<T>(Arc<T>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<T> From<T> for Shared<T> {
+    fn from(collection: T) -> Self {
+        Self(Arc::new(collection))
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone> DerefMut for Shared<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Shared<T>
+where
+    &'a T: IntoIterator,
+{
+    type Item = <&'a T as IntoIterator>::Item;
+    type IntoIter = <&'a T as IntoIterator>::IntoIter;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.as_ref().into_iter()
+    }
+}
+
+impl<T: Serialize> Serialize for Shared<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Shared<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(Self::from)
+    }
 }
 
 /// How a tool that writes runs: a pure transition of its domain's state.

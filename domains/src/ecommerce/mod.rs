@@ -48,7 +48,7 @@ use crate::drift::Mapping;
 use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::tool::{DomainError, echo};
-use crate::world::{Context, DomainState, Tool};
+use crate::world::{Context, DomainState, Shared, Tool};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;
@@ -352,13 +352,13 @@ impl Order {
 #[serde(try_from = "StateData")]
 pub struct State {
     /// Products by sku.
-    pub products: BTreeMap<String, Product>,
+    pub products: Shared<BTreeMap<String, Product>>,
     /// Customers by id.
-    pub customers: BTreeMap<String, Customer>,
+    pub customers: Shared<BTreeMap<String, Customer>>,
     /// Coupons by code.
-    pub coupons: BTreeMap<String, Coupon>,
+    pub coupons: Shared<BTreeMap<String, Coupon>>,
     /// Orders by id.
-    pub orders: BTreeMap<String, Order>,
+    pub orders: Shared<BTreeMap<String, Order>>,
     /// The number of the next new order; derived from the orders when a state
     /// is read, so it is not part of the state's JSON.
     #[serde(skip)]
@@ -380,7 +380,13 @@ impl TryFrom<StateData> for State {
 
     fn try_from(data: StateData) -> Result<Self, String> {
         let next_order = data.orders.keys().filter_map(|id| order_number(id)).max().unwrap_or(0).saturating_add(1);
-        let state = State { products: data.products, customers: data.customers, coupons: data.coupons, orders: data.orders, next_order };
+        let state = State {
+            products: data.products.into(),
+            customers: data.customers.into(),
+            coupons: data.coupons.into(),
+            orders: data.orders.into(),
+            next_order,
+        };
         state.validate()?;
         Ok(state)
     }

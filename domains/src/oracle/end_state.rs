@@ -38,6 +38,9 @@ pub(crate) struct Changes(BTreeMap<String, Changed>);
 impl Changes {
     /// Records the changed records of a collection kept as a map by key.
     pub(crate) fn map<T: Serialize + PartialEq>(&mut self, name: &str, before: &BTreeMap<String, T>, after: &BTreeMap<String, T>) {
+        if std::ptr::eq(before, after) {
+            return; // one collection, shared by both states (see `Shared`)
+        }
         // Both in key order: one pass over the two, no lookups.
         let mut records = BTreeMap::new();
         let mut old = before.iter().peekable();
@@ -55,6 +58,9 @@ impl Changes {
 
     /// Records the changed records of a collection kept as a list.
     pub(crate) fn list<T: Serialize + PartialEq>(&mut self, name: &str, before: &[T], after: &[T]) {
+        if std::ptr::eq(before, after) {
+            return;
+        }
         if before.len() != after.len() {
             self.0.insert(name.to_owned(), Changed::Whole(Some(to_value(after))));
             return;

@@ -86,9 +86,8 @@ impl Fact {
 
 /// Judges a text against facts: (passed, what was found).
 pub(crate) fn judge(text: Option<&str>, facts: &[Fact]) -> (bool, Value) {
-    let expected: Vec<String> = facts.iter().map(Fact::describe).collect();
     let Some(text) = text else {
-        return (false, json!({"text": Value::Null, "missing": expected}));
+        return (false, json!({"text": Value::Null, "missing": expected(facts)}));
     };
     let words = words(text);
     if is_placeholder(&words) {
@@ -106,7 +105,10 @@ pub(crate) fn expected(facts: &[Fact]) -> Value {
 
 fn words(text: &str) -> Vec<String> {
     // "wasn't" is "was not"; a lone "t" (of "T-0043", say) negates nothing.
-    let text = text.to_lowercase().replace("n't", " not").replace("n\u{2019}t", " not");
+    let mut text = text.to_lowercase();
+    if text.contains("n't") || text.contains("n\u{2019}t") {
+        text = text.replace("n't", " not").replace("n\u{2019}t", " not");
+    }
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect()
 }
 

@@ -39,7 +39,7 @@ use crate::drift::Mapping;
 use crate::oracle::Changes;
 use crate::perturb::Synonym;
 use crate::tool::{DomainError, echo};
-use crate::world::{DomainState, Tool};
+use crate::world::{DomainState, Shared, Tool};
 
 /// Defines a closed set of values spelled the same in the state, the tool
 /// schemas and the error messages.
@@ -182,11 +182,11 @@ pub struct Article {
 #[serde(from = "StoredState")]
 pub struct State {
     /// Customers by id (`C-101`).
-    pub customers: BTreeMap<String, Customer>,
+    pub customers: Shared<BTreeMap<String, Customer>>,
     /// Tickets by id (`T-0001`).
-    pub tickets: BTreeMap<String, Ticket>,
+    pub tickets: Shared<BTreeMap<String, Ticket>>,
     /// The knowledge base, in id order.
-    pub knowledge_base: Vec<Article>,
+    pub knowledge_base: Shared<Vec<Article>>,
     /// The number of the last ticket issued; not part of the state's JSON,
     /// rebuilt from the highest ticket id when a state is read.
     #[serde(skip)]
@@ -205,7 +205,12 @@ struct StoredState {
 impl From<StoredState> for State {
     fn from(stored: StoredState) -> Self {
         let last_ticket_number = highest_ticket_number(&stored.tickets);
-        Self { customers: stored.customers, tickets: stored.tickets, knowledge_base: stored.knowledge_base, last_ticket_number }
+        Self {
+            customers: stored.customers.into(),
+            tickets: stored.tickets.into(),
+            knowledge_base: stored.knowledge_base.into(),
+            last_ticket_number,
+        }
     }
 }
 

@@ -536,3 +536,16 @@ fn escalating_a_small_dispute_fails() {
     calls.push(Call::new("close_ticket", json!({"ticket_id": "T-0004", "resolution": "Tidying up."})));
     assert_eq!(failed(id, &calls), [COLLATERAL_CHECK]);
 }
+
+#[test]
+fn a_copied_desk_shares_the_collections_it_does_not_write() {
+    let initial = desk_state();
+    let mut copy = initial.clone();
+    assert!(std::ptr::eq(&*initial.tickets, &*copy.tickets), "a copy copies no records");
+    create(&mut copy, "C-101", "high").unwrap();
+    assert!(!std::ptr::eq(&*initial.tickets, &*copy.tickets), "the written collection is copied");
+    assert!(std::ptr::eq(&*initial.knowledge_base, &*copy.knowledge_base));
+    assert!(std::ptr::eq(&*initial.customers, &*copy.customers));
+    assert_eq!(copy.tickets.len(), initial.tickets.len() + 1);
+    assert_eq!(State::changes(&initial, &initial.clone()), crate::oracle::Changes::default());
+}

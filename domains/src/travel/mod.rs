@@ -34,7 +34,7 @@ use crate::date::Date;
 use crate::drift::Mapping;
 use crate::oracle::Changes;
 use crate::perturb::Synonym;
-use crate::world::{DomainState, Tool};
+use crate::world::{DomainState, Shared, Tool};
 
 /// Most reservations an episode's state may number (`R-9999`).
 const MAX_RESERVATION_NUMBER: u32 = 9999;
@@ -44,11 +44,11 @@ const MAX_RESERVATION_NUMBER: u32 = 9999;
 #[serde(try_from = "Records")]
 pub struct State {
     /// Every flight, in a fixed order (search results keep it).
-    pub flights_db: Vec<Flight>,
+    pub flights_db: Shared<Vec<Flight>>,
     /// Reservations by id (`R-0001`).
-    pub reservations: BTreeMap<String, Reservation>,
+    pub reservations: Shared<BTreeMap<String, Reservation>>,
     /// Travelers by name.
-    pub travelers: BTreeMap<String, Traveler>,
+    pub travelers: Shared<BTreeMap<String, Traveler>>,
     /// The number of the last reservation id handed out; not part of the
     /// judged state, rebuilt from the highest id when a state is read.
     #[serde(skip)]
@@ -146,7 +146,7 @@ impl TryFrom<Records> for State {
                 return Err(format!("flight {} has more than one active hold", reservation.flight_id));
             }
         }
-        Ok(State { flights_db, reservations, travelers, last_reservation })
+        Ok(State { flights_db: flights_db.into(), reservations: reservations.into(), travelers: travelers.into(), last_reservation })
     }
 }
 
