@@ -25,7 +25,7 @@ pub(crate) async fn host(client: &mut Client, request: pb::CreateRunRequest, no_
     if no_wait {
         return Ok(ExitCode::SUCCESS);
     }
-    let bar = render::progress_bar(run.planned);
+    let bar = render::progress_bar(run.planned, "episodes");
     let mut run = run;
     while !run.complete {
         bar.set_position(run.passed + run.failed);
@@ -52,7 +52,7 @@ pub(crate) async fn work(
     if !first.agents.contains(&label) {
         bail!("{run} plans no episode for '{label}'; its agents are: {} (choose one with --label)", first.agents.join(", "));
     }
-    let bar = render::progress_bar(first.planned);
+    let bar = render::progress_bar(first.planned, "episodes");
     bar.set_position(first.passed + first.failed);
     let mut tasks = tokio::task::JoinSet::new();
     for index in 0..workers {

@@ -10,11 +10,11 @@ use toolenv_runs::trials_of;
 
 use super::run::Played;
 
-/// A progress bar over episodes.
-pub(crate) fn progress_bar(len: u64) -> indicatif::ProgressBar {
+/// A progress bar on stderr over `len` things (`unit`: "episodes").
+pub(crate) fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} episodes  {msg}  [{elapsed}, eta {eta}]")
+        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{msg}}  [{{elapsed}}, eta {{eta}}]"))
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar

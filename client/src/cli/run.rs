@@ -119,7 +119,7 @@ async fn play(
     llm: &toolenv_client::llm::LlmAgents,
     mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<Played> {
-    let bar = render::progress_bar(plan.len() as u64);
+    let bar = render::progress_bar(plan.len() as u64, "episodes");
     let (mut passed, mut infra) = (0u64, 0u64);
     let mut played: Vec<Option<Played>> = vec![None; plan.len()];
     let results = toolenv_client::run_plan_with(client, plan, concurrency, llm, |index, result, trajectory| {
