@@ -218,7 +218,7 @@ impl<'t> Prefixes<'t> {
     }
 
     /// Plays a cheat in-process with no faults and judges it.
-    pub fn play(&self, cheat: Cheat) -> PlayedCheat {
+    pub(crate) fn play(&self, cheat: Cheat) -> PlayedCheat {
         let task = self.task;
         let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
         let (episode, recorded) = self.episodes[shared].clone();

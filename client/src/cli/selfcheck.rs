@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use toolenv_domains::Domain;
 use toolenv_domains::agent::{RANDOM_AGENT_SEEDS, SelfCheck};
 use toolenv_domains::generate::Suite;
-use toolenv_domains::Domain;
 
 use super::args::SelfcheckArgs;
 
@@ -27,7 +27,10 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     let (domain, level) = (args.filter.domain.map(Into::into), args.filter.level);
     let checked = check_all(suite, domain, level, random_seeds);
     if verbose {
-        println!("{:<40} {:<9} {:<6} {:<9} {:<13} CHEATS (wrong ones that fail)", "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT");
+        println!(
+            "{:<40} {:<9} {:<6} {:<9} {:<13} CHEATS (wrong ones that fail)",
+            "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT"
+        );
     }
     let mut problems = Vec::new();
     // Per (domain, level): tasks checked, tasks rejected, and rejects by cause.
