@@ -117,15 +117,18 @@ struct Builder {
 }
 
 impl Builder {
-    /// A flight id not used yet; `near` makes it a near-duplicate of another id.
+    /// A flight id not used yet; `near` makes it a near-duplicate of another
+    /// id (the same airline, the number 2 to 8 higher) while one is free.
     fn flight_id(&mut self, near: Option<&str>) -> String {
+        let near = near.map(|near| {
+            let (airline, number) = near.split_once('-').unwrap_or(("LH", "100"));
+            (airline.to_owned(), number.parse::<u32>().unwrap_or(100))
+        });
+        // When every near-duplicate is taken, any free id will do.
+        let near = near.filter(|(airline, number)| (1..=4).any(|k| !self.ids.contains(&format!("{airline}-{}", number + k * 2))));
         loop {
-            let id = match near {
-                Some(near) => {
-                    let (airline, number) = near.split_once('-').unwrap_or(("LH", "100"));
-                    let number: u32 = number.parse().unwrap_or(100);
-                    format!("{airline}-{}", number + self.g.range(1, 4) * 2)
-                }
+            let id = match &near {
+                Some((airline, number)) => format!("{airline}-{}", number + self.g.range(1, 4) * 2),
                 None => format!("{}-{}", self.g.pick(&AIRLINES), self.g.range(100, 9899)),
             };
             if self.ids.insert(id.clone()) {

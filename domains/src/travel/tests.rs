@@ -506,3 +506,19 @@ fn tasks_cover_both_levels_with_unique_ids() {
         assert!(!text.contains("card") && !text.contains("paypal") && !text.contains("amex"), "{}: {text}", task.id);
     }
 }
+
+#[test]
+fn a_flight_whose_near_duplicate_ids_are_all_taken_gets_another_id() {
+    // Origins whose generation once looped forever: every near-duplicate id
+    // of a flight (the number 2, 4, 6 and 8 higher) was taken already.
+    for (seed, index) in [(7, 853), (2, 673)] {
+        let origin = crate::generate::Origin { domain: crate::Domain::Travel, level: 2, seed, index };
+        let task = crate::generate::generate(origin);
+        let state = task.initial.to_json();
+        let ids: Vec<&str> = state["flights_db"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
+        let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), ids.len(), "{}", task.id);
+        let check = crate::agent::SelfCheck::run(task);
+        assert_eq!(check.problems(), Vec::<String>::new(), "{}", check.task.id);
+    }
+}
