@@ -33,7 +33,7 @@ pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[
 fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episode {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
-        let _ = episode.call(call.tool, &call.arguments.to_string());
+        let _ = episode.call(call.tool, &call.arguments_text());
     }
     episode.finish_with_answer(answer);
     episode

@@ -206,7 +206,7 @@ impl<'t> Prefixes<'t> {
         let mut episodes = Vec::with_capacity(task.reference.len() + 1);
         episodes.push((episode.clone(), false));
         for call in &task.reference {
-            let recorded = episode.call(call.tool, &call.arguments.to_string()).is_ok();
+            let recorded = episode.call(call.tool, &call.arguments_text()).is_ok();
             episodes.push((episode.clone(), recorded));
         }
         Self { task, episodes }
@@ -263,7 +263,7 @@ fn continue_with<'c>(task: &Task, mut episode: Episode, mut previous: Option<(Co
             }
         };
         let Some(call) = call else { continue };
-        let recorded = episode.call(call.tool, &call.arguments.to_string()).is_ok();
+        let recorded = episode.call(call.tool, &call.arguments_text()).is_ok();
         previous = Some((call, recorded));
     }
     if let Some(answer) = answer {
@@ -408,7 +408,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
     let mut world = task.replay(task.reference.iter().map(|c| (c.tool, &c.arguments)));
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_agent(task, seed).take(40)).filter(|c| is_write(task, c)).find(|extra| {
         let Some(tool) = task.domain.tool(extra.tool) else { return false };
-        tool.parse_arguments(&extra.arguments.to_string()).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
+        tool.parse_arguments(&extra.arguments_text()).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
     })
 }
 
