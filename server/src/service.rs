@@ -48,8 +48,6 @@ impl ToolEnvService {
         &self.runs
     }
 
-    /// A suite's tasks (`suite` empty: the paper's) of a domain (a
-    /// `pb::Domain` value, 0 for all) and level (0 for all).
     /// A page of a suite's tasks, as a ListTasks request asks: the tasks and
     /// the next page's token (empty on the last page).
     fn task_page(&self, request: &pb::ListTasksRequest) -> Result<(Vec<TaskRef>, String), Error> {
@@ -73,7 +71,8 @@ impl ToolEnvService {
         Ok((suite.page(domain, level, skip, size), if next < total { next.to_string() } else { String::new() }))
     }
 
-    /// A request's suite, domain and level, checked.
+    /// A request's suite (empty: the paper's), domain (a `pb::Domain`
+    /// value, 0 for all) and level (0 for all), checked.
     pub(crate) fn suite_filter(&self, suite: &str, domain: i32, level: u32) -> Result<(Suite, Option<Domain>, Option<u8>), Error> {
         let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain();
         limits::text("suite", suite, limits::MAX_NAME_BYTES)?;

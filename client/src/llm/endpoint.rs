@@ -249,7 +249,6 @@ impl ModelEndpoint {
     }
 }
 
-/// Whether an attempt failed in a way worth another try.
 /// Whether the endpoint refused a request as longer than the model's
 /// context, as OpenAI (`context_length_exceeded`), vLLM ("maximum context
 /// length"), llama.cpp (`exceed_context_size_error`) and Ollama word it.
@@ -260,6 +259,7 @@ fn is_context_exceeded(attempt: &Attempt) -> bool {
         && ["exceed", "maximum context length", "too long", "context_length"].iter().any(|w| body.contains(w))
 }
 
+/// Whether an attempt failed in a way worth another try.
 fn retryable(attempt: &Attempt) -> bool {
     matches!(attempt.status, 0 | 408 | 409 | 429 | 500..=599)
 }

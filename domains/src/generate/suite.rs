@@ -133,7 +133,7 @@ impl Suite {
     /// The `take` tasks after the first `skip` of [`Suite::tasks`],
     /// generating only those.
     pub fn page(self, domain: Option<Domain>, level: Option<u8>, skip: usize, take: usize) -> Vec<TaskRef> {
-        let wanted = |d: Domain, l: u8| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l);
+        let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
             _ => self
@@ -148,12 +148,17 @@ impl Suite {
 
     /// How many tasks [`Suite::tasks`] gives, generating none.
     pub fn count(self, domain: Option<Domain>, level: Option<u8>) -> usize {
-        let wanted = |d: Domain, l: u8| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l);
+        let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
             _ => self.origins().filter(|o| wanted(o.domain, o.level)).count(),
         }
     }
+}
+
+/// Whether a task of a domain and level passes an optional domain and level filter.
+fn wanted(domain: Option<Domain>, level: Option<u8>) -> impl Fn(Domain, u8) -> bool {
+    move |d, l| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l)
 }
 
 /// Finds a task by id: one of the paper's, or a generated one, rebuilt from
