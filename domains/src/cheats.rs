@@ -224,15 +224,12 @@ impl<'t> Prefixes<'t> {
         let (episode, recorded) = self.episodes[shared].clone();
         let previous = shared.checked_sub(1).map(|i| (Cow::Borrowed(&task.reference[i]), recorded));
         let (mut episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
-        let verdict = episode.finish().clone();
         // Wrong when its end state differs from the expected one outside the
         // task's alternatives (free text included), as the oracle compares them,
         // or when it answers other than the reference does (every wrong answer
-        // is built from the facts the answer must and must not state). A
-        // failed collateral check already found such a difference.
-        let stray = verdict.checks.iter().any(|c| c.name == crate::COLLATERAL_CHECK && !c.passed);
-        let wrong = wrong_answer || stray || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
-        PlayedCheat { cheat, wrong, verdict }
+        // is built from the facts the answer must and must not state).
+        let (verdict, differs) = episode.finish_compared();
+        PlayedCheat { cheat, wrong: wrong_answer || differs, verdict: verdict.clone() }
     }
 }
 
@@ -324,14 +321,15 @@ fn is_write(task: &Task, call: &Call) -> bool {
 /// The string arguments of a call that the task judges as free text: those
 /// whose value ends up at a path a [`Check::Text`] reads.
 fn free_text_arguments(task: &Task, call: &Call) -> Vec<(String, String)> {
-    let expected = task.expected_final_state();
-    let texts: Vec<&str> = task
+    let texts: Vec<String> = task
         .checks
         .iter()
-        .filter_map(|c| if let Check::Text { path, .. } = c { expected.pointer(path).and_then(Value::as_str) } else { None })
+        .filter_map(|c| if let Check::Text { path, .. } = c { task.expected_at(path)?.as_str().map(str::to_owned) } else { None })
         .collect();
     let Some(args) = call.arguments.as_object() else { return Vec::new() };
-    args.iter().filter_map(|(name, value)| value.as_str().filter(|v| texts.contains(v)).map(|v| (name.clone(), v.to_owned()))).collect()
+    args.iter()
+        .filter_map(|(name, value)| value.as_str().filter(|v| texts.iter().any(|t| t == v)).map(|v| (name.clone(), v.to_owned())))
+        .collect()
 }
 
 /// For each swappable value, the strings of the task's state that look like
@@ -367,6 +365,7 @@ fn shape(text: &str) -> String {
 /// would be longer than `limit` bytes.
 fn shape_into(text: &str, out: &mut String, limit: usize) -> bool {
     out.clear();
+    let mut last = None;
     for c in text.chars() {
         let class = if c.is_ascii_digit() {
             '9'
@@ -377,11 +376,12 @@ fn shape_into(text: &str, out: &mut String, limit: usize) -> bool {
         } else {
             c
         };
-        if !(out.ends_with(class) && matches!(class, '9' | 'a')) {
+        if !(last == Some(class) && matches!(class, '9' | 'a')) {
             if out.len() + class.len_utf8() > limit {
                 return false;
             }
             out.push(class);
+            last = Some(class);
         }
     }
     true

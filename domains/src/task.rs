@@ -92,8 +92,10 @@ pub(crate) struct Derived {
     end_state: OnceLock<Value>,
     /// The same, as the records it changed in S0.
     end_changes: OnceLock<crate::oracle::Changes>,
-    /// S0 as JSON, and its hash.
-    initial: OnceLock<(Value, String)>,
+    /// S0 as JSON.
+    initial: OnceLock<Value>,
+    /// The hash of S0's canonical JSON.
+    initial_hash: OnceLock<String>,
     /// Every string of S0 (keys included) in document order.
     strings: OnceLock<Vec<String>>,
 }
@@ -170,7 +172,13 @@ impl Task {
     pub fn expected_final_state(&self) -> &Value {
         self.expected
             .end_state
-            .get_or_init(|| crate::oracle::View { initial: &self.initial_snapshot().0, changes: self.expected_changes() }.materialize())
+            .get_or_init(|| crate::oracle::View { initial: self.initial_json(), changes: self.expected_changes() }.materialize())
+    }
+
+    /// The value at a JSON pointer in the end state the task asks for, read
+    /// through the records it changes (without the whole state's JSON).
+    pub(crate) fn expected_at(&self, path: &str) -> Option<std::borrow::Cow<'_, Value>> {
+        crate::oracle::View { initial: self.initial_json(), changes: self.expected_changes() }.get(path)
     }
 
     /// The end state the task asks for, as the records it changes in S0.
@@ -179,13 +187,14 @@ impl Task {
         self.expected.end_changes.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).changes(&self.initial))
     }
 
-    /// The initial state as JSON and its hash, computed once.
-    pub(crate) fn initial_snapshot(&self) -> &(Value, String) {
-        self.expected.initial.get_or_init(|| {
-            let initial = self.initial.to_json();
-            let hash = crate::json::state_hash(&initial);
-            (initial, hash)
-        })
+    /// The initial state as JSON, computed once.
+    pub(crate) fn initial_json(&self) -> &Value {
+        self.expected.initial.get_or_init(|| self.initial.to_json())
+    }
+
+    /// The hash of the initial state's canonical JSON, computed once.
+    pub(crate) fn initial_hash(&self) -> &str {
+        self.expected.initial_hash.get_or_init(|| crate::json::state_hash(self.initial_json()))
     }
 
     /// Every string of the initial state, keys included, in document order
@@ -193,7 +202,7 @@ impl Task {
     pub(crate) fn state_strings(&self) -> &[String] {
         self.expected.strings.get_or_init(|| {
             let mut strings = Vec::new();
-            crate::agent::collect_strings(&self.initial_snapshot().0, &mut strings);
+            crate::agent::collect_strings(self.initial_json(), &mut strings);
             strings
         })
     }

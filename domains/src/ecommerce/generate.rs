@@ -184,7 +184,7 @@ impl Builder {
 
     /// Replays the reference to read a value of the end state it asks for.
     fn expected(task: &Task, pointer: &str) -> Value {
-        task.expected_final_state().pointer(pointer).cloned().unwrap_or(Value::Null)
+        task.expected_at(pointer).map_or(Value::Null, std::borrow::Cow::into_owned)
     }
 
     fn task(self, kind: &str, template: &'static Template, slots: Vec<Slot>, reference: Vec<Call>, checks: Vec<Check>) -> Task {
@@ -244,9 +244,9 @@ impl Builder {
             1,
         ));
         let new_order = {
-            let expected = task.expected_final_state();
-            let initial = task.initial_snapshot();
-            expected["orders"].as_object().and_then(|o| o.keys().find(|k| initial.0["orders"].get(*k).is_none()).cloned())
+            let orders = task.expected_at("/orders");
+            let initial = task.initial_json();
+            orders.as_deref().and_then(Value::as_object).and_then(|o| o.keys().find(|k| initial["orders"].get(*k).is_none()).cloned())
         };
         if let Some(id) = new_order {
             let total = Self::expected(task, &format!("/orders/{id}/total"));

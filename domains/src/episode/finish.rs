@@ -18,43 +18,51 @@ impl Episode {
     pub fn finish(&mut self) -> &Verdict {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
-            None => {
-                let changes = self.changes();
-                let final_state_hash = match (self.records_verdict, changes.is_empty()) {
-                    (false, _) => None,
-                    (true, true) => Some(self.task.initial_snapshot().1.clone()),
-                    (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
-                };
-                let answer = self.trajectory.answer.as_deref();
-                let mut verdict = Verdict::judge_changes(&self.task, &changes, final_state_hash, answer);
-                let duplicates: Vec<Value> = self
-                    .faults
-                    .duplicates
-                    .iter()
-                    .map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first}))
-                    .collect();
-                verdict.passed &= duplicates.is_empty();
-                verdict.checks.push(CheckOutcome {
-                    name: crate::oracle::DUPLICATE_CHECK.to_owned(),
-                    passed: duplicates.is_empty(),
-                    expected: Value::Array(Vec::new()),
-                    actual: Value::Array(duplicates),
-                });
-                if let Some(check) = self.clarification_check() {
-                    verdict.passed &= check.passed;
-                    verdict.checks.push(check);
-                }
-                verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
-                verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
-                // An episode the agent passed was passable; otherwise the solver decides.
-                verdict.feasible = self.records_verdict.then(|| verdict.passed || self.feasible());
-                if self.team.is_some() {
-                    verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
-                }
-                verdict
-            }
+            None => self.judge().0,
         };
         self.trajectory.verdict.insert(verdict)
+    }
+
+    /// Finishes the episode as [`Episode::finish`] does the first time, and
+    /// tells whether its end state differs from the one the task asks for
+    /// outside the task's alternatives (see [`Verdict::judge_compared`]).
+    pub(crate) fn finish_compared(&mut self) -> (&Verdict, bool) {
+        let (verdict, differs) = self.judge();
+        (self.trajectory.verdict.insert(verdict), differs)
+    }
+
+    /// The verdict on the episode's end state, and whether that state
+    /// differs from the one the task asks for.
+    fn judge(&self) -> (Verdict, bool) {
+        let changes = self.changes();
+        let final_state_hash = match (self.records_verdict, changes.is_empty()) {
+            (false, _) => None,
+            (true, true) => Some(self.task.initial_hash().to_owned()),
+            (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
+        };
+        let answer = self.trajectory.answer.as_deref();
+        let (mut verdict, differs) = Verdict::judge_compared(&self.task, &changes, final_state_hash, answer);
+        let duplicates: Vec<Value> =
+            self.faults.duplicates.iter().map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first})).collect();
+        verdict.passed &= duplicates.is_empty();
+        verdict.checks.push(CheckOutcome {
+            name: crate::oracle::DUPLICATE_CHECK.to_owned(),
+            passed: duplicates.is_empty(),
+            expected: Value::Array(Vec::new()),
+            actual: Value::Array(duplicates),
+        });
+        if let Some(check) = self.clarification_check() {
+            verdict.passed &= check.passed;
+            verdict.checks.push(check);
+        }
+        verdict.fault_stats = ledger::fault_stats(&self.trajectory.calls);
+        verdict.fault_notes = ledger::fault_notes(&self.trajectory.calls);
+        // An episode the agent passed was passable; otherwise the solver decides.
+        verdict.feasible = self.records_verdict.then(|| verdict.passed || self.feasible());
+        if self.team.is_some() {
+            verdict.mas_faults = crate::masfire::judge::judge(&self.trajectory, verdict.passed);
+        }
+        (verdict, differs)
     }
 
     /// Whether an ideal agent could pass this episode: the solver plays a

@@ -159,10 +159,10 @@ impl Gen {
 
     /// `k` distinct members of `items` (all of them when fewer), in a random order.
     pub(crate) fn sample<T: Clone>(&mut self, items: &[T], k: usize) -> Vec<T> {
-        let mut all = items.to_vec();
-        self.shuffle(&mut all);
-        all.truncate(k);
-        all
+        // Shuffles positions, not the items: the same draws, no copy of every item.
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        self.shuffle(&mut order);
+        order.into_iter().take(k).map(|i| items[i].clone()).collect()
     }
 
     /// Picks an index by weight.

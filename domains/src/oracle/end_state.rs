@@ -330,44 +330,109 @@ fn split(rest: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// The initial state and two end states of it, each restricted to the
-/// collections and records either end state changed: what renumbering reads
-/// (a record left as it was in both adds no key). A collection kept as an
-/// array holds no keys to renumber and is left empty.
-pub(crate) fn touched(initial: &Value, a: &Changes, b: &Changes) -> [Value; 3] {
-    let (first, second) = (View { initial, changes: a }, View { initial, changes: b });
+/// The keys two end states added, paired for renumbering (see
+/// `oracle::renumbered`): at every object of the initial state and below,
+/// the keys `b` added paired in sorted order with those `a` added, where
+/// they differ; `None` when the numbers of added keys differ somewhere.
+/// Only the collections and records either end state changed can add keys,
+/// so only they are read, in place. A collection kept as an array holds no
+/// keys to renumber.
+pub(crate) fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes) -> Option<Vec<(&'a str, &'a str)>> {
+    let mut renames = Vec::new();
+    let whole = |changes: &'a Changes| match changes.0.get("") {
+        Some(Changed::Whole(value)) => value.as_ref(),
+        _ => Some(initial),
+    };
     if a.0.contains_key("") || b.0.contains_key("") {
-        return [initial.clone(), first.materialize(), second.materialize()];
+        // Not a state of collections: compared whole (the other side unchanged).
+        let other_changed = |c: &Changes| !c.0.contains_key("") && !c.is_empty();
+        if other_changed(a) || other_changed(b) {
+            return None;
+        }
+        let (Some(x), Some(y)) = (whole(a), whole(b)) else { return Some(renames) };
+        return super::renames_of(initial, x, y, &mut renames).then_some(renames);
     }
-    let mut out: [serde_json::Map<String, Value>; 3] = Default::default();
-    let names: BTreeSet<&String> = a.0.keys().chain(b.0.keys()).collect();
+    let names: BTreeSet<&'a String> = a.0.keys().chain(b.0.keys()).collect();
+    // Collections the initial state lacks: their names, added.
+    let added_collections = |changes: &'a Changes| {
+        names
+            .iter()
+            .filter(|n| initial.get(n.as_str()).is_none() && matches!(changes.0.get(**n), Some(Changed::Whole(Some(_)))))
+            .map(|n| n.as_str())
+    };
+    if !pair(added_collections(a).collect(), added_collections(b).collect(), &mut renames) {
+        return None;
+    }
     for name in names {
-        let start = initial.get(name);
-        let (x, y) = (a.0.get(name), b.0.get(name));
-        let sides = match (start, x, y) {
-            (Some(Value::Array(_)), Some(Changed::Records(_)) | None, Some(Changed::Records(_)) | None) => {
-                [Some(Value::Array(Vec::new())), Some(Value::Array(Vec::new())), Some(Value::Array(Vec::new()))]
+        let Some(Value::Object(start)) = initial.get(name) else { continue };
+        let (x, y) = (Side::of(a.0.get(name)), Side::of(b.0.get(name)));
+        if !pair(x.added(start), y.added(start), &mut renames) {
+            return None;
+        }
+        // The records left as they were in both add no key.
+        let kept: Box<dyn Iterator<Item = &String>> = match (x, y) {
+            (Side::Records(x), Side::Records(y)) => {
+                let changed: BTreeSet<&String> = x.keys().chain(y.keys()).filter(|k| start.contains_key(*k)).collect();
+                Box::new(changed.into_iter())
             }
-            (Some(Value::Object(records)), Some(Changed::Records(_)) | None, Some(Changed::Records(_)) | None) => {
-                let keys = record_keys(start, [x, y]);
-                let side = |changed: Option<&Changed>| {
-                    let record = |key: &str| match changed {
-                        Some(Changed::Records(changed)) if changed.contains_key(key) => changed[key].clone(),
-                        _ => records.get(key).cloned(),
-                    };
-                    Value::Object(keys.iter().filter_map(|&k| Some((k.to_owned(), record(k)?))).collect())
-                };
-                [Some(side(None)), Some(side(x)), Some(side(y))]
-            }
-            _ => [start.cloned(), first.collection(name), second.collection(name)],
+            _ => Box::new(start.keys()),
         };
-        for (state, side) in out.iter_mut().zip(sides) {
-            if let Some(side) = side {
-                state.insert(name.clone(), side);
+        for key in kept {
+            if let (Some(want), Some(got)) = (x.get(start, key), y.get(start, key))
+                && !super::renames_of(&start[key], want, got, &mut renames)
+            {
+                return None;
             }
         }
     }
-    out.map(Value::Object)
+    Some(renames)
+}
+
+/// A collection of an end state, as [`added_keys`] reads it.
+#[derive(Clone, Copy)]
+enum Side<'a> {
+    /// The initial collection with these records changed.
+    Records(&'a BTreeMap<String, Option<Value>>),
+    /// Another value (`None`: removed).
+    Whole(Option<&'a Value>),
+}
+
+impl<'a> Side<'a> {
+    fn of(changed: Option<&'a Changed>) -> Self {
+        static UNCHANGED: BTreeMap<String, Option<Value>> = BTreeMap::new();
+        match changed {
+            None => Side::Records(&UNCHANGED),
+            Some(Changed::Records(records)) => Side::Records(records),
+            Some(Changed::Whole(value)) => Side::Whole(value.as_ref()),
+        }
+    }
+
+    /// The keys it has that `start` lacks, in order.
+    fn added(self, start: &serde_json::Map<String, Value>) -> Vec<&'a str> {
+        let keys: Box<dyn Iterator<Item = &'a String>> = match self {
+            Side::Records(records) => Box::new(records.iter().filter(|(_, r)| r.is_some()).map(|(k, _)| k)),
+            Side::Whole(value) => Box::new(value.and_then(Value::as_object).into_iter().flat_map(|m| m.keys())),
+        };
+        keys.filter(|k| !start.contains_key(*k)).map(String::as_str).collect()
+    }
+
+    /// Its record at `key`.
+    fn get(self, start: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+        match self {
+            Side::Records(records) => records.get(key).map_or(start.get(key), Option::as_ref),
+            Side::Whole(value) => value?.get(key),
+        }
+    }
+}
+
+/// Pairs the keys `got` added with those `want` added, in order, where they
+/// differ; false when their numbers differ.
+fn pair<'a>(want: Vec<&'a str>, got: Vec<&'a str>, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
+    if want.len() != got.len() {
+        return false;
+    }
+    renames.extend(got.into_iter().zip(want).filter(|(g, w)| g != w));
+    true
 }
 
 #[cfg(test)]
@@ -410,7 +475,7 @@ mod tests {
         tasks.extend(Suite::Generated { seed: 5, per_cell: 2 }.tasks(None, None));
         let mut renumbered = 0;
         for task in &tasks {
-            let initial = &task.initial_snapshot().0;
+            let initial = task.initial_json();
             for cheat in cheats::cheats(task) {
                 let mut episode = Episode::new(TaskRef::clone(task), 0, 0).for_pass_or_fail();
                 for step in &cheat.steps {

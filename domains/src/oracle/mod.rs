@@ -210,36 +210,46 @@ impl Verdict {
 
     /// Judges a final state of the task and the agent's final answer.
     pub fn judge_answered(task: &Task, final_state: &Value, answer: Option<&str>) -> Self {
-        let changes = Changes::between(&task.initial_snapshot().0, final_state);
+        let changes = Changes::between(task.initial_json(), final_state);
         Self::judge_changes(task, &changes, Some(json::state_hash(final_state)), answer)
     }
 
     /// Judges an end state given as the changes it made to the task's
     /// initial state. A verdict for the record has the end state's hash,
     /// which the caller knows, and lists the state diff; a verdict only for
-    /// pass or fail (`None`) has neither.
+    /// pass or fail (`None`) has neither, nor the initial state's hash.
     pub(crate) fn judge_changes(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> Self {
-        let (initial, initial_state_hash) = task.initial_snapshot();
+        Self::judge_compared(task, changes, final_state_hash, answer).0
+    }
+
+    /// [`Verdict::judge_changes`], and whether the end state differs from
+    /// the one the task asks for outside the task's alternatives (free text
+    /// included; see [`unexpected_leaves`]).
+    pub(crate) fn judge_compared(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> (Self, bool) {
+        let initial = task.initial_json();
         let end = View { initial, changes };
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
-        let stray = stray_changes(task, changes);
+        let (compared, leaves) = unexpected_leaves(task, changes);
+        let differs = !leaves.is_empty();
+        let stray = stray_changes(task, &compared, leaves);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
             expected: Value::Array(Vec::new()),
             actual: Value::Array(stray),
         });
-        Verdict {
+        let verdict = Verdict {
             passed: checks.iter().all(|c| c.passed),
             checks,
             diff: if final_state_hash.is_some() { View::of(initial).diff(&end) } else { Vec::new() },
-            initial_state_hash: initial_state_hash.clone(),
+            initial_state_hash: if final_state_hash.is_some() { task.initial_hash().to_owned() } else { String::new() },
             final_state_hash: final_state_hash.unwrap_or_default(),
             fault_stats: crate::FaultStats::default(),
             fault_notes: Vec::new(),
             feasible: None,
             mas_faults: Vec::new(),
-        }
+        };
+        (verdict, differs)
     }
 
     /// The checks that failed.
@@ -266,11 +276,12 @@ impl Verdict {
 /// domain gave them: a hold taken and released on the way (which leaves no
 /// record) shifts later numbers without being wrong, so added records are
 /// renumbered in order onto the expected ones first (see [`renumbered`]).
-fn stray_changes(task: &Task, changes: &Changes) -> Vec<Value> {
-    let initial = &task.initial_snapshot().0;
+///
+/// `end` and `leaves` are what [`unexpected_leaves`] gives for the end state.
+fn stray_changes(task: &Task, end: &Changes, leaves: BTreeSet<String>) -> Vec<Value> {
+    let initial = task.initial_json();
     let expected = View { initial, changes: task.expected_changes() };
-    let (end, leaves) = unexpected_leaves(task, changes);
-    let end = View { initial, changes: &end };
+    let end = View { initial, changes: end };
     let free_text: Vec<&str> =
         task.checks.iter().filter_map(|c| if let Check::Text { path, .. } = c { Some(path.as_str()) } else { None }).collect();
     // A leaf the episode left as it was in S0 is a change it did not make,
@@ -290,7 +301,7 @@ fn stray_changes(task: &Task, changes: &Changes) -> Vec<Value> {
 /// state as compared (its added records renumbered onto the expected ones,
 /// see [`renumbered`]).
 pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, BTreeSet<String>) {
-    let initial = &task.initial_snapshot().0;
+    let initial = task.initial_json();
     let expected = task.expected_changes();
     let end = renumbered(task, expected, changes).map_or(Cow::Borrowed(changes), Cow::Owned);
     let mut leaves = BTreeSet::new();
@@ -315,12 +326,8 @@ fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Chang
     if actual == expected {
         return None;
     }
-    let initial = &task.initial_snapshot().0;
-    let [before, want, got] = end_state::touched(initial, expected, actual);
-    let mut renames = Vec::new();
-    if !renames_of(&before, &want, &got, &mut renames) || renames.is_empty() {
-        return None;
-    }
+    let initial = task.initial_json();
+    let renames = end_state::added_keys(initial, expected, actual).filter(|r| !r.is_empty())?;
     Some(actual.renamed(&renames, task.state_strings()).unwrap_or_else(|| {
         // A renamed key also occurs in records left as they were: rename the whole state.
         let end = View { initial, changes: actual }.materialize();
