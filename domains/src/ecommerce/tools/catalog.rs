@@ -24,15 +24,30 @@ pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<
     {
         return Err(DomainError::new("INVALID_RANGE", format!("min_price {min} is above max_price {max}")));
     }
+    // Each product's text is lowercased into one buffer, not a string of its own.
+    let mut haystack = String::new();
     let matching: Vec<(&String, &Product)> = s
         .products
         .iter()
         .filter(|(_, p)| category.is_empty() || p.category.eq_ignore_ascii_case(category))
         .filter(|(_, p)| min.is_none_or(|m| p.price >= m) && max.is_none_or(|m| p.price <= m))
         .filter(|(sku, p)| {
-            // A word has no space, so it never spans two of the product's texts.
-            let found = |word: &str| [sku.as_str(), &p.name, &p.category].into_iter().any(|text| contains_folded(text, word));
-            words.iter().all(|w| found(w) || w.strip_suffix('s').is_some_and(found))
+            if words.is_empty() {
+                return true;
+            }
+            haystack.clear();
+            for (i, part) in [sku.as_str(), &p.name, &p.category].into_iter().enumerate() {
+                if i > 0 {
+                    haystack.push(' ');
+                }
+                haystack.push_str(part);
+            }
+            if haystack.is_ascii() {
+                haystack.make_ascii_lowercase();
+            } else {
+                haystack = haystack.to_lowercase();
+            }
+            words.iter().all(|w| haystack.contains(w.as_str()) || w.strip_suffix('s').is_some_and(|stem| haystack.contains(stem)))
         })
         .collect();
     let products = Seq(|| {
@@ -46,15 +61,6 @@ pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<
         })
     });
     Ok(Reply::read(&Search { count: matching.len(), products, truncated: matching.len() > MAX_SEARCH_RESULTS }))
-}
-
-/// Whether `text`, lowercased, contains `word` (lowercase): without a
-/// lowercased copy when both are ASCII.
-fn contains_folded(text: &str, word: &str) -> bool {
-    if !(text.is_ascii() && word.is_ascii()) {
-        return text.to_lowercase().contains(word);
-    }
-    word.is_empty() || text.as_bytes().windows(word.len()).any(|window| window.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 pub(super) fn check_inventory(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
