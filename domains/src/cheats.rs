@@ -408,7 +408,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
     let mut world = task.replay(task.reference.iter().map(|c| (c.tool, &c.arguments)));
     (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_agent(task, seed).take(40)).filter(|c| is_write(task, c)).find(|extra| {
         let Some(tool) = task.domain.tool(extra.tool) else { return false };
-        tool.parse_arguments(&extra.arguments_text()).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
+        tool.arguments_of(&extra.arguments).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
     })
 }
 

@@ -243,7 +243,7 @@ impl Task {
         let mut world = World::clone(&self.initial);
         for (tool, arguments) in calls {
             let Some(tool) = self.domain.tool(tool) else { continue };
-            if let Ok(args) = tool.parse_arguments(&arguments.to_string()) {
+            if let Ok(args) = tool.arguments_of(arguments) {
                 let _ = world.apply(tool, &args, &self.context());
             }
         }

@@ -104,6 +104,19 @@ impl ToolSpec {
             let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
             parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?
         };
+        self.validate(parsed)
+    }
+
+    /// The arguments of a call the core holds as JSON (a reference or a
+    /// generated call), checked as [`ToolSpec::parse_arguments`] checks
+    /// their text, without writing and reading it.
+    pub(crate) fn arguments_of(&self, value: &Value) -> Result<Args, ArgError> {
+        let parsed = ParamsSeed(self.params).deserialize(value);
+        self.validate(parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?)
+    }
+
+    /// Checks parsed arguments against the parameters.
+    fn validate(&self, parsed: Parsed) -> Result<Args, ArgError> {
         let Parsed::Object { mut entries, first_unknown, duplicate } = parsed else {
             return Err(ArgError::new("", "arguments must be a json object"));
         };
@@ -354,6 +367,20 @@ mod tests {
 
     fn err(text: &str) -> ArgError {
         TOOL.parse_arguments(text).unwrap_err()
+    }
+
+    #[test]
+    fn json_arguments_are_checked_as_their_text_is() {
+        let mut values = vec![serde_json::json!([]), serde_json::json!("x"), serde_json::json!({"date": "x", "max": 3, "extra": 1})];
+        for task in crate::suite().iter().map(crate::TaskRef::from) {
+            values.extend(task.reference.iter().map(|c| c.arguments.clone()));
+            values.extend((0..4).flat_map(|seed| crate::agent::random_calls(&task, seed, 40)).map(|c| c.arguments));
+        }
+        for value in &values {
+            for tool in crate::Domain::ALL.into_iter().flat_map(|d| d.tools()) {
+                assert_eq!(tool.arguments_of(value), tool.parse_arguments(&value.to_string()), "{}({value})", tool.name);
+            }
+        }
     }
 
     #[test]

@@ -502,7 +502,11 @@ mod tests {
                 }
                 let (compared, leaves) = unexpected_leaves(task, &changes);
                 renumbered += usize::from(compared.as_ref() != &changes);
-                assert_eq!(leaves, whole_state_leaves(task, initial, &end), "{label}");
+                let (want, got) = (View { initial, changes: task.expected_changes() }, View { initial, changes: &compared });
+                for (path, values) in &leaves {
+                    assert_eq!(values, &[want.get(path).map(Cow::into_owned), got.get(path).map(Cow::into_owned)], "{label}: {path}");
+                }
+                assert_eq!(leaves.into_keys().collect::<BTreeSet<_>>(), whole_state_leaves(task, initial, &end), "{label}");
             }
         }
         assert!(renumbered > 0, "some cheat's added records are renumbered");

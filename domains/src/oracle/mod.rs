@@ -5,7 +5,7 @@ mod end_state;
 mod text;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -229,9 +229,9 @@ impl Verdict {
         let initial = task.initial_json();
         let end = View { initial, changes };
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
-        let (compared, leaves) = unexpected_leaves(task, changes);
+        let leaves = unexpected_leaves(task, changes).1;
         let differs = !leaves.is_empty();
-        let stray = stray_changes(task, &compared, leaves);
+        let stray = stray_changes(task, leaves);
         checks.push(CheckOutcome {
             name: COLLATERAL_CHECK.to_owned(),
             passed: stray.is_empty(),
@@ -277,41 +277,49 @@ impl Verdict {
 /// record) shifts later numbers without being wrong, so added records are
 /// renumbered in order onto the expected ones first (see [`renumbered`]).
 ///
-/// `end` and `leaves` are what [`unexpected_leaves`] gives for the end state.
-fn stray_changes(task: &Task, end: &Changes, leaves: BTreeSet<String>) -> Vec<Value> {
+/// `leaves` are what [`unexpected_leaves`] gives for the end state.
+fn stray_changes(task: &Task, leaves: Leaves) -> Vec<Value> {
     let initial = task.initial_json();
-    let expected = View { initial, changes: task.expected_changes() };
-    let end = View { initial, changes: end };
     let free_text: Vec<&str> =
         task.checks.iter().filter_map(|c| if let Check::Text { path, .. } = c { Some(path.as_str()) } else { None }).collect();
     // A leaf the episode left as it was in S0 is a change it did not make,
     // which the task's own checks report.
     leaves
         .into_iter()
-        .filter(|path| !free_text.iter().any(|p| json::path_within(path, p, initial)))
-        .filter_map(|path| {
-            let (want, got) = (expected.get(&path), end.get(&path));
-            (want != got && got.as_deref() != json::at(initial, &path)).then(|| json!({"path": path, "expected": want, "actual": got}))
+        .filter(|(path, _)| !free_text.iter().any(|p| json::path_within(path, p, initial)))
+        .filter_map(|(path, [want, got])| {
+            (want != got && got.as_ref() != json::at(initial, &path)).then(|| json!({"path": path, "expected": want, "actual": got}))
         })
         .collect()
 }
+
+/// Leaves by JSON pointer, each with the value the task asks for there and
+/// the end state's (`None`: absent).
+pub(crate) type Leaves = BTreeMap<String, [Option<Value>; 2]>;
 
 /// The leaves where an end state (given as its changes) differs from the
 /// one the task asks for, outside the task's alternatives, with the end
 /// state as compared (its added records renumbered onto the expected ones,
 /// see [`renumbered`]).
-pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, BTreeSet<String>) {
+pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, Leaves) {
     let initial = task.initial_json();
     let expected = task.expected_changes();
     let end = renumbered(task, expected, changes).map_or(Cow::Borrowed(changes), Cow::Owned);
-    let mut leaves = BTreeSet::new();
     let (want, got) = (View { initial, changes: expected }, View { initial, changes: &end });
+    let mut leaves = Leaves::new();
+    let mut paths = BTreeSet::new();
     for change in want.diff(&got) {
         for value in [&change.before, &change.after].into_iter().flatten() {
-            json::leaf_paths(&change.path, value, &mut leaves);
+            json::leaf_paths(&change.path, value, &mut paths);
+        }
+        // A leaf's values sit in the change's, below its path.
+        for path in std::mem::take(&mut paths) {
+            let below = |value: &Option<Value>| json::at(value.as_ref()?, &path[change.path.len()..]).cloned();
+            let values = [below(&change.before), below(&change.after)];
+            leaves.entry(path).or_insert(values);
         }
     }
-    leaves.retain(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, initial)));
+    leaves.retain(|path, _| !task.alternatives.iter().any(|p| json::path_within(path, p, initial)));
     (end, leaves)
 }
 
