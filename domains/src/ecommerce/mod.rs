@@ -351,14 +351,15 @@ impl Order {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(try_from = "StateData")]
 pub struct State {
-    /// Products by sku.
-    pub products: Shared<BTreeMap<String, Product>>,
+    /// Products by sku, each shared too: a write copies the catalog's
+    /// index, not every product.
+    pub products: Shared<BTreeMap<String, Shared<Product>>>,
     /// Customers by id.
     pub customers: Shared<BTreeMap<String, Customer>>,
     /// Coupons by code.
     pub coupons: Shared<BTreeMap<String, Coupon>>,
     /// Orders by id.
-    pub orders: Shared<BTreeMap<String, Order>>,
+    pub orders: Shared<BTreeMap<String, Shared<Order>>>,
     /// The number of the next new order; derived from the orders when a state
     /// is read, so it is not part of the state's JSON.
     #[serde(skip)]
@@ -369,10 +370,10 @@ pub struct State {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StateData {
-    products: BTreeMap<String, Product>,
+    products: BTreeMap<String, Shared<Product>>,
     customers: BTreeMap<String, Customer>,
     coupons: BTreeMap<String, Coupon>,
-    orders: BTreeMap<String, Order>,
+    orders: BTreeMap<String, Shared<Order>>,
 }
 
 impl TryFrom<StateData> for State {
@@ -442,7 +443,7 @@ impl State {
     }
 
     fn product(&self, sku: &str) -> Result<(&str, &Product), DomainError> {
-        lookup(&self.products, sku).ok_or_else(|| {
+        lookup(&self.products, sku).map(|(sku, p)| (sku, &**p)).ok_or_else(|| {
             DomainError::new("UNKNOWN_SKU", format!("no product with sku '{}'; search_products lists the catalog", echo(sku)))
         })
     }
@@ -452,7 +453,7 @@ impl State {
     }
 
     fn order(&self, id: &str) -> Result<(&str, &Order), DomainError> {
-        lookup(&self.orders, id).ok_or_else(|| unknown_order(id))
+        lookup(&self.orders, id).map(|(id, o)| (id, &**o)).ok_or_else(|| unknown_order(id))
     }
 
     /// Takes the next sequential order id, skipping any already in use.

@@ -184,7 +184,7 @@ pub struct State {
     /// Customers by id (`C-101`).
     pub customers: Shared<BTreeMap<String, Customer>>,
     /// Tickets by id (`T-0001`).
-    pub tickets: Shared<BTreeMap<String, Ticket>>,
+    pub tickets: Shared<BTreeMap<String, Shared<Ticket>>>,
     /// The knowledge base, in id order.
     pub knowledge_base: Shared<Vec<Article>>,
     /// The number of the last ticket issued; not part of the state's JSON,
@@ -198,7 +198,7 @@ pub struct State {
 #[serde(deny_unknown_fields)]
 struct StoredState {
     customers: BTreeMap<String, Customer>,
-    tickets: BTreeMap<String, Ticket>,
+    tickets: BTreeMap<String, Shared<Ticket>>,
     knowledge_base: Vec<Article>,
 }
 
@@ -279,6 +279,6 @@ fn unknown_ticket(text: &str) -> DomainError {
 }
 
 /// The highest number among ids of the form `T-NNNN` (0 when there are none).
-fn highest_ticket_number(tickets: &BTreeMap<String, Ticket>) -> u32 {
+fn highest_ticket_number(tickets: &BTreeMap<String, Shared<Ticket>>) -> u32 {
     tickets.keys().filter_map(|id| id.strip_prefix("T-")?.parse::<u32>().ok()).max().unwrap_or(0)
 }

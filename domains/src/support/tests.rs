@@ -547,5 +547,12 @@ fn a_copied_desk_shares_the_collections_it_does_not_write() {
     assert!(std::ptr::eq(&*initial.knowledge_base, &*copy.knowledge_base));
     assert!(std::ptr::eq(&*initial.customers, &*copy.customers));
     assert_eq!(copy.tickets.len(), initial.tickets.len() + 1);
+    for (id, ticket) in initial.tickets.iter() {
+        assert!(std::ptr::eq(&**ticket, &*copy.tickets[id]), "{id}: a copied collection shares its records");
+    }
+    copy.tickets.values_mut().next().unwrap().subject.push_str(" (edited)");
+    let (first, _) = initial.tickets.iter().next().unwrap();
+    assert!(!std::ptr::eq(&*initial.tickets[first], &*copy.tickets[first]), "the written record is copied");
+    assert_ne!(initial.tickets[first].subject, copy.tickets[first].subject);
     assert_eq!(State::changes(&initial, &initial.clone()), crate::oracle::Changes::default());
 }

@@ -159,7 +159,7 @@ fn create_ticket(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, Do
         escalation_reason: None,
     };
     let reply = Reply::wrote(&Field("created", ticket.view(&id)));
-    s.tickets.insert(id, ticket);
+    s.tickets.insert(id, ticket.into());
     s.last_ticket_number = number;
     Ok(reply)
 }

@@ -44,9 +44,9 @@ const MAX_RESERVATION_NUMBER: u32 = 9999;
 #[serde(try_from = "Records")]
 pub struct State {
     /// Every flight, in a fixed order (search results keep it).
-    pub flights_db: Shared<Vec<Flight>>,
+    pub flights_db: Shared<Vec<Shared<Flight>>>,
     /// Reservations by id (`R-0001`).
-    pub reservations: Shared<BTreeMap<String, Reservation>>,
+    pub reservations: Shared<BTreeMap<String, Shared<Reservation>>>,
     /// Travelers by name.
     pub travelers: Shared<BTreeMap<String, Traveler>>,
     /// The number of the last reservation id handed out; not part of the
@@ -113,9 +113,9 @@ pub struct Traveler {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Records {
-    flights_db: Vec<Flight>,
+    flights_db: Vec<Shared<Flight>>,
     #[serde(default)]
-    reservations: BTreeMap<String, Reservation>,
+    reservations: BTreeMap<String, Shared<Reservation>>,
     #[serde(default)]
     travelers: BTreeMap<String, Traveler>,
 }

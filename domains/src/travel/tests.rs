@@ -194,7 +194,7 @@ fn cancel_rules() {
     let cancelled = cancel(&mut s, "r-0002").unwrap();
     assert_eq!(cancelled["cancelled"]["status"], json!("cancelled"));
     assert_eq!(
-        s.reservations["R-0002"],
+        *s.reservations["R-0002"],
         Reservation {
             flight_id: "AA-500".into(),
             passenger: Some("Bob".into()),
@@ -258,14 +258,8 @@ fn numbering_continues_from_a_task_state() {
     call(&mut s, "release_hold", json!({"flight_id": "KL-1002"})).unwrap();
     assert_eq!(hold(&mut s, "BA-431").unwrap()["held"]["reservation_id"], json!("R-0005"));
     let mut s = State::default();
-    s.flights_db.push(Flight {
-        id: "X-1".into(),
-        origin: "A".into(),
-        dest: "B".into(),
-        date: "2026-01-05".into(),
-        price: 1,
-        seats_left: 1,
-    });
+    s.flights_db
+        .push(Flight { id: "X-1".into(), origin: "A".into(), dest: "B".into(), date: "2026-01-05".into(), price: 1, seats_left: 1 }.into());
     assert_eq!(hold(&mut s, "X-1").unwrap()["held"]["reservation_id"], json!("R-0001"));
     assert!(serde_json::to_value(&s).unwrap().get("last_reservation").is_none(), "the counter is not judged state");
 }

@@ -9,7 +9,7 @@ use super::{Flight, MAX_RESERVATION_NUMBER, Reservation, State, Status, Traveler
 use crate::date::Date;
 use crate::json::{Field, Seq};
 use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, Reply, Tool};
+use crate::world::{Context, Reply, Shared, Tool};
 
 /// Most characters a text argument (a name, a payment method) may have.
 pub(super) const MAX_TEXT_CHARS: usize = 200;
@@ -98,7 +98,7 @@ fn search_flights(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, Domai
     let date = Date::parse(date_text)
         .ok_or_else(|| DomainError::new("INVALID_DATE", format!("date {} is not a date in YYYY-MM-DD form", quoted(args.str("date")))))?;
     let date = date.text_of(date_text);
-    let flights = Seq(|| s.flights_db.iter().filter(|f| f.origin == origin && f.dest == dest && f.date == date).map(FlightView::of));
+    let flights = Seq(|| s.flights_db.iter().filter(|f| f.origin == origin && f.dest == dest && f.date == date).map(|f| FlightView::of(f)));
     Ok(Reply::read(&Search { date: &date, dest: &dest, flights, origin: &origin }))
 }
 
@@ -132,7 +132,7 @@ fn hold_flight(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, Domai
     });
     let reservation =
         Reservation { flight_id: flight_id.into_owned(), passenger: None, status: Status::Held, payment_info: None, price: None };
-    s.reservations.insert(id, reservation);
+    s.reservations.insert(id, reservation.into());
     Ok(reply)
 }
 
@@ -223,11 +223,12 @@ fn get_traveler_profile(s: &State, args: &Args, _ctx: &Context) -> Result<Reply,
     Ok(Reply::read(&Profile { name, payment_methods: &traveler.payment_methods, reservations }))
 }
 
-fn find_flight<'a>(flights: &'a [Flight], id: &str) -> Result<&'a Flight, DomainError> {
+fn find_flight<'a>(flights: &'a [Shared<Flight>], id: &str) -> Result<&'a Shared<Flight>, DomainError> {
     flights.iter().find(|f| f.id == id).ok_or_else(|| unknown_flight(id))
 }
 
-fn find_flight_mut<'a>(flights: &'a mut [Flight], id: &str) -> Result<&'a mut Flight, DomainError> {
+/// The flight, to write to: copied (if shared) on the first write, not here.
+fn find_flight_mut<'a>(flights: &'a mut [Shared<Flight>], id: &str) -> Result<&'a mut Shared<Flight>, DomainError> {
     flights.iter_mut().find(|f| f.id == id).ok_or_else(|| unknown_flight(id))
 }
 
@@ -235,7 +236,7 @@ fn unknown_flight(id: &str) -> DomainError {
     DomainError::new("UNKNOWN_FLIGHT", format!("no flight {}; search_flights lists flight ids", quoted(id)))
 }
 
-fn active_hold<'a>(reservations: &'a BTreeMap<String, Reservation>, flight_id: &str) -> Option<&'a String> {
+fn active_hold<'a>(reservations: &'a BTreeMap<String, Shared<Reservation>>, flight_id: &str) -> Option<&'a String> {
     reservations.iter().find(|(_, r)| r.status == Status::Held && r.flight_id == flight_id).map(|(id, _)| id)
 }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Flight, Reservation, Status};
 use crate::drift::{Conv, DateStyle, Field, Mapping, NestedRecord};
+use crate::world::Shared;
 
 /// The v2 shape: renamed, nested and reformatted fields (see [`crate::drift`]).
 pub(super) const DRIFT: Mapping =
@@ -57,7 +58,7 @@ pub(super) struct ReservationView<'a> {
 }
 
 impl<'a> ReservationView<'a> {
-    pub(super) fn of(flights: &'a [Flight], id: &'a str, reservation: &'a Reservation) -> Self {
+    pub(super) fn of(flights: &'a [Shared<Flight>], id: &'a str, reservation: &'a Reservation) -> Self {
         let flight = flights.iter().find(|f| f.id == reservation.flight_id);
         Self {
             date: flight.map(|f| f.date.as_str()),

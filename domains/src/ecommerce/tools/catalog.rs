@@ -29,6 +29,7 @@ pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<
     let matching: Vec<(&String, &Product)> = s
         .products
         .iter()
+        .map(|(sku, p)| (sku, &**p))
         .filter(|(_, p)| category.is_empty() || p.category.eq_ignore_ascii_case(category))
         .filter(|(_, p)| min.is_none_or(|m| p.price >= m) && max.is_none_or(|m| p.price <= m))
         .filter(|(sku, p)| {

@@ -67,7 +67,7 @@ pub(super) fn create_order(s: &mut State, args: &Args, ctx: &Context) -> Result<
     };
     let id = s.new_order_id();
     let reply = Reply::wrote(&Field("order", s.order_view(&id, &order)));
-    s.orders.insert(id, order);
+    s.orders.insert(id, order.into());
     Ok(reply)
 }
 
