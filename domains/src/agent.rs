@@ -40,7 +40,7 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 fn play_calls(episode: &mut Episode, calls: &[Call]) {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
-        let _ = episode.call(call.tool, &call.arguments_text());
+        let _ = episode.call_json(call.tool, &call.arguments);
     }
 }
 
@@ -199,5 +199,27 @@ impl SelfCheck {
             problems.push(format!("a cheat passes: {}", played.cheat.label));
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_given_as_json_is_recorded_as_its_text_is() {
+        let tasks =
+            crate::suite().iter().map(TaskRef::from).chain(crate::generate::Suite::Generated { seed: 3, per_cell: 1 }.tasks(None, None));
+        for task in tasks {
+            let mut calls = task.reference.clone();
+            calls.extend(random_calls(&task, 1, 60));
+            calls.push(Call::new("no_such_tool", serde_json::json!({"x": 1})));
+            let (mut as_text, mut as_json) = (Episode::new(&task, 0, 0), Episode::new(&task, 0, 0));
+            for call in &calls {
+                let text = as_text.call(call.tool, &call.arguments.to_string()).cloned();
+                assert_eq!(text, as_json.call_json(call.tool, &call.arguments).cloned(), "{}: {}({})", task.id, call.tool, call.arguments);
+            }
+            assert_eq!(as_text.finish(), as_json.finish(), "{}", task.id);
+        }
     }
 }

@@ -206,7 +206,7 @@ impl<'t> Prefixes<'t> {
         let mut episodes = Vec::with_capacity(task.reference.len() + 1);
         episodes.push((episode.clone(), false));
         for call in &task.reference {
-            let recorded = episode.call(call.tool, &call.arguments_text()).is_ok();
+            let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
             episodes.push((episode.clone(), recorded));
         }
         Self { task, episodes }
@@ -260,7 +260,7 @@ fn continue_with<'c>(task: &Task, mut episode: Episode, mut previous: Option<(Co
             }
         };
         let Some(call) = call else { continue };
-        let recorded = episode.call(call.tool, &call.arguments_text()).is_ok();
+        let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
         previous = Some((call, recorded));
     }
     if let Some(answer) = answer {

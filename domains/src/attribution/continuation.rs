@@ -40,7 +40,7 @@ impl Plan {
             .iter()
             .filter_map(|call| {
                 let spec = task.domain.tool(call.tool).filter(|t| t.mutates_state)?;
-                let canonical = spec.parse_arguments(&call.arguments_text()).ok()?.canonical();
+                let canonical = spec.arguments_of(&call.arguments).ok()?.canonical();
                 Some(Write { tool: call.tool, canonical, arguments: call.arguments.clone() })
             })
             .collect();

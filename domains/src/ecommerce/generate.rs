@@ -36,6 +36,7 @@ pub(super) fn generate(origin: &Origin) -> Task {
         g,
         today,
         products: BTreeMap::new(),
+        skus: BTreeMap::new(),
         customers: Vec::new(),
         coupons: BTreeMap::new(),
         orders: Vec::new(),
@@ -85,6 +86,8 @@ struct Builder {
     g: Gen,
     today: Date,
     products: BTreeMap<String, Product>,
+    /// The products' skus by name (names are distinct).
+    skus: BTreeMap<String, String>,
     /// (name, addresses as (label, address)).
     customers: Vec<(String, Vec<(String, String)>)>,
     coupons: BTreeMap<String, Value>,
@@ -95,11 +98,10 @@ impl Builder {
     /// Adds a product (a near-duplicate of `near` when given); returns its sku.
     fn product(&mut self, near: Option<&str>) -> String {
         if let Some(near) = near
-            && VARIANTS.iter().all(|v| self.products.values().any(|p| p.name == format!("{near}{v}")))
+            && VARIANTS.iter().all(|v| self.skus.contains_key(&format!("{near}{v}")))
         {
             // Every near-duplicate is there already: one of them is the twin.
-            let twin = format!("{near}{}", VARIANTS[0]);
-            return self.products.iter().find(|(_, p)| p.name == twin).map(|(s, _)| s.clone()).unwrap_or_default();
+            return self.skus.get(&format!("{near}{}", VARIANTS[0])).cloned().unwrap_or_default();
         }
         let (name, category) = loop {
             let (category, types) = *self.g.pick(&TYPES);
@@ -107,15 +109,21 @@ impl Builder {
                 Some(near) => format!("{near}{}", self.g.pick(&VARIANTS)),
                 None => format!("{} {}", self.g.pick(&BRANDS), self.g.pick(types)),
             };
-            let category = near.and_then(|n| self.products.values().find(|p| p.name == n)).map_or(category, |p| p.category);
-            if !self.products.values().any(|p| p.name == name) {
+            let category = near.and_then(|n| Some(self.products[self.skus.get(n)?].category)).unwrap_or(category);
+            if !self.skus.contains_key(&name) {
                 break (name, category);
             }
         };
-        let sku = format!("SKU-{}", 1001 + self.products.len());
         let cents = i64::from(self.g.range(5, 300)) * 100 - [1, 10, 51][self.g.below(3)];
         let stock = if self.g.chance(12) { 0 } else { self.g.range(1, 60) };
-        self.products.insert(sku.clone(), Product { name, category, cents, stock });
+        self.add(Product { name, category, cents, stock })
+    }
+
+    /// Adds a product under the next sku; returns the sku.
+    fn add(&mut self, product: Product) -> String {
+        let sku = format!("SKU-{}", 1001 + self.products.len());
+        self.skus.insert(product.name.clone(), sku.clone());
+        self.products.insert(sku.clone(), product);
         sku
     }
 
@@ -188,24 +196,24 @@ impl Builder {
     }
 
     fn task(self, kind: &str, template: &'static Template, slots: Vec<Slot>, reference: Vec<Call>, checks: Vec<Check>) -> Task {
-        let products: serde_json::Map<String, Value> = self
-            .products
-            .iter()
-            .map(|(sku, p)| (sku.clone(), json!({"name": p.name, "category": p.category, "price": money(p.cents), "stock": p.stock})))
-            .collect();
-        let customers: serde_json::Map<String, Value> = self
-            .customers
-            .iter()
-            .enumerate()
-            .map(|(i, (name, addresses))| {
-                let addresses: Vec<Value> = addresses.iter().map(|(l, a)| json!({"label": l, "address": a})).collect();
-                (Self::customer_id(i), json!({"name": name, "addresses": addresses}))
-            })
-            .collect();
-        let orders: serde_json::Map<String, Value> =
-            self.orders.iter().enumerate().map(|(i, o)| (format!("O-{:04}", i + 1), o.clone())).collect();
-        let state = json!({"products": products, "customers": customers, "coupons": self.coupons, "orders": orders});
-        let state = serde_json::from_value(state).expect("generated e-commerce states are valid");
+        // Products and customers are built as records, coupons and orders
+        // read from their JSON; the state checks them all as it would a file.
+        let products = self.products.into_iter().map(|(sku, p)| {
+            let Product { name, category, cents, stock } = p;
+            (sku, super::Product { name, category: category.to_owned(), price: super::Money(cents), stock }.into())
+        });
+        let customers = self.customers.into_iter().enumerate().map(|(i, (name, addresses))| {
+            let addresses = addresses.into_iter().map(|(label, address)| super::Address { label, address }).collect();
+            (Self::customer_id(i), super::Customer { name, addresses })
+        });
+        let orders: BTreeMap<String, Value> = self.orders.into_iter().enumerate().map(|(i, o)| (format!("O-{:04}", i + 1), o)).collect();
+        let data = super::StateData {
+            products: products.collect(),
+            customers: customers.collect(),
+            coupons: serde_json::from_value(Value::from_iter(self.coupons)).expect("generated coupons are valid"),
+            orders: serde_json::from_value(Value::from_iter(orders)).expect("generated orders are valid"),
+        };
+        let state = super::State::try_from(data).expect("generated e-commerce states are valid");
         Task {
             id: self.origin.id(kind),
             domain: Domain::Ecommerce,
@@ -288,12 +296,10 @@ impl Builder {
         let mut skus = Vec::new();
         for (i, brand) in brands.iter().enumerate() {
             let name = format!("{brand} {kind}");
-            let existing = self.products.iter().find(|(_, p)| p.name == name).map(|(s, _)| s.clone());
-            let sku = existing.unwrap_or_else(|| {
-                let sku = format!("SKU-{}", 1001 + self.products.len());
-                self.products.insert(sku.clone(), Product { name, category, cents: 0, stock: 0 });
-                sku
-            });
+            let sku = match self.skus.get(&name) {
+                Some(sku) => sku.clone(),
+                None => self.add(Product { name, category, cents: 0, stock: 0 }),
+            };
             let product = self.products.get_mut(&sku).expect("a product");
             product.cents = 1_999 + 1_000 * i as i64 + i64::from(self.g.range(0, 9)) * 50;
             product.stock = self.g.range(2, 20);

@@ -424,16 +424,18 @@ impl Episode {
         let as_sent = args.canonical();
         let rewrite = team.rewrite_request(index, caller.as_ref(), spec.spec(), self.task.domain.tools(), &args);
         let played = match rewrite {
-            None => self.run_tool(tool, arguments, spec, &args, options, waited_ms),
+            None => self.run_tool(tool, super::Arguments::Text(arguments), spec, &args, options, waited_ms),
             Some(RequestFault::Route(routed, routed_args, injection)) => {
                 let Some(routed) = self.task.domain.tool(routed.name) else { return Err(CallError::UnknownTool(routed.name.to_owned())) };
-                self.run_tool(tool, arguments, routed, &routed_args, options, waited_ms).map(|(mut reached, delivery)| {
-                    reached.mas_faults.push(injection);
-                    (reached, delivery)
-                })
+                self.run_tool(tool, super::Arguments::Text(arguments), routed, &routed_args, options, waited_ms).map(
+                    |(mut reached, delivery)| {
+                        reached.mas_faults.push(injection);
+                        (reached, delivery)
+                    },
+                )
             }
             Some(RequestFault::Fill(altered, injection)) => {
-                self.run_tool(tool, arguments, spec, &altered, options, waited_ms).map(|(mut reached, delivery)| {
+                self.run_tool(tool, super::Arguments::Text(arguments), spec, &altered, options, waited_ms).map(|(mut reached, delivery)| {
                     reached.mas_faults.push(injection);
                     (reached, delivery)
                 })

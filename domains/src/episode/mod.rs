@@ -348,7 +348,16 @@ impl Episode {
         arguments: &str,
         options: &CallOptions<'_>,
     ) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
+        let (call, delivery) = self.reach(agent, tool, Arguments::Text(arguments), options)?;
+        Ok(self.record(call, delivery.into()))
+    }
+
+    /// Calls one tool with no options, its arguments given as JSON: a call
+    /// the core built itself (a reference, cheat or random call), read
+    /// without writing it as text and parsing that. The same call as
+    /// [`Episode::call`] with the JSON's text.
+    pub(crate) fn call_json(&mut self, tool: &str, arguments: &Value) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(None, tool, Arguments::Json(arguments), &CallOptions::default())?;
         Ok(self.record(call, delivery.into()))
     }
 
@@ -366,7 +375,7 @@ impl Episode {
         arguments: &str,
         options: &CallOptions<'_>,
     ) -> Result<Delivered, CallError> {
-        let (call, delivery) = self.reach(agent, tool, arguments, options)?;
+        let (call, delivery) = self.reach(agent, tool, Arguments::Text(arguments), options)?;
         let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
         self.record(call, delivery.into());
         Ok(delivered)
@@ -377,7 +386,7 @@ impl Episode {
         &mut self,
         agent: Option<&str>,
         tool: &str,
-        arguments: &str,
+        arguments: Arguments<'_>,
         options: &CallOptions<'_>,
     ) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
@@ -391,17 +400,21 @@ impl Episode {
         let waited_ms = options.waited_ms.unwrap_or(0);
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
         if self.team.is_some() {
-            return self.reach_team(index, agent, tool, arguments, options, waited_ms);
+            return self.reach_team(index, agent, tool, &arguments.text(), options, waited_ms);
         }
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
-            self.record_invalid(tool, arguments, waited_ms, ArgError::new("tool_name", error.to_string()));
+            self.record_invalid(tool, &arguments.text(), waited_ms, ArgError::new("tool_name", error.to_string()));
             return Err(error);
         };
-        let args = match spec.parse_arguments(arguments) {
+        let parsed = match arguments {
+            Arguments::Text(text) => spec.parse_arguments(text),
+            Arguments::Json(value) => spec.arguments_of(value),
+        };
+        let args = match parsed {
             Ok(args) => args,
             Err(error) => {
-                self.record_invalid(tool, arguments, waited_ms, error.clone());
+                self.record_invalid(tool, &arguments.text(), waited_ms, error.clone());
                 return Err(CallError::InvalidArgument(error));
             }
         };
@@ -412,7 +425,7 @@ impl Episode {
     fn run_tool(
         &mut self,
         tool: &str,
-        arguments: &str,
+        arguments: Arguments<'_>,
         spec: crate::ToolRef,
         args: &crate::Args,
         options: &CallOptions<'_>,
@@ -432,7 +445,7 @@ impl Episode {
                     "this episode keeps at most {MAX_IDEMPOTENCY_BYTES} bytes of idempotency keys and their results; reuse a key only for a retry, or send no key"
                 ),
             );
-            self.record_invalid(tool, arguments, waited_ms, error.clone());
+            self.record_invalid(tool, &arguments.text(), waited_ms, error.clone());
             return Err(CallError::InvalidArgument(error));
         }
         let idempotency_key_call = key.map(|k| *self.faults.key_calls.entry(k.to_owned()).or_insert(index));
@@ -443,7 +456,7 @@ impl Episode {
                 "idempotency_key",
                 format!("key was first used for {first_tool}({first_args}); use a new key for a different call"),
             );
-            self.record_invalid(tool, arguments, waited_ms, error.clone());
+            self.record_invalid(tool, &arguments.text(), waited_ms, error.clone());
             if let Some(record) = self.trajectory.calls.last_mut() {
                 record.idempotency_key_call = idempotency_key_call;
             }
@@ -536,5 +549,23 @@ impl Episode {
             role: None,
             mas_faults: Vec::new(),
         });
+    }
+}
+
+/// A call's arguments as they reach an episode: an agent's text, or JSON
+/// the core built itself (see [`Episode::call_json`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arguments<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+impl<'a> Arguments<'a> {
+    /// The arguments as text, as a record of a malformed call keeps them.
+    fn text(self) -> std::borrow::Cow<'a, str> {
+        match self {
+            Arguments::Text(text) => text.into(),
+            Arguments::Json(value) => value.to_string().into(),
+        }
     }
 }
