@@ -223,13 +223,13 @@ impl<'t> Prefixes<'t> {
         let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
         let (episode, recorded) = self.episodes[shared].clone();
         let previous = shared.checked_sub(1).map(|i| (Cow::Borrowed(&task.reference[i]), recorded));
-        let (mut episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
+        let (episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
         // Wrong when its end state differs from the expected one outside the
         // task's alternatives (free text included), as the oracle compares them,
         // or when it answers other than the reference does (every wrong answer
         // is built from the facts the answer must and must not state).
-        let (verdict, differs) = episode.finish_compared();
-        PlayedCheat { cheat, wrong: wrong_answer || differs, verdict: verdict.clone() }
+        let (verdict, differs) = episode.into_verdict_compared();
+        PlayedCheat { cheat, wrong: wrong_answer || differs, verdict }
     }
 }
 

@@ -23,12 +23,11 @@ impl Episode {
         self.trajectory.verdict.insert(verdict)
     }
 
-    /// Finishes the episode as [`Episode::finish`] does the first time, and
-    /// tells whether its end state differs from the one the task asks for
+    /// The verdict [`Episode::finish`] gives (the episode is done with),
+    /// and whether the end state differs from the one the task asks for
     /// outside the task's alternatives (see [`Verdict::judge_compared`]).
-    pub(crate) fn finish_compared(&mut self) -> (&Verdict, bool) {
-        let (verdict, differs) = self.judge();
-        (self.trajectory.verdict.insert(verdict), differs)
+    pub(crate) fn into_verdict_compared(self) -> (Verdict, bool) {
+        self.judge()
     }
 
     /// The verdict on the episode's end state, and whether that state
