@@ -55,12 +55,21 @@ pub fn random_calls(task: &Task, seed: u64, count: usize) -> Vec<Call> {
 
 /// [`random_calls`] as an endless sequence, drawn as it is read.
 pub(crate) fn random_agent(task: &Task, seed: u64) -> impl Iterator<Item = Call> + '_ {
+    random_agent_writing(task, seed, false).flatten()
+}
+
+/// The random agent's calls in turn, each `None` when `writes_only` and it
+/// is a read: a read's arguments are drawn but not built, so the writes are
+/// the ones [`random_agent`] makes.
+pub(crate) fn random_agent_writing(task: &Task, seed: u64, writes_only: bool) -> impl Iterator<Item = Option<Call>> + '_ {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let pool = Pool { strings: task.state_strings(), dates: (-3..30).map(|d| task.today.add_days(d).to_string()).collect() };
     let tools = task.tools();
     std::iter::repeat_with(move || {
         let tool = tools.get(below(&mut rng, tools.len())).expect("an index below the tool count");
-        Call::new(tool.name, random_object(tool.params, &pool, &mut rng))
+        let build = tool.mutates_state || !writes_only;
+        let arguments = random_object(tool.params, &pool, &mut rng, build);
+        build.then(|| Call::new(tool.name, arguments))
     })
 }
 
@@ -95,21 +104,29 @@ fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
     (rng.next_u64() % n.max(1) as u64) as usize
 }
 
-fn random_object(params: &[Param], pool: &Pool, rng: &mut ChaCha8Rng) -> Value {
+/// Random arguments for `params`; with `build` false, the same draws
+/// and an empty object (nothing built).
+fn random_object(params: &[Param], pool: &Pool, rng: &mut ChaCha8Rng, build: bool) -> Value {
     let mut map = Map::new();
+    let text = |text: &str| if build { Value::from(text) } else { Value::Null };
     for param in params {
         if !param.required && below(rng, 2) == 0 {
             continue;
         }
         let value = match param.ty {
-            ParamType::String => Value::from(pool.draw(rng)),
-            ParamType::OneOf(values) => Value::from(values[below(rng, values.len())]),
+            ParamType::String => text(pool.draw(rng)),
+            ParamType::OneOf(values) => text(values[below(rng, values.len())]),
             ParamType::Number => Value::from(below(rng, 1000) as f64),
             ParamType::Integer => Value::from(below(rng, 4) as i64),
-            ParamType::StringList => Value::from(vec![pool.draw(rng)]),
-            ParamType::ObjectList(fields) => Value::Array((0..=below(rng, 2)).map(|_| random_object(fields, pool, rng)).collect()),
+            ParamType::StringList => Value::Array(vec![text(pool.draw(rng))]),
+            ParamType::ObjectList(fields) => {
+                let items: Vec<Value> = (0..=below(rng, 2)).map(|_| random_object(fields, pool, rng, build)).collect();
+                Value::Array(items)
+            }
         };
-        map.insert(param.name.to_owned(), value);
+        if build {
+            map.insert(param.name.to_owned(), value);
+        }
     }
     Value::Object(map)
 }
@@ -163,8 +180,7 @@ impl SelfCheck {
             .filter(|&seed| {
                 // A fault-free read changes nothing: the random agent's writes
                 // alone reach the same end state, so the same verdict.
-                let mut writes = random_calls(task, seed, RANDOM_AGENT_CALLS);
-                writes.retain(|call| task.domain.tool(call.tool).is_some_and(|tool| tool.mutates_state));
+                let writes: Vec<Call> = random_agent_writing(task, seed, true).take(RANDOM_AGENT_CALLS).flatten().collect();
                 let mut episode = episode(seed);
                 play_calls(&mut episode, &writes);
                 // An episode that changed nothing ends as doing nothing does.
@@ -205,6 +221,19 @@ impl SelfCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_random_agent_draws_the_same_writes_when_its_reads_are_not_built() {
+        for task in (crate::generate::Suite::Generated { seed: 4, per_cell: 2 }).tasks(None, None) {
+            for seed in 0..3 {
+                let all: Vec<Call> = random_agent(&task, seed).take(50).collect();
+                let writes: Vec<Option<Call>> = random_agent_writing(&task, seed, true).take(50).collect();
+                let expected: Vec<Option<Call>> =
+                    all.into_iter().map(|c| task.domain.tool(c.tool).is_some_and(|t| t.mutates_state).then_some(c)).collect();
+                assert_eq!(writes, expected, "{} seed {seed}", task.id);
+            }
+        }
+    }
 
     #[test]
     fn a_call_given_as_json_is_recorded_as_its_text_is() {

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::agent::random_agent;
+use crate::agent::random_agent_writing;
 use crate::episode::Episode;
 use crate::oracle::{Check, Fact, Verdict};
 use crate::task::{Call, Task, TaskRef};
@@ -406,7 +406,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
     // candidate the domain refuses leaves it as it was (the domains'
     // contract), so one copy serves every candidate until one writes.
     let mut world = task.replay(task.reference.iter().map(|c| (c.tool, &c.arguments)));
-    (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_agent(task, seed).take(40)).filter(|c| is_write(task, c)).find(|extra| {
+    (0..EXTRA_WRITE_SEEDS).flat_map(|seed| random_agent_writing(task, seed, true).take(40).flatten()).find(|extra| {
         let Some(tool) = task.domain.tool(extra.tool) else { return false };
         tool.arguments_of(&extra.arguments).is_ok_and(|args| world.apply(tool, &args, &task.context()).1)
     })
