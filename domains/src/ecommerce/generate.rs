@@ -166,8 +166,13 @@ impl Builder {
     /// Adds a past order of `lines` random products (or `skus`), delivered
     /// `ago` days before today; returns its id.
     fn past_order(&mut self, c: usize, lines: usize, ago: u32, skus: Option<&[String]>) -> String {
-        let all: Vec<String> = self.products.keys().cloned().collect();
-        let skus = skus.map_or_else(|| self.g.sample(&all, lines), <[String]>::to_vec);
+        let skus = match skus {
+            Some(skus) => skus.to_vec(),
+            None => {
+                let all: Vec<&String> = self.products.keys().collect();
+                self.g.sample(&all, lines).into_iter().cloned().collect()
+            }
+        };
         let items: Vec<(String, u32, i64)> = skus.iter().map(|s| (s.clone(), self.g.range(1, 2), self.products[s].cents)).collect();
         let subtotal: i64 = items.iter().map(|(_, q, p)| i64::from(*q) * p).sum();
         // A tenth off with a coupon in about half the orders (never one the task's coupon).
