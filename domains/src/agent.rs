@@ -3,11 +3,14 @@
 //! self-check that uses them with the result-reading solver and the cheat
 //! corpus.
 
+use std::borrow::Cow;
+
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
 use crate::cheats::{self, PlayedCheat};
+use crate::date::Date;
 use crate::episode::Episode;
 use crate::oracle::Verdict;
 use crate::task::{Call, Task, TaskRef};
@@ -63,7 +66,7 @@ pub(crate) fn random_agent(task: &Task, seed: u64) -> impl Iterator<Item = Call>
 /// the ones [`random_agent`] makes.
 pub(crate) fn random_agent_writing(task: &Task, seed: u64, writes_only: bool) -> impl Iterator<Item = Option<Call>> + '_ {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let pool = Pool { strings: task.state_strings(), dates: (-3..30).map(|d| task.today.add_days(d).to_string()).collect() };
+    let pool = Pool { strings: task.state_strings(), today: task.today };
     let tools = task.tools();
     std::iter::repeat_with(move || {
         let tool = tools.get(below(&mut rng, tools.len())).expect("an index below the tool count");
@@ -74,27 +77,35 @@ pub(crate) fn random_agent_writing(task: &Task, seed: u64, writes_only: bool) ->
 }
 
 /// The strings a random agent draws from, in order: the task's state
-/// strings, the dates around its today, then [`Pool::WORDS`] (read in place,
-/// not copied into one list).
+/// strings, the dates around its today ([`Pool::DAYS`]), then
+/// [`Pool::WORDS`] (read in place, not copied into one list).
 struct Pool<'t> {
     strings: &'t [String],
-    dates: Vec<String>,
+    today: Date,
 }
 
-impl Pool<'_> {
+impl<'t> Pool<'t> {
+    /// The dates drawn, in days from today.
+    const DAYS: std::ops::Range<i64> = -3..30;
     const WORDS: [&'static str; 13] =
         ["09:00", "10:00", "13:00", "16:00", "high", "low", "open", "closed", "tier2", "Alice", "Bob", "refund", "SAVE10"];
 
     fn len(&self) -> usize {
-        self.strings.len() + self.dates.len() + Self::WORDS.len()
+        self.strings.len() + Self::DAYS.count() + Self::WORDS.len()
     }
 
-    fn draw(&self, rng: &mut ChaCha8Rng) -> &str {
-        let i = below(rng, self.len());
-        let j = i.wrapping_sub(self.strings.len());
-        match (self.strings.get(i), self.dates.get(j)) {
-            (Some(s), _) | (None, Some(s)) => s,
-            (None, None) => Self::WORDS[j - self.dates.len()],
+    /// Draws the index of a string.
+    fn draw(&self, rng: &mut ChaCha8Rng) -> usize {
+        below(rng, self.len())
+    }
+
+    /// The string at an index (a date is written only when read).
+    fn at(&self, i: usize) -> Cow<'t, str> {
+        let day = i.wrapping_sub(self.strings.len());
+        match self.strings.get(i) {
+            Some(s) => Cow::Borrowed(s),
+            None if day < Self::DAYS.count() => Cow::Owned(self.today.add_days(Self::DAYS.start + day as i64).to_string()),
+            None => Cow::Borrowed(Self::WORDS[day - Self::DAYS.count()]),
         }
     }
 }
@@ -109,16 +120,17 @@ fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
 fn random_object(params: &[Param], pool: &Pool, rng: &mut ChaCha8Rng, build: bool) -> Value {
     let mut map = Map::new();
     let text = |text: &str| if build { Value::from(text) } else { Value::Null };
+    let drawn = |i| if build { Value::from(pool.at(i)) } else { Value::Null };
     for param in params {
         if !param.required && below(rng, 2) == 0 {
             continue;
         }
         let value = match param.ty {
-            ParamType::String => text(pool.draw(rng)),
+            ParamType::String => drawn(pool.draw(rng)),
             ParamType::OneOf(values) => text(values[below(rng, values.len())]),
             ParamType::Number => Value::from(below(rng, 1000) as f64),
             ParamType::Integer => Value::from(below(rng, 4) as i64),
-            ParamType::StringList => Value::Array(vec![text(pool.draw(rng))]),
+            ParamType::StringList => Value::Array(vec![drawn(pool.draw(rng))]),
             ParamType::ObjectList(fields) => {
                 let items: Vec<Value> = (0..=below(rng, 2)).map(|_| random_object(fields, pool, rng, build)).collect();
                 Value::Array(items)
