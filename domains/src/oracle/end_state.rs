@@ -339,12 +339,14 @@ fn split(rest: &str) -> (&str, Option<&str>) {
 /// keys to renumber.
 pub(crate) fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes) -> Option<Vec<(&'a str, &'a str)>> {
     let mut renames = Vec::new();
-    let whole = |changes: &'a Changes| match changes.0.get("") {
-        Some(Changed::Whole(value)) => value.as_ref(),
-        _ => Some(initial),
-    };
     if a.0.contains_key("") || b.0.contains_key("") {
-        // Not a state of collections: compared whole (the other side unchanged).
+        // Not a state of collections (JSON only `Changes::between` reads):
+        // compared whole, when the other side is whole or unchanged too;
+        // otherwise nothing is renumbered.
+        let whole = |changes: &'a Changes| match changes.0.get("") {
+            Some(Changed::Whole(value)) => value.as_ref(),
+            _ => Some(initial),
+        };
         let other_changed = |c: &Changes| !c.0.contains_key("") && !c.is_empty();
         if other_changed(a) || other_changed(b) {
             return None;
