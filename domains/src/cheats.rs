@@ -102,19 +102,27 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
     let swaps = swappable(task);
     for ((name, value), others) in swaps.iter().zip(look_alikes(task.state_strings(), &swaps)) {
+        // The calls a swap changes: those that mention the value.
+        let mentioning: Vec<usize> = (0..task.reference.len()).filter(|&i| mentions(&task.reference[i].arguments, value)).collect();
+        if mentioning.is_empty() {
+            continue;
+        }
+        let last_write = writes.iter().rev().find(|i| mentioning.contains(i));
         for other in others.into_iter().take(LOOK_ALIKES) {
-            let swapped: Vec<Call> = task.reference.iter().map(|c| Call::new(c.tool, replace(&c.arguments, value, other))).collect();
-            if swapped == task.reference {
-                continue;
+            let mut swapped = reference.clone();
+            for &i in &mentioning {
+                let call = &task.reference[i];
+                swapped[i] = Step::Call(Call::new(call.tool, replace(&call.arguments, value, other)));
             }
-            out.push(Cheat { label: format!("wrong {name}: {other} instead of {value}"), steps: calls(&swapped) });
             // The wrong writes, the last of them undone, then the right solution.
-            if let Some(&last) = writes.iter().rev().find(|&&i| swapped[i] != task.reference[i]) {
-                let mut steps = calls(&swapped[..=last]);
+            let undone = last_write.map(|&last| {
+                let mut steps = swapped[..=last].to_vec();
                 steps.push(Step::UndoPrevious);
                 steps.extend(reference.iter().cloned());
-                out.push(Cheat { label: format!("wrong {name} {other} written, undone, then the right solution"), steps });
-            }
+                Cheat { label: format!("wrong {name} {other} written, undone, then the right solution"), steps }
+            });
+            out.push(Cheat { label: format!("wrong {name}: {other} instead of {value}"), steps: swapped });
+            out.extend(undone);
         }
     }
     for &i in &writes {
@@ -310,10 +318,6 @@ fn swappable(task: &Task) -> Vec<(String, String)> {
     values
 }
 
-fn calls(calls: &[Call]) -> Vec<Step> {
-    calls.iter().cloned().map(Step::Call).collect()
-}
-
 fn is_write(task: &Task, call: &Call) -> bool {
     task.domain.tool(call.tool).is_some_and(|t| t.mutates_state)
 }
@@ -385,6 +389,17 @@ fn shape_into(text: &str, out: &mut String, limit: usize) -> bool {
         }
     }
     true
+}
+
+/// Whether a string of `value` (not a key) contains `text`: what
+/// [`replace`] changes.
+fn mentions(value: &Value, text: &str) -> bool {
+    match value {
+        Value::String(s) => s.contains(text),
+        Value::Array(items) => items.iter().any(|v| mentions(v, text)),
+        Value::Object(map) => map.values().any(|v| mentions(v, text)),
+        _ => false,
+    }
 }
 
 /// `value` with every string equal to `from` (or containing it as a word)
