@@ -95,12 +95,11 @@ struct Builder {
 }
 
 impl Builder {
-    /// Adds a product (a near-duplicate of `near` when given); returns its sku.
+    /// Adds a product (a near-duplicate of `near` when given, the first one if all are there); returns its sku.
     fn product(&mut self, near: Option<&str>) -> String {
         if let Some(near) = near
             && VARIANTS.iter().all(|v| self.skus.contains_key(&format!("{near}{v}")))
         {
-            // Every near-duplicate is there already: one of them is the twin.
             return self.skus.get(&format!("{near}{}", VARIANTS[0])).cloned().unwrap_or_default();
         }
         let (name, category) = loop {
@@ -166,13 +165,8 @@ impl Builder {
     /// Adds a past order of `lines` random products (or `skus`), delivered
     /// `ago` days before today; returns its id.
     fn past_order(&mut self, c: usize, lines: usize, ago: u32, skus: Option<&[String]>) -> String {
-        let skus = match skus {
-            Some(skus) => skus.to_vec(),
-            None => {
-                let all: Vec<&String> = self.products.keys().collect();
-                self.g.sample(&all, lines).into_iter().cloned().collect()
-            }
-        };
+        let all: Vec<&String> = self.products.keys().collect();
+        let skus: Vec<String> = skus.map_or_else(|| self.g.sample(&all, lines).into_iter().cloned().collect(), <[String]>::to_vec);
         let items: Vec<(String, u32, i64)> = skus.iter().map(|s| (s.clone(), self.g.range(1, 2), self.products[s].cents)).collect();
         let subtotal: i64 = items.iter().map(|(_, q, p)| i64::from(*q) * p).sum();
         // A tenth off with a coupon in about half the orders (never one the task's coupon).
@@ -195,14 +189,13 @@ impl Builder {
         format!("O-{:04}", self.orders.len())
     }
 
-    /// Replays the reference to read a value of the end state it asks for.
+    /// A value of the end state the task asks for.
     fn expected(task: &Task, pointer: &str) -> Value {
         task.expected_at(pointer).map_or(Value::Null, std::borrow::Cow::into_owned)
     }
 
     fn task(self, kind: &str, template: &'static Template, slots: Vec<Slot>, reference: Vec<Call>, checks: Vec<Check>) -> Task {
-        // Products and customers are built as records, coupons and orders
-        // read from their JSON; the state checks them all as it would a file.
+        // Products and customers built as records, coupons and orders read from JSON; the state checks all.
         let products = self.products.into_iter().map(|(sku, p)| {
             let Product { name, category, cents, stock } = p;
             (sku, super::Product { name, category: category.to_owned(), price: super::Money(cents), stock }.into())
