@@ -199,7 +199,7 @@ impl SelfCheck {
                 if episode.changes().is_empty() { inaction.passed } else { episode.finish().passed }
             })
             .collect();
-        let prefixes = cheats::Prefixes::new(task);
+        let mut prefixes = cheats::Prefixes::new(task);
         let cheats = cheats::cheats(task).into_iter().map(|cheat| prefixes.play(cheat)).collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();

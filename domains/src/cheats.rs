@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::Outcome;
 use crate::agent::random_agent_writing;
 use crate::episode::Episode;
-use crate::oracle::{Check, Fact, Verdict};
+use crate::oracle::{Check, Fact, Judged, Verdict};
 use crate::task::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
@@ -204,6 +204,8 @@ pub(crate) struct Prefixes<'t> {
     /// The episode after the reference's first `k` calls, at `k`, and whether
     /// its last call was recorded.
     episodes: Vec<(Episode, bool)>,
+    /// The verdicts given so far, by end state and answer.
+    judged: Judged,
 }
 
 impl<'t> Prefixes<'t> {
@@ -217,7 +219,7 @@ impl<'t> Prefixes<'t> {
             let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
             episodes.push((episode.clone(), recorded));
         }
-        Self { task, episodes }
+        Self { task, episodes, judged: Judged::default() }
     }
 
     /// The episode after the whole reference solution, not yet finished.
@@ -226,17 +228,21 @@ impl<'t> Prefixes<'t> {
     }
 
     /// Plays a cheat in-process with no faults and judges it.
-    pub(crate) fn play(&self, cheat: Cheat) -> PlayedCheat {
+    pub(crate) fn play(&mut self, cheat: Cheat) -> PlayedCheat {
         let task = self.task;
         let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
         let (episode, recorded) = self.episodes[shared].clone();
         let previous = shared.checked_sub(1).map(|i| (Cow::Borrowed(&task.reference[i]), recorded));
-        let (episode, wrong_answer) = continue_with(task, episode, previous, &cheat.steps[shared..]);
+        let steps = &cheat.steps[shared..];
+        // A read changes nothing in a fault-free episode, so nothing in its
+        // verdict either, unless it brings a later call to the call limit.
+        let reads = episode.trajectory().calls.len() + steps.len() >= episode.max_calls() as usize;
+        let (episode, wrong_answer) = continue_with(task, episode, previous, steps, reads);
         // Wrong when its end state differs from the expected one outside the
         // task's alternatives (free text included), as the oracle compares them,
         // or when it answers other than the reference does (every wrong answer
         // is built from the facts the answer must and must not state).
-        let (verdict, differs) = episode.into_verdict_compared();
+        let (verdict, differs) = episode.into_verdict_compared(&mut self.judged);
         PlayedCheat { cheat, wrong: wrong_answer || differs, verdict }
     }
 }
@@ -244,8 +250,15 @@ impl<'t> Prefixes<'t> {
 /// Plays a cheat's `steps` on from `episode`, where `previous` was the last
 /// call made (and whether the episode recorded it), and gives the reference's
 /// answer unless a step answers otherwise: the episode, unfinished, and
-/// whether a step changed the answer.
-fn continue_with<'c>(task: &Task, mut episode: Episode, mut previous: Option<(Cow<'c, Call>, bool)>, steps: &'c [Step]) -> (Episode, bool) {
+/// whether a step changed the answer. Calls that only read are played only
+/// when `reads` is true.
+fn continue_with<'c>(
+    task: &Task,
+    mut episode: Episode,
+    mut previous: Option<(Cow<'c, Call>, bool)>,
+    steps: &'c [Step],
+    reads: bool,
+) -> (Episode, bool) {
     // A cheat on the state gives the right answer: only its calls are wrong.
     let mut answer = task.reference_answer().map(str::to_owned);
     let mut wrong_answer = false;
@@ -268,6 +281,11 @@ fn continue_with<'c>(task: &Task, mut episode: Episode, mut previous: Option<(Co
             }
         };
         let Some(call) = call else { continue };
+        if !reads && !is_write(task, &call) {
+            // Not recorded: nothing reads its result (no read is undone).
+            previous = Some((call, false));
+            continue;
+        }
         let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
         previous = Some((call, recorded));
     }
@@ -446,7 +464,17 @@ mod tests {
     }
 
     #[test]
-    fn a_cheat_continued_from_the_reference_is_judged_as_played_from_the_start() {
+    fn only_writes_are_undone() {
+        // So a cheat that skips its reads never has one to undo.
+        for domain in Domain::ALL {
+            for rule in domain.undo_rules() {
+                assert!(domain.tool(rule.tool).is_some_and(|t| t.mutates_state), "{domain}: {}", rule.tool);
+            }
+        }
+    }
+
+    #[test]
+    fn a_cheat_continued_from_the_reference_without_its_reads_is_judged_as_played_from_the_start() {
         use crate::generate::{Origin, generate};
         let generated = Domain::ALL.into_iter().flat_map(|domain| {
             (1..=3).flat_map(move |level| (0..3).map(move |index| TaskRef::from(generate(Origin { domain, level, seed: 5, index }))))
@@ -454,11 +482,11 @@ mod tests {
         let tasks: Vec<TaskRef> = crate::suite().iter().map(TaskRef::from).chain(generated).collect();
         let mut continued = 0;
         for task in &tasks {
-            let prefixes = Prefixes::new(task);
+            let mut prefixes = Prefixes::new(task);
             for cheat in cheats(task) {
                 let played = prefixes.play(cheat.clone());
                 let start = Episode::new(task, 0, 0).for_pass_or_fail();
-                let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps);
+                let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps, true);
                 let verdict = episode.finish().clone();
                 let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
                 assert_eq!(played.verdict, verdict, "{}: {}", task.id, cheat.label);
@@ -475,7 +503,7 @@ mod tests {
         // Bob, cancel that reservation, then book the cheapest.
         let task = crate::task("travel/cheapest-flight/001").unwrap();
         let task = TaskRef::from(task);
-        let prefixes = Prefixes::new(&task);
+        let mut prefixes = Prefixes::new(&task);
         let played: Vec<PlayedCheat> = cheats(&task).into_iter().map(|c| prefixes.play(c)).collect();
         let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
         assert!(undone.cheat.steps.contains(&Step::UndoPrevious));

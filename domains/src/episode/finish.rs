@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Episode, ledger};
-use crate::oracle::{Changes, CheckOutcome, Verdict};
+use crate::oracle::{Changes, CheckOutcome, Judged, Verdict};
 
 impl Episode {
     /// The records the episode has changed in the task's initial state.
@@ -18,7 +18,7 @@ impl Episode {
     pub fn finish(&mut self) -> &Verdict {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
-            None => self.judge().0,
+            None => self.judge(None).0,
         };
         self.trajectory.verdict.insert(verdict)
     }
@@ -26,13 +26,15 @@ impl Episode {
     /// The verdict [`Episode::finish`] gives (the episode is done with),
     /// and whether the end state differs from the one the task asks for
     /// outside the task's alternatives (see [`Verdict::judge_compared`]).
-    pub(crate) fn into_verdict_compared(self) -> (Verdict, bool) {
-        self.judge()
+    /// A pass-or-fail episode's end state is judged through `judged`.
+    pub(crate) fn into_verdict_compared(self, judged: &mut Judged) -> (Verdict, bool) {
+        self.judge(Some(judged))
     }
 
     /// The verdict on the episode's end state, and whether that state
-    /// differs from the one the task asks for.
-    fn judge(&self) -> (Verdict, bool) {
+    /// differs from the one the task asks for; a pass-or-fail verdict from
+    /// `judged` when given.
+    fn judge(&self, judged: Option<&mut Judged>) -> (Verdict, bool) {
         let changes = self.changes();
         let final_state_hash = match (self.records_verdict, changes.is_empty()) {
             (false, _) => None,
@@ -40,7 +42,10 @@ impl Episode {
             (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
         };
         let answer = self.trajectory.answer.as_deref();
-        let (mut verdict, differs) = Verdict::judge_compared(&self.task, &changes, final_state_hash, answer);
+        let (mut verdict, differs) = match judged {
+            Some(judged) if final_state_hash.is_none() => judged.judge(&self.task, changes, answer),
+            _ => Verdict::judge_compared(&self.task, &changes, final_state_hash, answer),
+        };
         let duplicates: Vec<Value> =
             self.faults.duplicates.iter().map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first})).collect();
         verdict.passed &= duplicates.is_empty();
