@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::phrasing;
-use super::tasks::{confirmed, flight};
+use super::tasks::confirmed;
 use crate::date::Date;
 use crate::generate::{Gen, Origin, monday};
 use crate::oracle::{Check, Fact};
@@ -288,13 +288,17 @@ impl Builder {
     }
 
     fn task(self, kind: &str, template: &'static Template, slots: Vec<Slot>, reference: Vec<Call>, checks: Vec<Check>) -> Task {
-        let flights: Vec<Value> = self.flights.iter().map(|f| flight(&f.id, &f.origin, &f.dest, &f.date, f.price, f.seats)).collect();
-        let reservations: serde_json::Map<String, Value> =
-            self.reservations.iter().enumerate().map(|(i, r)| (format!("R-{:04}", i + 1), r.clone())).collect();
-        let travelers: serde_json::Map<String, Value> =
-            self.travelers.iter().map(|(name, methods)| (name.clone(), json!({"payment_methods": methods}))).collect();
-        let state = json!({"flights_db": flights, "reservations": reservations, "travelers": travelers});
-        let state = serde_json::from_value(state).expect("generated travel states are valid");
+        // Flights and travelers built as records, reservations read from JSON; the state checks all.
+        let flights_db = self.flights.into_iter().map(|f| {
+            let Flight { id, origin, dest, date, price, seats } = f;
+            super::Flight { id, origin, dest, date, price, seats_left: seats }.into()
+        });
+        let reservations = self.reservations.into_iter().enumerate().map(|(i, r)| {
+            (format!("R-{:04}", i + 1), serde_json::from_value(r).expect("generated reservations are valid"))
+        });
+        let travelers = self.travelers.into_iter().map(|(name, payment_methods)| (name, super::Traveler { payment_methods }));
+        let records = super::Records { flights_db: flights_db.collect(), reservations: reservations.collect(), travelers: travelers.collect() };
+        let state = super::State::try_from(records).expect("generated travel states are valid");
         Task {
             id: self.origin.id(kind),
             domain: Domain::Travel,
