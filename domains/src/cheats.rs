@@ -19,13 +19,14 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::Outcome;
 use crate::agent::random_agent_writing;
 use crate::episode::Episode;
-use crate::oracle::{Check, Fact, Judged, Verdict};
+use crate::oracle::{Changes, Check, Fact, Verdict};
 use crate::task::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
@@ -90,8 +91,8 @@ pub struct PlayedCheat {
     /// the task's allowed alternatives (free text included): only then is it
     /// a wrong solution the oracle must fail.
     pub wrong: bool,
-    /// The oracle's verdict.
-    pub verdict: Verdict,
+    /// The oracle's verdict (shared by the cheats that end alike).
+    pub verdict: Arc<Verdict>,
 }
 
 /// The cheat corpus of a task, in a fixed order.
@@ -204,8 +205,9 @@ pub(crate) struct Prefixes<'t> {
     /// The episode after the reference's first `k` calls, at `k`, and whether
     /// its last call was recorded.
     episodes: Vec<(Episode, bool)>,
-    /// The verdicts given so far, by end state and answer.
-    judged: Judged,
+    /// The verdicts given so far, by end state and answer, and whether
+    /// that end state is wrong.
+    judged: Vec<(Changes, Option<String>, Arc<Verdict>, bool)>,
 }
 
 impl<'t> Prefixes<'t> {
@@ -219,7 +221,7 @@ impl<'t> Prefixes<'t> {
             let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
             episodes.push((episode.clone(), recorded));
         }
-        Self { task, episodes, judged: Judged::default() }
+        Self { task, episodes, judged: Vec::new() }
     }
 
     /// The episode after the whole reference solution, not yet finished.
@@ -238,11 +240,26 @@ impl<'t> Prefixes<'t> {
         // verdict either, unless it brings a later call to the call limit.
         let reads = episode.trajectory().calls.len() + steps.len() >= episode.max_calls() as usize;
         let (episode, wrong_answer) = continue_with(task, episode, previous, steps, reads);
+        // A fault-free episode's verdict is a function of its end state and
+        // answer, and most cheats end as another one does (every cheat that
+        // fails before it writes ends as doing nothing does): each end state
+        // is judged once.
+        let changes = episode.changes();
+        let answer = episode.trajectory().answer.as_deref();
+        let (verdict, differs) = match self.judged.iter().find(|(c, a, ..)| *c == changes && a.as_deref() == answer) {
+            Some((.., verdict, differs)) => (Arc::clone(verdict), *differs),
+            None => {
+                let answer = answer.map(str::to_owned);
+                let (verdict, differs) = episode.into_verdict_compared(&changes);
+                let verdict = Arc::new(verdict);
+                self.judged.push((changes, answer, Arc::clone(&verdict), differs));
+                (verdict, differs)
+            }
+        };
         // Wrong when its end state differs from the expected one outside the
         // task's alternatives (free text included), as the oracle compares them,
         // or when it answers other than the reference does (every wrong answer
         // is built from the facts the answer must and must not state).
-        let (verdict, differs) = episode.into_verdict_compared(&mut self.judged);
         PlayedCheat { cheat, wrong: wrong_answer || differs, verdict }
     }
 }
@@ -489,7 +506,7 @@ mod tests {
                 let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps, true);
                 let verdict = episode.finish().clone();
                 let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
-                assert_eq!(played.verdict, verdict, "{}: {}", task.id, cheat.label);
+                assert_eq!(*played.verdict, verdict, "{}: {}", task.id, cheat.label);
                 assert_eq!(played.wrong, wrong, "{}: {}", task.id, cheat.label);
                 continued += usize::from(matches!(cheat.steps.first(), Some(Step::Call(c)) if Some(c) == task.reference.first()));
             }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Episode, ledger};
-use crate::oracle::{Changes, CheckOutcome, Judged, Verdict};
+use crate::oracle::{Changes, CheckOutcome, Verdict};
 
 impl Episode {
     /// The records the episode has changed in the task's initial state.
@@ -18,34 +18,29 @@ impl Episode {
     pub fn finish(&mut self) -> &Verdict {
         let verdict = match self.trajectory.verdict.take() {
             Some(verdict) => verdict,
-            None => self.judge(None).0,
+            None => self.judge(&self.changes()).0,
         };
         self.trajectory.verdict.insert(verdict)
     }
 
     /// The verdict [`Episode::finish`] gives (the episode is done with),
     /// and whether the end state differs from the one the task asks for
-    /// outside the task's alternatives (see [`Verdict::judge_compared`]).
-    /// A pass-or-fail episode's end state is judged through `judged`.
-    pub(crate) fn into_verdict_compared(self, judged: &mut Judged) -> (Verdict, bool) {
-        self.judge(Some(judged))
+    /// outside the task's alternatives (see [`Verdict::judge_compared`]),
+    /// given the episode's [`Episode::changes`].
+    pub(crate) fn into_verdict_compared(self, changes: &Changes) -> (Verdict, bool) {
+        self.judge(changes)
     }
 
-    /// The verdict on the episode's end state, and whether that state
-    /// differs from the one the task asks for; a pass-or-fail verdict from
-    /// `judged` when given.
-    fn judge(&self, judged: Option<&mut Judged>) -> (Verdict, bool) {
-        let changes = self.changes();
+    /// The verdict on the episode's end state (given as its changes), and
+    /// whether that state differs from the one the task asks for.
+    fn judge(&self, changes: &Changes) -> (Verdict, bool) {
         let final_state_hash = match (self.records_verdict, changes.is_empty()) {
             (false, _) => None,
             (true, true) => Some(self.task.initial_hash().to_owned()),
             (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
         };
         let answer = self.trajectory.answer.as_deref();
-        let (mut verdict, differs) = match judged {
-            Some(judged) if final_state_hash.is_none() => judged.judge(&self.task, changes, answer),
-            _ => Verdict::judge_compared(&self.task, &changes, final_state_hash, answer),
-        };
+        let (mut verdict, differs) = Verdict::judge_compared(&self.task, changes, final_state_hash, answer);
         let duplicates: Vec<Value> =
             self.faults.duplicates.iter().map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first})).collect();
         verdict.passed &= duplicates.is_empty();

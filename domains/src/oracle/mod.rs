@@ -263,26 +263,6 @@ impl Verdict {
     }
 }
 
-/// Pass-or-fail verdicts given on end states of one task, by the end
-/// state's changes and the final answer: episodes that end alike are judged
-/// once. Most of a task's cheats end as another of them does (each cheat
-/// that fails before it writes ends as doing nothing does, for one).
-#[derive(Default)]
-pub(crate) struct Judged(Vec<(Changes, Option<String>, (Verdict, bool))>);
-
-impl Judged {
-    /// [`Verdict::judge_compared`] for a pass-or-fail verdict (no hashes,
-    /// no diff), remembered.
-    pub(crate) fn judge(&mut self, task: &Task, changes: Changes, answer: Option<&str>) -> (Verdict, bool) {
-        if let Some((.., judged)) = self.0.iter().find(|(c, a, _)| *c == changes && a.as_deref() == answer) {
-            return judged.clone();
-        }
-        let judged = Verdict::judge_compared(task, &changes, None, answer);
-        self.0.push((changes, answer.map(str::to_owned), judged.clone()));
-        judged
-    }
-}
-
 /// The changes the task did not ask for, as `{path, expected, actual}`
 /// rows: every leaf that changed from S0 to Sf and differs from the end state
 /// the task asks for (its reference solution's, see

@@ -293,11 +293,14 @@ impl Builder {
             let Flight { id, origin, dest, date, price, seats } = f;
             super::Flight { id, origin, dest, date, price, seats_left: seats }.into()
         });
-        let reservations = self.reservations.into_iter().enumerate().map(|(i, r)| {
-            (format!("R-{:04}", i + 1), serde_json::from_value(r).expect("generated reservations are valid"))
-        });
+        let reservations = self
+            .reservations
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("R-{:04}", i + 1), serde_json::from_value(r).expect("generated reservations are valid")));
         let travelers = self.travelers.into_iter().map(|(name, payment_methods)| (name, super::Traveler { payment_methods }));
-        let records = super::Records { flights_db: flights_db.collect(), reservations: reservations.collect(), travelers: travelers.collect() };
+        let records =
+            super::Records { flights_db: flights_db.collect(), reservations: reservations.collect(), travelers: travelers.collect() };
         let state = super::State::try_from(records).expect("generated travel states are valid");
         Task {
             id: self.origin.id(kind),
