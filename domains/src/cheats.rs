@@ -102,10 +102,12 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
     let reference: Vec<Step> = task.reference.iter().cloned().map(Step::Call).collect();
     let writes: Vec<usize> = (0..task.reference.len()).filter(|&i| is_write(task, &task.reference[i])).collect();
     let swaps = swappable(task);
+    let mut swapped_values = BTreeSet::new();
     for ((name, value), others) in swaps.iter().zip(look_alikes(task.state_strings(), &swaps)) {
         // The calls a swap changes: those that mention the value.
         let mentioning: Vec<usize> = (0..task.reference.len()).filter(|&i| mentions(&task.reference[i].arguments, value)).collect();
-        if mentioning.is_empty() {
+        // Two slots with the same value give the same swaps: made once.
+        if mentioning.is_empty() || !swapped_values.insert(value) {
             continue;
         }
         let last_write = writes.iter().rev().find(|i| mentioning.contains(i));
@@ -126,6 +128,7 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
             out.extend(undone);
         }
     }
+    let swapped = out.len();
     for &i in &writes {
         let mut steps = reference.clone();
         steps.insert(i + 1, Step::Call(task.reference[i].clone()));
@@ -145,10 +148,10 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
         out.push(Cheat { label, steps });
     }
     out.extend(wrong_answers(task, &reference));
-    // Two slots with the same value give the same swaps: play each once.
+    // The swaps differ from each other; any other cheat is played once.
     let mut distinct: Vec<Cheat> = Vec::with_capacity(out.len());
-    for cheat in out {
-        if !distinct.iter().any(|kept| kept.steps == cheat.steps) {
+    for (i, cheat) in out.into_iter().enumerate() {
+        if i < swapped || !distinct.iter().any(|kept| kept.steps == cheat.steps) {
             distinct.push(cheat);
         }
     }
@@ -478,6 +481,22 @@ mod tests {
         collect_strings(&serde_json::json!({"C-101": {"x": "C-104"}, "y": "D-7"}), &mut strings);
         let found = look_alikes(&strings, &[("customer".to_owned(), "C-104".to_owned())]);
         assert_eq!(found, [BTreeSet::from(["C-101", "D-7"])]);
+    }
+
+    #[test]
+    fn no_two_cheats_of_a_task_have_the_same_steps() {
+        use crate::generate::{Origin, Suite, generate};
+        // The meeting keeps its time on another day: one value in two slots.
+        let same_time = generate(Origin { domain: Domain::Scheduling, level: 1, seed: 7, index: 36 });
+        assert_eq!(same_time.slot("time"), same_time.slot("new_time"));
+        let generated = Suite::Generated { seed: 7, per_cell: 12 }.tasks(None, None);
+        for task in crate::suite().iter().map(TaskRef::from).chain(generated).chain([same_time.into()]) {
+            let cheats = cheats(&task);
+            for (i, cheat) in cheats.iter().enumerate() {
+                let same = cheats[..i].iter().find(|earlier| earlier.steps == cheat.steps);
+                assert!(same.is_none(), "{}: '{}' and '{}'", task.id, same.map_or("", |c| &c.label), cheat.label);
+            }
+        }
     }
 
     #[test]
