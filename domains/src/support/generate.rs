@@ -5,7 +5,8 @@
 //! (level 1) to several disputes under the tiered refund policy, questions
 //! about a customer's tickets and requests that must be refused (level 3).
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::{Value, json};
 
@@ -14,6 +15,7 @@ use crate::generate::{Gen, Origin, monday};
 use crate::oracle::{Check, Fact};
 use crate::perturb::Template;
 use crate::task::{Call, Slot, Task, slots};
+use crate::world::Shared;
 use crate::{Domain, World};
 
 const FIRST: [&str; 20] = [
@@ -60,6 +62,22 @@ const ITEMS: [&str; 10] = [
 const STATUSES: [&str; 5] = ["open", "in_progress", "pending_customer", "escalated", "closed"];
 const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
 /// Articles beside the policies, for a realistic knowledge base at level 3.
+/// The knowledge base of a generated desk: the paper desk's, with
+/// [`EXTRA_ARTICLES`] at level 3. Built once; every task shares it.
+fn knowledge_base(level: u8) -> Shared<Vec<super::Article>> {
+    static BASES: LazyLock<[Shared<Vec<super::Article>>; 2]> = LazyLock::new(|| {
+        let mut articles = super::tasks::desk()["knowledge_base"].take();
+        let base = serde_json::from_value(articles.clone()).expect("the paper desk's articles are valid");
+        if let Some(kb) = articles.as_array_mut() {
+            for (i, (category, title, body)) in EXTRA_ARTICLES.iter().enumerate() {
+                kb.push(json!({"id": format!("KB-{}", 110 + i), "category": category, "title": title, "body": body}));
+            }
+        }
+        [base, serde_json::from_value(articles).expect("the extra articles are valid")]
+    });
+    BASES[usize::from(level == 3)].clone()
+}
+
 const EXTRA_ARTICLES: [(&str, &str, &str); 6] = [
     ("technical", "Mobile app crashes", "Reinstall the app and clear its cache. Crashes on start are often an outdated operating system."),
     (
@@ -305,21 +323,17 @@ impl Builder {
     }
 
     fn task(self, kind: &str, template: &'static Template, slots: Vec<Slot>, reference: Vec<Call>, checks: Vec<Check>) -> Task {
-        let mut desk = super::tasks::desk();
-        let customers: serde_json::Map<String, Value> =
-            self.customers.iter().map(|c| (c.id.clone(), json!({"name": c.name, "plan": c.plan}))).collect();
-        let tickets: serde_json::Map<String, Value> =
-            self.tickets.iter().enumerate().map(|(i, t)| (format!("T-{:04}", i + 1), t.clone())).collect();
-        desk["customers"] = Value::Object(customers);
-        desk["tickets"] = Value::Object(tickets);
-        if self.origin.level == 3
-            && let Some(kb) = desk["knowledge_base"].as_array_mut()
-        {
-            for (i, (category, title, body)) in EXTRA_ARTICLES.iter().enumerate() {
-                kb.push(json!({"id": format!("KB-{}", 110 + i), "category": category, "title": title, "body": body}));
-            }
-        }
-        let state = serde_json::from_value(desk).expect("generated support states are valid");
+        // Customers built as records, tickets read from JSON, the knowledge base shared.
+        let customers = self.customers.into_iter().map(|c| (c.id, super::Customer { name: c.name, plan: c.plan.to_owned() }));
+        let tickets: BTreeMap<String, Shared<super::Ticket>> = (self.tickets.into_iter().enumerate())
+            .map(|(i, t)| (format!("T-{:04}", i + 1), serde_json::from_value(t).expect("generated tickets are valid")))
+            .collect();
+        let state = super::State {
+            customers: customers.collect::<BTreeMap<_, _>>().into(),
+            last_ticket_number: super::highest_ticket_number(&tickets),
+            tickets: tickets.into(),
+            knowledge_base: knowledge_base(self.origin.level),
+        };
         // A note on a handled ticket (what was done, say) is the agent's choice.
         let alternatives = vec!["/tickets/*/notes"];
         Task {
