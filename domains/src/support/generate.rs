@@ -61,7 +61,7 @@ const ITEMS: [&str; 10] = [
 ];
 const STATUSES: [&str; 5] = ["open", "in_progress", "pending_customer", "escalated", "closed"];
 const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
-/// Articles beside the policies, for a realistic knowledge base at level 3.
+
 /// The knowledge base of a generated desk: the paper desk's, with
 /// [`EXTRA_ARTICLES`] at level 3. Built once; every task shares it.
 fn knowledge_base(level: u8) -> Shared<Vec<super::Article>> {
@@ -78,6 +78,7 @@ fn knowledge_base(level: u8) -> Shared<Vec<super::Article>> {
     BASES[usize::from(level == 3)].clone()
 }
 
+/// Articles beside the policies, for a realistic knowledge base at level 3.
 const EXTRA_ARTICLES: [(&str, &str, &str); 6] = [
     ("technical", "Mobile app crashes", "Reinstall the app and clear its cache. Crashes on start are often an outdated operating system."),
     (
