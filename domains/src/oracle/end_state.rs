@@ -352,7 +352,7 @@ pub(crate) fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes)
             return None;
         }
         let (Some(x), Some(y)) = (whole(a), whole(b)) else { return Some(renames) };
-        return super::renames_of(initial, x, y, &mut renames).then_some(renames);
+        return renames_of(initial, x, y, &mut renames).then_some(renames);
     }
     let names: BTreeSet<&'a String> = a.0.keys().chain(b.0.keys()).collect();
     // Collections the initial state lacks: their names, added.
@@ -381,7 +381,7 @@ pub(crate) fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes)
         };
         for key in kept {
             if let (Some(want), Some(got)) = (x.get(start, key), y.get(start, key))
-                && !super::renames_of(&start[key], want, got, &mut renames)
+                && !renames_of(&start[key], want, got, &mut renames)
             {
                 return None;
             }
@@ -437,6 +437,19 @@ fn pair<'a>(want: Vec<&'a str>, got: Vec<&'a str>, renames: &mut Vec<(&'a str, &
     true
 }
 
+/// Collects, at every object of `initial` and below, the keys `actual`
+/// added paired in sorted order with those `expected` added (only where they
+/// differ); false when the numbers of added keys differ somewhere.
+fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
+    let Value::Object(before) = initial else { return true };
+    let added = |state: &'a Value| Side::Whole(Some(state)).added(before);
+    pair(added(expected), added(actual), renames)
+        && before.iter().all(|(key, child)| match (expected.get(key), actual.get(key)) {
+            (Some(e), Some(a)) => renames_of(child, e, a, renames),
+            _ => true,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -455,7 +468,7 @@ mod tests {
     fn whole_state_leaves(task: &Task, initial: &Value, end: &Value) -> BTreeSet<String> {
         let expected = task.expected_final_state();
         let mut renames = Vec::new();
-        let renamed = crate::oracle::renames_of(initial, expected, end, &mut renames) && !renames.is_empty();
+        let renamed = renames_of(initial, expected, end, &mut renames) && !renames.is_empty();
         let end = if renamed { rename(end, &renames) } else { end.clone() };
         let mut leaves = BTreeSet::new();
         for change in json::diff(expected, &end) {

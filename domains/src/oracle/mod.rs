@@ -343,25 +343,6 @@ fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Chang
     }))
 }
 
-/// Collects, at every object of `initial` and below, the keys `actual`
-/// added paired in sorted order with those `expected` added (only where they
-/// differ); false when the numbers of added keys differ somewhere.
-fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
-    fn added<'a>(initial: &serde_json::Map<String, Value>, state: &'a Value) -> Vec<&'a str> {
-        state.as_object().into_iter().flat_map(|m| m.keys()).filter(|k| !initial.contains_key(*k)).map(String::as_str).collect()
-    }
-    let Value::Object(before) = initial else { return true };
-    let (want, got) = (added(before, expected), added(before, actual));
-    if want.len() != got.len() {
-        return false;
-    }
-    renames.extend(got.into_iter().zip(want).filter(|(g, w)| g != w));
-    before.iter().all(|(key, child)| match (expected.get(key), actual.get(key)) {
-        (Some(e), Some(a)) => renames_of(child, e, a, renames),
-        _ => true,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
