@@ -10,11 +10,11 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
 use crate::cheats::{self, PlayedCheat};
-use crate::date::Date;
-use crate::episode::Episode;
-use crate::oracle::Verdict;
-use crate::task::{Call, Task, TaskRef};
-use crate::tool::{Param, ParamType};
+use toolenv_core::date::Date;
+use toolenv_core::Episode;
+use toolenv_core::Verdict;
+use toolenv_core::{Call, Task, TaskRef};
+use toolenv_core::{Param, ParamType};
 
 /// How many calls the random agent makes per episode in the self-check.
 pub const RANDOM_AGENT_CALLS: usize = 25;
@@ -141,21 +141,6 @@ fn random_object(params: &[Param], pool: &Pool, rng: &mut ChaCha8Rng, build: boo
         }
     }
     Value::Object(map)
-}
-
-/// Every string in a value, keys included, in document order.
-pub(crate) fn collect_strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(map) => {
-            for (key, v) in map {
-                out.push(key.clone());
-                collect_strings(v, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The oracle self-check of one task.

@@ -23,11 +23,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::Outcome;
+use toolenv_core::Outcome;
 use crate::agent::random_agent_writing;
-use crate::episode::Episode;
-use crate::oracle::{Changes, Check, Fact, Verdict};
-use crate::task::{Call, Task, TaskRef};
+use toolenv_core::Episode;
+use toolenv_core::{Changes, Check, Fact, Verdict};
+use toolenv_core::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +38,13 @@ pub(crate) struct Undo {
     pub(crate) by: &'static str,
     /// The inverse call's arguments, by name.
     pub(crate) args: &'static [(&'static str, Source)],
+}
+
+/// How a domain's writes are undone with its own tools: a wrong write
+/// undone still leaves a trace, which the cheat corpus checks the oracle sees.
+pub(crate) trait UndoRules {
+    /// The inverse call of each write that has one.
+    const UNDO: &'static [Undo];
 }
 
 /// Where an inverse call's argument comes from.
@@ -469,7 +476,7 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
 mod tests {
     use super::*;
 
-    use crate::Domain;
+    use toolenv_core::Domain;
     use crate::agent::collect_strings;
 
     #[test]
@@ -524,7 +531,7 @@ mod tests {
                 let start = Episode::new(task, 0, 0).for_pass_or_fail();
                 let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps, true);
                 let verdict = episode.finish().clone();
-                let wrong = wrong_answer || !crate::oracle::unexpected_leaves(task, &episode.changes()).1.is_empty();
+                let wrong = wrong_answer || !toolenv_core::unexpected_leaves(task, &episode.changes()).1.is_empty();
                 assert_eq!(*played.verdict, verdict, "{}: {}", task.id, cheat.label);
                 assert_eq!(played.wrong, wrong, "{}: {}", task.id, cheat.label);
                 continued += usize::from(matches!(cheat.steps.first(), Some(Step::Call(c)) if Some(c) == task.reference.first()));
@@ -544,7 +551,7 @@ mod tests {
         let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
         assert!(undone.cheat.steps.contains(&Step::UndoPrevious));
         assert!(undone.wrong && !undone.verdict.passed, "{:?}", undone.verdict.failures().collect::<Vec<_>>());
-        let collateral = undone.verdict.checks.iter().find(|c| c.name == crate::COLLATERAL_CHECK).unwrap();
+        let collateral = undone.verdict.checks.iter().find(|c| c.name == toolenv_core::COLLATERAL_CHECK).unwrap();
         assert!(!collateral.passed && collateral.actual.to_string().contains("BA-200"), "{}", collateral.actual);
     }
 }

@@ -1,16 +1,19 @@
-//! Pure, deterministic simulated tool domains for testing LLM agents.
+//! The simulated tool domains and everything built on the engine
+//! (`toolenv-core`) that knows them.
 //!
 //! Four domains (scheduling, travel, customer support, e-commerce), each a
-//! state with tools whose calls are pure transitions; a suite of tasks, each
-//! with an initial state, a reference solution and a state-based oracle; and
-//! episodes that record every call. Nothing here does I/O, reads a clock or
-//! uses unseeded randomness, so the same inputs always give the same
-//! trajectory and verdict.
+//! folder whose state implements the engine's `DomainState` and this crate's
+//! extension traits, listed once in the [`registry`]; the verified suite of
+//! tasks; the task generators; the perturbation engine; the result-reading
+//! solver; the cheat corpus and the oracle self-check; the MAS-FIRE teams
+//! and judging rules; failure attribution by counterfactual replay. Nothing
+//! here does I/O, reads a clock or uses unseeded randomness.
 //!
 //! Use a domain as a test fixture, in-process and without a network:
 //!
 //! ```
-//! use toolenv_domains::{Episode, Outcome};
+//! use toolenv_core::{Episode, Outcome};
+//! use toolenv_domains::Finish;
 //!
 //! let task = toolenv_domains::task("scheduling/book-meeting/001").expect("a suite task");
 //! assert_eq!(task.description(), "Book a meeting about 'Review' on 2026-01-01 at 09:00.");
@@ -26,41 +29,35 @@
 //! let verdict = episode.finish();
 //! assert!(verdict.passed, "{}", verdict.diff_text());
 //! assert_eq!(episode.state(), serde_json::json!({"calendar": {"2026-01-01": {"09:00": "Review"}}}));
-//! # Ok::<(), toolenv_domains::CallError>(())
+//! # Ok::<(), toolenv_core::CallError>(())
 //! ```
 #![forbid(unsafe_code)]
 
 use std::sync::OnceLock;
 
+use toolenv_core::Task;
+
 pub mod agent;
 pub mod attribution;
-pub mod chaos;
 pub mod cheats;
-mod codec;
-pub mod date;
-mod delivery;
-pub mod drift;
-mod episode;
+mod finish;
 pub mod generate;
-pub mod json;
 pub mod masfire;
-mod names;
-mod oracle;
 pub mod perturb;
+mod registry;
 pub mod solver;
-mod task;
-mod tool;
-mod world;
 
-pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
-pub use episode::{
-    CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError,
-    MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
+pub use finish::{Assessor, Finish};
+
+// Transitional: the engine's items where the crates above still look for
+// them. To be removed once they import `toolenv_core` directly.
+pub use toolenv_core::{
+    Answer, ArgError, Args, COLLATERAL_CHECK, CLARIFICATION_CHECK, Call, CallError, CallOptions, CallRecord, Check, CheckOutcome,
+    Context, DEFAULT_MAX_CALLS, DUPLICATE_CHECK, Delivered, Delivery, Domain, DomainError, Episode, Fact, Failure, FailureCode,
+    FaultRecord, FaultStats, ForkError, Judgement, MAX_ARGUMENTS_BYTES, MAX_IDEMPOTENCY_BYTES, Outcome, Param, ParamType, ReplayCall,
+    RoleSpec, Shared, Slot, Source, Task, TaskRef, TeamError, ToolRef, ToolResult, ToolSpec, Tools, ToolsIter, Trajectory, Verdict,
+    World, bus, chaos, date, drift, json, replay_key,
 };
-pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Verdict};
-pub use task::{Call, Slot, Task, TaskRef};
-pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec};
-pub use world::{Context, Shared, ToolRef, Tools, ToolsIter};
 
 // The registry: every domain, once. Adding a domain is a folder under
 // `src/`, its `pub mod` line and one line in the list (see README.md).
@@ -69,24 +66,27 @@ pub mod scheduling;
 pub mod support;
 pub mod travel;
 
-world::registry! {
+registry::registry! {
     /// Calendar management.
-    Scheduling => scheduling,
+    SCHEDULING => scheduling,
     /// Flight search and booking.
-    Travel => travel,
+    TRAVEL => travel,
     /// Support tickets, knowledge base and escalation.
-    Support => support,
+    SUPPORT => support,
     /// Catalog, orders, coupons and returns.
-    Ecommerce => ecommerce,
+    ECOMMERCE => ecommerce,
 }
 
 /// The verified suite: every domain's tasks, in registry order.
 pub fn suite() -> &'static [Task] {
     static SUITE: OnceLock<Vec<Task>> = OnceLock::new();
-    SUITE.get_or_init(Domain::suite)
+    SUITE.get_or_init(|| registry::ALL.into_iter().flat_map(toolenv_core::Domain::tasks).collect())
 }
 
 /// Finds a task of the suite by id.
 pub fn task(id: &str) -> Option<&'static Task> {
     suite().iter().find(|t| t.id == id)
 }
+
+#[cfg(test)]
+mod drift_tests;

@@ -19,11 +19,11 @@ use serde_json::Value;
 
 use super::continuation::Plan;
 use super::{AttributedError, ErrorType, Responsible};
-use crate::chaos::FaultKind;
-use crate::delivery::Outcome;
-use crate::episode::CallRecord;
-use crate::oracle::{Check, DUPLICATE_CHECK, Verdict};
-use crate::task::Task;
+use toolenv_core::chaos::FaultKind;
+use toolenv_core::Outcome;
+use toolenv_core::CallRecord;
+use toolenv_core::{Check, DUPLICATE_CHECK, Verdict};
+use toolenv_core::Task;
 
 /// Argument names that identify a record rather than set a value.
 fn identifies(name: &str) -> bool {
@@ -55,7 +55,7 @@ pub(super) struct Evidence {
 }
 
 impl Evidence {
-    pub(super) fn of(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdict) -> Self {
+    pub(super) fn of(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: &Verdict) -> Self {
         let calls = &trajectory.calls;
         let n = calls.len() as u32;
         let plan = Plan::of(task);
@@ -118,7 +118,7 @@ impl Evidence {
                     ErrorType::IgnoredBusinessError,
                     format!("{} was refused ({code}) at call {} and the agent went on", w.tool, refused.index),
                 )
-            } else if n >= crate::DEFAULT_MAX_CALLS {
+            } else if n >= toolenv_core::DEFAULT_MAX_CALLS {
                 (ErrorType::CallBudgetSpent, format!("the call budget ran out before {}", w.tool))
             } else {
                 (ErrorType::StoppedEarly, format!("the agent stopped without {} ({})", w.tool, w.canonical))

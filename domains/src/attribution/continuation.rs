@@ -14,9 +14,9 @@
 
 use serde_json::Value;
 
-use crate::episode::Episode;
+use toolenv_core::Episode;
 use crate::solver::{GiveUp, Session};
-use crate::task::Task;
+use toolenv_core::Task;
 
 /// One reference write, as the continuation compares and makes it.
 #[derive(Debug, Clone)]

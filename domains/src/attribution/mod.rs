@@ -26,9 +26,9 @@
 
 use serde::Serialize;
 
-use crate::episode::{Episode, ForkError, Source};
-use crate::oracle::Verdict;
-use crate::task::Task;
+use toolenv_core::{Episode, ForkError, Source};
+use toolenv_core::Verdict;
+use toolenv_core::Task;
 
 mod classify;
 mod continuation;
@@ -112,7 +112,7 @@ pub struct Attribution {
 /// Attributes a recorded episode: replays it (each call checked against its
 /// record) and forks it backwards from its end until a continuation passes.
 /// The verdict is the recorded one, or judged again when not recorded.
-pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attribution, ForkError> {
+pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Result<Attribution, ForkError> {
     let task = &source.task;
     let n = trajectory.calls.len();
     // One forward replay, keeping the episode at every fork point.
@@ -136,13 +136,13 @@ pub fn attribute(source: &Source, trajectory: &crate::Trajectory) -> Result<Attr
 
 /// Whether an ideal continuation passes from the fork of a recorded episode
 /// after its first `steps` calls (the question attribution asks at every step).
-pub fn passes_from(source: &Source, calls: &[crate::CallRecord], steps: usize) -> Result<bool, ForkError> {
+pub fn passes_from(source: &Source, calls: &[toolenv_core::CallRecord], steps: usize) -> Result<bool, ForkError> {
     let fork = Episode::fork(source, calls, steps)?;
     Ok(continue_from(&source.task, &continuation::Plan::of(&source.task), &fork, false).passed)
 }
 
 /// The attribution given the episode at every fork point (`forks[p]`: after `p` calls).
-fn attribute_forks(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
+fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
     let n = trajectory.calls.len() as u32;
     let mut attribution = Attribution {
         passed: verdict.passed,
@@ -170,11 +170,11 @@ fn attribute_forks(task: &Task, trajectory: &crate::Trajectory, verdict: &Verdic
     // else the first MAS-FIRE fault that took effect (both spared by `passes(_, true)`).
     let suspension = calls
         .iter()
-        .find(|c| c.fault.is_some_and(|f| f.kind == crate::chaos::FaultKind::HardRateLimit && f.new))
+        .find(|c| c.fault.is_some_and(|f| f.kind == toolenv_core::chaos::FaultKind::HardRateLimit && f.new))
         .or_else(|| calls.iter().find(|c| !c.mas_faults.is_empty()));
     let evidence = classify::Evidence::of(task, trajectory, verdict);
     // A team that acted on a corrupted description without asking: at its first write.
-    let unasked = verdict.checks.iter().any(|c| c.name == crate::CLARIFICATION_CHECK && !c.passed).then(|| {
+    let unasked = verdict.checks.iter().any(|c| c.name == toolenv_core::CLARIFICATION_CHECK && !c.passed).then(|| {
         let step = calls.iter().find(|c| c.state_changed).map_or(n, |c| c.index);
         AttributedError::new(
             step,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-crate::named_enum! {
+toolenv_core::named_enum! {
     /// A MAST failure mode as VerifyMAS and AEGIS use them (FM-1.x task
     /// execution, FM-2.x communication and coordination, FM-3.x quality and verification).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,7 +56,7 @@ impl Mast {
     }
 }
 
-crate::named_enum! {
+toolenv_core::named_enum! {
     /// A toolenv error type: what went wrong, decided by rules over the
     /// calls, the oracle's failed checks and the fault ledger.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

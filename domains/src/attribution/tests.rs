@@ -2,11 +2,12 @@ use std::collections::BTreeMap;
 
 use super::continuation::{Plan, continue_from};
 use super::*;
-use crate::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use crate::episode::{CallOptions, Episode, Source};
+use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_core::{CallOptions, Episode, Source};
 use crate::perturb::{Level, perturb};
-use crate::task::Call;
-use crate::{Trajectory, suite};
+use toolenv_core::Call;
+use toolenv_core::Trajectory;
+use crate::suite;
 
 /// Plays `calls` once each (no retries, no waits) under `profile` at `level`, and finishes.
 fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, calls: impl Fn(&str) -> Vec<Call>) -> Episode {
@@ -137,7 +138,7 @@ fn built_in_agents_are_attributed_consistently_under_every_profile() {
 #[test]
 fn team_episodes_replay_and_are_attributed_consistently() {
     use crate::masfire::team::{Topology, play};
-    use crate::masfire::{MasFault, MasProfile};
+    use toolenv_core::masfire::{MasFault, MasProfile};
     let mut attributed = 0;
     for fault in [MasFault::ParameterFillingError, MasFault::Hallucination, MasFault::InstructionAmbiguity, MasFault::MessageCycle] {
         for topology in Topology::ALL {

@@ -41,14 +41,14 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::Task;
+use toolenv_core::Task;
 use crate::cheats::Undo;
-use crate::date::Date;
-use crate::drift::Mapping;
-use crate::oracle::Changes;
+use toolenv_core::date::Date;
+use toolenv_core::drift::Mapping;
+use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
-use crate::tool::{DomainError, echo};
-use crate::world::{Context, DomainState, Shared, Tool};
+use toolenv_core::{DomainError, echo};
+use toolenv_core::{Context, DomainState, Shared, Tool};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;
@@ -398,6 +398,13 @@ fn order_number(id: &str) -> Option<u32> {
 }
 
 impl DomainState for State {
+    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
+    const DRIFT: Mapping = views::DRIFT;
+
+    fn tasks() -> Vec<Task> {
+        tasks::tasks()
+    }
+
     fn changes(initial: &Self, end: &Self) -> Changes {
         let mut changes = Changes::default();
         changes.map("products", &initial.products, &end.products);
@@ -406,18 +413,18 @@ impl DomainState for State {
         changes.map("orders", &initial.orders, &end.orders);
         changes
     }
+}
 
-    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
-    const DRIFT: Mapping = views::DRIFT;
+impl crate::perturb::Lexicon for State {
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
-    // Orders cannot be cancelled, and a return is final.
+}
+
+impl crate::cheats::UndoRules for State {
     const UNDO: &'static [Undo] = &[];
+}
 
-    fn tasks() -> Vec<Task> {
-        tasks::tasks()
-    }
-
+impl crate::generate::Generator for State {
     fn generate(origin: &crate::generate::Origin) -> Task {
         generate::generate(origin)
     }
@@ -459,10 +466,10 @@ impl State {
     /// Takes the next sequential order id, skipping any already in use.
     fn new_order_id(&mut self) -> String {
         let mut number = self.next_order.max(1);
-        let mut id = crate::date::numbered_id("O-", number);
+        let mut id = toolenv_core::date::numbered_id("O-", number);
         while self.orders.contains_key(&id) {
             number = number.saturating_add(1);
-            id = crate::date::numbered_id("O-", number);
+            id = toolenv_core::date::numbered_id("O-", number);
         }
         self.next_order = number.saturating_add(1);
         id

@@ -1,7 +1,7 @@
 //! How the perturbation layer may rephrase ecommerce tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::oracle::Fact;
+use toolenv_core::Fact;
 use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
 use crate::perturb::templates::{P, R, S, Template, V, VR, v};

@@ -3,10 +3,10 @@
 use serde_json::{Value, json};
 
 use super::phrasing;
-use crate::World;
-use crate::date::Date;
-use crate::oracle::{Check, Fact};
-use crate::task::{Call, Task, slots};
+use toolenv_core::World;
+use toolenv_core::date::Date;
+use toolenv_core::{Check, Fact};
+use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
     std::sync::Arc::new(World::Ecommerce(serde_json::from_value(state).expect("e-commerce task states are valid")))

@@ -7,11 +7,11 @@ use serde_json::{Map, Value, json};
 use super::tasks::{shop, tasks};
 use super::{Coupon, Money, Order, OrderLine, OrderStatus, State};
 use crate::agent::play;
-use crate::date::Date;
-use crate::task::Call;
-use crate::tool::{Args, DomainError};
-use crate::world::testing::Answer;
-use crate::world::{Context, DomainState, Reply};
+use toolenv_core::date::Date;
+use toolenv_core::Call;
+use toolenv_core::{Args, DomainError};
+use toolenv_core::testing::Answer;
+use toolenv_core::{Context, DomainState, Reply};
 
 fn today() -> Date {
     Date::from_ymd(2026, 1, 20).unwrap()
@@ -22,7 +22,7 @@ fn state() -> State {
 }
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
-    crate::world::testing::call(state, today(), tool, args)
+    toolenv_core::testing::call(state, today(), tool, args)
 }
 
 /// Runs the handler of a tool of the table with arguments as they are, on
@@ -192,7 +192,7 @@ fn order_ids_are_sequential_per_episode() {
 fn states_round_trip_and_inconsistent_states_are_refused() {
     // Everything reads back as written (numbers compared by value).
     let (written, read) = (shop(), to_json(&state()));
-    assert!(crate::json::matches(&written, &read) && crate::json::matches(&read, &written), "{}", crate::json::canonical(&read));
+    assert!(toolenv_core::json::matches(&written, &read) && toolenv_core::json::matches(&read, &written), "{}", toolenv_core::json::canonical(&read));
     let mut unknown = shop();
     unknown["products"]["SKU-101"]["colour"] = json!("red");
     assert!(serde_json::from_value::<State>(unknown).is_err());
@@ -532,10 +532,10 @@ fn simple_order_fails_with_the_wrong_product_quantity_or_address() {
     let id = "ecommerce/simple-order/001";
     let one = "one order for C-201: 2 x SKU-101, no coupon, to the home address";
     let pricier = failed(id, &[create("C-201", "SKU-105", 2, HOME_201, None)]);
-    assert!(pricier.contains(&one.to_owned()) && pricier.contains(&crate::COLLATERAL_CHECK.to_owned()), "{pricier:?}");
+    assert!(pricier.contains(&one.to_owned()) && pricier.contains(&toolenv_core::COLLATERAL_CHECK.to_owned()), "{pricier:?}");
     assert!(failed(id, &[create("C-201", "SKU-101", 1, HOME_201, None)]).contains(&one.to_owned()));
     let work = failed(id, &[create("C-201", "SKU-101", 2, "400 Market Street, Suite 210, Springfield, IL 62701", None)]);
-    assert_eq!(work, [one, crate::COLLATERAL_CHECK]);
+    assert_eq!(work, [one, toolenv_core::COLLATERAL_CHECK]);
     let twice = failed(id, &[create("C-201", "SKU-101", 2, HOME_201, None), create("C-201", "SKU-101", 2, HOME_201, None)]);
     assert!(twice.contains(&one.to_owned()), "{twice:?}");
 }
@@ -549,7 +549,7 @@ fn cheapest_wireless_mouse_fails_with_the_out_of_stock_or_a_pricier_mouse() {
     let out_of_stock = failed(id, &[create("C-203", "SKU-102", 1, office, Some("SAVE10"))]);
     assert!(out_of_stock.contains(&one.to_owned()), "{out_of_stock:?}");
     let pricier = failed(id, &[create("C-203", "SKU-101", 1, office, Some("SAVE10"))]);
-    assert!(pricier.contains(&one.to_owned()) && pricier.contains(&crate::COLLATERAL_CHECK.to_owned()), "{pricier:?}");
+    assert!(pricier.contains(&one.to_owned()) && pricier.contains(&toolenv_core::COLLATERAL_CHECK.to_owned()), "{pricier:?}");
     let wired = failed(id, &[create("C-203", "SKU-104", 1, office, Some("SAVE10"))]);
     assert!(wired.contains(&one.to_owned()), "{wired:?}");
     let no_coupon = failed(id, &[create("C-203", "SKU-103", 1, office, None)]);
@@ -575,7 +575,7 @@ fn earbuds_order_fails_without_the_coupon() {
     let failures = failed(id, &[create("C-202", "SKU-201", 3, "2 Monument Square, Portland, ME 04101", None)]);
     assert!(failures.contains(&"order O-0004 totals $53.97".to_owned()), "{failures:?}");
     let home = failed(id, &[create("C-202", "SKU-201", 3, HOME_202, Some("SAVE10"))]);
-    assert_eq!(home, ["one order for C-202: 3 x SKU-201 with coupon SAVE10, to the work address", crate::COLLATERAL_CHECK]);
+    assert_eq!(home, ["one order for C-202: 3 x SKU-201 with coupon SAVE10, to the work address", toolenv_core::COLLATERAL_CHECK]);
 }
 
 #[test]
@@ -590,5 +590,5 @@ fn return_fails_for_the_old_order_both_items_or_store_credit() {
     assert!(both.contains(&returned.to_owned()), "{both:?}");
     let mut credit = ret("O-0003", &["SKU-204"]);
     credit["refund_method"] = json!("store_credit");
-    assert_eq!(failed(id, &[Call::new("process_return", credit)]), [refund, crate::COLLATERAL_CHECK]);
+    assert_eq!(failed(id, &[Call::new("process_return", credit)]), [refund, toolenv_core::COLLATERAL_CHECK]);
 }

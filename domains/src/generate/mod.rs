@@ -27,8 +27,8 @@ use sha2::{Digest, Sha256};
 
 pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
 
-use crate::Domain;
-use crate::task::Task;
+use toolenv_core::Domain;
+use toolenv_core::Task;
 
 /// The version of every generator: part of each generated task's id and of
 /// every stored run, so results on other tasks are never silently compared.
@@ -37,6 +37,12 @@ pub const GENERATOR_VERSION: u32 = 1;
 
 /// The levels a generator produces.
 pub const LEVELS: [u8; 3] = [1, 2, 3];
+
+/// How a domain generates tasks: the task of an origin (its `generate.rs`).
+pub(crate) trait Generator {
+    /// The generated task of an origin of this domain.
+    fn generate(origin: &Origin) -> Task;
+}
 
 /// Where a generated task comes from: its domain, level, the suite seed and
 /// its index among the suite's tasks of that domain and level.
@@ -180,8 +186,8 @@ impl Gen {
 
 /// A Monday between 2026-01-05 and late 2026: the generated tasks' "today"
 /// (weekdays ahead of it are business days).
-pub(crate) fn monday(g: &mut Gen) -> crate::date::Date {
-    let first = crate::date::Date::from_ymd(2026, 1, 5).expect("a valid date");
+pub(crate) fn monday(g: &mut Gen) -> toolenv_core::date::Date {
+    let first = toolenv_core::date::Date::from_ymd(2026, 1, 5).expect("a valid date");
     first.add_days(7 * g.below(40) as i64)
 }
 

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use super::{GENERATOR_VERSION, LEVELS, Origin};
-use crate::Domain;
-use crate::task::{Task, TaskRef};
+use toolenv_core::Domain;
+use toolenv_core::{Task, TaskRef};
 
 /// The standard suite's seed.
 pub const STANDARD_SEED: u64 = 2026;

@@ -24,31 +24,8 @@
 //! | blind-trust | the agent still read a domain tool itself (it verified) | as detected |
 //! | instruction-logic-conflict, instruction-ambiguity | someone asked the user (`ask_user`) | someone asked before the first state change |
 
-use serde::{Deserialize, Serialize};
-
-use super::{Injection, MasFault};
-use crate::Outcome;
-use crate::episode::{CallRecord, Trajectory, bus};
-
-/// What became of one injected MAS-FIRE fault.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MasOutcome {
-    /// The fault type.
-    pub fault: MasFault,
-    /// The call it met (`None` for a fault in the description).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<u32>,
-    /// The agent it met, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// That agent's role, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// The team took a corrective action (MAS-FIRE's "trigger").
-    pub detected: bool,
-    /// The corrective action undid the local error ("fixed").
-    pub fixed: bool,
-}
+use toolenv_core::masfire::{Injection, MasFault, MasOutcome};
+use toolenv_core::{CallRecord, Outcome, Trajectory, bus};
 
 /// The rule that decides detection and repair of a fault type, in words.
 pub fn rule(fault: MasFault) -> &'static str {

@@ -23,12 +23,12 @@
 
 use serde_json::{Value, json};
 
-use crate::FailureCode;
-use crate::episode::{CallOptions, Episode, RoleSpec, bus};
+use toolenv_core::FailureCode;
+use toolenv_core::{CallOptions, Episode, RoleSpec, bus};
 use crate::solver::{Env, Fault, GiveUp, Observation, Request, Step};
-use crate::task::Task;
+use toolenv_core::Task;
 
-crate::named_enum! {
+toolenv_core::named_enum! {
     /// How a built-in team is wired.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Topology {

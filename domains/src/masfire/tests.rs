@@ -1,9 +1,9 @@
 use super::team::{Topology, play};
 use super::*;
-use crate::Episode;
+use toolenv_core::Episode;
 
 /// Plays a task with a built-in team in-process under a MAS-FIRE profile.
-fn team_episode(task: &'static crate::Task, topology: Topology, profile: Option<MasProfile>, seed: u64) -> Episode {
+fn team_episode(task: &'static toolenv_core::Task, topology: Topology, profile: Option<MasProfile>, seed: u64) -> Episode {
     let mut episode = Episode::new(task, seed, 0).with_team(topology.roles(), profile).expect("valid team");
     let _ = play(task, topology, &mut episode);
     episode.finish();

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::PerturbError;
 use super::phrasing::{Piece, SlotKind, find_verbatim};
 use super::temporal::{scan_dates, scan_times};
-use crate::task::Task;
+use toolenv_core::Task;
 
 /// Most bytes of JSON a bank may have.
 pub const MAX_BANK_BYTES: usize = 4 * 1024 * 1024;

@@ -13,7 +13,7 @@ use super::meaning::{Wrong, refers_back, sentence_starts, wrong_values};
 use super::phrasing::{Piece, SlotKind, parse_template, preceded_by_word, text_before};
 use super::temporal::{DateStyle, TimeStyle, boundary_after, boundary_before, relative_forms};
 use super::{Applied, Level, Perturbed, Relation};
-use crate::task::Task;
+use toolenv_core::Task;
 
 /// Attempts at a plan before giving up on the level's guarantees (which only
 /// a task without a template-bank frame can fail to meet).

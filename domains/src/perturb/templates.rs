@@ -9,32 +9,8 @@
 //! under which condition. Slot values are filled in later, so an alternative
 //! can only change wording and order, never a value.
 
-use super::Relation;
+use toolenv_core::phrasing::{Relation, Variant};
 
-/// One alternative phrasing of a template.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Variant {
-    /// The structural relations this phrasing applies to the canonical one.
-    pub(crate) tags: &'static [Relation],
-    /// The phrasing, with `{slot}` placeholders.
-    pub(crate) text: &'static str,
-}
-
-/// A task's description template, with its alternative phrasings.
-#[derive(Debug, Clone, Copy)]
-pub struct Template {
-    /// The canonical description, with `{slot}` placeholders.
-    pub text: &'static str,
-    /// Its alternatives (none for a template written outside the suite).
-    pub(crate) variants: &'static [Variant],
-}
-
-impl Template {
-    /// A template without alternative phrasings.
-    pub const fn plain(text: &'static str) -> Self {
-        Self { text, variants: &[] }
-    }
-}
 
 pub(crate) const R: &[Relation] = &[Relation::Reordering];
 pub(crate) const P: &[Relation] = &[Relation::Paraphrase];

@@ -12,12 +12,12 @@ use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
 use crate::agent::play;
-use crate::task::Task;
+use toolenv_core::Task;
 
 /// Seeds per (task, level) in the suite-wide tests.
 const SEEDS: u64 = 50;
 
-fn passes(task: &'static Task, calls: &[crate::Call]) -> bool {
+fn passes(task: &'static Task, calls: &[toolenv_core::Call]) -> bool {
     play(task, 0, 0, calls).verdict().is_some_and(|v| v.passed)
 }
 
@@ -127,12 +127,12 @@ fn applied_relations_are_drawn_from_the_level() {
 fn mentions(task: &Task, slot: usize, description: &str) -> Vec<(usize, String)> {
     let value = |text: &str| match SlotKind::of(&task.slots[slot]) {
         SlotKind::Date(_) => parse_date(text).map(|(d, _)| d.to_string()),
-        SlotKind::Time(_) => parse_clock(text).map(|(m, _)| crate::date::format_time(m)),
+        SlotKind::Time(_) => parse_clock(text).map(|(m, _)| toolenv_core::date::format_time(m)),
         _ => Some(text.to_owned()),
     };
     match SlotKind::of(&task.slots[slot]) {
         SlotKind::Date(_) => scan_dates(description, Some(task.today)).into_iter().map(|(start, _, d)| (start, d.to_string())).collect(),
-        SlotKind::Time(_) => scan_times(description).into_iter().map(|(start, _, m)| (start, crate::date::format_time(m))).collect(),
+        SlotKind::Time(_) => scan_times(description).into_iter().map(|(start, _, m)| (start, toolenv_core::date::format_time(m))).collect(),
         SlotKind::Priority => {
             let mut found: Vec<(usize, String)> =
                 PRIORITIES.iter().flat_map(|p| find_verbatim(description, p).into_iter().map(|(s, _)| (s, (*p).to_owned()))).collect();
@@ -174,7 +174,7 @@ fn every_slot_value_can_be_read_back_and_corrections_end_on_it() {
 fn mentions_of(task: &Task, slot: usize, text: &str) -> String {
     match SlotKind::of(&task.slots[slot]) {
         SlotKind::Date(_) => parse_date(text).map(|(d, len)| (d.to_string(), len)),
-        SlotKind::Time(_) => parse_clock(text).map(|(m, len)| (crate::date::format_time(m), len)),
+        SlotKind::Time(_) => parse_clock(text).map(|(m, len)| (toolenv_core::date::format_time(m), len)),
         _ => Some((text.to_owned(), text.len())),
     }
     .filter(|(_, len)| *len == text.len())
@@ -418,7 +418,7 @@ const NOT_A_SUBJECT: &[&str] = &[
 
 /// Whether a slot's value is a plural noun phrase: a count other than 1, or
 /// a text whose last word is a regular plural ("Headphones", "Earbuds").
-fn is_plural(slot: &crate::task::Slot) -> bool {
+fn is_plural(slot: &toolenv_core::Slot) -> bool {
     match SlotKind::of(slot) {
         SlotKind::Number => slot.value != "1",
         SlotKind::Text => {

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::phrasing;
 use super::tools::SLOTS;
-use crate::date::Date;
+use toolenv_core::date::Date;
 use crate::generate::{Gen, Origin, monday};
-use crate::oracle::{Check, Fact};
-use crate::perturb::Template;
-use crate::task::{Call, Slot, Task};
-use crate::{Domain, World};
+use toolenv_core::{Check, Fact};
+use toolenv_core::phrasing::Template;
+use toolenv_core::{Call, Slot, Task};
+use toolenv_core::{Domain, World};
 
 /// Topics meetings are about; with [`SUFFIXES`] they make near-duplicates.
 const TOPICS: [&str; 40] = [
@@ -427,5 +427,5 @@ impl Builder {
 }
 
 fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
-    crate::task::slots(pairs)
+    toolenv_core::slots(pairs)
 }

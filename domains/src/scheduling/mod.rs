@@ -18,12 +18,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Task;
+use toolenv_core::Task;
 use crate::cheats::{Source, Undo};
-use crate::drift::Mapping;
-use crate::oracle::Changes;
+use toolenv_core::drift::Mapping;
+use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
-use crate::world::{DomainState, Tool};
+use toolenv_core::{DomainState, Tool};
 
 /// A calendar: date → start time → topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -34,16 +34,26 @@ pub struct State {
 }
 
 impl DomainState for State {
+    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
+    const DRIFT: Mapping = views::DRIFT;
+
+    fn tasks() -> Vec<Task> {
+        tasks::tasks()
+    }
+
     fn changes(initial: &Self, end: &Self) -> Changes {
         let mut changes = Changes::default();
         changes.map("calendar", &initial.calendar, &end.calendar);
         changes
     }
+}
 
-    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
-    const DRIFT: Mapping = views::DRIFT;
+impl crate::perturb::Lexicon for State {
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+}
+
+impl crate::cheats::UndoRules for State {
     const UNDO: &'static [Undo] = &[
         Undo { tool: "book_meeting", by: "cancel_meeting", args: &[("date", Source::Arg("date")), ("time", Source::Arg("time"))] },
         Undo {
@@ -57,11 +67,9 @@ impl DomainState for State {
             ],
         },
     ];
+}
 
-    fn tasks() -> Vec<Task> {
-        tasks::tasks()
-    }
-
+impl crate::generate::Generator for State {
     fn generate(origin: &crate::generate::Origin) -> Task {
         generate::generate(origin)
     }

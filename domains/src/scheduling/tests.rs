@@ -5,11 +5,11 @@ use serde_json::{Value, json};
 
 use super::State;
 use super::tools::{FIRST_START, LAST_START, SLOTS};
-use crate::date::{Date, format_time};
-use crate::world::testing::Answer;
+use toolenv_core::date::{Date, format_time};
+use toolenv_core::testing::Answer;
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
-    crate::world::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)
+    toolenv_core::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)
 }
 
 fn code(result: Answer) -> &'static str {

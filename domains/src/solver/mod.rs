@@ -11,7 +11,7 @@
 //!
 //! This module is the part every strategy shares: [`Session`] makes one
 //! logical call through any [`Env`] and retries until it has an answer it can
-//! use. It converts drifted v2 results back with [`crate::drift::from_v2`];
+//! use. It converts drifted v2 results back with [`toolenv_core::drift::from_v2`];
 //! re-calls on an empty reply, a result cut short (unparseable, marked
 //! `"truncated": true`, or lacking what the strategy needs); waits the
 //! advised delay of a rate limit, declaring it as the call's wait so the
@@ -29,11 +29,11 @@
 
 use serde_json::Value;
 
-use crate::Domain;
-use crate::episode::{CallError, CallOptions, CallRecord, Episode};
-use crate::oracle::Verdict;
-use crate::task::Task;
-use crate::{FailureCode, Outcome};
+use toolenv_core::Domain;
+use toolenv_core::{CallError, CallOptions, CallRecord, Episode};
+use toolenv_core::Verdict;
+use toolenv_core::Task;
+use toolenv_core::{FailureCode, Outcome};
 
 #[cfg(test)]
 mod tests;
@@ -354,8 +354,8 @@ impl<'a> Session<'a> {
 
     /// A result in the v1 shape, whichever shape it came in.
     fn v1(&self, tool: &str, value: Value) -> Value {
-        if value.get(crate::drift::API_VERSION_KEY).and_then(Value::as_str) == Some(crate::drift::API_VERSION) {
-            crate::drift::from_v2(self.domain, tool, &value)
+        if value.get(toolenv_core::drift::API_VERSION_KEY).and_then(Value::as_str) == Some(toolenv_core::drift::API_VERSION) {
+            toolenv_core::drift::from_v2(self.domain, tool, &value)
         } else {
             value
         }

@@ -33,13 +33,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Task;
+use toolenv_core::Task;
 use crate::cheats::{Source, Undo};
-use crate::drift::Mapping;
-use crate::oracle::Changes;
+use toolenv_core::drift::Mapping;
+use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
-use crate::tool::{DomainError, echo};
-use crate::world::{DomainState, Shared, Tool};
+use toolenv_core::{DomainError, echo};
+use toolenv_core::{DomainState, Shared, Tool};
 
 /// Defines a closed set of values spelled the same in the state, the tool
 /// schemas and the error messages.
@@ -215,6 +215,13 @@ impl From<StoredState> for State {
 }
 
 impl DomainState for State {
+    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
+    const DRIFT: Mapping = views::DRIFT;
+
+    fn tasks() -> Vec<Task> {
+        tasks::tasks()
+    }
+
     fn changes(initial: &Self, end: &Self) -> Changes {
         let mut changes = Changes::default();
         changes.map("customers", &initial.customers, &end.customers);
@@ -222,21 +229,22 @@ impl DomainState for State {
         changes.list("knowledge_base", &initial.knowledge_base, &end.knowledge_base);
         changes
     }
+}
 
-    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
-    const DRIFT: Mapping = views::DRIFT;
+impl crate::perturb::Lexicon for State {
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+}
+
+impl crate::cheats::UndoRules for State {
     const UNDO: &'static [Undo] = &[Undo {
         tool: "create_ticket",
         by: "close_ticket",
         args: &[("ticket_id", Source::Result("ticket_id")), ("resolution", Source::Text("Opened by mistake; closing."))],
     }];
+}
 
-    fn tasks() -> Vec<Task> {
-        tasks::tasks()
-    }
-
+impl crate::generate::Generator for State {
     fn generate(origin: &crate::generate::Origin) -> Task {
         generate::generate(origin)
     }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::Task;
+use toolenv_core::Task;
 use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, text_at, unknown};
 
 /// The priorities, lowest first, as the tools spell them.

@@ -6,20 +6,20 @@ use serde_json::{Value, json};
 use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
-use crate::COLLATERAL_CHECK;
+use toolenv_core::COLLATERAL_CHECK;
 use crate::agent::{SelfCheck, play};
-use crate::date::Date;
-use crate::task::{Call, Task};
-use crate::tool::DomainError;
-use crate::world::testing::Answer;
-use crate::world::{Context, DomainState};
+use toolenv_core::date::Date;
+use toolenv_core::{Call, Task};
+use toolenv_core::DomainError;
+use toolenv_core::testing::Answer;
+use toolenv_core::{Context, DomainState};
 
 fn ctx() -> Context {
     Context { today: Date::from_ymd(2026, 1, 6).unwrap() }
 }
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
-    crate::world::testing::call(state, ctx().today, tool, args)
+    toolenv_core::testing::call(state, ctx().today, tool, args)
 }
 
 fn code(result: Answer) -> &'static str {
@@ -554,5 +554,5 @@ fn a_copied_desk_shares_the_collections_it_does_not_write() {
     let (first, _) = initial.tickets.iter().next().unwrap();
     assert!(!std::ptr::eq(&*initial.tickets[first], &*copy.tickets[first]), "the written record is copied");
     assert_ne!(initial.tickets[first].subject, copy.tickets[first].subject);
-    assert_eq!(State::changes(&initial, &initial.clone()), crate::oracle::Changes::default());
+    assert_eq!(State::changes(&initial, &initial.clone()), toolenv_core::diff::Changes::default());
 }

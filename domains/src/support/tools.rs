@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::views::{ArticleHit, CustomerView, SearchResult};
 use super::{Article, Category, Priority, State, Status, Ticket, Tier, highest_ticket_number};
-use crate::json::{Field, Seq};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, Reply, Tool};
+use toolenv_core::json::{Field, Seq};
+use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use toolenv_core::{Context, Reply, Tool};
 
 /// Longest subject, in characters.
 const MAX_SUBJECT_CHARS: usize = 200;
@@ -146,7 +146,7 @@ fn create_ticket(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, Do
     if number > MAX_TICKET_NUMBER {
         return Err(DomainError::new("TICKET_LIMIT", format!("the desk holds at most {MAX_TICKET_NUMBER} tickets")));
     }
-    let id = crate::date::numbered_id("T-", number);
+    let id = toolenv_core::date::numbered_id("T-", number);
     let ticket = Ticket {
         customer_id,
         subject,
@@ -198,7 +198,7 @@ fn update_ticket(s: &mut State, args: &Args, _ctx: &Context) -> Result<Reply, Do
     if let Some(note) = note {
         ticket.notes.push(note);
     }
-    let text = crate::json::to_canonical(&Field("updated", ticket.view(&id)));
+    let text = toolenv_core::json::to_canonical(&Field("updated", ticket.view(&id)));
     Ok(Reply { text, changed })
 }
 

@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use super::Ticket;
-use crate::drift::{Conv, Field, Mapping};
+use toolenv_core::drift::{Conv, Field, Mapping};
 
-/// The v2 shape: renamed, nested and reformatted fields (see [`crate::drift`]).
+/// The v2 shape: renamed, nested and reformatted fields (see [`toolenv_core::drift`]).
 pub(super) const DRIFT: Mapping = Mapping { fields: FIELDS, nested_record: None };
 
 const FIELDS: &[Field] = &[

@@ -28,13 +28,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Task;
+use toolenv_core::Task;
 use crate::cheats::{Source, Undo};
-use crate::date::Date;
-use crate::drift::Mapping;
-use crate::oracle::Changes;
+use toolenv_core::date::Date;
+use toolenv_core::drift::Mapping;
+use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
-use crate::world::{DomainState, Shared, Tool};
+use toolenv_core::{DomainState, Shared, Tool};
 
 /// Most reservations an episode's state may number (`R-9999`).
 const MAX_RESERVATION_NUMBER: u32 = 9999;
@@ -157,6 +157,13 @@ fn reservation_number(id: &str) -> Option<u32> {
 }
 
 impl DomainState for State {
+    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
+    const DRIFT: Mapping = views::DRIFT;
+
+    fn tasks() -> Vec<Task> {
+        tasks::tasks()
+    }
+
     fn changes(initial: &Self, end: &Self) -> Changes {
         let mut changes = Changes::default();
         changes.list("flights_db", &initial.flights_db, &end.flights_db);
@@ -164,20 +171,21 @@ impl DomainState for State {
         changes.map("travelers", &initial.travelers, &end.travelers);
         changes
     }
+}
 
-    const TOOLS: &'static [Tool<Self>] = tools::TOOLS;
-    const DRIFT: Mapping = views::DRIFT;
+impl crate::perturb::Lexicon for State {
     const SYNONYMS: &'static [Synonym] = phrasing::SYNONYMS;
     const DISTRACTORS: &'static [&'static str] = phrasing::DISTRACTORS;
+}
+
+impl crate::cheats::UndoRules for State {
     const UNDO: &'static [Undo] = &[
         Undo { tool: "hold_flight", by: "release_hold", args: &[("reservation_id", Source::Result("reservation_id"))] },
         Undo { tool: "confirm_booking", by: "cancel_reservation", args: &[("reservation_id", Source::Arg("reservation_id"))] },
     ];
+}
 
-    fn tasks() -> Vec<Task> {
-        tasks::tasks()
-    }
-
+impl crate::generate::Generator for State {
     fn generate(origin: &crate::generate::Origin) -> Task {
         generate::generate(origin)
     }

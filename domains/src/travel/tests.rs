@@ -6,16 +6,16 @@ use serde_json::{Value, json};
 use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
-use crate::World;
+use toolenv_core::World;
 use crate::agent::{play, random_calls};
-use crate::date::Date;
-use crate::oracle::{COLLATERAL_CHECK, Check};
-use crate::task::Call;
-use crate::tool::DomainError;
-use crate::world::testing::Answer;
+use toolenv_core::date::Date;
+use toolenv_core::{COLLATERAL_CHECK, Check};
+use toolenv_core::Call;
+use toolenv_core::DomainError;
+use toolenv_core::testing::Answer;
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
-    crate::world::testing::call(state, Date::from_ymd(2026, 1, 2).unwrap(), tool, args)
+    toolenv_core::testing::call(state, Date::from_ymd(2026, 1, 2).unwrap(), tool, args)
 }
 
 fn code(result: Answer) -> &'static str {
@@ -458,7 +458,7 @@ fn seat_checks_and_seat_patterns_name_their_flights() {
                 named.push(flight_id);
             }
         }
-        for change in crate::json::diff(&s0, task.expected_final_state()) {
+        for change in toolenv_core::json::diff(&s0, task.expected_final_state()) {
             if change.path.starts_with("/flights_db/") {
                 let flight_id = flight_at(&change.path).unwrap_or_else(|| panic!("{}: {} is not a seat count", task.id, change.path));
                 assert!(named.contains(&flight_id), "{}: {} ({flight_id}) changes but no check reads it", task.id, change.path);

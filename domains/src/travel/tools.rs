@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use super::views::{FlightHold, FlightView, Held, Profile, ReservationView, Search};
 use super::{Flight, MAX_RESERVATION_NUMBER, Reservation, State, Status, Traveler};
-use crate::date::Date;
-use crate::json::{Field, Seq};
-use crate::tool::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use crate::world::{Context, Reply, Shared, Tool};
+use toolenv_core::date::Date;
+use toolenv_core::json::{Field, Seq};
+use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec, echo};
+use toolenv_core::{Context, Reply, Shared, Tool};
 
 /// Most characters a text argument (a name, a payment method) may have.
 pub(super) const MAX_TEXT_CHARS: usize = 200;
@@ -125,7 +125,7 @@ fn hold_flight(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, Domai
     })?;
     flight.seats_left = seats_left;
     s.last_reservation = number;
-    let id = crate::date::numbered_id("R-", number);
+    let id = toolenv_core::date::numbered_id("R-", number);
     let reply = Reply::wrote(&Held {
         held: FlightHold { flight: FlightView::of(flight), reservation_id: &id },
         next: "confirm with confirm_booking(flight_id, passenger, payment_info)",

@@ -5,10 +5,10 @@
 use serde::Serialize;
 
 use super::{Flight, Reservation, Status};
-use crate::drift::{Conv, DateStyle, Field, Mapping, NestedRecord};
-use crate::world::Shared;
+use toolenv_core::drift::{Conv, DateStyle, Field, Mapping, NestedRecord};
+use toolenv_core::Shared;
 
-/// The v2 shape: renamed, nested and reformatted fields (see [`crate::drift`]).
+/// The v2 shape: renamed, nested and reformatted fields (see [`toolenv_core::drift`]).
 pub(super) const DRIFT: Mapping =
     Mapping { fields: FIELDS, nested_record: Some(NestedRecord { key: "flight", id: "flight_id", fields: &["origin", "dest", "date"] }) };
 

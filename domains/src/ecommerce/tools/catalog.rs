@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use super::{amount, text};
 use crate::ecommerce::views::{Inventory, ProductView, Search};
 use crate::ecommerce::{MAX_SEARCH_RESULTS, Product, State};
-use crate::json::Seq;
-use crate::tool::{Args, DomainError, echo};
-use crate::world::{Context, Reply};
+use toolenv_core::json::Seq;
+use toolenv_core::{Args, DomainError, echo};
+use toolenv_core::{Context, Reply};
 
 pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let words: Vec<String> = text(args, "query")?.split_whitespace().map(str::to_lowercase).collect();

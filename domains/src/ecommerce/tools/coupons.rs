@@ -4,8 +4,8 @@
 use super::{amount, text};
 use crate::ecommerce::views::CouponCheck;
 use crate::ecommerce::{Coupon, Money, State};
-use crate::tool::{Args, DomainError};
-use crate::world::{Context, Reply};
+use toolenv_core::{Args, DomainError};
+use toolenv_core::{Context, Reply};
 
 pub(super) fn apply_coupon(s: &State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (code, coupon) = s.valid_coupon(text(args, "code")?, ctx)?;

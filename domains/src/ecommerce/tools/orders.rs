@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::coupons::applicable_discount;
 use super::text;
-use crate::date::Date;
+use toolenv_core::date::Date;
 use crate::ecommerce::views::{AddressView, CustomerView, LineView, OrderView, Orders, ReturnRecordView};
 use crate::ecommerce::{Customer, MAX_LINES, MAX_QUANTITY, Money, Order, OrderLine, OrderStatus, RETURN_WINDOW_DAYS, State};
-use crate::json::{Field, Seq};
-use crate::tool::{Args, DomainError, echo};
-use crate::world::{Context, Reply};
+use toolenv_core::json::{Field, Seq};
+use toolenv_core::{Args, DomainError, echo};
+use toolenv_core::{Context, Reply};
 
 pub(super) fn create_order(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (customer_id, customer) = s.customer(text(args, "customer_id")?)?;
@@ -103,7 +103,7 @@ impl State {
             let (sku, product) = self.product(item.get("sku").and_then(Value::as_str).unwrap_or_default())?;
             let quantity = item.get("quantity").cloned().unwrap_or(Value::Null);
             let Some(quantity) =
-                crate::tool::as_integer(&quantity).and_then(|q| u32::try_from(q).ok()).filter(|q| (1..=MAX_QUANTITY).contains(q))
+                toolenv_core::as_integer(&quantity).and_then(|q| u32::try_from(q).ok()).filter(|q| (1..=MAX_QUANTITY).contains(q))
             else {
                 return Err(DomainError::new(
                     "INVALID_QUANTITY",

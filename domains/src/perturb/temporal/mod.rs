@@ -6,7 +6,7 @@
 //! parses back to the value it came from, so a perturbed description can
 //! always be checked against the task's slots.
 
-use crate::date::{Date, format_time};
+use toolenv_core::date::{Date, format_time};
 
 const MONTHS: [&str; 12] =
     ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];

@@ -33,11 +33,11 @@ enum Changed {
 
 /// The records an end state changed, by collection (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Changes(BTreeMap<String, Changed>);
+pub struct Changes(BTreeMap<String, Changed>);
 
 impl Changes {
     /// Records the changed records of a collection kept as a map by key.
-    pub(crate) fn map<T: Serialize + PartialEq>(&mut self, name: &str, before: &BTreeMap<String, T>, after: &BTreeMap<String, T>) {
+    pub fn map<T: Serialize + PartialEq>(&mut self, name: &str, before: &BTreeMap<String, T>, after: &BTreeMap<String, T>) {
         if std::ptr::eq(before, after) {
             return; // one collection, shared by both states (see `Shared`)
         }
@@ -57,7 +57,7 @@ impl Changes {
     }
 
     /// Records the changed records of a collection kept as a list.
-    pub(crate) fn list<T: Serialize + PartialEq>(&mut self, name: &str, before: &[T], after: &[T]) {
+    pub fn list<T: Serialize + PartialEq>(&mut self, name: &str, before: &[T], after: &[T]) {
         if std::ptr::eq(before, after) {
             return;
         }
@@ -76,7 +76,7 @@ impl Changes {
     }
 
     /// The changes that turn `initial` into `end`, both any JSON.
-    pub(crate) fn between(initial: &Value, end: &Value) -> Self {
+    pub fn between(initial: &Value, end: &Value) -> Self {
         let (Value::Object(before), Value::Object(after)) = (initial, end) else {
             // Not a state of collections: the whole state is one change.
             return Self(BTreeMap::from([(String::new(), Changed::Whole(Some(end.clone())))]));
@@ -106,7 +106,7 @@ impl Changes {
     }
 
     /// Whether the end state is the initial state.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
@@ -114,7 +114,7 @@ impl Changes {
     /// rewritten (see `oracle::renumbered`); `None` when a renamed string
     /// occurs in the initial state (`initial_strings`), which the records
     /// left as they were would then need rewriting too.
-    pub(crate) fn renamed(&self, renames: &[(&str, &str)], initial_strings: &[String]) -> Option<Self> {
+    pub fn renamed(&self, renames: &[(&str, &str)], initial_strings: &[String]) -> Option<Self> {
         if renames.iter().any(|(from, _)| initial_strings.iter().any(|s| s == from)) {
             return None;
         }
@@ -129,7 +129,7 @@ impl Changes {
 }
 
 /// `value` with every string and key equal to a renamed one rewritten.
-pub(crate) fn rename(value: &Value, renames: &[(&str, &str)]) -> Value {
+pub fn rename(value: &Value, renames: &[(&str, &str)]) -> Value {
     match value {
         Value::String(text) => Value::String(rename_text(text, renames)),
         Value::Array(items) => Value::Array(items.iter().map(|v| rename(v, renames)).collect()),
@@ -150,11 +150,11 @@ fn to_value<T: Serialize + ?Sized>(record: &T) -> Value {
 
 /// An end state: an initial state's JSON and the changes made to it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct View<'a> {
+pub struct View<'a> {
     /// The initial state's JSON.
-    pub(crate) initial: &'a Value,
+    pub initial: &'a Value,
     /// What changed since.
-    pub(crate) changes: &'a Changes,
+    pub changes: &'a Changes,
 }
 
 /// No changes: a view of a state as it is.
@@ -162,13 +162,13 @@ static UNCHANGED: Changes = Changes(BTreeMap::new());
 
 impl<'a> View<'a> {
     /// A view of `state` itself.
-    pub(crate) fn of(state: &'a Value) -> Self {
+    pub fn of(state: &'a Value) -> Self {
         Self { initial: state, changes: &UNCHANGED }
     }
 
     /// The value at a JSON pointer, borrowed unless the pointer names a
     /// collection (or the whole state) that changed.
-    pub(crate) fn get(&self, path: &str) -> Option<Cow<'a, Value>> {
+    pub fn get(&self, path: &str) -> Option<Cow<'a, Value>> {
         let Some(rest) = path.strip_prefix('/') else {
             return if path.is_empty() { Some(Cow::Owned(self.materialize())) } else { None };
         };
@@ -195,7 +195,7 @@ impl<'a> View<'a> {
 
     /// How many members of the collection at a pointer (an object's values,
     /// an array's elements) satisfy `wanted`, read through the changes.
-    pub(crate) fn count_members(&self, path: &str, mut wanted: impl FnMut(&Value) -> bool) -> usize {
+    pub fn count_members(&self, path: &str, mut wanted: impl FnMut(&Value) -> bool) -> usize {
         let name = path.strip_prefix('/').filter(|rest| !rest.contains('/')).map(json::unescape);
         let changed = name.as_ref().and_then(|name| Some((self.changes.0.get(name.as_ref())?, self.initial.get(name.as_ref())?)));
         match changed {
@@ -243,7 +243,7 @@ impl<'a> View<'a> {
     }
 
     /// The whole end state as JSON.
-    pub(crate) fn materialize(&self) -> Value {
+    pub fn materialize(&self) -> Value {
         if let Some(Changed::Whole(whole)) = self.changes.0.get("") {
             return whole.clone().unwrap_or(Value::Null);
         }
@@ -261,7 +261,7 @@ impl<'a> View<'a> {
 
     /// What changed from `self` to `other` (a view of the same initial
     /// state), as [`json::diff`] of the two states lists it.
-    pub(crate) fn diff(&self, other: &View<'a>) -> Vec<Change> {
+    pub fn diff(&self, other: &View<'a>) -> Vec<Change> {
         if self.changes.0.contains_key("") || other.changes.0.contains_key("") {
             return json::diff(&self.materialize(), &other.materialize());
         }
@@ -337,7 +337,7 @@ fn split(rest: &str) -> (&str, Option<&str>) {
 /// Only the collections and records either end state changed can add keys,
 /// so only they are read, in place. A collection kept as an array holds no
 /// keys to renumber.
-pub(crate) fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes) -> Option<Vec<(&'a str, &'a str)>> {
+pub fn added_keys<'a>(initial: &'a Value, a: &'a Changes, b: &'a Changes) -> Option<Vec<(&'a str, &'a str)>> {
     let mut renames = Vec::new();
     if a.0.contains_key("") || b.0.contains_key("") {
         // Not a state of collections (JSON only `Changes::between` reads):
@@ -440,7 +440,7 @@ fn pair<'a>(want: Vec<&'a str>, got: Vec<&'a str>, renames: &mut Vec<(&'a str, &
 /// Collects, at every object of `initial` and below, the keys `actual`
 /// added paired in sorted order with those `expected` added (only where they
 /// differ); false when the numbers of added keys differ somewhere.
-fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
+pub fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renames: &mut Vec<(&'a str, &'a str)>) -> bool {
     let Value::Object(before) = initial else { return true };
     let added = |state: &'a Value| Side::Whole(Some(state)).added(before);
     pair(added(expected), added(actual), renames)
@@ -452,88 +452,10 @@ fn renames_of<'a>(initial: &Value, expected: &'a Value, actual: &'a Value, renam
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use pretty_assertions::assert_eq;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
-    use crate::cheats::{self, Step};
-    use crate::generate::Suite;
-    use crate::oracle::unexpected_leaves;
-    use crate::{Episode, Task, TaskRef};
-
-    /// The unexpected leaves as the oracle found them on whole states
-    /// before it judged changes: the reference this module must agree with.
-    fn whole_state_leaves(task: &Task, initial: &Value, end: &Value) -> BTreeSet<String> {
-        let expected = task.expected_final_state();
-        let mut renames = Vec::new();
-        let renamed = renames_of(initial, expected, end, &mut renames) && !renames.is_empty();
-        let end = if renamed { rename(end, &renames) } else { end.clone() };
-        let mut leaves = BTreeSet::new();
-        for change in json::diff(expected, &end) {
-            for value in [&change.before, &change.after].into_iter().flatten() {
-                json::leaf_paths(&change.path, value, &mut leaves);
-            }
-        }
-        leaves.retain(|path| !task.alternatives.iter().any(|p| json::path_within(path, p, initial)));
-        leaves
-    }
-
-    /// Every end state the cheat corpus reaches, on the paper's tasks and a
-    /// sample of every generated domain and level: as the typed state lists
-    /// its changes, the view reads, diffs and renumbers exactly what the
-    /// whole state's JSON gives.
-    #[test]
-    fn changes_read_diff_and_renumber_as_the_whole_state_does() {
-        let mut tasks = Suite::Paper.tasks(None, None);
-        tasks.extend(Suite::Generated { seed: 5, per_cell: 2 }.tasks(None, None));
-        let mut renumbered = 0;
-        for task in &tasks {
-            let initial = task.initial_json();
-            for cheat in cheats::cheats(task) {
-                let mut episode = Episode::new(TaskRef::clone(task), 0, 0).for_pass_or_fail();
-                for step in &cheat.steps {
-                    if let Step::Call(call) = step {
-                        let _ = episode.call(call.tool, &call.arguments.to_string());
-                    }
-                }
-                let (end, changes) = (episode.state(), episode.changes());
-                let label = format!("{}: {}", task.id, cheat.label);
-                assert_eq!(changes, Changes::between(initial, &end), "{label}");
-                let view = View { initial, changes: &changes };
-                assert_eq!(view.materialize(), end, "{label}");
-                assert_eq!(View::of(initial).diff(&view), json::diff(initial, &end), "{label}");
-                let mut paths = BTreeSet::new();
-                json::leaf_paths("", &end, &mut paths);
-                for path in paths.iter().chain(task.checks.iter().filter_map(check_path)) {
-                    assert_eq!(view.get(path).as_deref(), end.pointer(path), "{label}: {path}");
-                }
-                for check in &task.checks {
-                    if let crate::oracle::Check::Count { path, pattern, .. } = check {
-                        let found = json::members(end.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
-                        assert_eq!(view.count_members(path, |m| json::matches(pattern, m)), found, "{label}: {path}");
-                    }
-                }
-                let (compared, leaves) = unexpected_leaves(task, &changes);
-                renumbered += usize::from(compared.as_ref() != &changes);
-                let (want, got) = (View { initial, changes: task.expected_changes() }, View { initial, changes: &compared });
-                for (path, values) in &leaves {
-                    assert_eq!(values, &[want.get(path).map(Cow::into_owned), got.get(path).map(Cow::into_owned)], "{label}: {path}");
-                }
-                assert_eq!(leaves.into_keys().collect::<BTreeSet<_>>(), whole_state_leaves(task, initial, &end), "{label}");
-            }
-        }
-        assert!(renumbered > 0, "some cheat's added records are renumbered");
-    }
-
-    fn check_path(check: &crate::oracle::Check) -> Option<&String> {
-        use crate::oracle::Check;
-        match check {
-            Check::Equals { path, .. } | Check::Present { path, .. } | Check::Text { path, .. } | Check::Count { path, .. } => Some(path),
-            Check::Answer { .. } => None,
-        }
-    }
 
     #[test]
     fn any_json_round_trips_through_changes() {

@@ -23,7 +23,7 @@ pub fn canonical(value: &Value) -> String {
 
 /// Writes an object given as entries sorted by key, each key once, as
 /// canonical JSON: [`canonical`] without building a `Value` around them.
-pub(crate) fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
+pub fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
     let mut out = Vec::with_capacity(64);
     out.push(b'{');
     for (i, (key, value)) in entries.enumerate() {
@@ -45,7 +45,7 @@ pub(crate) fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a 
 /// structs declare their fields in key order, maps are `BTreeMap`s keyed by
 /// strings. Debug builds (and so every test) check that the text is exactly
 /// what [`canonical`] writes for it.
-pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
+pub fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // The results are plain structs of strings, numbers, options, vectors and
     // string-keyed maps, which serde_json always writes; the fallback is
     // there so that a bug shows in the result instead of a panic.
@@ -66,7 +66,7 @@ pub(crate) fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
 /// A one-key object, `{key: value}`, for results that wrap a record
 /// (`{"booked": …}`) without a struct of their own.
 #[derive(Debug)]
-pub(crate) struct Field<T>(pub(crate) &'static str, pub(crate) T);
+pub struct Field<T>(pub &'static str, pub T);
 
 impl<T: Serialize> Serialize for Field<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -80,7 +80,7 @@ impl<T: Serialize> Serialize for Field<T> {
 /// A list written straight from an iterator, without collecting it first:
 /// the closure makes the iterator each time the list is written.
 #[derive(Debug)]
-pub(crate) struct Seq<F>(pub(crate) F);
+pub struct Seq<F>(pub F);
 
 impl<F, I> Serialize for Seq<F>
 where
@@ -179,7 +179,7 @@ pub fn diff(before: &Value, after: &Value) -> Vec<Change> {
 
 /// [`diff`] of the values at one location, `path`, either of which may be
 /// absent, appending to `out`.
-pub(crate) fn diff_at(mut path: String, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Change>) {
+pub fn diff_at(mut path: String, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Change>) {
     match (before, after) {
         (Some(b), Some(a)) => diff_into(b, a, &mut path, out),
         (None, None) => {}
@@ -189,7 +189,7 @@ pub(crate) fn diff_at(mut path: String, before: Option<&Value>, after: Option<&V
 
 /// The value at a JSON pointer, as [`Value::pointer`] finds it, without
 /// allocating for segments that need no unescaping.
-pub(crate) fn at<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+pub fn at<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     if pointer.is_empty() {
         return Some(value);
     }
@@ -202,12 +202,12 @@ pub(crate) fn at<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
 }
 
 /// A JSON pointer segment with `~1` and `~0` read as `/` and `~`.
-pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
+pub fn unescape(segment: &str) -> Cow<'_, str> {
     if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
 }
 
 /// The JSON pointer of a location given by its keys.
-pub(crate) fn pointer(keys: &[&str]) -> String {
+pub fn pointer(keys: &[&str]) -> String {
     let mut path = String::new();
     keys.iter().for_each(|key| push_segment(&mut path, key));
     path
@@ -314,6 +314,21 @@ pub fn members(collection: Option<&Value>) -> Vec<&Value> {
         Some(Value::Object(map)) => map.values().collect(),
         Some(Value::Array(items)) => items.iter().collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Every string in a value, keys included, in document order.
+pub fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                out.push(key.clone());
+                collect_strings(v, out);
+            }
+        }
+        _ => {}
     }
 }
 

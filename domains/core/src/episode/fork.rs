@@ -14,7 +14,7 @@ use super::agents::{RoleSpec, TeamError};
 use super::{CallError, CallOptions, CallRecord, Episode, Trajectory};
 use crate::chaos::{Chaos, FaultProfile, ProfileError};
 use crate::masfire::{Injection, MasProfile};
-use crate::perturb::Applied;
+use crate::phrasing::Applied;
 use crate::task::TaskRef;
 
 /// The idempotency key a replay sends for the calls that shared the key of
@@ -223,11 +223,11 @@ impl Episode {
         Ok(episode)
     }
 
-    /// Replays a whole finished trajectory and checks that the verdict is
-    /// the recorded one, byte for byte.
-    pub fn replay_finished(source: &Source, trajectory: &Trajectory) -> Result<Episode, ForkError> {
+    /// Replays a whole finished trajectory and checks that the judgement
+    /// (finished with `assess`) is the recorded one, byte for byte.
+    pub fn replay_finished(source: &Source, trajectory: &Trajectory, assess: &dyn super::Assess) -> Result<Episode, ForkError> {
         let mut episode = Episode::fork(source, &trajectory.calls, trajectory.calls.len())?;
-        let verdict = episode.finish();
+        let verdict = episode.finish_with(assess);
         if let Some(recorded) = &trajectory.verdict
             && recorded != verdict
         {
@@ -241,7 +241,7 @@ impl Episode {
     /// not decide feasibility (no solver replay inside a replay), and with
     /// `spare_suspension` it draws no HardRateLimit from now on and any
     /// suspension is lifted.
-    pub(crate) fn counterfactual(&self, spare_suspension: bool) -> Episode {
+    pub fn counterfactual(&self, spare_suspension: bool) -> Episode {
         let mut episode = self.clone();
         episode.records_verdict = false;
         episode.act_for_team();

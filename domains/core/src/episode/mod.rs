@@ -15,13 +15,13 @@ mod fork;
 mod ledger;
 
 pub use agents::{CLARIFICATION_CHECK, RoleSpec, TeamError};
+pub use finish::{Assess, Judgement};
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 
-use crate::World;
+use crate::world::World;
 use crate::chaos::{Chaos, Dice, FaultKind};
 use crate::delivery::{Delivered, Delivery, Outcome};
-use crate::oracle::Verdict;
 use crate::task::{Task, TaskRef};
 use crate::tool::ArgError;
 use faults::{FaultState, ToolCall};
@@ -134,7 +134,7 @@ pub struct Trajectory {
     /// The perturbation level ε of the description.
     pub epsilon: f64,
     /// The Action Metamorphic Relations applied to the description, with their parameters.
-    pub perturbations: Vec<crate::perturb::Applied>,
+    pub perturbations: Vec<crate::phrasing::Applied>,
     /// Every call that reached the episode, in order.
     pub calls: Vec<CallRecord>,
     /// The roles of a multi-agent episode.
@@ -146,8 +146,8 @@ pub struct Trajectory {
     /// MAS-FIRE faults injected into the description when the episode was created.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prompt_faults: Vec<crate::masfire::Injection>,
-    /// The verdict, once finished.
-    pub verdict: Option<Verdict>,
+    /// The judgement, once finished.
+    pub verdict: Option<Judgement>,
     /// The final answer the agent finished with, if any (written only when
     /// given, so trajectories of tasks that ask for none are unchanged).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -245,7 +245,7 @@ impl Episode {
     /// empty and the state diff out, which no check reads. For the oracle
     /// self-check, whose episodes need neither a solver replay nor a hash
     /// nor a diff each.
-    pub(crate) fn for_pass_or_fail(mut self) -> Self {
+    pub fn for_pass_or_fail(mut self) -> Self {
         self.records_verdict = false;
         self
     }
@@ -265,7 +265,7 @@ impl Episode {
 
     /// Gives the agent a perturbed description at level ε (the task, its
     /// oracle and its "today" are unchanged), and records what was applied.
-    pub fn with_perturbation(mut self, level: crate::perturb::Level, perturbed: crate::perturb::Perturbed) -> Self {
+    pub fn with_perturbation(mut self, level: crate::phrasing::Level, perturbed: crate::phrasing::Perturbed) -> Self {
         self.trajectory.description = perturbed.description;
         self.trajectory.epsilon = level.epsilon();
         self.trajectory.perturbations = perturbed.applied;
@@ -291,14 +291,6 @@ impl Episode {
         }
     }
 
-    /// Finishes the episode with a final answer (see [`Episode::answer`]),
-    /// or with whatever answer it was given before when `None`.
-    pub fn finish_with_answer(&mut self, answer: Option<&str>) -> &Verdict {
-        if let Some(answer) = answer {
-            self.answer(answer);
-        }
-        self.finish()
-    }
 
     /// The description the agent is given.
     pub fn description(&self) -> &str {
@@ -320,8 +312,8 @@ impl Episode {
         &self.trajectory
     }
 
-    /// The verdict, once finished.
-    pub fn verdict(&self) -> Option<&Verdict> {
+    /// The judgement, once finished.
+    pub fn verdict(&self) -> Option<&Judgement> {
         self.trajectory.verdict.as_ref()
     }
 
@@ -356,7 +348,7 @@ impl Episode {
     /// the core built itself (a reference, cheat or random call), read
     /// without writing it as text and parsing that. The same call as
     /// [`Episode::call`] with the JSON's text.
-    pub(crate) fn call_json(&mut self, tool: &str, arguments: &Value) -> Result<&CallRecord, CallError> {
+    pub fn call_json(&mut self, tool: &str, arguments: &Value) -> Result<&CallRecord, CallError> {
         let (call, delivery) = self.reach(None, tool, Arguments::Json(arguments), &CallOptions::default())?;
         Ok(self.record(call, delivery.into()))
     }

@@ -6,12 +6,11 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::Domain;
-use crate::World;
 use crate::date::Date;
+use crate::diff::{Changes, View};
 use crate::oracle::Check;
-use crate::perturb::Template;
-use crate::world::{Context, Tools};
+use crate::phrasing::Template;
+use crate::world::{Context, Domain, Tools, World};
 
 /// A named value in a task's description, e.g. `date = 2026-01-05`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,7 +22,7 @@ pub struct Slot {
 }
 
 /// Builds a task's slots from (name, value) pairs.
-pub(crate) fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
+pub fn slots(pairs: &[(&'static str, &str)]) -> Vec<Slot> {
     pairs.iter().map(|&(name, value)| Slot { name, value: value.to_owned() }).collect()
 }
 
@@ -75,16 +74,17 @@ pub struct Task {
     pub alternatives: Vec<&'static str>,
     /// What is derived from the task once and kept: the end state the
     /// reference solution reaches, the initial state's JSON and hash.
-    pub(crate) expected: Derived,
+    /// Always `Default::default()` when a task is made.
+    pub expected: Derived,
 }
 
 /// What a task computes once, on first use.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Derived {
+pub struct Derived {
     /// The end state the reference solution reaches.
     end_state: OnceLock<Value>,
     /// The same, as the records it changed in S0.
-    end_changes: OnceLock<crate::oracle::Changes>,
+    end_changes: OnceLock<Changes>,
     /// S0 as JSON.
     initial: OnceLock<Value>,
     /// The hash of S0's canonical JSON.
@@ -165,37 +165,37 @@ impl Task {
     pub fn expected_final_state(&self) -> &Value {
         self.expected
             .end_state
-            .get_or_init(|| crate::oracle::View { initial: self.initial_json(), changes: self.expected_changes() }.materialize())
+            .get_or_init(|| View { initial: self.initial_json(), changes: self.expected_changes() }.materialize())
     }
 
     /// The value at a JSON pointer in the end state the task asks for, read
     /// through the records it changes (without the whole state's JSON).
-    pub(crate) fn expected_at(&self, path: &str) -> Option<std::borrow::Cow<'_, Value>> {
-        crate::oracle::View { initial: self.initial_json(), changes: self.expected_changes() }.get(path)
+    pub fn expected_at(&self, path: &str) -> Option<std::borrow::Cow<'_, Value>> {
+        View { initial: self.initial_json(), changes: self.expected_changes() }.get(path)
     }
 
     /// The end state the task asks for, as the records it changes in S0.
-    pub(crate) fn expected_changes(&self) -> &crate::oracle::Changes {
+    pub fn expected_changes(&self) -> &Changes {
         // A reference call that fails is caught by the suite tests; it changes nothing.
         self.expected.end_changes.get_or_init(|| self.replay(self.reference.iter().map(|c| (c.tool, &c.arguments))).changes(&self.initial))
     }
 
     /// The initial state as JSON, computed once.
-    pub(crate) fn initial_json(&self) -> &Value {
+    pub fn initial_json(&self) -> &Value {
         self.expected.initial.get_or_init(|| self.initial.to_json())
     }
 
     /// The hash of the initial state's canonical JSON, computed once.
-    pub(crate) fn initial_hash(&self) -> &str {
+    pub fn initial_hash(&self) -> &str {
         self.expected.initial_hash.get_or_init(|| crate::json::state_hash(self.initial_json()))
     }
 
     /// Every string of the initial state, keys included, in document order
     /// (what random agents and cheats draw values from), computed once.
-    pub(crate) fn state_strings(&self) -> &[String] {
+    pub fn state_strings(&self) -> &[String] {
         self.expected.strings.get_or_init(|| {
             let mut strings = Vec::new();
-            crate::agent::collect_strings(self.initial_json(), &mut strings);
+            crate::json::collect_strings(self.initial_json(), &mut strings);
             strings
         })
     }
@@ -232,7 +232,7 @@ impl Task {
     /// The initial state after the given calls, with no faults: a call to an
     /// unknown tool or with arguments its tool refuses changes nothing, as a
     /// domain rule it breaks does not.
-    pub(crate) fn replay<'a>(&self, calls: impl IntoIterator<Item = (&'a str, &'a Value)>) -> World {
+    pub fn replay<'a>(&self, calls: impl IntoIterator<Item = (&'a str, &'a Value)>) -> World {
         let mut world = World::clone(&self.initial);
         for (tool, arguments) in calls {
             let Some(tool) = self.domain.tool(tool) else { continue };

@@ -47,7 +47,7 @@ impl Date {
     /// The date as [`Date::to_string`] writes it, given the text it was
     /// parsed from: that text itself when it already is written so (every
     /// digit a digit: no sign, as agents usually send dates), so no string is made.
-    pub(crate) fn text_of(self, parsed_from: &str) -> std::borrow::Cow<'_, str> {
+    pub fn text_of(self, parsed_from: &str) -> std::borrow::Cow<'_, str> {
         let bytes = parsed_from.as_bytes();
         let written_so = bytes.len() == 10 && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&i| bytes[i].is_ascii_digit());
         if written_so {
@@ -91,7 +91,7 @@ fn digits(out: &mut [u8], mut n: u32) {
 
 /// `prefix` followed by `number` zero-padded to four digits, as
 /// `format!("{prefix}{number:04}")` writes it (`R-0007`): record ids.
-pub(crate) fn numbered_id(prefix: &str, number: u32) -> String {
+pub fn numbered_id(prefix: &str, number: u32) -> String {
     if number > 9999 {
         return format!("{prefix}{number}");
     }

@@ -128,7 +128,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::Domain;
+use crate::world::Domain;
 use crate::date::{Date, format_time, parse_time};
 
 /// The top-level key marking a v2 result.
@@ -202,7 +202,7 @@ fn convert(domain: Domain, direction: Direction, value: &Value, depth: usize) ->
 /// One row of a domain's mapping: a v1 key, its place in v2 and how its
 /// value changes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Field {
+pub struct Field {
     /// The key in v1.
     v1: &'static str,
     /// The object the value moves into in v2, if it is nested.
@@ -214,27 +214,27 @@ pub(crate) struct Field {
 }
 
 impl Field {
-    pub(crate) const fn renamed(v1: &'static str, v2: &'static str) -> Self {
+    pub const fn renamed(v1: &'static str, v2: &'static str) -> Self {
         Self { v1, within: None, v2, conv: Conv::Same }
     }
 
     /// A key that keeps its name; only its value's form changes.
-    pub(crate) const fn kept(key: &'static str) -> Self {
+    pub const fn kept(key: &'static str) -> Self {
         Self::renamed(key, key)
     }
 
-    pub(crate) const fn nested(v1: &'static str, within: &'static str, v2: &'static str) -> Self {
+    pub const fn nested(v1: &'static str, within: &'static str, v2: &'static str) -> Self {
         Self { v1, within: Some(within), v2, conv: Conv::Same }
     }
 
-    pub(crate) const fn with(self, conv: Conv) -> Self {
+    pub const fn with(self, conv: Conv) -> Self {
         Self { conv, ..self }
     }
 }
 
 /// How a value is written in v2.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Conv {
+pub enum Conv {
     /// As it is.
     Same,
     /// A `YYYY-MM-DD` date, in another format.
@@ -253,7 +253,7 @@ pub(crate) enum Conv {
 
 /// A v2 date format.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum DateStyle {
+pub enum DateStyle {
     /// `05/01/2026`, day first (scheduling).
     DayFirst,
     /// `05JAN2026`, airline style (travel).
@@ -265,23 +265,23 @@ pub(crate) enum DateStyle {
 /// A domain's v2 shape: its rows, and the record (if any) whose flight-like
 /// fields v2 nests in an object of their own.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Mapping {
+pub struct Mapping {
     /// The rows, applied in order (and undone in reverse).
-    pub(crate) fields: &'static [Field],
+    pub fields: &'static [Field],
     /// A record whose reference fields v2 nests under one key.
-    pub(crate) nested_record: Option<NestedRecord>,
+    pub nested_record: Option<NestedRecord>,
 }
 
 /// Fields of a record that describe another record and move, in v2, into an
 /// object shaped like that record (a reservation's flight, in travel).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NestedRecord {
+pub struct NestedRecord {
     /// The v2 key of the nested object (`flight`).
-    pub(crate) key: &'static str,
+    pub key: &'static str,
     /// The v1 key of the referenced record's id (`flight_id`); `id` inside.
-    pub(crate) id: &'static str,
+    pub id: &'static str,
     /// The other v1 keys that move with it.
-    pub(crate) fields: &'static [&'static str],
+    pub fields: &'static [&'static str],
 }
 
 /// Applies a domain's rows to one object whose children are already v2.
@@ -563,5 +563,3 @@ fn dollars(map: &Map<String, Value>) -> Option<Value> {
     Some(Value::from(cents as f64 / 100.0))
 }
 
-#[cfg(test)]
-mod tests;

@@ -1,7 +1,6 @@
 //! State-based oracles: checks over (S0, Sf), content checks on free text,
 //! the exact collateral check, verdicts.
 
-mod end_state;
 mod text;
 
 use std::borrow::Cow;
@@ -10,9 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-pub(crate) use end_state::{Changes, View};
 pub use text::Fact;
 
+use crate::diff::{self, Changes, View};
 use crate::json::{self, Change};
 use crate::task::Task;
 
@@ -173,7 +172,9 @@ pub struct CheckOutcome {
     pub actual: Value,
 }
 
-/// The oracle's judgement of an episode.
+/// The oracle's judgement of an end state: its checks, the state diff and
+/// the states' hashes. An episode's [`crate::Judgement`] adds what the
+/// episode and the layers above know.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// True when every check passed.
@@ -186,19 +187,6 @@ pub struct Verdict {
     pub initial_state_hash: String,
     /// SHA-256 of Sf's canonical JSON.
     pub final_state_hash: String,
-    /// Fault recovery figures of the episode.
-    pub fault_stats: crate::FaultStats,
-    /// What the faults met may explain, e.g. a suspension or a schema change.
-    pub fault_notes: Vec<String>,
-    /// Whether an ideal agent could still have passed the episode under its
-    /// fault schedule: the result-reading solver replayed it in-process and
-    /// did not meet a fault no agent gets past. `None` when not decided (a
-    /// verdict judged outside an episode).
-    pub feasible: Option<bool>,
-    /// What became of each MAS-FIRE fault injected (detected, fixed), in a
-    /// multi-agent episode or one under a MAS-FIRE profile.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mas_faults: Vec<crate::masfire::judge::MasOutcome>,
 }
 
 impl Verdict {
@@ -218,14 +206,14 @@ impl Verdict {
     /// initial state. A verdict for the record has the end state's hash,
     /// which the caller knows, and lists the state diff; a verdict only for
     /// pass or fail (`None`) has neither, nor the initial state's hash.
-    pub(crate) fn judge_changes(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> Self {
+    pub fn judge_changes(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> Self {
         Self::judge_compared(task, changes, final_state_hash, answer).0
     }
 
     /// [`Verdict::judge_changes`], and whether the end state differs from
     /// the one the task asks for outside the task's alternatives (free text
     /// included; see [`unexpected_leaves`]).
-    pub(crate) fn judge_compared(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> (Self, bool) {
+    pub fn judge_compared(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> (Self, bool) {
         let initial = task.initial_json();
         let end = View { initial, changes };
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
@@ -244,10 +232,6 @@ impl Verdict {
             diff: if final_state_hash.is_some() { View::of(initial).diff(&end) } else { Vec::new() },
             initial_state_hash: if final_state_hash.is_some() { task.initial_hash().to_owned() } else { String::new() },
             final_state_hash: final_state_hash.unwrap_or_default(),
-            fault_stats: crate::FaultStats::default(),
-            fault_notes: Vec::new(),
-            feasible: None,
-            mas_faults: Vec::new(),
         };
         (verdict, differs)
     }
@@ -295,13 +279,13 @@ fn stray_changes(task: &Task, leaves: Leaves) -> Vec<Value> {
 
 /// Leaves by JSON pointer, each with the value the task asks for there and
 /// the end state's (`None`: absent).
-pub(crate) type Leaves = BTreeMap<String, [Option<Value>; 2]>;
+pub type Leaves = BTreeMap<String, [Option<Value>; 2]>;
 
 /// The leaves where an end state (given as its changes) differs from the
 /// one the task asks for, outside the task's alternatives, with the end
 /// state as compared (its added records renumbered onto the expected ones,
 /// see [`renumbered`]).
-pub(crate) fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, Leaves) {
+pub fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, Leaves) {
     let initial = task.initial_json();
     let expected = task.expected_changes();
     let end = renumbered(task, expected, changes).map_or(Cow::Borrowed(changes), Cow::Owned);
@@ -335,11 +319,11 @@ fn renumbered(task: &Task, expected: &Changes, actual: &Changes) -> Option<Chang
         return None;
     }
     let initial = task.initial_json();
-    let renames = end_state::added_keys(initial, expected, actual).filter(|r| !r.is_empty())?;
+    let renames = diff::added_keys(initial, expected, actual).filter(|r| !r.is_empty())?;
     Some(actual.renamed(&renames, task.state_strings()).unwrap_or_else(|| {
         // A renamed key also occurs in records left as they were: rename the whole state.
         let end = View { initial, changes: actual }.materialize();
-        Changes::between(initial, &end_state::rename(&end, &renames))
+        Changes::between(initial, &diff::rename(&end, &renames))
     }))
 }
 

@@ -254,7 +254,7 @@ impl Episode {
     }
 
     /// The agent the in-process solver acts as (see [`Episode::act_for_team`]).
-    pub(crate) fn acting_agent(&self) -> Option<&str> {
+    pub fn acting_agent(&self) -> Option<&str> {
         self.acting.as_deref()
     }
 
@@ -262,7 +262,7 @@ impl Episode {
     /// executor if one joined, else the first agent that joined, else a new
     /// agent joining under the executor's role (or the first role). Nothing
     /// for an episode without roles.
-    pub(crate) fn act_for_team(&mut self) {
+    pub fn act_for_team(&mut self) {
         let Some(team) = self.team.as_deref().filter(|t| !t.roles.is_empty()) else { return };
         let joined = team.agents.iter().find(|(_, role)| role == "executor").or_else(|| team.agents.first()).map(|(id, _)| id.clone());
         let role = team.role("executor").or_else(|| team.roles.first()).map(|r| r.name.clone());
