@@ -3,6 +3,7 @@
 //! self-check that uses them with the result-reading solver and the cheat
 //! corpus.
 
+use crate::Finish;
 use std::borrow::Cow;
 
 use rand_chacha::ChaCha8Rng;
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::cheats::{self, PlayedCheat};
 use toolenv_core::date::Date;
 use toolenv_core::Episode;
-use toolenv_core::Verdict;
+use toolenv_core::Judgement;
 use toolenv_core::{Call, Task, TaskRef};
 use toolenv_core::{Param, ParamType};
 
@@ -149,11 +150,11 @@ pub struct SelfCheck {
     /// The task checked.
     pub task: TaskRef,
     /// The verdict on the reference solution: must pass.
-    pub reference: Verdict,
+    pub reference: Judgement,
     /// The verdict on the result-reading solver's play: must pass.
-    pub solver: Verdict,
+    pub solver: Judgement,
     /// The verdict on doing nothing: must fail.
-    pub inaction: Verdict,
+    pub inaction: Judgement,
     /// Random-agent seeds whose episode passed: must be none.
     pub random_passes: Vec<u64>,
     /// The cheat corpus, played: every wrong one must fail.

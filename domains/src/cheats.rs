@@ -17,6 +17,7 @@
 //! allows to differ is not wrong (a duplicate booking the domain refused, say)
 //! and is left out; every other cheat must fail.
 
+use crate::registry::Extensions;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ use serde_json::Value;
 use toolenv_core::Outcome;
 use crate::agent::random_agent_writing;
 use toolenv_core::Episode;
-use toolenv_core::{Changes, Check, Fact, Verdict};
+use toolenv_core::diff::Changes;
+use toolenv_core::{Check, Fact, Judgement};
 use toolenv_core::{Call, Task, TaskRef};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
@@ -99,7 +101,7 @@ pub struct PlayedCheat {
     /// a wrong solution the oracle must fail.
     pub wrong: bool,
     /// The oracle's verdict (shared by the cheats that end alike).
-    pub verdict: Arc<Verdict>,
+    pub verdict: Arc<Judgement>,
 }
 
 /// The cheat corpus of a task, in a fixed order.
@@ -217,7 +219,7 @@ pub(crate) struct Prefixes<'t> {
     episodes: Vec<(Episode, bool)>,
     /// The verdicts given so far, by end state and answer, and whether
     /// that end state is wrong.
-    judged: Vec<(Changes, Option<String>, Arc<Verdict>, bool)>,
+    judged: Vec<(Changes, Option<String>, Arc<Judgement>, bool)>,
 }
 
 impl<'t> Prefixes<'t> {
@@ -476,8 +478,8 @@ fn unrequested_write(task: &TaskRef) -> Option<Call> {
 mod tests {
     use super::*;
 
-    use toolenv_core::Domain;
-    use crate::agent::collect_strings;
+    use crate::Finish;
+    use toolenv_core::json::collect_strings;
 
     #[test]
     fn shapes_group_look_alike_values() {
@@ -494,7 +496,7 @@ mod tests {
     fn no_two_cheats_of_a_task_have_the_same_steps() {
         use crate::generate::{Origin, Suite, generate};
         // The meeting keeps its time on another day: one value in two slots.
-        let same_time = generate(Origin { domain: Domain::Scheduling, level: 1, seed: 7, index: 36 });
+        let same_time = generate(Origin { domain: crate::registry::SCHEDULING, level: 1, seed: 7, index: 36 });
         assert_eq!(same_time.slot("time"), same_time.slot("new_time"));
         let generated = Suite::Generated { seed: 7, per_cell: 12 }.tasks(None, None);
         for task in crate::suite().iter().map(TaskRef::from).chain(generated).chain([same_time.into()]) {
@@ -509,7 +511,7 @@ mod tests {
     #[test]
     fn only_writes_are_undone() {
         // So a cheat that skips its reads never has one to undo.
-        for domain in Domain::ALL {
+        for domain in crate::registry::ALL {
             for rule in domain.undo_rules() {
                 assert!(domain.tool(rule.tool).is_some_and(|t| t.mutates_state), "{domain}: {}", rule.tool);
             }
@@ -519,7 +521,7 @@ mod tests {
     #[test]
     fn a_cheat_continued_from_the_reference_without_its_reads_is_judged_as_played_from_the_start() {
         use crate::generate::{Origin, generate};
-        let generated = Domain::ALL.into_iter().flat_map(|domain| {
+        let generated = crate::registry::ALL.into_iter().flat_map(|domain| {
             (1..=3).flat_map(move |level| (0..3).map(move |index| TaskRef::from(generate(Origin { domain, level, seed: 5, index }))))
         });
         let tasks: Vec<TaskRef> = crate::suite().iter().map(TaskRef::from).chain(generated).collect();

@@ -35,7 +35,6 @@
 
 use std::sync::OnceLock;
 
-use toolenv_core::Task;
 
 pub mod agent;
 pub mod attribution;
@@ -44,7 +43,7 @@ mod finish;
 pub mod generate;
 pub mod masfire;
 pub mod perturb;
-mod registry;
+mod macros;
 pub mod solver;
 
 pub use finish::{Assessor, Finish};
@@ -66,7 +65,7 @@ pub mod scheduling;
 pub mod support;
 pub mod travel;
 
-registry::registry! {
+macros::registry! {
     /// Calendar management.
     SCHEDULING => scheduling,
     /// Flight search and booking.
@@ -90,3 +89,5 @@ pub fn task(id: &str) -> Option<&'static Task> {
 
 #[cfg(test)]
 mod drift_tests;
+#[cfg(test)]
+mod oracle_tests;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use toolenv_domains::Finish;
 use toolenv_domains::chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop};
 use toolenv_domains::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome, task};
 

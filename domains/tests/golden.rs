@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use toolenv_domains::Finish;
 use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_domains::{CallOptions, Episode, Outcome, suite};
 
@@ -78,7 +79,7 @@ fn trajectories_of_the_corpus_are_pinned() {
             }
         }
     }
-    let all_tools: BTreeSet<&str> = toolenv_domains::Domain::ALL.iter().flat_map(|d| d.tools()).map(|t| t.name).collect();
+    let all_tools: BTreeSet<&str> = toolenv_domains::registry::ALL.iter().flat_map(|d| d.tools()).map(|t| t.name).collect();
     let missing: Vec<_> = all_tools.difference(&answered).collect();
     assert!(missing.is_empty(), "the corpus never gets a result from {missing:?}");
     let hash: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();

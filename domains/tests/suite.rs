@@ -2,14 +2,15 @@
 
 use std::collections::BTreeSet;
 
+use toolenv_domains::Finish;
 use toolenv_domains::agent::SelfCheck;
-use toolenv_domains::{Domain, Episode, Outcome, suite};
+use toolenv_domains::{Episode, Outcome, suite};
 
 #[test]
 fn every_domain_has_tasks_covering_both_levels() {
     let ids: BTreeSet<&str> = suite().iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids.len(), suite().len(), "task ids are unique");
-    for domain in Domain::ALL {
+    for domain in toolenv_domains::registry::ALL {
         let tasks: Vec<_> = suite().iter().filter(|t| t.domain == domain).collect();
         assert!(!tasks.is_empty(), "{domain} has tasks");
         for level in [1, 2] {
@@ -21,9 +22,9 @@ fn every_domain_has_tasks_covering_both_levels() {
             assert!(!task.description().contains('{'), "{} has every slot filled: {}", task.id, task.description());
         }
     }
-    let per_domain: usize = Domain::ALL.iter().map(|&d| suite().iter().filter(|t| t.domain == d).count()).sum();
+    let per_domain: usize = toolenv_domains::registry::ALL.iter().map(|&d| suite().iter().filter(|t| t.domain == d).count()).sum();
     assert_eq!(suite().len(), per_domain, "every task belongs to a registered domain");
-    let tools: usize = Domain::ALL.iter().map(|d| d.tools().len()).sum();
+    let tools: usize = toolenv_domains::registry::ALL.iter().map(|d| d.tools().len()).sum();
     assert!(tools >= 25, "{tools} tools in all");
 }
 

@@ -110,7 +110,7 @@ impl ToolSpec {
     /// The arguments of a call the core holds as JSON (a reference or a
     /// generated call), checked as [`ToolSpec::parse_arguments`] checks
     /// their text, without writing and reading it.
-    pub(crate) fn arguments_of(&self, value: &Value) -> Result<Args, ArgError> {
+    pub fn arguments_of(&self, value: &Value) -> Result<Args, ArgError> {
         let parsed = ParamsSeed(self.params).deserialize(value);
         self.validate(parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?)
     }
@@ -216,7 +216,7 @@ fn validate_value(ty: ParamType, value: &Value, field: impl Fn() -> String) -> R
 }
 
 /// A JSON integer, accepting `2.0` for 2 as argument validation does.
-pub(crate) fn as_integer(value: &Value) -> Option<i64> {
+pub fn as_integer(value: &Value) -> Option<i64> {
     value.as_i64().or_else(|| {
         let f = value.as_f64()?;
         // Models often write 2.0 for 2; anything with a fraction is not an integer.
@@ -318,7 +318,7 @@ const MAX_ECHO_CHARS: usize = 60;
 
 /// An argument value as quoted back in an error message: trimmed and cut
 /// short, so a huge argument never comes back whole.
-pub(crate) fn echo(text: &str) -> String {
+pub fn echo(text: &str) -> String {
     let text = text.trim();
     match text.char_indices().nth(MAX_ECHO_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

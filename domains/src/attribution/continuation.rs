@@ -12,6 +12,7 @@
 //!
 //! A continuation that passes is a witness that the prefix was recoverable.
 
+use crate::Finish;
 use serde_json::Value;
 
 use toolenv_core::Episode;

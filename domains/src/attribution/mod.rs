@@ -24,6 +24,7 @@
 //! writes (with retries and idempotency keys, skipping the writes the prefix
 //! already applied), then the result-reading solver from where the fork stands.
 
+use crate::Finish;
 use serde::Serialize;
 
 use toolenv_core::{Episode, ForkError, Source};

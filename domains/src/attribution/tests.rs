@@ -1,10 +1,12 @@
+use crate::Finish;
 use std::collections::BTreeMap;
 
 use super::continuation::{Plan, continue_from};
 use super::*;
 use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_core::{CallOptions, Episode, Source};
-use crate::perturb::{Level, perturb};
+use crate::perturb::perturb;
+use toolenv_core::phrasing::Level;
 use toolenv_core::Call;
 use toolenv_core::Trajectory;
 use crate::suite;
@@ -66,7 +68,7 @@ fn replaying_a_trajectory_reproduces_every_call_and_the_verdict() {
     for (_, profile) in profiles() {
         for task in suite() {
             let episode = played(task, 7, &profile, Level::Medium, |_| task.reference.clone());
-            let replayed = Episode::replay_finished(&source(&episode), episode.trajectory()).unwrap();
+            let replayed = Episode::replay_finished(&source(&episode), episode.trajectory(), &crate::Assessor).unwrap();
             assert_eq!(replayed.trajectory(), episode.trajectory());
         }
     }
@@ -147,7 +149,7 @@ fn team_episodes_replay_and_are_attributed_consistently() {
                 let mut episode = Episode::new(task, 3, 0).with_team(topology.roles(), Some(profile)).unwrap();
                 let _ = play(task, topology, &mut episode);
                 episode.finish();
-                let replayed = Episode::replay_finished(&source(&episode), episode.trajectory()).unwrap();
+                let replayed = Episode::replay_finished(&source(&episode), episode.trajectory(), &crate::Assessor).unwrap();
                 assert_eq!(replayed.trajectory(), episode.trajectory(), "{} {fault} {}", task.id, topology.name());
                 if episode.verdict().is_some_and(|v| !v.passed) {
                     checked(&episode);

@@ -20,7 +20,7 @@ use crate::generate::{Gen, Origin, monday};
 use toolenv_core::{Check, Fact};
 use toolenv_core::phrasing::Template;
 use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::{Domain, World};
+use toolenv_core::World;
 
 /// The generated e-commerce task of an origin.
 pub(super) fn generate(origin: &Origin) -> Task {
@@ -214,12 +214,12 @@ impl Builder {
         let state = super::State::try_from(data).expect("generated e-commerce states are valid");
         Task {
             id: self.origin.id(kind),
-            domain: Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: self.origin.level,
             template,
             slots,
             today: self.today,
-            initial: Arc::new(World::Ecommerce(state)),
+            initial: Arc::new(World::new::<crate::ecommerce::State>(state)),
             reference,
             checks,
             alternatives: vec![],

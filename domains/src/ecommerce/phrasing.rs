@@ -4,7 +4,8 @@
 use toolenv_core::Fact;
 use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, R, S, Template, V, VR, v};
+use crate::perturb::templates::{P, R, S, V, VR, v};
+use toolenv_core::phrasing::Template;
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[

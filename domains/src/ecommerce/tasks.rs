@@ -9,7 +9,7 @@ use toolenv_core::{Check, Fact};
 use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
-    std::sync::Arc::new(World::Ecommerce(serde_json::from_value(state).expect("e-commerce task states are valid")))
+    std::sync::Arc::new(World::new::<crate::ecommerce::State>(serde_json::from_value(state).expect("e-commerce task states are valid")))
 }
 
 /// The shop every task starts from: three past orders, so new orders begin at O-0004.
@@ -93,7 +93,7 @@ pub(super) fn tasks() -> Vec<Task> {
     vec![
         Task {
             id: "ecommerce/simple-order/001".into(),
-            domain: crate::Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: 1,
             template: &phrasing::SIMPLE_ORDER,
             slots: slots(&[("quantity", "2"), ("product", "Aero Wireless Mouse"), ("sku", "SKU-101"), ("customer", "C-201")]),
@@ -131,7 +131,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "ecommerce/cheapest-coupon/002".into(),
-            domain: crate::Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: 2,
             template: &phrasing::CHEAPEST_COUPON,
             slots: slots(&[("kind", "wireless mouse"), ("customer", "C-203"), ("label", "office"), ("coupon", "SAVE10")]),
@@ -171,7 +171,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "ecommerce/cheapest-coupon/003".into(),
-            domain: crate::Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: 2,
             template: &phrasing::CHEAPEST_COUPON_003,
             slots: slots(&[("kind", "electric kettle"), ("customer", "C-204"), ("coupon_a", "WINTER25"), ("coupon_b", "HOME5")]),
@@ -211,7 +211,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "ecommerce/simple-order/004".into(),
-            domain: crate::Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: 1,
             template: &phrasing::SIMPLE_ORDER_004,
             slots: slots(&[
@@ -256,7 +256,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "ecommerce/return/005".into(),
-            domain: crate::Domain::Ecommerce,
+            domain: crate::registry::ECOMMERCE,
             level: 2,
             template: &phrasing::RETURN,
             slots: slots(&[("customer", "C-202"), ("product", "Studio Over-Ear Headphones"), ("reason", "they are too tight")]),

@@ -512,7 +512,7 @@ fn five_tasks_on_both_levels_with_every_slot_filled() {
     assert_eq!(tasks.iter().map(|t| t.level).collect::<Vec<_>>(), [1, 2, 2, 1, 2]);
     for task in &tasks {
         assert!(task.id.starts_with("ecommerce/"), "{}", task.id);
-        assert_eq!(task.initial.domain(), crate::Domain::Ecommerce);
+        assert_eq!(task.initial.domain(), crate::registry::ECOMMERCE);
         assert!(!task.description().contains('{'), "{}", task.description());
         assert_eq!(task.today.to_string(), "2026-01-20");
     }

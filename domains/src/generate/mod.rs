@@ -19,6 +19,7 @@
 
 mod suite;
 
+use crate::registry::Extensions;
 use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
@@ -86,7 +87,7 @@ impl Origin {
         if version != GENERATOR_VERSION {
             return Some(Err(SuiteError::Version { id: id.to_owned(), version }));
         }
-        let Some(domain) = Domain::parse(domain) else { return Some(Err(SuiteError::UnknownTask(id.to_owned()))) };
+        let Some(domain) = crate::registry::parse(domain) else { return Some(Err(SuiteError::UnknownTask(id.to_owned()))) };
         if !LEVELS.contains(&level) {
             return Some(Err(SuiteError::UnknownTask(id.to_owned())));
         }

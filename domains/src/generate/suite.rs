@@ -106,7 +106,7 @@ impl Suite {
     pub fn len(self) -> usize {
         match self.generated() {
             None => crate::suite().len(),
-            Some((_, per_cell)) => Domain::COUNT * LEVELS.len() * per_cell as usize,
+            Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize,
         }
     }
 
@@ -119,7 +119,7 @@ impl Suite {
     /// level, in index order (none for the paper's).
     pub fn origins(self) -> impl Iterator<Item = Origin> {
         let (seed, per_cell) = self.generated().unwrap_or((0, 0));
-        Domain::ALL.into_iter().flat_map(move |domain| {
+        crate::registry::ALL.into_iter().flat_map(move |domain| {
             LEVELS.into_iter().flat_map(move |level| (0..per_cell).map(move |index| Origin { domain, level, seed, index }))
         })
     }
@@ -245,7 +245,7 @@ pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
     if let Some(task) = crate::task(id) {
         return Some((task.domain, task.level));
     }
-    let domain = Domain::parse(id.split('/').next()?)?;
+    let domain = crate::registry::parse(id.split('/').next()?)?;
     let tail = id.rsplit('/').next()?.strip_prefix('g')?;
     let level = tail.split('-').nth(1)?.parse().ok()?;
     generated_parts(id).map(|_| (domain, level))

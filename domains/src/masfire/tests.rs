@@ -1,5 +1,6 @@
+use crate::Finish;
 use super::team::{Topology, play};
-use super::*;
+use toolenv_core::masfire::{MasFault, MasProfile};
 use toolenv_core::Episode;
 
 /// Plays a task with a built-in team in-process under a MAS-FIRE profile.

@@ -1,6 +1,7 @@
 //! Composes relations into one perturbation: draws a plan per level, picks
 //! the phrasing, renders every slot, and records what was applied.
 
+use crate::registry::Extensions;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 

@@ -8,6 +8,7 @@
 //! Entries avoid the words that carry a task's meaning (which address, which
 //! tier, open or closed) and the tool vocabulary an agent maps to calls.
 
+use crate::registry::Extensions;
 use toolenv_core::Domain;
 
 /// A phrase and the phrases that may replace it.

@@ -11,6 +11,7 @@ use super::meaning;
 use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template, preceded_by_word, text_before};
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
+use toolenv_core::phrasing::Template;
 use crate::agent::play;
 use toolenv_core::Task;
 
@@ -628,7 +629,7 @@ fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
 /// Verbs an instruction to an agent starts with: the first word of every
 /// tool of every domain, and the verbs the phrasings use.
 fn instruction_verbs() -> BTreeSet<String> {
-    let mut verbs: BTreeSet<String> = crate::Domain::ALL
+    let mut verbs: BTreeSet<String> = crate::registry::ALL
         .into_iter()
         .flat_map(|d| d.tools().iter().map(|t| t.name.split('_').next().unwrap_or_default().to_owned()))
         .collect();
@@ -675,7 +676,7 @@ fn distractors_give_no_instruction_and_name_nothing_any_task_knows() {
         .chain(["november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today"])
         .chain(["tomorrow", "tonight", "yesterday"]);
     let mut problems = Vec::new();
-    for domain in crate::Domain::ALL {
+    for domain in crate::registry::ALL {
         for sentence in lexicon::distractors(domain) {
             let lower = sentence.to_lowercase();
             let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();

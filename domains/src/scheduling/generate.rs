@@ -15,7 +15,7 @@ use crate::generate::{Gen, Origin, monday};
 use toolenv_core::{Check, Fact};
 use toolenv_core::phrasing::Template;
 use toolenv_core::{Call, Slot, Task};
-use toolenv_core::{Domain, World};
+use toolenv_core::World;
 
 /// Topics meetings are about; with [`SUFFIXES`] they make near-duplicates.
 const TOPICS: [&str; 40] = [
@@ -242,12 +242,12 @@ impl Builder {
         let state = super::State { calendar: self.calendar };
         Task {
             id: self.origin.id(kind),
-            domain: Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: self.origin.level,
             template,
             slots,
             today: self.today,
-            initial: Arc::new(World::Scheduling(state)),
+            initial: Arc::new(World::new::<crate::scheduling::State>(state)),
             reference,
             checks,
             alternatives: vec![],

@@ -9,7 +9,7 @@ use toolenv_core::Check;
 use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
-    std::sync::Arc::new(World::Scheduling(serde_json::from_value(state).expect("scheduling task states are valid")))
+    std::sync::Arc::new(World::new::<crate::scheduling::State>(serde_json::from_value(state).expect("scheduling task states are valid")))
 }
 
 /// The verified scheduling tasks.
@@ -25,7 +25,7 @@ pub(super) fn tasks() -> Vec<Task> {
     vec![
         Task {
             id: "scheduling/book-meeting/001".into(),
-            domain: crate::Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: 1,
             template: &phrasing::BOOK_MEETING,
             slots: slots(&[("topic", "Review"), ("date", "2026-01-01"), ("time", "09:00")]),
@@ -38,7 +38,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "scheduling/book-meeting/002".into(),
-            domain: crate::Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: 1,
             template: &phrasing::BOOK_MEETING,
             slots: slots(&[("topic", "Budget sync"), ("date", "2026-01-07"), ("time", "14:00")]),
@@ -51,7 +51,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "scheduling/conflict/003".into(),
-            domain: crate::Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: 2,
             template: &phrasing::CONFLICT,
             slots: slots(&[("topic", "Design review"), ("date", "2026-01-08"), ("time", "10:00")]),
@@ -71,7 +71,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "scheduling/reschedule/004".into(),
-            domain: crate::Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: 2,
             template: &phrasing::RESCHEDULE,
             slots: slots(&[("topic", "Client call"), ("date", "2026-01-12"), ("new_date", "2026-01-13")]),
@@ -94,7 +94,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "scheduling/cancel/005".into(),
-            domain: crate::Domain::Scheduling,
+            domain: crate::registry::SCHEDULING,
             level: 1,
             template: &phrasing::CANCEL,
             slots: slots(&[("topic", "Vendor demo"), ("date", "2026-01-14")]),

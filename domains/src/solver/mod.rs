@@ -27,11 +27,13 @@
 //! was feasible at all follows from how the solver ended ([`Solution::feasible`]).
 //! The same policy runs over gRPC through another [`Env`].
 
+use crate::Finish;
+use crate::registry::Extensions;
 use serde_json::Value;
 
 use toolenv_core::Domain;
 use toolenv_core::{CallError, CallOptions, CallRecord, Episode};
-use toolenv_core::Verdict;
+use toolenv_core::Judgement;
 use toolenv_core::Task;
 use toolenv_core::{FailureCode, Outcome};
 
@@ -379,7 +381,7 @@ pub struct Solution {
     /// `Ok` when the strategy finished, or why it gave up.
     pub ended: Step<()>,
     /// The episode's verdict.
-    pub verdict: Verdict,
+    pub verdict: Judgement,
 }
 
 impl Solution {

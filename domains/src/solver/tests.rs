@@ -34,7 +34,7 @@ fn a_write_is_retried_under_one_key_through_every_kind_of_bad_reply() {
         ),
     ];
     let mut env = Scripted { replies, sent: Vec::new() };
-    let mut session = Session::new(&mut env, Domain::Scheduling);
+    let mut session = Session::new(&mut env, crate::registry::SCHEDULING);
     let answer = session.write("book_meeting", json!({"date": "2026-01-01", "time": "09:00", "topic": "Review"})).unwrap();
     assert_eq!(answer, Answer::Ok(json!({"booked": {"date": "2026-01-01", "time": "09:00", "topic": "Review"}})));
     let keys: Vec<Option<&str>> = env.sent.iter().map(|(_, k, _)| k.as_deref()).collect();
@@ -46,14 +46,14 @@ fn a_write_is_retried_under_one_key_through_every_kind_of_bad_reply() {
 #[test]
 fn reads_give_up_on_a_suspension_and_on_a_closed_episode_and_report_domain_errors() {
     let mut env = Scripted { replies: vec![failure(FailureCode::PermissionDenied, Some(-1))], sent: Vec::new() };
-    assert_eq!(Session::new(&mut env, Domain::Travel).read("get_itinerary", json!({})), Err(GiveUp::Suspended));
+    assert_eq!(Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})), Err(GiveUp::Suspended));
     let mut env = Scripted { replies: vec![failure(FailureCode::ResourceExhausted, Some(-1))], sent: Vec::new() };
-    assert_eq!(Session::new(&mut env, Domain::Travel).read("get_itinerary", json!({})), Err(GiveUp::Suspended));
+    assert_eq!(Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})), Err(GiveUp::Suspended));
     let mut env = Scripted { replies: Vec::new(), sent: Vec::new() };
-    assert!(matches!(Session::new(&mut env, Domain::Travel).read("get_itinerary", json!({})), Err(e) if e.unrecoverable()));
+    assert!(matches!(Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})), Err(e) if e.unrecoverable()));
     let rejected = Observation::DomainError { code: "UNKNOWN_TRAVELER".into(), message: "no".into() };
     let mut env = Scripted { replies: vec![rejected], sent: Vec::new() };
-    let answer = Session::new(&mut env, Domain::Travel).read("get_traveler_profile", json!({"name": "X"}));
+    let answer = Session::new(&mut env, crate::registry::TRAVEL).read("get_traveler_profile", json!({"name": "X"}));
     assert_eq!(answer, Ok(Answer::Rejected("UNKNOWN_TRAVELER".into(), "no".into())));
 }
 
@@ -62,10 +62,10 @@ fn marked_truncation_is_read_again_and_attempts_are_bounded() {
     let cut = Observation::Result(r#"{"reservations": [{"reservation_id": "R-0001"}], "truncated": true}"#.into());
     let whole = Observation::Result(r#"{"reservations": [{"reservation_id": "R-0001"}, {"reservation_id": "R-0002"}]}"#.into());
     let mut env = Scripted { replies: vec![cut.clone(), whole], sent: Vec::new() };
-    let answer = Session::new(&mut env, Domain::Travel).read("get_itinerary", json!({})).unwrap();
+    let answer = Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})).unwrap();
     assert!(matches!(answer, Answer::Ok(v) if v["reservations"].as_array().unwrap().len() == 2));
     let mut env = Scripted { replies: vec![cut; MAX_ATTEMPTS as usize + 1], sent: Vec::new() };
-    assert_eq!(Session::new(&mut env, Domain::Travel).read("get_itinerary", json!({})), Err(GiveUp::Exhausted("get_itinerary".into())));
+    assert_eq!(Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})), Err(GiveUp::Exhausted("get_itinerary".into())));
     assert_eq!(env.sent.len(), MAX_ATTEMPTS as usize);
 }
 
@@ -74,7 +74,7 @@ fn a_confirmed_read_keeps_the_longest_list_until_enough_reads_agree() {
     let short = Observation::Result(r#"{"flights": [{"id": "A"}]}"#.into());
     let long = Observation::Result(r#"{"flights": [{"id": "A"}, {"id": "B"}]}"#.into());
     let mut env = Scripted { replies: vec![short.clone(), short.clone(), long.clone(), short, long.clone(), long], sent: Vec::new() };
-    let answer = Session::new(&mut env, Domain::Travel).read_confirmed("search_flights", json!({}), "/flights").unwrap();
+    let answer = Session::new(&mut env, crate::registry::TRAVEL).read_confirmed("search_flights", json!({}), "/flights").unwrap();
     assert_eq!(answer, Answer::Ok(json!({"flights": [{"id": "A"}, {"id": "B"}]})));
     assert_eq!(env.sent.len(), 6, "the longest list is taken on its third sighting");
 }

@@ -16,7 +16,7 @@ use toolenv_core::{Check, Fact};
 use toolenv_core::phrasing::Template;
 use toolenv_core::{Call, Slot, Task, slots};
 use toolenv_core::Shared;
-use toolenv_core::{Domain, World};
+use toolenv_core::World;
 
 const FIRST: [&str; 20] = [
     "Maria", "James", "Priya", "Tom", "Aiko", "Lena", "Omar", "Sofia", "Jonas", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace",
@@ -339,12 +339,12 @@ impl Builder {
         let alternatives = vec!["/tickets/*/notes"];
         Task {
             id: self.origin.id(kind),
-            domain: Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: self.origin.level,
             template,
             slots,
             today: self.today,
-            initial: Arc::new(World::Support(state)),
+            initial: Arc::new(World::new::<crate::support::State>(state)),
             reference,
             checks,
             alternatives: if kind == "note-ticket" { vec![] } else { alternatives },

@@ -3,7 +3,8 @@
 
 use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, PR, R, S, Template, V, v};
+use crate::perturb::templates::{P, PR, R, S, V, v};
+use toolenv_core::phrasing::Template;
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[

@@ -9,7 +9,7 @@ use toolenv_core::{Check, Fact};
 use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
-    std::sync::Arc::new(World::Support(serde_json::from_value(state).expect("support task states are valid")))
+    std::sync::Arc::new(World::new::<crate::support::State>(serde_json::from_value(state).expect("support task states are valid")))
 }
 
 /// The support desk every task starts from: six customers, six tickets in
@@ -154,7 +154,7 @@ pub(super) fn tasks() -> Vec<Task> {
     vec![
         Task {
             id: "support/create-close/001".into(),
-            domain: crate::Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: 1,
             template: &phrasing::CREATE_CLOSE,
             slots: slots(&[("customer", "Tom Becker"), ("customer_id", "C-104"), ("subject", "Invoice email change"), ("priority", "low")]),
@@ -188,7 +188,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "support/update-ticket/002".into(),
-            domain: crate::Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: 1,
             template: &phrasing::UPDATE_TICKET,
             slots: slots(&[
@@ -221,7 +221,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "support/escalate-dispute/003".into(),
-            domain: crate::Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: 2,
             template: &phrasing::ESCALATE_DISPUTE,
             slots: slots(&[("customer", "Maria Lopez"), ("customer_id", "C-101")]),
@@ -257,7 +257,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "support/security-breach/004".into(),
-            domain: crate::Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: 2,
             template: &phrasing::SECURITY_BREACH,
             slots: slots(&[
@@ -309,7 +309,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "support/small-dispute/005".into(),
-            domain: crate::Domain::Support,
+            domain: crate::registry::SUPPORT,
             level: 2,
             template: &phrasing::SMALL_DISPUTE,
             slots: slots(&[

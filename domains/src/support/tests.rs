@@ -425,7 +425,7 @@ fn tools_are_the_papers_and_declare_their_choices() {
 
 #[test]
 fn every_support_task_passes_its_self_check() {
-    let tasks: Vec<&Task> = crate::suite().iter().filter(|t| t.domain == crate::Domain::Support).collect();
+    let tasks: Vec<&Task> = crate::suite().iter().filter(|t| t.domain == crate::registry::SUPPORT).collect();
     assert_eq!(tasks.len(), 5);
     assert!(tasks.iter().any(|t| t.level == 1) && tasks.iter().any(|t| t.level == 2));
     for task in tasks {

@@ -16,7 +16,7 @@ use crate::generate::{Gen, Origin, monday};
 use toolenv_core::{Check, Fact};
 use toolenv_core::phrasing::Template;
 use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::{Domain, World};
+use toolenv_core::World;
 
 const CITIES: [&str; 12] = ["LON", "PAR", "FRA", "MAD", "ROM", "AMS", "DUB", "NYC", "LAX", "SFO", "BER", "VIE"];
 const AIRLINES: [&str; 12] = ["AA", "BA", "LH", "AF", "KL", "IB", "AZ", "DL", "UA", "EI", "EZ", "LX"];
@@ -304,12 +304,12 @@ impl Builder {
         let state = super::State::try_from(records).expect("generated travel states are valid");
         Task {
             id: self.origin.id(kind),
-            domain: Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: self.origin.level,
             template,
             slots,
             today: self.today,
-            initial: Arc::new(World::Travel(state)),
+            initial: Arc::new(World::new::<crate::travel::State>(state)),
             reference,
             checks,
             alternatives: vec![],

@@ -3,7 +3,8 @@
 
 use crate::perturb::Synonym;
 use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, PR, R, S, SR, Template, V, VR, v};
+use crate::perturb::templates::{P, PR, R, S, SR, V, VR, v};
+use toolenv_core::phrasing::Template;
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[

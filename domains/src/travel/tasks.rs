@@ -9,7 +9,7 @@ use toolenv_core::Check;
 use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
-    std::sync::Arc::new(World::Travel(serde_json::from_value(state).expect("travel task states are valid")))
+    std::sync::Arc::new(World::new::<crate::travel::State>(serde_json::from_value(state).expect("travel task states are valid")))
 }
 
 pub(super) fn flight(id: &str, origin: &str, dest: &str, date: &str, price: u32, seats_left: u32) -> Value {
@@ -53,7 +53,7 @@ pub(super) fn tasks() -> Vec<Task> {
     vec![
         Task {
             id: "travel/cheapest-flight/001".into(),
-            domain: crate::Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: 2,
             template: &phrasing::CHEAPEST_FLIGHT,
             slots: slots(&[("origin", "LON"), ("dest", "PAR"), ("date", "2026-01-05"), ("passenger", "Bob")]),
@@ -79,7 +79,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "travel/direct-booking/002".into(),
-            domain: crate::Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: 1,
             template: &phrasing::DIRECT_BOOKING,
             slots: slots(&[("flight_id", "LH-1122"), ("origin", "FRA"), ("dest", "MAD"), ("date", "2026-01-09"), ("passenger", "Dana")]),
@@ -114,7 +114,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "travel/cheapest-flight/003".into(),
-            domain: crate::Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: 2,
             template: &phrasing::CHEAPEST_FLIGHT_003,
             slots: slots(&[("origin", "NYC"), ("dest", "LAX"), ("date", "2026-01-12"), ("passenger", "Carol")]),
@@ -149,7 +149,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "travel/cancel-trip/004".into(),
-            domain: crate::Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: 1,
             template: &phrasing::CANCEL_TRIP,
             slots: slots(&[
@@ -205,7 +205,7 @@ pub(super) fn tasks() -> Vec<Task> {
         },
         Task {
             id: "travel/change-hold/005".into(),
-            domain: crate::Domain::Travel,
+            domain: crate::registry::TRAVEL,
             level: 2,
             template: &phrasing::CHANGE_HOLD,
             slots: slots(&[("held_flight", "KL-1002"), ("passenger", "Frank"), ("origin", "AMS"), ("dest", "LON"), ("date", "2026-01-07")]),

@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
-use toolenv_core::World;
 use crate::agent::{play, random_calls};
 use toolenv_core::date::Date;
 use toolenv_core::{COLLATERAL_CHECK, Check};
@@ -28,10 +27,8 @@ fn state(value: Value) -> State {
 
 /// The initial state of a suite task.
 fn initial(id: &str) -> State {
-    match &*crate::task(id).unwrap().initial {
-        World::Travel(s) => s.clone(),
-        other => panic!("{id} is not a travel task: {other:?}"),
-    }
+    let initial = &crate::task(id).unwrap().initial;
+    initial.state::<State>().unwrap_or_else(|| panic!("{id} is not a travel task: {initial:?}")).clone()
 }
 
 /// A small world: one open flight, one full, one flown; Bob and Alice on file.
@@ -224,7 +221,7 @@ fn traveler_profile_and_itinerary() {
              "passenger": null, "status": "held", "payment_info": null, "price": null}
         ]})
     );
-    assert!(crate::Domain::Travel.tool("no_such_tool").is_none(), "travel has no such tool");
+    assert!(crate::registry::TRAVEL.tool("no_such_tool").is_none(), "travel has no such tool");
 }
 
 #[test]
@@ -506,7 +503,7 @@ fn a_flight_whose_near_duplicate_ids_are_all_taken_gets_another_id() {
     // Origins whose generation once looped forever: every near-duplicate id
     // of a flight (the number 2, 4, 6 and 8 higher) was taken already.
     for (seed, index) in [(7, 853), (2, 673)] {
-        let origin = crate::generate::Origin { domain: crate::Domain::Travel, level: 2, seed, index };
+        let origin = crate::generate::Origin { domain: crate::registry::TRAVEL, level: 2, seed, index };
         let task = crate::generate::generate(origin);
         let state = task.initial.to_json();
         let ids: Vec<&str> = state["flights_db"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();

@@ -204,11 +204,11 @@ fn convert(domain: Domain, direction: Direction, value: &Value, depth: usize) ->
 #[derive(Debug, Clone, Copy)]
 pub struct Field {
     /// The key in v1.
-    v1: &'static str,
+    pub v1: &'static str,
     /// The object the value moves into in v2, if it is nested.
-    within: Option<&'static str>,
+    pub within: Option<&'static str>,
     /// The key in v2 (inside `within` when nested).
-    v2: &'static str,
+    pub v2: &'static str,
     /// How the value is written in v2.
     conv: Conv,
 }
@@ -563,3 +563,33 @@ fn dollars(map: &Map<String, Value>) -> Option<Value> {
     Some(Value::from(cents as f64 / 100.0))
 }
 
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn date_and_time_formats_round_trip() {
+        let start = Date::parse("1999-12-25").unwrap();
+        for i in 0..20_000 {
+            let date = start.add_days(i);
+            for style in [DateStyle::DayFirst, DateStyle::Airline, DateStyle::MonthFirst] {
+                let text = style.format(date);
+                assert_eq!(text.len(), style.len());
+                assert_eq!(style.parse(&text), Some(date), "{text}");
+            }
+        }
+        assert_eq!(DateStyle::Airline.format(Date::parse("2026-12-31").unwrap()), "31DEC2026");
+        for minutes in 0..24 * 60 {
+            assert_eq!(parse_12h(&format_12h(minutes)), Some(minutes));
+        }
+        assert_eq!([0, 60, 719, 720, 780].map(format_12h), ["12:00 AM", "1:00 AM", "11:59 AM", "12:00 PM", "1:00 PM"]);
+        for bad in ["09:00 AM", "13:00 PM", "0:30 AM", "9:00", "9:0 AM", "9:00 am", "+9:00 AM"] {
+            assert_eq!(parse_12h(bad), None, "{bad}");
+        }
+        for bad in ["31/02/2026", "5/01/2026", "+5/01/2026", "05/01/26", "05jan2026", "05JAN+026"] {
+            assert_eq!(DateStyle::DayFirst.parse(bad).or(DateStyle::Airline.parse(bad)), None, "{bad}");
+        }
+    }
+}
