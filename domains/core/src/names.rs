@@ -11,7 +11,7 @@
 /// `parse` would be unreachable, which the workspace denies).
 ///
 /// ```
-/// toolenv_domains::named_enum! {
+/// toolenv_core::named_enum! {
 ///     /// A colour.
 ///     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 ///     pub enum Colour {

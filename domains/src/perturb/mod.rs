@@ -22,7 +22,8 @@
 //! the task id and the level.
 //!
 //! ```
-//! use toolenv_domains::perturb::{Level, perturb};
+//! use toolenv_core::phrasing::Level;
+//! use toolenv_domains::perturb::perturb;
 //!
 //! let task = toolenv_domains::task("scheduling/book-meeting/001").expect("a suite task");
 //! assert_eq!(perturb(task, Level::Canonical, 7, None).description, task.description());
