@@ -24,11 +24,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
 use toolenv::pb;
 use toolenv_domains::masfire::{LABEL_PREFIX, MasFault, MasProfile};
 
-use crate::metrics::{self, EpisodeResult, InfraConvention, Rate};
+use crate::metrics::{self, EpisodeResult, FaultTolerance, InfraConvention, Rate};
 use crate::{Grid, GridError};
 
 /// The fault-free profile the `mas-fire` grid compares against.
@@ -64,29 +63,11 @@ impl Grid {
     }
 }
 
-/// MAS-FIRE's process-level figures of one fault type for one group
-/// (an agent label, or a role).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MasTolerance {
-    /// The fault type.
-    pub fault: MasFault,
-    /// The agent label or role the row is about.
-    pub group: String,
-    /// N_total: episodes the fault took effect in (on this group's agents).
-    pub injected: u64,
-    /// N_f,trigger.
-    pub triggered: u64,
-    /// N_f,fixed.
-    pub fixed: u64,
-    /// N_f,final_success.
-    pub final_success: u64,
-    /// O_f = triggered / injected.
-    pub occurrence: Rate,
-    /// L_f = fixed / triggered.
-    pub local_success: Rate,
-    /// S_f = final_success / triggered.
-    pub success: Rate,
-}
+/// MAS-FIRE's process-level figures of one fault type for one group (an
+/// agent label, or a role): the row [`metrics::fault_tolerance`] gives per
+/// fault kind, here with N_total the episodes the fault took effect in (on
+/// this group's agents).
+pub type MasTolerance = FaultTolerance<MasFault>;
 
 /// How [`tolerance`] groups episodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,20 +105,7 @@ pub fn tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>, by: 
             c[3] += u64::from(detected && passed);
         }
     }
-    counts
-        .into_iter()
-        .map(|((group, fault), [injected, triggered, fixed, final_success])| MasTolerance {
-            fault,
-            group,
-            injected,
-            triggered,
-            fixed,
-            final_success,
-            occurrence: Rate::new(triggered, injected),
-            local_success: Rate::new(fixed, triggered),
-            success: Rate::new(final_success, triggered),
-        })
-        .collect()
+    counts.into_iter().map(|((group, fault), counts)| FaultTolerance::new(fault, Some(group), counts)).collect()
 }
 
 fn pct(rate: &Rate) -> String {
@@ -170,8 +138,8 @@ pub fn render_agent(out: &mut String, mine: &[&EpisodeResult], conv: InfraConven
                 out,
                 "    {:<28} {:<10} {:>8} {:>8} {:>8} {:>8}",
                 r.fault.name(),
-                r.group,
-                r.injected,
+                r.group.as_deref().unwrap_or("-"),
+                r.injected_episodes,
                 pct(&r.occurrence),
                 pct(&r.local_success),
                 pct(&r.success)

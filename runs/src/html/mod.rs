@@ -12,10 +12,15 @@
 //! the value it shows within `{"runs": [RunFigures, …]}`, so a test (or a
 //! reader) can check each one against the data.
 //!
-//! The page is a list of sections ([`sections::SECTIONS`]); each renders one
+//! The page is a list of sections (`sections::SECTIONS`); each renders one
 //! run's part, and the page lays the runs side by side. A new figure is a
 //! new entry at the end of that list.
+//!
+//! Imports point one way: `page` lays out `sections`, which draw with `svg`,
+//! and all three write through `markup` (escaping, numbers tied to their
+//! data, tables).
 
+mod markup;
 mod page;
 mod sections;
 mod svg;

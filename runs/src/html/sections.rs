@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::page::{Fmt, Ptr, count, delta, esc, num, pass, table};
+use super::markup::{Fmt, Ptr, count, delta, esc, num, pass, table};
 use super::svg::{self, BarGroup, Cell, Series};
 use super::{AgentCurves, RunFigures};
 use crate::metrics::{BreakdownRow, Surface};

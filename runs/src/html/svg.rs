@@ -1,10 +1,10 @@
 //! Inline SVG figures: a heat map, line charts and bar charts. Each written
 //! value is tied to its data like the numbers in tables
-//! ([`super::page::data_attrs`]); shapes get a `<title>` for hover text.
+//! ([`super::markup::data_attrs`]); shapes get a `<title>` for hover text.
 
 use std::fmt::Write as _;
 
-use super::page::{Fmt, Ptr, data_attrs, esc};
+use super::markup::{Fmt, Ptr, data_attrs, esc};
 
 /// Colours of series, distinguishable and legible on white.
 const PALETTE: [&str; 8] = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777"];

@@ -190,18 +190,29 @@ pub fn robustness_scores<'a>(
     Ok(scores)
 }
 
-/// MAS-FIRE's process-level figures for one fault kind (or for any fault).
+/// MAS-FIRE's process-level figures O_f, L_f and S_f (eq. 2) of one fault
+/// f: the one row type of both tables that show them, per fault kind of
+/// the ledger ([`fault_tolerance`], `F` the kind's name) and per MAS-FIRE
+/// fault type and group ([`crate::masfire::tolerance`], `F` a
+/// [`MasFault`](toolenv_domains::masfire::MasFault)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FaultTolerance {
-    /// The fault kind's name (e.g. `SoftRateLimit`), or `any`.
-    pub fault: String,
-    /// N_total: episodes the fault met at least once.
+pub struct FaultTolerance<F = String> {
+    /// The fault: a fault kind's name (e.g. `SoftRateLimit`) or `any`, or a
+    /// MAS-FIRE fault type.
+    pub fault: F,
+    /// The agent label or role the row is about, when rows are per group;
+    /// `None` (and not serialized) for a row over all the episodes given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// N_total: episodes the fault met (took effect in) at least once.
     pub injected_episodes: u64,
-    /// N_f,trigger: of those, episodes where the agent called a tool again
-    /// after a call the fault met.
+    /// N_f,trigger: of those, episodes where the agent detected the fault
+    /// and reacted (for a fault kind: called a tool again after a call the
+    /// fault met).
     pub triggered: u64,
-    /// N_f,fixed: of the triggered, episodes where every call the agent
-    /// called again after was followed by a fault-free reply of that tool.
+    /// N_f,fixed: of the triggered, episodes where every reaction corrected
+    /// the fault (for a fault kind: every call the agent called again after
+    /// was followed by a fault-free reply of that tool).
     pub fixed: u64,
     /// N_f,final_success: of the triggered, episodes whose verdict passed.
     pub final_success: u64,
@@ -213,10 +224,13 @@ pub struct FaultTolerance {
     pub success: Rate,
 }
 
-impl FaultTolerance {
-    fn new(fault: String, injected_episodes: u64, triggered: u64, fixed: u64, final_success: u64) -> Self {
+impl<F> FaultTolerance<F> {
+    /// The row of fault f (for `group`, if per group) from its counts
+    /// N_total, N_f,trigger, N_f,fixed and N_f,final_success.
+    pub fn new(fault: F, group: Option<String>, [injected_episodes, triggered, fixed, final_success]: [u64; 4]) -> Self {
         FaultTolerance {
             fault,
+            group,
             injected_episodes,
             triggered,
             fixed,
@@ -283,7 +297,7 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
         any[2] += u64::from(triggered && fixed);
         any[3] += u64::from(triggered && passed);
     }
-    let row = |name: &str, [total, trigger, fixed, success]: [u64; 4]| FaultTolerance::new(name.to_owned(), total, trigger, fixed, success);
+    let row = |name: &str, counts: [u64; 4]| FaultTolerance::new(name.to_owned(), None, counts);
     FaultToleranceReport {
         convention,
         infra_errors,

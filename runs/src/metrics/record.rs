@@ -420,6 +420,7 @@ pub(crate) mod tests {
     use toolenv_domains::chaos::{Chaos, FaultProfile};
 
     use super::*;
+    use crate::metrics::tests::episode;
 
     fn planned(task_id: &str) -> PlannedEpisode {
         PlannedEpisode {
@@ -556,5 +557,18 @@ pub(crate) mod tests {
         );
         let elsewhere: EpisodeResult = serde_json::from_str(&STORED[1].replace(r#""domain":"support""#, r#""domain":"banking""#)).unwrap();
         assert_eq!((elsewhere.domain, elsewhere.domain_name()), (None, "unknown"));
+    }
+
+    #[test]
+    fn episode_results_round_trip_through_json() {
+        let mut e = episode("travel/x/001", 1, Outcome::InfraError("worker crashed".into()));
+        e.faults_by_kind.insert(
+            toolenv_domains::chaos::FaultKind::SoftRateLimit,
+            KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2 },
+        );
+        e.tokens = Some(TokenUsage { input: 10, output: 5 });
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(json.contains(r#""outcome":{"infra_error":"worker crashed"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<EpisodeResult>(&json).unwrap(), e);
     }
 }
