@@ -3,10 +3,11 @@
 //! replayed call checked against its stored record, byte for byte.
 
 use prost::Message;
+use toolenv_core::chaos::FaultProfile;
+use toolenv_core::phrasing::{Applied, Relation};
+use toolenv_core::{Episode, ForkError, ReplayCall, Source};
+use toolenv_domains::Finish;
 use toolenv_domains::attribution::Attribution;
-use toolenv_domains::chaos::FaultProfile;
-use toolenv_domains::perturb::{Applied, Relation};
-use toolenv_domains::{Episode, ForkError, ReplayCall, Source};
 
 use crate::pb;
 

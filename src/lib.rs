@@ -3,8 +3,6 @@
 //! from the domain types.
 #![forbid(unsafe_code)]
 
-use toolenv_domains as domains;
-
 /// Generated code of the `toolenv.v1` protobuf package.
 #[allow(missing_docs, missing_debug_implementations, clippy::all)]
 pub mod pb {
@@ -24,11 +22,11 @@ const DOMAIN_PREFIX: &str = "DOMAIN_";
 
 mod masfire;
 
-impl From<domains::Domain> for pb::Domain {
+impl From<toolenv_core::Domain> for pb::Domain {
     /// The wire value named after the domain (`DOMAIN_TRAVEL` for travel):
     /// a registered domain needs only its enum value in the proto, which the
     /// `every_domain_has_a_wire_value` test checks.
-    fn from(domain: domains::Domain) -> Self {
+    fn from(domain: toolenv_core::Domain) -> Self {
         let name = format!("{DOMAIN_PREFIX}{}", domain.name().to_ascii_uppercase());
         pb::Domain::from_str_name(&name).unwrap_or(pb::Domain::Unspecified)
     }
@@ -36,14 +34,14 @@ impl From<domains::Domain> for pb::Domain {
 
 impl pb::Domain {
     /// The domain this wire value names; `None` for `DOMAIN_UNSPECIFIED`.
-    pub fn to_domain(self) -> Option<domains::Domain> {
+    pub fn to_domain(self) -> Option<toolenv_core::Domain> {
         let name = self.as_str_name().strip_prefix(DOMAIN_PREFIX)?;
-        domains::Domain::parse(&name.to_ascii_lowercase())
+        toolenv_domains::registry::parse(&name.to_ascii_lowercase())
     }
 }
 
-impl From<&domains::ToolSpec> for pb::ToolSpec {
-    fn from(tool: &domains::ToolSpec) -> Self {
+impl From<&toolenv_core::ToolSpec> for pb::ToolSpec {
+    fn from(tool: &toolenv_core::ToolSpec) -> Self {
         pb::ToolSpec {
             name: tool.name.to_owned(),
             description: tool.description.to_owned(),
@@ -53,8 +51,8 @@ impl From<&domains::ToolSpec> for pb::ToolSpec {
     }
 }
 
-impl From<&domains::Task> for pb::TaskSummary {
-    fn from(task: &domains::Task) -> Self {
+impl From<&toolenv_core::Task> for pb::TaskSummary {
+    fn from(task: &toolenv_core::Task) -> Self {
         pb::TaskSummary {
             id: task.id.clone(),
             domain: pb::Domain::from(task.domain).into(),
@@ -68,32 +66,32 @@ impl From<&domains::Task> for pb::TaskSummary {
 
 /// The wire descriptions of a domain's tools, built once: every episode
 /// sends them, and building the JSON Schemas is not free.
-pub fn tool_specs(domain: domains::Domain) -> &'static [pb::ToolSpec] {
-    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; domains::Domain::COUNT] =
-        [const { std::sync::OnceLock::new() }; domains::Domain::COUNT];
+pub fn tool_specs(domain: toolenv_core::Domain) -> &'static [pb::ToolSpec] {
+    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; toolenv_domains::registry::COUNT] =
+        [const { std::sync::OnceLock::new() }; toolenv_domains::registry::COUNT];
     SPECS[domain.index()].get_or_init(|| domain.tools().iter().map(Into::into).collect())
 }
 
-impl From<&domains::Task> for pb::Task {
-    fn from(task: &domains::Task) -> Self {
+impl From<&toolenv_core::Task> for pb::Task {
+    fn from(task: &toolenv_core::Task) -> Self {
         pb::Task {
             summary: Some(task.into()),
             tools: tool_specs(task.domain).to_vec(),
             today: task.today.to_string(),
-            initial_state_json: domains::json::canonical(&task.initial.to_json()),
+            initial_state_json: toolenv_core::json::canonical(&task.initial.to_json()),
         }
     }
 }
 
-impl From<&domains::DomainError> for pb::DomainError {
-    fn from(error: &domains::DomainError) -> Self {
+impl From<&toolenv_core::DomainError> for pb::DomainError {
+    fn from(error: &toolenv_core::DomainError) -> Self {
         pb::DomainError { code: error.code.to_owned(), message: error.message.clone() }
     }
 }
 
-impl From<&domains::Verdict> for pb::Verdict {
-    fn from(verdict: &domains::Verdict) -> Self {
-        let json = |value: &Option<serde_json::Value>| value.as_ref().map(domains::json::canonical).unwrap_or_default();
+impl From<&toolenv_core::Judgement> for pb::Verdict {
+    fn from(verdict: &toolenv_core::Judgement) -> Self {
+        let json = |value: &Option<serde_json::Value>| value.as_ref().map(toolenv_core::json::canonical).unwrap_or_default();
         let stats = &verdict.fault_stats;
         pb::Verdict {
             passed: verdict.passed,
@@ -103,8 +101,8 @@ impl From<&domains::Verdict> for pb::Verdict {
                 .map(|c| pb::Check {
                     name: c.name.clone(),
                     passed: c.passed,
-                    expected_json: domains::json::canonical(&c.expected),
-                    actual_json: domains::json::canonical(&c.actual),
+                    expected_json: toolenv_core::json::canonical(&c.expected),
+                    actual_json: toolenv_core::json::canonical(&c.actual),
                 })
                 .collect(),
             state_diff: verdict
@@ -128,8 +126,8 @@ impl From<&domains::Verdict> for pb::Verdict {
     }
 }
 
-impl From<&domains::Failure> for pb::Failure {
-    fn from(failure: &domains::Failure) -> Self {
+impl From<&toolenv_core::Failure> for pb::Failure {
+    fn from(failure: &toolenv_core::Failure) -> Self {
         pb::Failure {
             code: failure.code.name().to_owned(),
             reason: failure.reason.to_owned(),
@@ -139,17 +137,17 @@ impl From<&domains::Failure> for pb::Failure {
     }
 }
 
-impl From<&domains::CallRecord> for pb::ToolCallRecord {
-    fn from(record: &domains::CallRecord) -> Self {
+impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
+    fn from(record: &toolenv_core::CallRecord) -> Self {
         use pb::tool_call_record::Outcome;
         let outcome = match &record.outcome {
-            domains::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
-            domains::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
-            domains::Outcome::Error(error) => Outcome::Error(error.into()),
-            domains::Outcome::Invalid(error) => {
+            toolenv_core::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
+            toolenv_core::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
+            toolenv_core::Outcome::Error(error) => Outcome::Error(error.into()),
+            toolenv_core::Outcome::Invalid(error) => {
                 Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
             }
-            domains::Outcome::Failure(failure) => Outcome::Failure(failure.into()),
+            toolenv_core::Outcome::Failure(failure) => Outcome::Failure(failure.into()),
         };
         pb::ToolCallRecord {
             index: record.index,
@@ -172,18 +170,18 @@ impl From<&domains::CallRecord> for pb::ToolCallRecord {
 impl pb::CallToolResponse {
     /// The OK reply to a call that reached the tool layer (an injected
     /// failure reaches it only in band, as an error result).
-    pub fn from_answer(call_index: u32, answer: domains::Answer) -> Self {
+    pub fn from_answer(call_index: u32, answer: toolenv_core::Answer) -> Self {
         use pb::call_tool_response::Outcome;
         let outcome = match answer {
-            domains::Answer::Result(text) | domains::Answer::Raw(text) => Outcome::ResultJson(text),
-            domains::Answer::Error(error) => Outcome::Error((&error).into()),
+            toolenv_core::Answer::Result(text) | toolenv_core::Answer::Raw(text) => Outcome::ResultJson(text),
+            toolenv_core::Answer::Error(error) => Outcome::Error((&error).into()),
         };
         pb::CallToolResponse { call_index, outcome: Some(outcome) }
     }
 }
 
-impl From<&domains::Trajectory> for pb::Trajectory {
-    fn from(trajectory: &domains::Trajectory) -> Self {
+impl From<&toolenv_core::Trajectory> for pb::Trajectory {
+    fn from(trajectory: &toolenv_core::Trajectory) -> Self {
         pb::Trajectory {
             task_id: trajectory.task_id.clone(),
             seed: trajectory.seed,
@@ -192,7 +190,7 @@ impl From<&domains::Trajectory> for pb::Trajectory {
             today: trajectory.today.clone(),
             calls: trajectory.calls.iter().map(Into::into).collect(),
             verdict: trajectory.verdict.as_ref().map(Into::into),
-            fault_profile_json: domains::json::canonical(&serde_json::to_value(&trajectory.fault_profile).unwrap_or_default()),
+            fault_profile_json: toolenv_core::json::canonical(&serde_json::to_value(&trajectory.fault_profile).unwrap_or_default()),
             epsilon: trajectory.epsilon,
             perturbations: trajectory
                 .perturbations
@@ -288,7 +286,7 @@ mod tests {
 
     #[test]
     fn every_domain_has_a_wire_value() {
-        for domain in domains::Domain::ALL {
+        for domain in toolenv_domains::registry::ALL {
             let wire = pb::Domain::from(domain);
             assert_ne!(wire, pb::Domain::Unspecified, "{domain} has no DOMAIN_ value in toolenv.v1");
             assert_eq!(wire.to_domain(), Some(domain));

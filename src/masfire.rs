@@ -1,19 +1,19 @@
 //! Wire conversions of multi-agent episodes and MAS-FIRE faults.
 
 use crate::pb;
-use toolenv_domains as domains;
-use toolenv_domains::masfire::{Injection, MasFault, MasProfile, MasProfileError, judge::MasOutcome};
+use toolenv_core::masfire::MasOutcome;
+use toolenv_core::masfire::{Injection, MasFault, MasProfile, MasProfileError};
 
-impl From<&domains::RoleSpec> for pb::Role {
-    fn from(role: &domains::RoleSpec) -> Self {
+impl From<&toolenv_core::RoleSpec> for pb::Role {
+    fn from(role: &toolenv_core::RoleSpec) -> Self {
         pb::Role { name: role.name.clone(), prompt: role.prompt.clone() }
     }
 }
 
 impl pb::Role {
     /// The domain's role.
-    pub fn to_domain(&self) -> domains::RoleSpec {
-        domains::RoleSpec::new(self.name.clone(), self.prompt.clone())
+    pub fn to_domain(&self) -> toolenv_core::RoleSpec {
+        toolenv_core::RoleSpec::new(self.name.clone(), self.prompt.clone())
     }
 }
 
@@ -49,7 +49,7 @@ impl From<&Injection> for pb::MasInjection {
     fn from(injection: &Injection) -> Self {
         pb::MasInjection {
             fault: injection.fault().name().to_owned(),
-            detail_json: domains::json::canonical(&serde_json::to_value(injection).unwrap_or_default()),
+            detail_json: toolenv_core::json::canonical(&serde_json::to_value(injection).unwrap_or_default()),
         }
     }
 }

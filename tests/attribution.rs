@@ -3,6 +3,7 @@
 use toolenv::pb;
 use toolenv_client::store::Store;
 use toolenv_client::{Agent, Grid, run_plan};
+use toolenv_domains::Finish;
 use toolenv_domains::attribution::{ErrorType, Responsible};
 use toolenv_tests::start;
 
@@ -31,11 +32,11 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for episode in &episodes {
         let trajectory = episode.trajectory.as_ref().expect("every episode reached a verdict");
         // The whole trajectory, replayed in-process: every call and the verdict byte for byte.
-        let replayed = toolenv::fork::replay(trajectory, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv::fork::replay(trajectory, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         assert_eq!(pb::Trajectory::from(replayed.trajectory()), pb::Trajectory { usage: None, ..trajectory.clone() });
         failed += usize::from(!trajectory.verdict.as_ref().unwrap().passed);
     }
-    let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&episodes, toolenv_domains::DEFAULT_MAX_CALLS);
+    let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&episodes, toolenv_core::DEFAULT_MAX_CALLS);
     assert!(unattributed.is_empty(), "{unattributed:?}");
     assert_eq!(attributed.len(), failed);
     assert!(failed > 50, "only {failed} failed episodes");
@@ -47,8 +48,8 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for e in &attributed {
         // Forking at the decisive step and continuing passes; one step later does not.
         let recorded = episodes[e.plan_index].trajectory.as_ref().unwrap();
-        let replayed = toolenv::fork::replay(recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
-        let source = toolenv::fork::source(recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv::fork::replay(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let source = toolenv::fork::source(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         let calls = &replayed.trajectory().calls;
         match e.attribution.decisive_step {
             Some(s) => {
@@ -95,7 +96,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
         let episode = client.raw().fork_episode(fork).await.unwrap().into_inner();
         assert_eq!(episode.task_id, task.id);
         for call in &calls[t..] {
-            let key = call.idempotency_key_call.map(toolenv_domains::replay_key);
+            let key = call.idempotency_key_call.map(toolenv_core::replay_key);
             let _ = client
                 .call_tool_after(&episode.episode_id, &call.tool_name, &call.arguments_json, key.as_deref(), Some(call.waited_ms))
                 .await;
@@ -155,17 +156,17 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
 /// faults, agent ids) replays byte for byte, verdict included.
 #[test]
 fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
+    use toolenv_core::masfire::{MasFault, MasProfile};
     use toolenv_domains::masfire::team::{Topology, play};
-    use toolenv_domains::masfire::{MasFault, MasProfile};
     for task in toolenv_domains::suite() {
         for fault in [MasFault::InstructionAmbiguity, MasFault::Hallucination, MasFault::MessageStorm] {
             let topology = Topology::ALL[1];
             let profile = MasProfile::of(vec![fault], 0.5);
-            let mut episode = toolenv_domains::Episode::new(task, 5, 0).with_team(topology.roles(), Some(profile)).unwrap();
+            let mut episode = toolenv_core::Episode::new(task, 5, 0).with_team(topology.roles(), Some(profile)).unwrap();
             let _ = play(task, topology, &mut episode);
             episode.finish();
             let recorded = pb::Trajectory::from(episode.trajectory());
-            let replayed = toolenv::fork::replay(&recorded, toolenv_domains::DEFAULT_MAX_CALLS).unwrap();
+            let replayed = toolenv::fork::replay(&recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
             assert_eq!(pb::Trajectory::from(replayed.trajectory()), recorded, "{} under {fault}", task.id);
         }
     }
@@ -177,10 +178,10 @@ fn toolenv_labels_scored_as_predictions_score_perfectly() {
     use toolenv_runs::attribution_score::{Gold, Prediction, Taxonomy, score};
     // A failed episode of the brittle agent, attributed in-process.
     let task = toolenv_domains::task("support/create-close/001").unwrap();
-    let mut episode = toolenv_domains::Episode::new(task, 0, 0);
+    let mut episode = toolenv_core::Episode::new(task, 0, 0);
     let _ = episode.call("create_ticket", r#"{"customer_id": "C-0001", "subject": "x", "description": "y", "priority": "low"}"#);
     episode.finish();
-    let source = toolenv_domains::Source::of(task, episode.trajectory());
+    let source = toolenv_core::Source::of(task, episode.trajectory());
     let attribution = toolenv_domains::attribution::attribute(&source, episode.trajectory()).unwrap();
     let attributed = EpisodeAttribution {
         plan_index: 4,

@@ -91,7 +91,7 @@ async fn tool_schemas_are_function_calling_json_schemas() {
         assert!(tools.contains(paper_tool), "Appendix A tool {paper_tool} is offered");
     }
     // Filters work over the wire.
-    let travel_level_1 = client.list_tasks(Some(toolenv_domains::Domain::Travel), Some(1)).await.unwrap();
+    let travel_level_1 = client.list_tasks(Some(toolenv_domains::registry::TRAVEL), Some(1)).await.unwrap();
     assert!(!travel_level_1.is_empty());
     assert!(travel_level_1.iter().all(|t| t.id.starts_with("travel/") && t.level == 1));
     server.shutdown().await.unwrap();

@@ -9,8 +9,8 @@ use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_client::{Agent, Client, ClientError, play};
-use toolenv_domains::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use toolenv_domains::{Episode, Outcome};
+use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_core::{Episode, Outcome};
 use toolenv_tests::start;
 
 /// A request whose every call meets `kind` (delivered as `delivery`).

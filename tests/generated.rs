@@ -35,7 +35,7 @@ async fn an_answer_task_is_judged_on_its_answer() {
     let task = (0..)
         .map(|index| {
             toolenv_domains::generate::generate(toolenv_domains::generate::Origin {
-                domain: toolenv_domains::Domain::Travel,
+                domain: toolenv_domains::registry::TRAVEL,
                 level: 3,
                 seed: 4,
                 index,

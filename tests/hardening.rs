@@ -8,7 +8,7 @@ use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_client::{Agent, worker::work};
-use toolenv_domains::chaos::{FaultParams, FaultProfile};
+use toolenv_core::chaos::{FaultParams, FaultProfile};
 use toolenv_server::{Config, limits};
 use toolenv_tests::{start, start_with};
 

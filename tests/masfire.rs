@@ -5,8 +5,9 @@ use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_client::metrics::{InfraConvention, Population};
 use toolenv_client::{Agent, Client, ClientError, Grid, masfire, run_plan};
-use toolenv_domains::masfire::{MasFault, MasProfile};
-use toolenv_domains::{CallOptions, Episode, RoleSpec, suite};
+use toolenv_core::masfire::{MasFault, MasProfile};
+use toolenv_core::{CallOptions, Episode, RoleSpec};
+use toolenv_domains::suite;
 use toolenv_tests::start;
 
 const FLIGHT: &str = "travel/cheapest-flight/001";
@@ -127,7 +128,7 @@ async fn bus_limits_and_bad_requests_get_clear_errors() {
     assert!(s.message().contains("planner, executor"), "{s:?}");
     join(&mut client, &episode, "planner").await;
     // A body too large, and a recipient that does not exist.
-    let big = "x".repeat(toolenv_domains::bus::MAX_MESSAGE_BYTES + 1);
+    let big = "x".repeat(toolenv_core::bus::MAX_MESSAGE_BYTES + 1);
     let s = status(call(&mut client, &episode, "planner-1", "send_message", json!({"to": "executor", "body": big})).await);
     assert_eq!((s.code(), field(&s).as_deref()), (Code::InvalidArgument, Some("arguments_json.body")), "{s:?}");
     let reply = call(&mut client, &episode, "planner-1", "send_message", json!({"to": "nobody", "body": "hi"})).await.unwrap();
@@ -136,7 +137,7 @@ async fn bus_limits_and_bad_requests_get_clear_errors() {
         other => panic!("{other:?}"),
     }
     // The most messages an episode accepts, then RESOURCE_EXHAUSTED.
-    for _ in 0..toolenv_domains::bus::MAX_MESSAGES {
+    for _ in 0..toolenv_core::bus::MAX_MESSAGES {
         call(&mut client, &episode, "planner-1", "send_message", json!({"to": "executor", "body": "ping"})).await.unwrap();
     }
     let s = status(call(&mut client, &episode, "planner-1", "send_message", json!({"to": "executor", "body": "ping"})).await);
@@ -214,7 +215,7 @@ async fn instruction_faults_must_be_clarified_with_the_simulated_user() {
             }
             let verdict = client.finish_episode(&episode.episode_id).await.unwrap();
             assert_eq!(verdict.passed, ask, "{fault} asked={ask}: {:?}", toolenv_tests::failed_checks(&verdict));
-            let check = verdict.checks.iter().find(|c| c.name == toolenv_domains::CLARIFICATION_CHECK).unwrap();
+            let check = verdict.checks.iter().find(|c| c.name == toolenv_core::CLARIFICATION_CHECK).unwrap();
             assert_eq!(check.passed, ask);
             assert_eq!((verdict.mas_faults[0].detected, verdict.mas_faults[0].fixed), (ask, ask));
         }
@@ -272,7 +273,7 @@ async fn request_rewrites_take_effect_exactly_as_recorded() {
     let got = result(&call(&mut client, &episode, "planner-1", "search_flights", args.clone()).await.unwrap());
     let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
     let r = &injections(&trajectory, 1)[0];
-    assert_eq!(trajectory.calls[1].arguments_json, toolenv_domains::json::canonical(&args), "recorded as sent");
+    assert_eq!(trajectory.calls[1].arguments_json, toolenv_core::json::canonical(&args), "recorded as sent");
     let mut altered = args.clone();
     altered[r["field"].as_str().unwrap()] = r["replaced"].clone();
     assert_eq!(args[r["field"].as_str().unwrap()], r["original"]);

@@ -8,7 +8,6 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolenv::pb;
 use toolenv_client::{Agent, play};
-use toolenv_domains::Domain;
 use toolenv_server::Config;
 use toolenv_tests::start_with;
 
@@ -97,7 +96,10 @@ async fn a_scrape_counts_the_episodes_calls_faults_and_runs_the_server_saw() {
     // Every travel and support task, played to the end by the reference
     // agent at λ = 0.3 (faults as statuses), three seeds each.
     let mut trajectories = Vec::new();
-    for task in toolenv_domains::suite().iter().filter(|t| matches!(t.domain, Domain::Travel | Domain::Support)) {
+    for task in toolenv_domains::suite()
+        .iter()
+        .filter(|t| [toolenv_domains::registry::TRAVEL, toolenv_domains::registry::SUPPORT].contains(&t.domain))
+    {
         for seed in 0..3 {
             let request = pb::CreateEpisodeRequest {
                 task_id: task.id.clone(),

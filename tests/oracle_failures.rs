@@ -2,7 +2,7 @@
 //! checks and the collateral check, in every domain.
 
 use serde_json::json;
-use toolenv_domains::COLLATERAL_CHECK;
+use toolenv_core::COLLATERAL_CHECK;
 use toolenv_tests::{assert_failed, play_calls, start};
 
 #[tokio::test]

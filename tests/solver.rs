@@ -2,9 +2,10 @@
 
 use toolenv::pb;
 use toolenv_client::{Agent, play};
-use toolenv_domains::chaos::{Chaos, FaultProfile};
+use toolenv_core::Episode;
+use toolenv_core::chaos::{Chaos, FaultProfile};
 use toolenv_domains::solver::solve;
-use toolenv_domains::{Episode, suite};
+use toolenv_domains::suite;
 use toolenv_tests::start;
 
 #[tokio::test]

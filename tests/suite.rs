@@ -1,5 +1,6 @@
 use toolenv_client::{Agent, play_episode};
-use toolenv_domains::{COLLATERAL_CHECK, DUPLICATE_CHECK, suite};
+use toolenv_core::{COLLATERAL_CHECK, DUPLICATE_CHECK};
+use toolenv_domains::suite;
 use toolenv_tests::start;
 
 #[tokio::test]
@@ -45,7 +46,7 @@ async fn appendix_c_tasks_are_verbatim_and_end_in_the_paper_states() {
     assert_eq!(outcome.verdict.state_diff_text, "+ /calendar/2026-01-01: {\"09:00\":\"Review\"}\n");
     // The final state is exactly the paper's, so its hash is that of the paper's JSON.
     let expected = serde_json::json!({"calendar": {"2026-01-01": {"09:00": "Review"}}});
-    assert_eq!(outcome.verdict.final_state_hash, toolenv_domains::json::state_hash(&expected));
+    assert_eq!(outcome.verdict.final_state_hash, toolenv_core::json::state_hash(&expected));
 
     let travel = client.get_task("travel/cheapest-flight/001").await.unwrap();
     assert_eq!(travel.summary.unwrap().description, "Book the cheapest flight from LON to PAR on 2026-01-05 for Bob.");

@@ -24,7 +24,7 @@ async fn two_python_workers_in_two_roles_play_a_hosted_run_under_a_message_storm
     let request = pb::CreateRunRequest {
         agents: vec!["team".into()],
         domain: pb::Domain::Travel.into(),
-        roles: ["planner", "executor"].iter().map(|n| pb::Role::from(&toolenv_domains::RoleSpec::standard(n))).collect(),
+        roles: ["planner", "executor"].iter().map(|n| pb::Role::from(&toolenv_core::RoleSpec::standard(n))).collect(),
         fault_profiles: vec!["mas:message-storm@1".into()],
         ..Default::default()
     };

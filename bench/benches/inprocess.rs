@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use toolenv_bench::call_cases;
-use toolenv_domains::Domain;
+use toolenv_domains::Finish;
 
 fn calls(c: &mut Criterion) {
     let mut group = c.benchmark_group("call");
@@ -34,7 +34,7 @@ fn calls(c: &mut Criterion) {
 
 fn episodes(c: &mut Criterion) {
     let mut group = c.benchmark_group("episode");
-    for domain in Domain::ALL {
+    for domain in toolenv_domains::registry::ALL {
         let task = toolenv_domains::suite().iter().find(|t| t.domain == domain).expect("every domain has tasks");
         let name = domain.name();
         group.bench_function(format!("{name}/create"), |b| b.iter(|| toolenv_bench::create(task, 7, false)));

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use toolenv_domains::chaos::{Chaos, FaultProfile};
-use toolenv_domains::{CallOptions, Episode, Outcome, Task};
+use toolenv_domains::{CallOptions, Episode, Finish, Outcome, Task};
 
 /// Generated code of the echo baseline (`proto/bench/v1/echo.proto`).
 #[allow(missing_docs, missing_debug_implementations, clippy::all)]

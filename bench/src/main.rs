@@ -29,6 +29,7 @@ use toolenv::pb;
 use toolenv::pb::tool_env_client::ToolEnvClient;
 use toolenv_bench::pb::echo_client::EchoClient;
 use toolenv_bench::{CallCase, Timing, call_cases, grpc_case, time_batched};
+use toolenv_domains::Finish;
 
 mod hardening;
 

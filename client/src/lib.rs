@@ -248,7 +248,7 @@ impl Client {
     }
 }
 
-toolenv_domains::named_enum! {
+toolenv_core::named_enum! {
     /// The agents built into the client, which need no model.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Agent {

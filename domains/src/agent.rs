@@ -11,9 +11,9 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
 use crate::cheats::{self, PlayedCheat};
-use toolenv_core::date::Date;
 use toolenv_core::Episode;
 use toolenv_core::Judgement;
+use toolenv_core::date::Date;
 use toolenv_core::{Call, Task, TaskRef};
 use toolenv_core::{Param, ParamType};
 

@@ -24,12 +24,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use toolenv_core::Outcome;
 use crate::agent::random_agent_writing;
 use toolenv_core::Episode;
+use toolenv_core::Outcome;
 use toolenv_core::diff::Changes;
-use toolenv_core::{Check, Fact, Judgement};
 use toolenv_core::{Call, Task, TaskRef};
+use toolenv_core::{Check, Fact, Judgement};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
 #[derive(Debug, Clone, Copy)]

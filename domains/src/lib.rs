@@ -35,15 +35,14 @@
 
 use std::sync::OnceLock;
 
-
 pub mod agent;
 pub mod attribution;
 pub mod cheats;
 mod finish;
 pub mod generate;
+mod macros;
 pub mod masfire;
 pub mod perturb;
-mod macros;
 pub mod solver;
 
 pub use finish::{Assessor, Finish};
@@ -51,11 +50,11 @@ pub use finish::{Assessor, Finish};
 // Transitional: the engine's items where the crates above still look for
 // them. To be removed once they import `toolenv_core` directly.
 pub use toolenv_core::{
-    Answer, ArgError, Args, COLLATERAL_CHECK, CLARIFICATION_CHECK, Call, CallError, CallOptions, CallRecord, Check, CheckOutcome,
-    Context, DEFAULT_MAX_CALLS, DUPLICATE_CHECK, Delivered, Delivery, Domain, DomainError, Episode, Fact, Failure, FailureCode,
-    FaultRecord, FaultStats, ForkError, Judgement, MAX_ARGUMENTS_BYTES, MAX_IDEMPOTENCY_BYTES, Outcome, Param, ParamType, ReplayCall,
-    RoleSpec, Shared, Slot, Source, Task, TaskRef, TeamError, ToolRef, ToolResult, ToolSpec, Tools, ToolsIter, Trajectory, Verdict,
-    World, bus, chaos, date, drift, json, replay_key,
+    Answer, ArgError, Args, CLARIFICATION_CHECK, COLLATERAL_CHECK, Call, CallError, CallOptions, CallRecord, Check, CheckOutcome, Context,
+    DEFAULT_MAX_CALLS, DUPLICATE_CHECK, Delivered, Delivery, Domain, DomainError, Episode, Fact, Failure, FailureCode, FaultRecord,
+    FaultStats, ForkError, Judgement, MAX_ARGUMENTS_BYTES, MAX_IDEMPOTENCY_BYTES, Outcome, Param, ParamType, ReplayCall, RoleSpec, Shared,
+    Slot, Source, Task, TaskRef, TeamError, ToolRef, ToolResult, ToolSpec, Tools, ToolsIter, Trajectory, Verdict, World, bus, chaos, date,
+    drift, json, replay_key,
 };
 
 // The registry: every domain, once. Adding a domain is a folder under

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, PRESETS};
 use toolenv_core::phrasing::Level;
+use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, PRESETS};
 use toolenv_domains::perturb::perturb;
 use toolenv_domains::solver::{Solution, solve};
 use toolenv_domains::{Episode, Task, suite};

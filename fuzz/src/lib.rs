@@ -22,8 +22,9 @@ use prost::Message;
 use toolenv::pb;
 use toolenv::pb::runs_server::Runs as _;
 use toolenv::pb::tool_env_server::ToolEnv as _;
-use toolenv_domains::chaos::{Chaos, FaultProfile, PRESETS};
-use toolenv_domains::{CallOptions, Episode, suite};
+use toolenv_core::chaos::{Chaos, FaultProfile, PRESETS};
+use toolenv_core::{CallOptions, Episode};
+use toolenv_domains::{Finish, suite};
 
 /// A fuzz target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -485,7 +486,7 @@ impl Wire {
                 time_scale: Some(0.0),
                 // Every third episode has a team, so joins and bus calls are reached.
                 roles: match i % 3 {
-                    0 => ["planner", "executor"].map(|r| pb::Role::from(&toolenv_domains::RoleSpec::standard(r))).to_vec(),
+                    0 => ["planner", "executor"].map(|r| pb::Role::from(&toolenv_core::RoleSpec::standard(r))).to_vec(),
                     _ => Vec::new(),
                 },
                 ..Default::default()

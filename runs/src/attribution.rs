@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use toolenv::pb;
-use toolenv_domains::ForkError;
+use toolenv_core::ForkError;
 use toolenv_domains::attribution::{Attribution, ErrorType, Mast, Responsible};
 
 use crate::metrics::Outcome;

@@ -18,7 +18,7 @@ pub mod report;
 pub mod store;
 
 use toolenv::pb;
-use toolenv_domains::chaos::FaultProfile;
+use toolenv_core::chaos::FaultProfile;
 
 /// One planned episode of a run: who plays, and the episode to create.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,10 +95,10 @@ pub enum GridError {
     NoEpsilons,
     /// An ε is not a perturbation level.
     #[error(transparent)]
-    Epsilon(#[from] toolenv_domains::perturb::PerturbError),
+    Epsilon(#[from] toolenv_core::phrasing::EpsilonError),
     /// A fault profile name is neither a preset, an ablation nor a named profile.
     #[error(transparent)]
-    FaultProfile(#[from] toolenv_domains::chaos::ProfileError),
+    FaultProfile(#[from] toolenv_core::chaos::ProfileError),
     /// Trials outside 1 to [`MAX_TRIALS`].
     #[error("trials must be 1 to {MAX_TRIALS}, got {0}")]
     Trials(u32),
@@ -110,7 +110,7 @@ pub enum GridError {
     Seeds(u32),
     /// A `mas:` fault profile name that is not a valid MAS-FIRE profile.
     #[error(transparent)]
-    MasProfile(#[from] toolenv_domains::masfire::MasProfileError),
+    MasProfile(#[from] toolenv_core::masfire::MasProfileError),
 }
 
 impl GridError {
@@ -197,13 +197,13 @@ impl Grid {
             return Err(GridError::NoEpsilons);
         }
         for &epsilon in &self.epsilons {
-            toolenv_domains::perturb::Level::from_epsilon(epsilon)?;
+            toolenv_core::phrasing::Level::from_epsilon(epsilon)?;
         }
         for name in self.fault_profiles.iter().filter(|name| !is_named_profile(name)) {
             if masfire::is_mas(name) {
                 masfire::check_label(name)?;
             } else {
-                toolenv_domains::chaos::FaultProfile::preset(name)?;
+                toolenv_core::chaos::FaultProfile::preset(name)?;
             }
         }
         if !(1..=MAX_TRIALS).contains(&self.trials) {

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use toolenv::pb;
-use toolenv_domains::masfire::{LABEL_PREFIX, MasFault, MasProfile};
+use toolenv_core::masfire::{LABEL_PREFIX, MasFault, MasProfile};
 
 use crate::metrics::{self, EpisodeResult, FaultTolerance, InfraConvention, Rate};
 use crate::{Grid, GridError};

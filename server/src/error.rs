@@ -2,7 +2,7 @@
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
-use toolenv_domains::ArgError;
+use toolenv_core::ArgError;
 
 use crate::limits::{bound_message, cut};
 

@@ -1,6 +1,6 @@
 //! The wire side of fault injection: reading a requested fault profile, and
 //! turning an injected failure into the status a production client sees.
-//! Which fault meets which call is decided in `toolenv_domains::chaos`.
+//! Which fault meets which call is decided in `toolenv_core::chaos`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,8 +9,8 @@ use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv::pb;
-use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
-use toolenv_domains::{Delivered, Delivery, Failure, FailureCode};
+use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
+use toolenv_core::{Delivered, Delivery, Failure, FailureCode};
 
 use crate::error::Error;
 use crate::limits;

@@ -3,7 +3,7 @@
 //! ([`toolenv::fork`]); this only finds the source and registers the fork.
 
 use toolenv::pb;
-use toolenv_domains::ForkError;
+use toolenv_core::ForkError;
 
 use crate::error::Error;
 use crate::registry::Session;

@@ -62,7 +62,7 @@ pub struct Config {
     pub time_scale: f64,
     /// Named fault profiles (from a profile file), usable by name in
     /// create-episode requests; they shadow presets of the same name.
-    pub fault_profiles: std::collections::BTreeMap<String, toolenv_domains::chaos::FaultProfile>,
+    pub fault_profiles: std::collections::BTreeMap<String, toolenv_core::chaos::FaultProfile>,
     /// Alternative task descriptions (from a paraphrase file), used at ε ≥ 0.2.
     pub paraphrases: Option<std::sync::Arc<toolenv_domains::perturb::ParaphraseBank>>,
     /// The SQLite file that keeps hosted runs, their episodes and results
@@ -80,8 +80,8 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             max_episodes: 100_000,
-            max_calls_per_episode: toolenv_domains::DEFAULT_MAX_CALLS,
-            max_argument_bytes: toolenv_domains::MAX_ARGUMENTS_BYTES,
+            max_calls_per_episode: toolenv_core::DEFAULT_MAX_CALLS,
+            max_argument_bytes: toolenv_core::MAX_ARGUMENTS_BYTES,
             episode_idle_timeout: Duration::from_secs(15 * 60),
             time_scale: 1.0,
             fault_profiles: std::collections::BTreeMap::new(),

@@ -17,7 +17,7 @@ pub const MAX_ID_BYTES: usize = 128;
 /// agent labels, worker names.
 pub const MAX_NAME_BYTES: usize = 128;
 /// Longest idempotency key. Keys and the results kept for them also count
-/// against the episode's idempotency budget (`toolenv_domains::MAX_IDEMPOTENCY_BYTES`).
+/// against the episode's idempotency budget (`toolenv_core::MAX_IDEMPOTENCY_BYTES`).
 pub const MAX_KEY_BYTES: usize = 256;
 /// Longest run description.
 pub const MAX_DESCRIPTION_BYTES: usize = 4096;

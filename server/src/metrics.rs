@@ -24,7 +24,7 @@ use prometheus_client::registry::{Registry as MetricRegistry, Unit};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use toolenv_domains::{Answer, Delivery};
+use toolenv_core::{Answer, Delivery};
 
 use crate::fault::Outgoing;
 use crate::registry::{Registry, Session};

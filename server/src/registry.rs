@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::time::Instant;
-use toolenv_domains::{CallError, CallOptions, Episode};
+use toolenv_core::{CallError, CallOptions, Episode};
 
 use crate::error::Error;
 use crate::fault::{self, Outgoing};
@@ -336,7 +336,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_notes_when_its_reply_goes_out_and_a_revoked_episode_refuses_calls() {
-        use toolenv_domains::chaos::{Chaos, FaultParams, FaultProfile};
+        use toolenv_core::chaos::{Chaos, FaultParams, FaultProfile};
         let weights = std::collections::BTreeMap::from([("TransientTimeout".to_owned(), 1.0)]);
         let params = FaultParams { timeout_ms: 100, ..FaultParams::default() };
         let chaos = Chaos::new(FaultProfile::custom(1.0, &weights, params).unwrap()).unwrap();

@@ -406,7 +406,7 @@ impl RunsService {
             "mas-fire" => Grid::mas_fire(agents),
             other => return Err(Error::invalid("preset", format!("presets are \"paper\", \"ablation\" and \"mas-fire\", got {other:?}"))),
         };
-        if let Some(role) = request.roles.iter().find(|r| !toolenv_domains::masfire::valid_name(&r.name)) {
+        if let Some(role) = request.roles.iter().find(|r| !toolenv_core::masfire::valid_name(&r.name)) {
             return Err(Error::invalid("roles", format!("'{}' is not a role name (1–64 letters, digits, '-', '_')", role.name)));
         }
         grid.seed = request.seed;

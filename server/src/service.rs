@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use toolenv::pb;
+use toolenv_core::phrasing::Level;
+use toolenv_core::{Domain, Episode, TaskRef};
+use toolenv_domains::Finish;
 use toolenv_domains::generate::{Suite, SuiteError, resolve};
-use toolenv_domains::perturb::{Level, perturb};
-use toolenv_domains::{Domain, Episode, TaskRef};
+use toolenv_domains::perturb::perturb;
 
 use crate::error::Error;
 use crate::metrics::{CallLabels, Metrics};
@@ -114,8 +116,8 @@ impl ToolEnvService {
             .with_perturbation(level, perturbed)
             .with_team(roles, mas)
             .map_err(|e| match e {
-                toolenv_domains::TeamError::Roles(why) => Error::invalid("roles", why),
-                toolenv_domains::TeamError::Profile(why) => Error::invalid("mas_faults", why.to_string()),
+                toolenv_core::TeamError::Roles(why) => Error::invalid("roles", why),
+                toolenv_core::TeamError::Profile(why) => Error::invalid("mas_faults", why.to_string()),
             })?;
         let reply = pb::Episode {
             episode_id: String::new(),

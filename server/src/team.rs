@@ -2,7 +2,7 @@
 //! tools after the domain's) and agents joining under a role.
 
 use toolenv::pb;
-use toolenv_domains::Episode;
+use toolenv_core::Episode;
 
 use crate::error::Error;
 use crate::registry::Session;
@@ -21,7 +21,7 @@ pub(crate) fn join(session: &mut Session, role: &str) -> Result<pb::JoinEpisodeR
         Err(error) => return Err(session.refusal(error)),
     };
     let reply = match &record.outcome {
-        toolenv_domains::Outcome::Result(text) => {
+        toolenv_core::Outcome::Result(text) => {
             serde_json::from_str::<serde_json::Value>(text).map_err(|_| Error::Internal("join reply"))?
         }
         _ => return Err(Error::Internal("join reply")),

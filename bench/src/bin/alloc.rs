@@ -17,7 +17,7 @@ use std::alloc::System;
 use std::hint::black_box;
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use toolenv_domains::Episode;
+use toolenv_domains::{Episode, Finish};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -89,7 +89,7 @@ fn generated() {
     use toolenv_domains::generate::Suite;
     let tasks = Suite::Standard.tasks(None, Some(3));
     println!("#generated\ttask\tstate_bytes\tfresh_episode_bytes\tfresh_with_chaos_bytes\tplayed_episode_bytes");
-    for domain in toolenv_domains::Domain::ALL {
+    for domain in toolenv_domains::registry::ALL {
         let Some(task) = tasks.iter().filter(|t| t.domain == domain).max_by_key(|t| bytes_of(|| toolenv_domains::World::clone(&t.initial)))
         else {
             continue;

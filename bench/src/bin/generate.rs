@@ -16,7 +16,7 @@ use toolenv_domains::agent::{SelfCheck, random_calls};
 use toolenv_domains::chaos::{Chaos, FaultProfile};
 use toolenv_domains::generate::{Origin, STANDARD_PER_CELL, STANDARD_SEED, Suite, generate};
 use toolenv_domains::json::canonical;
-use toolenv_domains::{Domain, Episode, TaskRef};
+use toolenv_domains::{Domain, Episode, Finish, TaskRef};
 
 /// Random-agent episodes per task in the check at scale (as `toolenv selfcheck --suite`).
 const RANDOM_SEEDS: u64 = 4;
@@ -31,7 +31,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let tasks: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
-    let domain = std::env::args().nth(2).map(|name| Domain::parse(&name).unwrap_or_else(|| panic!("no domain '{name}'")));
+    let domain =
+        std::env::args().nth(2).map(|name| toolenv_domains::registry::parse(&name).unwrap_or_else(|| panic!("no domain '{name}'")));
     if domain.is_none() {
         distinct_and_calls();
     }
@@ -51,7 +52,7 @@ fn distinct_and_calls() {
     );
     let started = Instant::now();
     let mut generated = 0;
-    for domain in Domain::ALL {
+    for domain in toolenv_domains::registry::ALL {
         for level in [1, 2, 3] {
             let mut hashes = BTreeSet::new();
             let mut calls = Vec::new();
@@ -80,7 +81,7 @@ fn distinct_and_calls() {
 /// at a time, and self-checks each on this thread. The figures are the time
 /// spent generating and checking, not the bench's own bookkeeping.
 fn generate_and_check(count: usize, domain: Option<Domain>) {
-    let per_cell = count.div_ceil(Domain::COUNT * 3) as u32;
+    let per_cell = count.div_ceil(toolenv_domains::registry::COUNT * 3) as u32;
     let suite = Suite::Generated { seed: 7, per_cell };
     println!("## generation and self-check on one core ({suite}, {} tasks, {RANDOM_SEEDS} random-agent episodes each)", suite.len());
     let total = suite.count(domain, None);

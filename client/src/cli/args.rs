@@ -511,11 +511,11 @@ pub(crate) struct DomainArg(pub(crate) Domain);
 
 impl ValueEnum for DomainArg {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [DomainArg; Domain::COUNT] = {
-            let mut all = [DomainArg(Domain::ALL[0]); Domain::COUNT];
+        const ALL: [DomainArg; toolenv_domains::registry::COUNT] = {
+            let mut all = [DomainArg(toolenv_domains::registry::ALL[0]); toolenv_domains::registry::COUNT];
             let mut i = 1;
-            while i < Domain::COUNT {
-                all[i] = DomainArg(Domain::ALL[i]);
+            while i < toolenv_domains::registry::COUNT {
+                all[i] = DomainArg(toolenv_domains::registry::ALL[i]);
                 i += 1;
             }
             all

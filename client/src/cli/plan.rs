@@ -186,12 +186,12 @@ fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
 }
 
 /// The MAS-FIRE profile of `--mas-faults`, `--mas-rate` and `--mas-roles`; `None` without faults.
-fn mas_profile(faults: &[String], rate: f64, roles: &[String]) -> anyhow::Result<Option<toolenv_domains::masfire::MasProfile>> {
+fn mas_profile(faults: &[String], rate: f64, roles: &[String]) -> anyhow::Result<Option<toolenv_core::masfire::MasProfile>> {
     if faults.is_empty() {
         return Ok(None);
     }
     let mut profile =
-        toolenv_domains::masfire::MasProfile::new(faults, rate).map_err(|e| anyhow::Error::new(e).context("invalid --mas-faults"))?;
+        toolenv_core::masfire::MasProfile::new(faults, rate).map_err(|e| anyhow::Error::new(e).context("invalid --mas-faults"))?;
     profile.roles = roles.to_vec();
     profile.validate().map_err(|e| anyhow::Error::new(e).context("invalid --mas-roles"))?;
     Ok(Some(profile))

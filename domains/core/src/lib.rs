@@ -35,11 +35,13 @@ mod world;
 
 pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
 pub use episode::{
-    CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError,
-    Assess, Judgement, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
+    Assess, CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError,
+    Judgement, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Leaves, Verdict, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec, as_integer, echo};
 pub use world::testing;
-pub use world::{Context, Domain, DomainDef, DomainState, Handler, Reader, Registered, Reply, Shared, Tool, ToolRef, Tools, ToolsIter, World};
+pub use world::{
+    Context, Domain, DomainDef, DomainState, Handler, Reader, Registered, Reply, Shared, Tool, ToolRef, Tools, ToolsIter, World,
+};

@@ -163,9 +163,7 @@ impl Task {
     /// The end state the task asks for: its initial state after the
     /// reference solution, with no faults.
     pub fn expected_final_state(&self) -> &Value {
-        self.expected
-            .end_state
-            .get_or_init(|| View { initial: self.initial_json(), changes: self.expected_changes() }.materialize())
+        self.expected.end_state.get_or_init(|| View { initial: self.initial_json(), changes: self.expected_changes() }.materialize())
     }
 
     /// The value at a JSON pointer in the end state the task asks for, read

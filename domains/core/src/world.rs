@@ -252,8 +252,7 @@ impl World {
     /// The records this state changed in `initial` (see [`Changes`]): what
     /// the oracle judges.
     pub fn changes(&self, initial: &World) -> Changes {
-        let changes =
-            self.0.changes_from(initial.0.as_ref()).unwrap_or_else(|| Changes::between(&initial.to_json(), &self.to_json()));
+        let changes = self.0.changes_from(initial.0.as_ref()).unwrap_or_else(|| Changes::between(&initial.to_json(), &self.to_json()));
         #[cfg(debug_assertions)]
         {
             let initial = initial.to_json();

@@ -15,8 +15,8 @@
 use crate::Finish;
 use serde_json::Value;
 
-use toolenv_core::Episode;
 use crate::solver::{GiveUp, Session};
+use toolenv_core::Episode;
 use toolenv_core::Task;
 
 /// One reference write, as the continuation compares and makes it.

@@ -3,13 +3,13 @@ use std::collections::BTreeMap;
 
 use super::continuation::{Plan, continue_from};
 use super::*;
-use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use toolenv_core::{CallOptions, Episode, Source};
 use crate::perturb::perturb;
-use toolenv_core::phrasing::Level;
+use crate::suite;
 use toolenv_core::Call;
 use toolenv_core::Trajectory;
-use crate::suite;
+use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
+use toolenv_core::phrasing::Level;
+use toolenv_core::{CallOptions, Episode, Source};
 
 /// Plays `calls` once each (no retries, no waits) under `profile` at `level`, and finishes.
 fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, calls: impl Fn(&str) -> Vec<Call>) -> Episode {

@@ -15,12 +15,12 @@ use super::phrasing::{
     self, BRANDS, CITIES, FIRST, LAST, LATE_RETURN, MULTI_5, MULTI_6, PARTIAL_RETURN, REASONS, SKU_QUESTION, STREETS, TYPES, VARIANTS,
     WINDOW_CLOSED,
 };
-use toolenv_core::date::Date;
 use crate::generate::{Gen, Origin, monday};
-use toolenv_core::{Check, Fact};
+use toolenv_core::World;
+use toolenv_core::date::Date;
 use toolenv_core::phrasing::Template;
 use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::World;
+use toolenv_core::{Check, Fact};
 
 /// The generated e-commerce task of an origin.
 pub(super) fn generate(origin: &Origin) -> Task {

@@ -41,14 +41,14 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use toolenv_core::Task;
 use crate::cheats::Undo;
-use toolenv_core::date::Date;
-use toolenv_core::drift::Mapping;
-use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
-use toolenv_core::{DomainError, echo};
+use toolenv_core::Task;
+use toolenv_core::date::Date;
+use toolenv_core::diff::Changes;
+use toolenv_core::drift::Mapping;
 use toolenv_core::{Context, DomainState, Shared, Tool};
+use toolenv_core::{DomainError, echo};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;

@@ -7,10 +7,10 @@ use serde_json::{Map, Value, json};
 use super::tasks::{shop, tasks};
 use super::{Coupon, Money, Order, OrderLine, OrderStatus, State};
 use crate::agent::play;
-use toolenv_core::date::Date;
 use toolenv_core::Call;
-use toolenv_core::{Args, DomainError};
+use toolenv_core::date::Date;
 use toolenv_core::testing::Answer;
+use toolenv_core::{Args, DomainError};
 use toolenv_core::{Context, DomainState, Reply};
 
 fn today() -> Date {
@@ -192,7 +192,11 @@ fn order_ids_are_sequential_per_episode() {
 fn states_round_trip_and_inconsistent_states_are_refused() {
     // Everything reads back as written (numbers compared by value).
     let (written, read) = (shop(), to_json(&state()));
-    assert!(toolenv_core::json::matches(&written, &read) && toolenv_core::json::matches(&read, &written), "{}", toolenv_core::json::canonical(&read));
+    assert!(
+        toolenv_core::json::matches(&written, &read) && toolenv_core::json::matches(&read, &written),
+        "{}",
+        toolenv_core::json::canonical(&read)
+    );
     let mut unknown = shop();
     unknown["products"]["SKU-101"]["colour"] = json!("red");
     assert!(serde_json::from_value::<State>(unknown).is_err());

@@ -23,10 +23,10 @@
 
 use serde_json::{Value, json};
 
-use toolenv_core::FailureCode;
-use toolenv_core::{CallOptions, Episode, RoleSpec, bus};
 use crate::solver::{Env, Fault, GiveUp, Observation, Request, Step};
+use toolenv_core::FailureCode;
 use toolenv_core::Task;
+use toolenv_core::{CallOptions, Episode, RoleSpec, bus};
 
 toolenv_core::named_enum! {
     /// How a built-in team is wired.

@@ -1,7 +1,7 @@
-use crate::Finish;
 use super::team::{Topology, play};
-use toolenv_core::masfire::{MasFault, MasProfile};
+use crate::Finish;
 use toolenv_core::Episode;
+use toolenv_core::masfire::{MasFault, MasProfile};
 
 /// Plays a task with a built-in team in-process under a MAS-FIRE profile.
 fn team_episode(task: &'static toolenv_core::Task, topology: Topology, profile: Option<MasProfile>, seed: u64) -> Episode {

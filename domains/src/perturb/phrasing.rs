@@ -1,8 +1,8 @@
 //! Phrasings (a description as literal text and slot references) and slot
 //! kinds (what a slot's value is, and so what may vary in how it is written).
 
-use toolenv_core::date::{Date, parse_time};
 use toolenv_core::Slot;
+use toolenv_core::date::{Date, parse_time};
 
 use super::temporal::{boundary_after, boundary_before};
 
@@ -161,8 +161,8 @@ pub(crate) fn preceded_by_word(before: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolenv_core::slots;
     use pretty_assertions::assert_eq;
+    use toolenv_core::slots;
 
     #[test]
     fn parses_templates_like_description_does() {

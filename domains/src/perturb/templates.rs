@@ -11,7 +11,6 @@
 
 use toolenv_core::phrasing::{Relation, Variant};
 
-
 pub(crate) const R: &[Relation] = &[Relation::Reordering];
 pub(crate) const P: &[Relation] = &[Relation::Paraphrase];
 pub(crate) const V: &[Relation] = &[Relation::Voice];

@@ -11,9 +11,9 @@ use super::meaning;
 use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template, preceded_by_word, text_before};
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
-use toolenv_core::phrasing::Template;
 use crate::agent::play;
 use toolenv_core::Task;
+use toolenv_core::phrasing::Template;
 
 /// Seeds per (task, level) in the suite-wide tests.
 const SEEDS: u64 = 50;

@@ -32,9 +32,9 @@ use crate::registry::Extensions;
 use serde_json::Value;
 
 use toolenv_core::Domain;
-use toolenv_core::{CallError, CallOptions, CallRecord, Episode};
 use toolenv_core::Judgement;
 use toolenv_core::Task;
+use toolenv_core::{CallError, CallOptions, CallRecord, Episode};
 use toolenv_core::{FailureCode, Outcome};
 
 #[cfg(test)]

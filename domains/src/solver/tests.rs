@@ -65,7 +65,10 @@ fn marked_truncation_is_read_again_and_attempts_are_bounded() {
     let answer = Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})).unwrap();
     assert!(matches!(answer, Answer::Ok(v) if v["reservations"].as_array().unwrap().len() == 2));
     let mut env = Scripted { replies: vec![cut; MAX_ATTEMPTS as usize + 1], sent: Vec::new() };
-    assert_eq!(Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})), Err(GiveUp::Exhausted("get_itinerary".into())));
+    assert_eq!(
+        Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})),
+        Err(GiveUp::Exhausted("get_itinerary".into()))
+    );
     assert_eq!(env.sent.len(), MAX_ATTEMPTS as usize);
 }
 

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use toolenv_core::Task;
 use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, text_at, unknown};
+use toolenv_core::Task;
 
 /// The priorities, lowest first, as the tools spell them.
 const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];

@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
-use toolenv_core::COLLATERAL_CHECK;
 use crate::agent::{SelfCheck, play};
-use toolenv_core::date::Date;
-use toolenv_core::{Call, Task};
+use toolenv_core::COLLATERAL_CHECK;
 use toolenv_core::DomainError;
+use toolenv_core::date::Date;
 use toolenv_core::testing::Answer;
+use toolenv_core::{Call, Task};
 use toolenv_core::{Context, DomainState};
 
 fn ctx() -> Context {

@@ -28,12 +28,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use toolenv_core::Task;
 use crate::cheats::{Source, Undo};
-use toolenv_core::date::Date;
-use toolenv_core::drift::Mapping;
-use toolenv_core::diff::Changes;
 use crate::perturb::Synonym;
+use toolenv_core::Task;
+use toolenv_core::date::Date;
+use toolenv_core::diff::Changes;
+use toolenv_core::drift::Mapping;
 use toolenv_core::{DomainState, Shared, Tool};
 
 /// Most reservations an episode's state may number (`R-9999`).

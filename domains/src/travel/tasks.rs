@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 
 use super::phrasing;
+use toolenv_core::Check;
 use toolenv_core::World;
 use toolenv_core::date::Date;
-use toolenv_core::Check;
 use toolenv_core::{Call, Task, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {

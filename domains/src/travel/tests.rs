@@ -7,11 +7,11 @@ use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
 use crate::agent::{play, random_calls};
-use toolenv_core::date::Date;
-use toolenv_core::{COLLATERAL_CHECK, Check};
 use toolenv_core::Call;
 use toolenv_core::DomainError;
+use toolenv_core::date::Date;
 use toolenv_core::testing::Answer;
+use toolenv_core::{COLLATERAL_CHECK, Check};
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
     toolenv_core::testing::call(state, Date::from_ymd(2026, 1, 2).unwrap(), tool, args)

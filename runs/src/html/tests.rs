@@ -2,7 +2,7 @@
 //! every number on it is the value its `data-ptr` names in the figures.
 
 use serde_json::Value;
-use toolenv_domains::chaos::FaultKind;
+use toolenv_core::chaos::FaultKind;
 
 use super::*;
 use crate::metrics::tests::episode;

@@ -5,7 +5,7 @@
 //!
 //! MAS-FIRE counts *tasks* of a multi-agent system run once under an injected
 //! fault. Here the unit is an episode (one run of one task), the fault is a
-//! [`FaultKind`](toolenv_domains::chaos::FaultKind) from the ledger, and the
+//! [`FaultKind`](toolenv_core::chaos::FaultKind) from the ledger, and the
 //! fault-tolerant behaviour MAS-FIRE looks for is the one a tool-using agent
 //! has: calling the same tool again after a call the fault met.
 
@@ -194,7 +194,7 @@ pub fn robustness_scores<'a>(
 /// f: the one row type of both tables that show them, per fault kind of
 /// the ledger ([`fault_tolerance`], `F` the kind's name) and per MAS-FIRE
 /// fault type and group ([`crate::masfire::tolerance`], `F` a
-/// [`MasFault`](toolenv_domains::masfire::MasFault)).
+/// [`MasFault`](toolenv_core::masfire::MasFault)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultTolerance<F = String> {
     /// The fault: a fault kind's name (e.g. `SoftRateLimit`) or `any`, or a
@@ -309,7 +309,7 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
 #[cfg(test)]
 mod tests {
     use super::super::tests::{episode, r, task};
-    use toolenv_domains::chaos::FaultKind;
+    use toolenv_core::chaos::FaultKind;
 
     use super::super::{FaultCounts, Outcome, pass_hat_k};
     use super::*;

@@ -179,7 +179,7 @@ pub(crate) mod tests {
         };
         // Made-up task ids (`travel/t/001`) still name their domain.
         EpisodeResult {
-            domain: toolenv_domains::Domain::parse(task.split('/').next().unwrap_or_default()),
+            domain: toolenv_domains::registry::parse(task.split('/').next().unwrap_or_default()),
             ..EpisodeResult::planned(&planned, outcome)
         }
     }

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use toolenv::pb;
-use toolenv_domains::chaos::FaultKind;
-use toolenv_domains::{CallRecord, Domain, Trajectory};
+use toolenv_core::chaos::FaultKind;
+use toolenv_core::{CallRecord, Domain, Trajectory};
 
 use crate::PlannedEpisode;
 
@@ -47,8 +47,8 @@ pub struct FaultCounts {
     pub extra_calls: u32,
 }
 
-impl From<toolenv_domains::FaultStats> for FaultCounts {
-    fn from(stats: toolenv_domains::FaultStats) -> Self {
+impl From<toolenv_core::FaultStats> for FaultCounts {
+    fn from(stats: toolenv_core::FaultStats) -> Self {
         FaultCounts { injected: stats.injected, encountered: stats.encountered, recovered: stats.recovered, extra_calls: stats.extra_calls }
     }
 }
@@ -167,7 +167,7 @@ pub struct EpisodeResult {
     /// the verdict; empty for an episode without any. Not written when
     /// empty, so records stored before it read back and write the same bytes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mas_faults: Vec<toolenv_domains::masfire::judge::MasOutcome>,
+    pub mas_faults: Vec<toolenv_core::masfire::MasOutcome>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -342,7 +342,7 @@ pub struct LedgerCall<'a> {
 
 impl<'a> From<&'a CallRecord> for LedgerCall<'a> {
     fn from(call: &'a CallRecord) -> Self {
-        use toolenv_domains::Outcome as Domain;
+        use toolenv_core::Outcome as Domain;
         let reply = match &call.outcome {
             Domain::Failure(_) => Reply::Failure,
             Domain::Result(_) | Domain::Error(_) => Reply::Answer,
@@ -390,7 +390,7 @@ mod domain_by_name {
     }
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Domain>, D::Error> {
-        Ok(Option::<String>::deserialize(deserializer)?.and_then(|name| Domain::parse(&name)))
+        Ok(Option::<String>::deserialize(deserializer)?.and_then(|name| toolenv_domains::registry::parse(&name)))
     }
 }
 
@@ -416,8 +416,9 @@ mod kinds_by_name {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use toolenv_domains::Episode;
-    use toolenv_domains::chaos::{Chaos, FaultProfile};
+    use toolenv_core::Episode;
+    use toolenv_core::chaos::{Chaos, FaultProfile};
+    use toolenv_domains::Finish;
 
     use super::*;
     use crate::metrics::tests::episode;
@@ -485,7 +486,10 @@ pub(crate) mod tests {
                 (PartialResponse, (1, 1, 0, 1, 0)),
             ]
         );
-        assert_eq!((e.domain, e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls), (Some(Domain::Travel), "react", "0.2", 2, 6));
+        assert_eq!(
+            (e.domain, e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls),
+            (Some(toolenv_domains::registry::TRAVEL), "react", "0.2", 2, 6)
+        );
         assert_eq!((e.epsilon, e.lambda, &e.outcome), (0.1, 0.2, &Outcome::Passed));
         assert_eq!(e.fault_stats, FaultCounts { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 });
         assert_eq!((e.tokens, e.cost_usd), (Some(TokenUsage { input: 10, output: 4 }), Some(0.5)));
@@ -537,13 +541,19 @@ pub(crate) mod tests {
     #[test]
     fn records_stored_before_read_back_and_write_the_same_bytes() {
         let first: EpisodeResult = serde_json::from_str(STORED[0]).unwrap();
-        assert_eq!((first.domain, first.trial, first.calls, &first.outcome), (Some(Domain::Travel), 1, 7, &Outcome::Failed));
+        assert_eq!(
+            (first.domain, first.trial, first.calls, &first.outcome),
+            (Some(toolenv_domains::registry::TRAVEL), 1, 7, &Outcome::Failed)
+        );
         assert!(first.lambda.is_nan());
         let kinds: Vec<FaultKind> = first.faults_by_kind.keys().copied().collect();
         assert_eq!(kinds, [FaultKind::TransientTimeout, FaultKind::SoftRateLimit, FaultKind::CascadingFailure]);
         assert_eq!(first.faults_by_kind[&FaultKind::SoftRateLimit].hits, 2);
         let second: EpisodeResult = serde_json::from_str(STORED[1]).unwrap();
-        assert_eq!((second.domain, &second.outcome), (Some(Domain::Support), &Outcome::InfraError("server gone".into())));
+        assert_eq!(
+            (second.domain, &second.outcome),
+            (Some(toolenv_domains::registry::SUPPORT), &Outcome::InfraError("server gone".into()))
+        );
         for (stored, record) in STORED.iter().zip([first, second]) {
             assert_eq!(serde_json::to_string(&record).unwrap(), *stored);
         }
@@ -563,7 +573,7 @@ pub(crate) mod tests {
     fn episode_results_round_trip_through_json() {
         let mut e = episode("travel/x/001", 1, Outcome::InfraError("worker crashed".into()));
         e.faults_by_kind.insert(
-            toolenv_domains::chaos::FaultKind::SoftRateLimit,
+            toolenv_core::chaos::FaultKind::SoftRateLimit,
             KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2 },
         );
         e.tokens = Some(TokenUsage { input: 10, output: 5 });

@@ -19,11 +19,11 @@ pub use finish::{Assess, Judgement};
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 
-use crate::world::World;
 use crate::chaos::{Chaos, Dice, FaultKind};
 use crate::delivery::{Delivered, Delivery, Outcome};
 use crate::task::{Task, TaskRef};
 use crate::tool::ArgError;
+use crate::world::World;
 use faults::{FaultState, ToolCall};
 
 /// Default for the most calls an episode accepts.
@@ -290,7 +290,6 @@ impl Episode {
             self.trajectory.answer = Some(answer.into());
         }
     }
-
 
     /// The description the agent is given.
     pub fn description(&self) -> &str {

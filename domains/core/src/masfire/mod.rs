@@ -553,4 +553,3 @@ pub struct MasOutcome {
     /// The corrective action undid the local error ("fixed").
     pub fixed: bool,
 }
-

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::coupons::applicable_discount;
 use super::text;
-use toolenv_core::date::Date;
 use crate::ecommerce::views::{AddressView, CustomerView, LineView, OrderView, Orders, ReturnRecordView};
 use crate::ecommerce::{Customer, MAX_LINES, MAX_QUANTITY, Money, Order, OrderLine, OrderStatus, RETURN_WINDOW_DAYS, State};
+use toolenv_core::date::Date;
 use toolenv_core::json::{Field, Seq};
 use toolenv_core::{Args, DomainError, echo};
 use toolenv_core::{Context, Reply};

@@ -2,9 +2,9 @@
 //! what was paid for them.
 
 use super::text;
-use toolenv_core::date::Date;
 use crate::ecommerce::views::{ReturnView, Returned, ReturnedOrder};
 use crate::ecommerce::{Money, OrderStatus, REFUND_METHODS, RETURN_WINDOW_DAYS, RefundMethod, ReturnRecord, State, unknown_order};
+use toolenv_core::date::Date;
 use toolenv_core::{Args, DomainError, echo};
 use toolenv_core::{Context, Reply};
 

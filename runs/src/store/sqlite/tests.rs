@@ -34,7 +34,7 @@ fn plan(n: u32) -> Vec<PlannedEpisode> {
 fn result(planned: &PlannedEpisode, outcome: Outcome) -> EpisodeResult {
     EpisodeResult {
         task_id: planned.request.task_id.clone(),
-        domain: Some(toolenv_domains::Domain::Travel),
+        domain: Some(toolenv_domains::registry::TRAVEL),
         agent: planned.agent.clone(),
         epsilon: planned.request.epsilon,
         lambda: planned.lambda,
@@ -138,8 +138,8 @@ fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
         .unwrap();
     let results = store.results(&run).unwrap();
     assert_eq!(results.len(), 2);
-    assert_eq!((results[1].domain, results[1].calls), (Some(toolenv_domains::Domain::Travel), 7));
-    assert_eq!(results[1].faults_by_kind[&toolenv_domains::chaos::FaultKind::SoftRateLimit].hits, 2);
+    assert_eq!((results[1].domain, results[1].calls), (Some(toolenv_domains::registry::TRAVEL), 7));
+    assert_eq!(results[1].faults_by_kind[&toolenv_core::chaos::FaultKind::SoftRateLimit].hits, 2);
     let report = crate::report::render(&results, 2, crate::metrics::InfraConvention::CountAsFailure, Default::default()).unwrap();
     assert!(report.contains("infrastructure errors: 1 (counted as failures)"), "{report}");
     assert!(report.contains("fault recovery: 3 injected, 2 encountered, 1 recovered (50.0%)"), "{report}");
