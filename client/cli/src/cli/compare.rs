@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use toolenv_client::metrics::InfraConvention;
-use toolenv_client::store::Store;
+use toolenv_runs::metrics::InfraConvention;
+use toolenv_runs::store::Store;
 use toolenv_runs::compare;
 
 /// What to compare and how to print it.

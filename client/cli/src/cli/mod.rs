@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolenv_client::Client;
-use toolenv_client::metrics::{InfraConvention, Population};
+use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_server::{Config, RunningServer};
 
 use args::{ClientCommand, Command, TasksCommand};
@@ -32,7 +32,7 @@ use plan::Server;
 static CREDENTIALS: std::sync::OnceLock<toolenv_client::Credentials> = std::sync::OnceLock::new();
 
 /// Connects to a server with the command line's credentials.
-async fn connect(url: &str) -> Result<Client, toolenv_client::ClientError> {
+pub(crate) async fn connect(url: &str) -> Result<Client, toolenv_client::ClientError> {
     Client::connect_with(url, CREDENTIALS.get().unwrap_or(&toolenv_client::Credentials::default())).await
 }
 
@@ -98,12 +98,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
         Command::Client(ClientCommand::Work { run, agent, label, workers, llm }) => {
-            let llm_agents = llm::agents([agent.0.as_str()], &llm)?;
-            let agent = match (agent.builtin(), llm_agents.get(&agent.0)) {
-                (Some(builtin), _) => toolenv_client::worker::WorkAgent::Builtin(builtin),
-                (None, Some(llm)) => toolenv_client::worker::WorkAgent::Llm(Box::new(llm.clone())),
-                (None, None) => anyhow::bail!("--agent {}: not an agent", agent.0),
-            };
+            let agent = llm::agents([agent.0.as_str()], &llm)?.agent(&agent.0).with_context(|| format!("--agent {}: not an agent", agent.0))?;
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
@@ -117,13 +112,14 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let listed = session.client.list_suite_tasks(&tasks.suite.to_string(), tasks.domain, tasks.level).await;
             session.close(listed.map(|listed| render::tasks(&listed))).await
         }
-        Command::Client(ClientCommand::Play { task_id, episode, json }) => {
-            let (agent, request) = plan::episode(&episode, &task_id, Server::of(url.as_deref()))?;
+        Command::Client(ClientCommand::Play { task_id, play, json }) => {
+            let agent = toolenv_agents::Builtin::from(play.agent);
+            let request = plan::episode(&play.episode, agent.name(), &task_id, Server::of(url.as_deref()))?;
             let mut session = Session::open(url).await?;
             let played = toolenv_client::play(&mut session.client, agent, request).await;
             session
                 .close(played.map(|outcome| match json {
-                    true => println!("{}", toolenv_client::trajectory_json(&outcome.trajectory)),
+                    true => println!("{}", toolenv_runs::trajectory_json(&outcome.trajectory)),
                     false => render::trajectory(&outcome.trajectory),
                 }))
                 .await

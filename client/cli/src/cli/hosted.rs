@@ -42,7 +42,7 @@ pub(crate) async fn host(client: &mut Client, request: pb::CreateRunRequest, no_
 pub(crate) async fn work(
     client: &mut Client,
     run: &str,
-    agent: toolenv_client::worker::WorkAgent,
+    agent: std::sync::Arc<dyn toolenv_agents::Agent>,
     label: Option<String>,
     workers: u32,
 ) -> anyhow::Result<ExitCode> {
@@ -120,7 +120,7 @@ pub(crate) async fn compare(client: &mut Client, request: &super::compare::Compa
         run_a: request.run_a.to_owned(),
         run_b: request.run_b.unwrap_or_default().to_owned(),
         agents: request.agents.to_vec(),
-        exclude_infra_errors: request.convention == toolenv_client::metrics::InfraConvention::Exclude,
+        exclude_infra_errors: request.convention == toolenv_runs::metrics::InfraConvention::Exclude,
     };
     let reply = client.runs().compare_runs(message).await.map_err(ClientError::from)?.into_inner();
     if request.json {

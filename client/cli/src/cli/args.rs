@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
-use toolenv_client::Agent;
+use toolenv_agents::Builtin;
 use toolenv_domains::Domain;
 use toolenv_domains::generate::Suite;
 use toolenv_server::Config;
@@ -177,7 +177,7 @@ pub(crate) struct CompareArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct StoreArgs {
     /// The SQLite file runs are stored in.
-    #[arg(long, value_name = "PATH", default_value = toolenv_client::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    #[arg(long, value_name = "PATH", default_value = toolenv_runs::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
     pub(crate) store: std::path::PathBuf,
 }
 
@@ -215,7 +215,7 @@ pub(crate) enum ClientCommand {
         /// The task id, e.g. travel/cheapest-flight/001.
         task_id: String,
         #[command(flatten)]
-        episode: EpisodeArgs,
+        play: PlayArgs,
         /// Print the trajectory as JSON.
         #[arg(long)]
         json: bool,
@@ -394,10 +394,17 @@ pub(crate) struct SelfcheckArgs {
 }
 
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct EpisodeArgs {
+pub(crate) struct PlayArgs {
     /// The built-in agent to play with.
     #[arg(long, value_enum, default_value = "reference")]
     pub(crate) agent: AgentArg,
+    #[command(flatten)]
+    pub(crate) episode: EpisodeArgs,
+}
+
+/// One episode's configuration (`play`, `mcp`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EpisodeArgs {
     /// Episode seed.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -416,22 +423,41 @@ pub(crate) struct EpisodeArgs {
     /// TransientTimeout,SoftRateLimit).
     #[arg(long, value_delimiter = ',', requires = "faults")]
     pub(crate) only: Vec<String>,
-    /// Deliver faults in-band, as error objects in OK replies.
+    #[command(flatten)]
+    pub(crate) delivery: DeliveryArgs,
+}
+
+/// The MAS-FIRE fault rate of one episode's profile, unless --mas-rate says.
+pub(crate) const EPISODE_MAS_RATE: f64 = 1.0;
+/// The MAS-FIRE fault rate of a grid's profiles, unless --mas-rate says.
+pub(crate) const GRID_MAS_RATE: f64 = 0.3;
+
+/// How faults reach the agents (`play`, `run`, `host`, `mcp`): in-band or
+/// as statuses, at what time scale, and which MAS-FIRE faults.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DeliveryArgs {
+    /// Deliver faults in-band, as error objects in OK replies (for `mcp`:
+    /// in the tool's text result instead of as MCP tool errors, isError).
     #[arg(long)]
     pub(crate) in_band: bool,
     /// Real milliseconds per simulated millisecond of fault delays; the
-    /// built-in agents need no real waiting, so 0 by default.
+    /// built-in agents need no real waiting, so 0 by default (then a
+    /// client declares the waits it honours, e.g. an MCP call's `_meta`
+    /// "toolenv/waited_ms").
     #[arg(long, default_value_t = 0.0)]
     pub(crate) time_scale: f64,
     /// MAS-FIRE fault types to inject (comma-separated, e.g.
-    /// hallucination,message-storm; `toolenv play --help` lists them in the
-    /// README): one profile holding them all.
+    /// hallucination,message-storm; the README lists them): for one
+    /// episode, one profile holding them all; in a grid, each its own fault
+    /// profile (`mas:NAME@RATE`) next to the fault-free profile 0.0 its RS_f
+    /// is measured against (--faults also takes such labels directly).
     #[arg(long, value_delimiter = ',', value_name = "FAULT")]
     pub(crate) mas_faults: Vec<String>,
     /// Probability that each tool call, message or inbox read of a targeted
-    /// agent meets one of the --mas-faults (prompt faults always apply).
-    #[arg(long, default_value_t = 1.0, requires = "mas_faults")]
-    pub(crate) mas_rate: f64,
+    /// agent meets one of the --mas-faults (prompt faults always apply);
+    /// 1 for one episode and 0.3 in a grid by default.
+    #[arg(long, requires = "mas_faults")]
+    pub(crate) mas_rate: Option<f64>,
     /// Roles whose agents the --mas-faults target (comma-separated); all by default.
     #[arg(long, value_delimiter = ',', requires = "mas_faults")]
     pub(crate) mas_roles: Vec<String>,
@@ -469,25 +495,8 @@ pub(crate) struct GridArgs {
     /// own unit of pass^k.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) seeds: u32,
-    /// Deliver faults in-band, as error objects in OK replies.
-    #[arg(long)]
-    pub(crate) in_band: bool,
-    /// Real milliseconds per simulated millisecond of fault delays.
-    #[arg(long, default_value_t = 0.0)]
-    pub(crate) time_scale: f64,
-    /// MAS-FIRE fault types (comma-separated, e.g. hallucination,message-cycle):
-    /// each becomes a fault profile of the grid of its own (`mas:NAME@RATE`),
-    /// next to the fault-free profile 0.0 its RS_f is measured against.
-    /// --faults also takes such labels directly.
-    #[arg(long, value_delimiter = ',', value_name = "FAULT")]
-    pub(crate) mas_faults: Vec<String>,
-    /// Probability that each tool call, message or inbox read of a targeted
-    /// agent meets the profile's MAS-FIRE fault.
-    #[arg(long, default_value_t = 0.3, requires = "mas_faults")]
-    pub(crate) mas_rate: f64,
-    /// Roles whose agents the --mas-faults target (comma-separated); all by default.
-    #[arg(long, value_delimiter = ',', requires = "mas_faults")]
-    pub(crate) mas_roles: Vec<String>,
+    #[command(flatten)]
+    pub(crate) delivery: DeliveryArgs,
     /// Episodes played at once.
     #[arg(long, default_value_t = 16)]
     pub(crate) concurrency: usize,
@@ -536,15 +545,15 @@ impl From<DomainArg> for Domain {
 
 /// A built-in agent as a command-line value: every agent, by name, with its help.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct AgentArg(pub(crate) Agent);
+pub(crate) struct AgentArg(pub(crate) Builtin);
 
 impl ValueEnum for AgentArg {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [AgentArg; Agent::ALL.len()] = {
-            let mut all = [AgentArg(Agent::ALL[0]); Agent::ALL.len()];
+        const ALL: [AgentArg; Builtin::ALL.len()] = {
+            let mut all = [AgentArg(Builtin::ALL[0]); Builtin::ALL.len()];
             let mut i = 1;
-            while i < Agent::ALL.len() {
-                all[i] = AgentArg(Agent::ALL[i]);
+            while i < Builtin::ALL.len() {
+                all[i] = AgentArg(Builtin::ALL[i]);
                 i += 1;
             }
             all
@@ -560,7 +569,7 @@ impl ValueEnum for AgentArg {
     }
 }
 
-impl From<AgentArg> for Agent {
+impl From<AgentArg> for Builtin {
     fn from(arg: AgentArg) -> Self {
         arg.0
     }

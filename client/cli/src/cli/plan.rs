@@ -6,12 +6,11 @@
 use std::path::PathBuf;
 
 use toolenv::pb;
-use toolenv_client::{Agent, Grid};
 use toolenv_domains::Domain;
 use toolenv_domains::generate::Suite;
-use toolenv_runs::GridError;
+use toolenv_runs::{Grid, GridError};
 
-use super::args::{EpisodeArgs, Filter, GridArgs, GridPreset, HostArgs, RunArgs};
+use super::args::{DeliveryArgs, EPISODE_MAS_RATE, EpisodeArgs, Filter, GRID_MAS_RATE, GridArgs, GridPreset, HostArgs, RunArgs};
 
 /// Which fault profile names the server playing the episodes knows beyond
 /// the presets and ablations: an embedded server knows none; a server at
@@ -56,7 +55,7 @@ pub(crate) struct RunPlan {
     /// One JSON object per episode instead of tables.
     pub(crate) json: bool,
     /// The LLM agents of a new run's labels.
-    pub(crate) llm: toolenv_client::llm::LlmAgents,
+    pub(crate) llm: toolenv_agents::llm::LlmAgents,
     /// The LLM agents' flags, for the labels of a resumed run.
     pub(crate) llm_args: super::llm::LlmArgs,
 }
@@ -112,18 +111,23 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
     })
 }
 
-/// `toolenv play`'s agent and episode: the episode's configuration is
-/// checked as a grid of one.
-pub(crate) fn episode(args: &EpisodeArgs, task_id: &str, server: Server) -> anyhow::Result<(Agent, pb::CreateEpisodeRequest)> {
-    let agent = Agent::from(args.agent);
+/// The episode `toolenv play` or `toolenv mcp` asks for: its
+/// configuration is checked as a grid of one, for the agent labelled `agent`.
+pub(crate) fn episode(
+    args: &EpisodeArgs,
+    agent: &str,
+    task_id: &str,
+    server: Server,
+) -> anyhow::Result<pb::CreateEpisodeRequest> {
+    let delivery = &args.delivery;
     let configuration = Grid {
         epsilons: vec![args.epsilon],
         fault_profiles: args.faults.iter().cloned().collect(),
-        time_scale: Some(args.time_scale),
-        ..Grid::single(vec![agent.name().to_owned()])
+        time_scale: Some(delivery.time_scale),
+        ..Grid::single(vec![agent.to_owned()])
     };
     configuration.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, "--agent"))?;
-    let request = pb::CreateEpisodeRequest {
+    Ok(pb::CreateEpisodeRequest {
         task_id: task_id.to_owned(),
         seed: args.seed,
         trial: args.trial,
@@ -133,12 +137,11 @@ pub(crate) fn episode(args: &EpisodeArgs, task_id: &str, server: Server) -> anyh
             only: args.only.clone(),
             ..Default::default()
         }),
-        fault_delivery: delivery(args.in_band).into(),
-        time_scale: Some(args.time_scale),
+        fault_delivery: delivery_of(delivery.in_band).into(),
+        time_scale: Some(delivery.time_scale),
         roles: Vec::new(),
-        mas_faults: mas_profile(&args.mas_faults, args.mas_rate, &args.mas_roles)?.map(|p| pb::MasFaultProfile::from(&p)),
-    };
-    Ok((agent, request))
+        mas_faults: mas_profile(&delivery.mas_faults, delivery, EPISODE_MAS_RATE)?.map(|p| pb::MasFaultProfile::from(&p)),
+    })
 }
 
 /// The grid the flags describe for these agent labels, validated.
@@ -149,25 +152,26 @@ fn grid(args: &GridArgs, agents: Vec<String>, server: Server, agents_flag: &str)
         Some(GridPreset::MasFire) => Grid::mas_fire(agents),
         None => Grid { epsilons: args.epsilons.clone(), fault_profiles: args.faults.clone(), trials: args.trials, ..Grid::single(agents) },
     };
-    if !args.mas_faults.is_empty() {
+    let delivery = &args.delivery;
+    if !delivery.mas_faults.is_empty() {
         // Each MAS-FIRE fault type its own profile, measured against the fault-free one.
         if !grid.fault_profiles.iter().any(|p| p == toolenv_runs::masfire::BASELINE_PROFILE) {
             grid.fault_profiles.insert(0, toolenv_runs::masfire::BASELINE_PROFILE.to_owned());
         }
-        for name in &args.mas_faults {
-            let profile = mas_profile(std::slice::from_ref(name), args.mas_rate, &args.mas_roles)?;
+        for name in &delivery.mas_faults {
+            let profile = mas_profile(std::slice::from_ref(name), delivery, GRID_MAS_RATE)?;
             grid.fault_profiles.extend(profile.map(|p| p.label()));
         }
     }
     grid.seed = args.seed;
     grid.seeds = args.seeds;
-    grid.fault_delivery = delivery(args.in_band);
-    grid.time_scale = Some(args.time_scale);
+    grid.fault_delivery = delivery_of(delivery.in_band);
+    grid.time_scale = Some(delivery.time_scale);
     grid.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, agents_flag))?;
     Ok(grid)
 }
 
-fn delivery(in_band: bool) -> pb::FaultDelivery {
+fn delivery_of(in_band: bool) -> pb::FaultDelivery {
     if in_band { pb::FaultDelivery::InBand } else { pb::FaultDelivery::Status }
 }
 
@@ -185,14 +189,20 @@ fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
     anyhow::Error::new(error).context(format!("invalid {flag}"))
 }
 
-/// The MAS-FIRE profile of `--mas-faults`, `--mas-rate` and `--mas-roles`; `None` without faults.
-fn mas_profile(faults: &[String], rate: f64, roles: &[String]) -> anyhow::Result<Option<toolenv_domains::masfire::MasProfile>> {
+/// The MAS-FIRE profile of `faults` at `--mas-rate` (else `default_rate`)
+/// for `--mas-roles`; `None` without faults.
+fn mas_profile(
+    faults: &[String],
+    delivery: &DeliveryArgs,
+    default_rate: f64,
+) -> anyhow::Result<Option<toolenv_domains::masfire::MasProfile>> {
     if faults.is_empty() {
         return Ok(None);
     }
+    let rate = delivery.mas_rate.unwrap_or(default_rate);
     let mut profile =
         toolenv_domains::masfire::MasProfile::new(faults, rate).map_err(|e| anyhow::Error::new(e).context("invalid --mas-faults"))?;
-    profile.roles = roles.to_vec();
+    profile.roles = delivery.mas_roles.clone();
     profile.validate().map_err(|e| anyhow::Error::new(e).context("invalid --mas-roles"))?;
     Ok(Some(profile))
 }

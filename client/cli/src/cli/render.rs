@@ -2,9 +2,9 @@
 //! progress bars on stderr. Nothing here decides or fetches anything.
 
 use toolenv::pb;
-use toolenv_client::PlannedEpisode;
-use toolenv_client::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
-use toolenv_client::store::RunSummary;
+use toolenv_runs::PlannedEpisode;
+use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
+use toolenv_runs::store::RunSummary;
 use toolenv_domains::Domain;
 use toolenv_runs::trials_of;
 
@@ -72,7 +72,7 @@ pub(crate) fn results(played: &[Played], shape: Shape, json: bool) -> anyhow::Re
         Shape::Verdicts => verdicts(played),
         Shape::Report { k } => {
             let results: Vec<EpisodeResult> = played.iter().map(|p| p.result.clone()).collect();
-            print!("{}", toolenv_client::report::render(&results, k, InfraConvention::CountAsFailure, Population::AllEpisodes)?);
+            print!("{}", toolenv_runs::report::render(&results, k, InfraConvention::CountAsFailure, Population::AllEpisodes)?);
         }
     }
     Ok(())
@@ -224,7 +224,7 @@ pub(crate) fn stored_report(
     population: Population,
 ) -> anyhow::Result<()> {
     if json {
-        let report = toolenv_client::report::summary(results, k, summary.planned, conv, population)?;
+        let report = toolenv_runs::report::summary(results, k, summary.planned, conv, population)?;
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": summary, "report": report}))?);
     } else {
         println!(
@@ -237,7 +237,7 @@ pub(crate) fn stored_report(
             summary.sessions,
             summary.description
         );
-        print!("{}", toolenv_client::report::render(results, k, conv, population)?);
+        print!("{}", toolenv_runs::report::render(results, k, conv, population)?);
     }
     Ok(())
 }

@@ -1,18 +1,19 @@
 //! The agent loop: the model is given the task and the tools, and each turn
 //! either calls tools (natively or as text), whose results go back to it, or
 //! says it is done. Reflexion adds its reflection turns to the same loop
-//! ([`super::reflexion`]). Tool calls go to the episode over gRPC as any
-//! client's would; injected faults come back to the model as error objects
-//! with the advised delay, which the loop honours before the next call.
-
-use std::time::Duration;
+//! ([`super::reflexion`]). Tool calls go to the episode through
+//! [`crate::Env`] as any agent's do; injected faults come back to the model
+//! as error objects with the advised delay, which the loop declares (and
+//! the environment waits) before the next call.
 
 use serde_json::{Value, json};
 use toolenv::pb;
+use toolenv_domains::FailureCode;
+use toolenv_domains::solver::{Observation, Request};
 
 use super::parse::{self, CallForm, ParsedCall, Reply};
-use super::{Architecture, EndpointError, LlmAgent, LlmError, ToolChoice, reflexion};
-use crate::{Client, ClientError};
+use super::{Architecture, EndpointError, LlmAgent, ToolChoice, reflexion};
+use crate::{Briefing, Env};
 
 /// The pseudo-tool that ends an episode when `tool_choice` is `required`.
 pub const FINISH_TOOL: &str = "finish";
@@ -50,9 +51,8 @@ fn system_prompt(architecture: Architecture, finish_tool: bool) -> String {
 }
 
 /// The `tools` of every request, in the chat-completions shape.
-fn tools_json(episode: &pb::Episode, finish_tool: bool) -> Vec<Value> {
-    let mut tools: Vec<Value> = episode
-        .tools
+fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
+    let mut tools: Vec<Value> = tools
         .iter()
         .map(|tool| {
             let parameters: Value =
@@ -70,10 +70,11 @@ fn tools_json(episode: &pb::Episode, finish_tool: bool) -> Vec<Value> {
     tools
 }
 
-/// Plays an episode with an LLM agent, without finishing it.
-pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, tape_key: &str) -> Result<Played, LlmError> {
+/// Plays an episode with an LLM agent, without finishing it; each model
+/// turn blocks this thread on `runtime`.
+pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefing, env: &mut dyn Env) -> Result<Played, EndpointError> {
     let finish_tool = agent.tool_choice == ToolChoice::Required;
-    let tools = tools_json(episode, finish_tool);
+    let tools = tools_json(&episode.tools, finish_tool);
     let mut names: Vec<&str> = episode.tools.iter().map(|t| t.name.as_str()).collect();
     if finish_tool {
         names.push(FINISH_TOOL);
@@ -94,7 +95,8 @@ pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, t
         },
         ..Played::default()
     };
-    let mut tool_loop = ToolLoop { waited_ms: 0, time_scale: episode.time_scale.max(0.0), calls_left: episode.max_calls };
+    let mut tool_loop = ToolLoop { waited_ms: 0, calls_left: episode.max_calls };
+    let tape_key = &episode.tape_key;
     let mut told_malformed = false;
     let mut reflected_before_finishing = false;
     for turn in 0..agent.max_turns {
@@ -110,14 +112,14 @@ pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, t
         if let Some(parallel) = agent.parallel_tool_calls {
             request["parallel_tool_calls"] = json!(parallel);
         }
-        let reply = match agent.endpoint.complete(&format!("{tape_key}/turn-{turn:03}"), &request).await {
+        let reply = match runtime.block_on(agent.endpoint.complete(&format!("{tape_key}/turn-{turn:03}"), &request)) {
             Ok(reply) => reply,
             // The conversation outgrew the model: the episode ends as it stands.
             Err(EndpointError::ContextExceeded { .. }) => {
                 played.conversation.context_exhausted = true;
                 break;
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(error),
         };
         played.conversation.model_turns += 1;
         played.input_tokens += reply.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
@@ -140,7 +142,7 @@ pub async fn run(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, t
                         observations.push((call, "{\"finished\": true}".to_owned()));
                         break;
                     }
-                    let Some(observation) = tool_loop.call(client, &episode.episode_id, call).await? else {
+                    let Some(observation) = tool_loop.call(env, call) else {
                         finished = true;
                         break;
                     };
@@ -214,58 +216,50 @@ fn answer_calls(messages: &mut Vec<Value>, form: CallForm, observations: &[(&Par
     }
 }
 
-/// The tool side of the loop: makes calls on the episode and honours the
-/// delay a failed call advised.
+/// The tool side of the loop: makes calls on the episode and declares the
+/// delay a failed call advised with the next one.
 struct ToolLoop {
     /// The virtual milliseconds to declare with the next call: the delay the
-    /// previous failure advised, waited (for real at the time scale).
+    /// previous failure advised (waited for real at the episode's time scale).
     waited_ms: u64,
-    time_scale: f64,
     calls_left: u32,
 }
 
 impl ToolLoop {
     /// Makes one call and returns its observation for the model; `None` when
     /// the episode takes no more calls.
-    async fn call(&mut self, client: &mut Client, episode_id: &str, call: &ParsedCall) -> Result<Option<String>, LlmError> {
+    fn call(&mut self, env: &mut dyn Env, call: &ParsedCall) -> Option<String> {
         if self.calls_left == 0 {
-            return Ok(None);
+            return None;
         }
         self.calls_left -= 1;
-        let waited_ms = std::mem::take(&mut self.waited_ms);
-        if waited_ms > 0 && self.time_scale > 0.0 {
-            tokio::time::sleep(Duration::from_millis(waited_ms).mul_f64(self.time_scale)).await;
-        }
-        let arguments = call.arguments.to_string();
-        let reply = client.call_tool_after(episode_id, &call.name, &arguments, None, Some(waited_ms)).await;
-        let observation = match reply {
-            Ok(reply) => match reply.outcome {
-                Some(pb::call_tool_response::Outcome::ResultJson(text)) => {
-                    self.waited_ms = in_band_retry_ms(&text).unwrap_or(0);
-                    text
-                }
-                Some(pb::call_tool_response::Outcome::Error(e)) => json!({"error": {"code": e.code, "message": e.message}}).to_string(),
-                None => "{}".to_owned(),
-            },
-            Err(ClientError::Status(status)) => match status.code() {
-                tonic::Code::InvalidArgument | tonic::Code::NotFound => {
-                    json!({"error": {"code": "INVALID_ARGUMENT", "message": status.message()}}).to_string()
-                }
-                tonic::Code::FailedPrecondition => return Ok(None),
-                tonic::Code::DeadlineExceeded
-                | tonic::Code::Unavailable
-                | tonic::Code::ResourceExhausted
-                | tonic::Code::PermissionDenied => {
-                    let retry_ms = advised_retry_ms(&status);
-                    self.waited_ms = retry_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(0);
-                    let code = format!("{:?}", status.code());
-                    json!({"error": {"code": code, "message": status.message(), "retry_after_ms": retry_ms}}).to_string()
-                }
-                _ => return Err(LlmError::Client(ClientError::Status(status))),
-            },
-            Err(error) => return Err(error.into()),
+        let request = Request { idempotency_key: None, waited_ms: std::mem::take(&mut self.waited_ms) };
+        let observation = match env.call(&call.name, &call.arguments.to_string(), &request) {
+            Observation::Result(text) => {
+                self.waited_ms = in_band_retry_ms(&text).unwrap_or(0);
+                text
+            }
+            Observation::DomainError { code, message } => json!({"error": {"code": code, "message": message}}).to_string(),
+            Observation::Invalid { message, .. } => json!({"error": {"code": "INVALID_ARGUMENT", "message": message}}).to_string(),
+            Observation::Failure(fault) => {
+                self.waited_ms = fault.retry_after_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(0);
+                let code = status_name(fault.code);
+                json!({"error": {"code": code, "message": fault.message, "retry_after_ms": fault.retry_after_ms}}).to_string()
+            }
+            Observation::Closed(_) => return None,
         };
-        Ok(Some(observation))
+        Some(observation)
+    }
+}
+
+/// A fault's status code as the loop has always named it to the model
+/// (tonic's spelling, e.g. `DeadlineExceeded`).
+fn status_name(code: FailureCode) -> &'static str {
+    match code {
+        FailureCode::DeadlineExceeded => "DeadlineExceeded",
+        FailureCode::Unavailable => "Unavailable",
+        FailureCode::ResourceExhausted => "ResourceExhausted",
+        FailureCode::PermissionDenied => "PermissionDenied",
     }
 }
 
@@ -274,16 +268,4 @@ fn in_band_retry_ms(text: &str) -> Option<u64> {
     let value: Value = serde_json::from_str(text).ok()?;
     let error = value.get("error")?;
     error.get("retry_after_virtual_ms").and_then(Value::as_u64).or_else(|| error.get("retry_after_ms").and_then(Value::as_u64))
-}
-
-/// The delay a fault status advises, in the episode's virtual milliseconds
-/// (-1: do not retry).
-fn advised_retry_ms(status: &tonic::Status) -> Option<i64> {
-    use tonic_types::StatusExt;
-    let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
-    if pushback.is_some_and(|ms| ms < 0) {
-        return Some(-1);
-    }
-    let virtual_ms = status.get_details_error_info().and_then(|info| info.metadata.get("retry_after_virtual_ms")?.parse::<i64>().ok());
-    virtual_ms.or(pushback)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolenv_client::store::Store;
+use toolenv_runs::store::Store;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
 

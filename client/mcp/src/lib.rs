@@ -23,6 +23,13 @@
 //!   the agent waited, `CallToolRequest.waited_ms`) and
 //!   [`META_IDEMPOTENCY_KEY`]: MCP has no arguments of its own for them, and
 //!   tool schemas stay unchanged.
+//!
+//! [`serve_stdio`] and [`serve_http`] put a [`Bridge`] on a transport.
+//!
+//! May import: the typed client (`toolenv-client`), the protocol crate,
+//! rmcp and axum. Never the command line, the server or the agents: the
+//! agent is the MCP client.
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 
@@ -38,7 +45,7 @@ use tokio::sync::Mutex;
 use tonic_types::StatusExt as _;
 use toolenv::pb;
 
-use crate::{Client, ClientError};
+use toolenv_client::{Client, ClientError};
 
 /// The name of the tool that ends the episode and returns the verdict.
 pub const FINISH: &str = "finish";
@@ -158,7 +165,15 @@ impl Bridge {
         // canonical form whatever the text; an invalid one as sent.
         let arguments = request.arguments.map(|arguments| Value::Object(arguments).to_string()).unwrap_or_default();
         let mut client = self.inner.client.clone();
-        let reply = client.call_tool_after(&current.episode.episode_id, &request.name, &arguments, key, waited_ms).await;
+        let call = pb::CallToolRequest {
+            episode_id: current.episode.episode_id.clone(),
+            tool_name: request.name.to_string(),
+            arguments_json: arguments,
+            idempotency_key: key.unwrap_or_default().to_owned(),
+            waited_ms,
+            agent_id: String::new(),
+        };
+        let reply = client.call(call).await;
         Ok(match reply {
             Ok(reply) => match reply.outcome {
                 Some(pb::call_tool_response::Outcome::ResultJson(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
@@ -189,7 +204,9 @@ impl Bridge {
         }
         let mut client = self.inner.client.clone();
         let episode = current.episode.clone();
-        let verdict = match client.finish_episode_answering(&episode.episode_id, finish.usage, finish.answer).await {
+        let request =
+            pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), usage: finish.usage, answer: finish.answer, ..Default::default() };
+        let verdict = match client.finish(request).await {
             Ok(verdict) => verdict,
             Err(ClientError::Status(status)) => {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(status_json(&status).to_string())]));
@@ -303,16 +320,10 @@ fn tools(episode: &pb::Episode) -> Result<Vec<Tool>, BridgeError> {
 /// when the run has nothing left for the agent.
 async fn next_episode(client: &mut Client, source: &Source) -> Result<Option<Current>, BridgeError> {
     let (episode, plan_index) = match source {
-        Source::Episode(request) => (client.create_episode_with((**request).clone()).await?, None),
-        Source::Run { run_id, agent, worker } => loop {
-            let request =
-                pb::NextEpisodeRequest { run_id: run_id.clone(), agent: agent.clone(), worker: worker.clone(), role: String::new() };
-            let reply = client.runs().next_episode(request).await.map_err(ClientError::from)?.into_inner();
-            match reply.lease {
-                Some(pb::Lease { episode: Some(episode), plan_index, .. }) => break (episode, Some(plan_index)),
-                _ if reply.retry_after_ms == 0 => return Ok(None),
-                _ => tokio::time::sleep(std::time::Duration::from_millis(reply.retry_after_ms)).await,
-            }
+        Source::Episode(request) => (client.create((**request).clone()).await?, None),
+        Source::Run { run_id, agent, worker } => match client.lease(run_id, agent, worker).await? {
+            Some((lease, _)) => (lease.episode.unwrap_or_default(), Some(lease.plan_index)),
+            None => return Ok(None),
         },
     };
     let tools = tools(&episode)?;
@@ -444,4 +455,41 @@ impl ServerHandler for Bridge {
         let message = PromptMessage::new_text(Role::User, briefing(&current, &self.inner.source));
         Ok(GetPromptResult::new(vec![message]).with_description(format!("Task {}", current.episode.task_id)).into())
     }
+}
+
+/// Serves the bridge over stdio until the client goes away.
+pub async fn serve_stdio(bridge: Bridge) -> Result<(), ServeError> {
+    use rmcp::ServiceExt as _;
+    let service = bridge.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Session(e.to_string()))?;
+    service.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
+    Ok(())
+}
+
+/// Serves the bridge over streamable HTTP at `/mcp` on a bound listener
+/// until `shutdown` completes.
+pub async fn serve_http(
+    bridge: Bridge,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let service = StreamableHttpService::new(
+        move || Ok(bridge.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await.map_err(ServeError::Http)
+}
+
+/// Why serving the bridge stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The MCP session on stdio failed.
+    #[error("the MCP session on stdio: {0}")]
+    Session(String),
+    /// Serving HTTP failed.
+    #[error("serving MCP over HTTP")]
+    Http(#[source] std::io::Error),
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolenv_client::metrics::{InfraConvention, Population};
-use toolenv_client::store::Store;
+use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::store::Store;
 use toolenv_runs::{html, trials_of};
 
 /// Writes the page of `runs` (the first is the baseline) to `file`.

@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use toolenv_client::metrics::{InfraConvention, Population};
-use toolenv_client::store::{Store, StoreError};
+use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::store::{Store, StoreError};
 use toolenv_runs::trials_of;
 
 use super::render;

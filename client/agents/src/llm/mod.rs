@@ -5,6 +5,10 @@
 //! conversation in the trajectory; an endpoint that keeps failing ends the
 //! episode as an infrastructure error, never as an agent failure.
 //!
+//! The agents play through [`crate::Env`] like every other agent, from a
+//! thread that may block: each model turn is an async request the loop
+//! waits for on the current tokio runtime.
+//!
 //! [`scripted`] is an OpenAI-compatible endpoint that plays a task's
 //! reference solution in every protocol variant, for tests and benchmarks.
 
@@ -20,39 +24,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use toolenv::pb;
 
-use crate::{Client, ClientError, EpisodeOutcome, PlannedEpisode};
+pub use crate::spec::Architecture;
 pub use endpoint::{EndpointError, ModelEndpoint, RetryPolicy, Tape};
-
-/// The agent loop an LLM agent runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Architecture {
-    /// Think, act with a tool, observe, until done.
-    React,
-    /// ReAct with a self-reflection after a failed call and before finishing.
-    Reflexion,
-}
-
-impl Architecture {
-    /// The name used in agent specs (`react@MODEL`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Architecture::React => "react",
-            Architecture::Reflexion => "reflexion",
-        }
-    }
-}
-
-/// An agent spec `react@MODEL` or `reflexion@MODEL`: the architecture and the
-/// model; `None` for anything else.
-pub fn parse_spec(spec: &str) -> Option<(Architecture, &str)> {
-    let (architecture, model) = spec.split_once('@')?;
-    let architecture = match architecture {
-        "react" => Architecture::React,
-        "reflexion" => Architecture::Reflexion,
-        _ => return None,
-    };
-    (!model.trim().is_empty()).then_some((architecture, model))
-}
 
 /// How `tool_choice` is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,60 +122,48 @@ impl LlmAgents {
         LlmAgents(Arc::new(agents))
     }
 
-    /// The agent of a label.
+    /// The LLM agent of a label.
     pub fn get(&self, label: &str) -> Option<&LlmAgent> {
         self.0.get(label)
     }
-}
 
-/// Why an LLM agent's episode could not be played: an infrastructure error.
-#[derive(Debug, thiserror::Error)]
-pub enum LlmError {
-    /// The model endpoint failed after its retries.
-    #[error(transparent)]
-    Endpoint(#[from] EndpointError),
-    /// The toolenv server failed.
-    #[error(transparent)]
-    Client(#[from] ClientError),
-}
-
-impl From<tonic::Status> for LlmError {
-    fn from(status: tonic::Status) -> Self {
-        LlmError::Client(ClientError::Status(status))
+    /// The agent a label names: a built-in agent, or one of these.
+    pub fn agent(&self, label: &str) -> Option<Arc<dyn crate::Agent>> {
+        match crate::Builtin::parse(label) {
+            Some(builtin) => Some(Arc::new(builtin)),
+            None => self.get(label).map(|llm| Arc::new(llm.clone()) as Arc<dyn crate::Agent>),
+        }
     }
 }
 
-/// Plays one planned episode with an LLM agent: creates it, runs the
-/// agent's loop, finishes it with the tokens, cost and conversation, and
-/// returns its verdict and trajectory.
-pub async fn play(client: &mut Client, agent: &LlmAgent, planned: &PlannedEpisode) -> Result<EpisodeOutcome, LlmError> {
-    let episode = client.create_episode_with(planned.request.clone()).await?;
-    let request = &planned.request;
-    let tape_key = format!(
-        "{}/{}/s{}-t{}-e{}-{}",
-        planned.agent, request.task_id, request.seed, request.trial, request.epsilon, planned.fault_profile
-    );
-    let verdict = play_created(client, agent, &episode, &tape_key).await?;
-    let trajectory = client.trajectory(&episode.episode_id).await?;
-    Ok(EpisodeOutcome { task_id: request.task_id.clone(), verdict, trajectory })
+impl crate::Agent for LlmAgent {
+    fn label(&self) -> String {
+        format!("{}@{}", self.architecture.name(), self.model)
+    }
+
+    fn play(&self, briefing: &crate::Briefing, env: &mut dyn crate::Env) -> Result<crate::Played, crate::AgentError> {
+        // The model's requests are async; this thread may block on them.
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| crate::AgentError::NoRuntime)?;
+        let played = react::run(&runtime, self, briefing, env)?;
+        let usage = pb::Usage {
+            input_tokens: played.input_tokens,
+            output_tokens: played.output_tokens,
+            cost_usd: self.price.map(|p| p.cost_usd(played.input_tokens, played.output_tokens)),
+        };
+        Ok(crate::Played { usage: Some(usage), conversation: Some(played.conversation) })
+    }
+
+    fn needs_task(&self) -> bool {
+        false
+    }
+
+    fn reads_in_band_text(&self) -> bool {
+        true
+    }
 }
 
-/// Plays an episode created already (a hosted run's lease, say) and finishes
-/// it; `tape_key` names it in a recording.
-pub async fn play_created(client: &mut Client, agent: &LlmAgent, episode: &pb::Episode, tape_key: &str) -> Result<pb::Verdict, LlmError> {
-    let played = react::run(client, agent, episode, tape_key).await?;
-    let usage = pb::Usage {
-        input_tokens: played.input_tokens,
-        output_tokens: played.output_tokens,
-        cost_usd: agent.price.map(|p| p.cost_usd(played.input_tokens, played.output_tokens)),
-    };
-    // Fields other requests add stay at their defaults.
-    #[allow(clippy::needless_update)]
-    let request = pb::FinishEpisodeRequest {
-        episode_id: episode.episode_id.clone(),
-        usage: Some(usage),
-        conversation: Some(played.conversation),
-        ..Default::default()
-    };
-    Ok(client.raw().finish_episode(request).await?.into_inner())
+impl From<LlmAgent> for Arc<dyn crate::Agent> {
+    fn from(agent: LlmAgent) -> Self {
+        Arc::new(agent)
+    }
 }

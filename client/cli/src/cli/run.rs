@@ -8,9 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use toolenv::pb;
-use toolenv_client::metrics::{EpisodeResult, Outcome};
-use toolenv_client::store::{RunId, Store, StoreError};
-use toolenv_client::{Client, PlannedEpisode};
+use toolenv_runs::metrics::{EpisodeResult, Outcome};
+use toolenv_runs::store::{RunId, Store, StoreError};
+use toolenv_client::Client;
+use toolenv_runs::PlannedEpisode;
 
 use super::plan::{Episodes, RunPlan};
 use super::render::{self, Shape};
@@ -116,13 +117,13 @@ async fn play(
     client: &Client,
     plan: &[PlannedEpisode],
     concurrency: usize,
-    llm: &toolenv_client::llm::LlmAgents,
+    llm: &toolenv_agents::llm::LlmAgents,
     mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
 ) -> Vec<Played> {
     let bar = render::progress_bar(plan.len() as u64, "episodes");
     let (mut passed, mut infra) = (0u64, 0u64);
     let mut played: Vec<Option<Played>> = vec![None; plan.len()];
-    let results = toolenv_client::run_plan_with(client, plan, concurrency, llm, |index, result, trajectory| {
+    let results = toolenv_client::run_plan(client, plan, concurrency, &|label| llm.agent(label), |index, result, trajectory| {
         on_result(index, result, trajectory);
         played[index] = Some(Played::new(&plan[index], result.clone(), trajectory));
         passed += u64::from(result.outcome == Outcome::Passed);
@@ -203,5 +204,5 @@ impl Recording {
 
 /// ` --store PATH`, unless PATH is the default.
 fn store_flag(path: &Path) -> String {
-    if path == Path::new(toolenv_client::store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
+    if path == Path::new(toolenv_runs::store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
 }

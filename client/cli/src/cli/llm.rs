@@ -10,28 +10,17 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::ValueEnum;
-use toolenv_client::Agent;
-use toolenv_client::llm::{self, LlmAgent, LlmAgents, ModelEndpoint, Price, RetryPolicy, Sampling, Tape, ToolChoice};
+use toolenv_agents::Spec;
+use toolenv_agents::llm::{self, LlmAgent, LlmAgents, ModelEndpoint, Price, RetryPolicy, Sampling, Tape, ToolChoice};
 
 /// An agent as `--agent` takes it: a built-in agent's name, or an LLM agent
 /// `react@MODEL` / `reflexion@MODEL`; the text is the agent's label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AgentSpec(pub(crate) String);
 
-impl AgentSpec {
-    /// The built-in agent it names, if any.
-    pub(crate) fn builtin(&self) -> Option<Agent> {
-        Agent::parse(&self.0)
-    }
-}
-
-/// Parses `--agent`'s values.
+/// Parses `--agent`'s values ([`Spec::parse`]).
 pub(crate) fn parse_agent_spec(text: &str) -> Result<AgentSpec, String> {
-    if Agent::parse(text).is_some() || llm::parse_spec(text).is_some() {
-        return Ok(AgentSpec(text.to_owned()));
-    }
-    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    Err(format!("'{text}' is neither a built-in agent ({}) nor react@MODEL or reflexion@MODEL", names.join(", ")))
+    Spec::parse(text).map(|_| AgentSpec(text.to_owned()))
 }
 
 /// How `tool_choice` is sent, as a flag value.
@@ -108,7 +97,7 @@ pub(crate) fn agents<'a>(labels: impl IntoIterator<Item = &'a str>, args: &LlmAr
     let mut agents = BTreeMap::new();
     let prices = prices(args)?;
     for label in labels {
-        let Some((architecture, model)) = llm::parse_spec(label) else { continue };
+        let Ok(Spec::Llm(architecture, model)) = Spec::parse(label) else { continue };
         let base_url = per_model(&args.base_url, model, |v| v.starts_with("http://") || v.starts_with("https://"))
             .context("--base-url: no URL for this model")?;
         let key_var = per_model(&args.api_key_env, model, |v| !v.contains('=')).context("--api-key-env: no variable for this model")?;
@@ -205,15 +194,5 @@ mod tests {
         let is_url = |v: &str| v.starts_with("http://");
         assert_eq!(per_model(&urls, "big", is_url).as_deref(), Some("http://b/v1?x=1"));
         assert_eq!(per_model(&urls, "small", is_url).as_deref(), Some("http://a/v1"));
-    }
-
-    #[test]
-    fn agent_specs() {
-        assert!(parse_agent_spec("reference").is_ok());
-        assert!(parse_agent_spec("react@qwen2.5").is_ok());
-        assert!(parse_agent_spec("reflexion@gpt-4o").is_ok());
-        for bad in ["react@", "react", "cot@gpt-4o", ""] {
-            assert!(parse_agent_spec(bad).is_err(), "{bad}");
-        }
     }
 }
