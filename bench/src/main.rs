@@ -1025,7 +1025,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                             if k >= grid.len() || Instant::now() > deadline {
                                 break;
                             }
-                            let outcome = toolenv_client::play(&mut client, toolenv_client::Agent::Reference, grid[k].clone()).await?;
+                            let outcome = toolenv_client::play(&mut client, toolenv_agents::Builtin::Reference, grid[k].clone()).await?;
                             passed += u64::from(outcome.verdict.passed);
                             calls += outcome.trajectory.calls.len() as u64;
                             done += 1;

@@ -221,8 +221,12 @@ impl Client {
     /// the agent has a verdict.
     pub async fn lease(&mut self, run_id: &str, agent: &str, worker: &str) -> Result<Option<(pb::Lease, Option<pb::Run>)>, ClientError> {
         loop {
-            let request =
-                pb::NextEpisodeRequest { run_id: run_id.to_owned(), agent: agent.to_owned(), worker: worker.to_owned(), role: String::new() };
+            let request = pb::NextEpisodeRequest {
+                run_id: run_id.to_owned(),
+                agent: agent.to_owned(),
+                worker: worker.to_owned(),
+                role: String::new(),
+            };
             let reply = self.runs.next_episode(request).await?.into_inner();
             match reply.lease {
                 Some(lease) if lease.episode.is_some() => return Ok(Some((lease, reply.run))),

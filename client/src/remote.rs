@@ -87,8 +87,7 @@ impl RemoteEnv {
             return Observation::Closed(status.message().to_owned());
         };
         let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
-        let retry_after_ms =
-            pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
+        let retry_after_ms = pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
         // A suspension's -1 stays; a delay is read in virtual milliseconds where given.
         let advised = info
             .metadata
@@ -135,7 +134,8 @@ impl Env for RemoteEnv {
                     let value = serde_json::from_str::<serde_json::Value>(&text).ok();
                     match value.as_ref().and_then(Fault::in_band) {
                         Some(fault) => {
-                            let advised = value.and_then(|v| v.pointer("/error/retry_after_virtual_ms").and_then(serde_json::Value::as_i64));
+                            let advised =
+                                value.and_then(|v| v.pointer("/error/retry_after_virtual_ms").and_then(serde_json::Value::as_i64));
                             let retry_after_ms = advised.or(fault.retry_after_ms.map(|ms| self.virtual_ms(ms)));
                             Observation::Failure(Fault { retry_after_ms, ..fault })
                         }

@@ -40,6 +40,12 @@ toolenv_domains::named_enum! {
     }
 }
 
+/// The built-in agent a label names, as an agent to play (for
+/// `toolenv_client::run_plan`); `None` for any other label.
+pub fn agent(label: &str) -> Option<std::sync::Arc<dyn Agent>> {
+    Builtin::parse(label).map(|agent| std::sync::Arc::new(agent) as std::sync::Arc<dyn Agent>)
+}
+
 /// Most attempts the retrying reference agent makes per call.
 pub const MAX_ATTEMPTS: u32 = 8;
 

@@ -72,13 +72,20 @@ async fn play_grpc(url: &str, seed: u64, in_band: bool) -> pb::Trajectory {
         time_scale: Some(0.0),
         ..Default::default()
     };
-    let episode = client.create_episode_with(request).await.unwrap();
+    let episode = client.create(request).await.unwrap();
     for call in calls() {
         let arguments = call["arguments"].to_string();
         let waited = call["waited_ms"].as_u64();
-        let _ = client.call_tool_after(&episode.episode_id, call["tool"].as_str().unwrap(), &arguments, None, waited).await;
+        let request = pb::CallToolRequest {
+            episode_id: episode.episode_id.clone(),
+            tool_name: call["tool"].as_str().unwrap().to_owned(),
+            arguments_json: arguments,
+            waited_ms: waited,
+            ..Default::default()
+        };
+        let _ = client.call(request).await;
     }
-    client.finish_episode(&episode.episode_id).await.unwrap();
+    client.finish(pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), ..Default::default() }).await.unwrap();
     client.trajectory(&episode.episode_id).await.unwrap()
 }
 

@@ -204,8 +204,12 @@ impl Bridge {
         }
         let mut client = self.inner.client.clone();
         let episode = current.episode.clone();
-        let request =
-            pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), usage: finish.usage, answer: finish.answer, ..Default::default() };
+        let request = pb::FinishEpisodeRequest {
+            episode_id: episode.episode_id.clone(),
+            usage: finish.usage,
+            answer: finish.answer,
+            ..Default::default()
+        };
         let verdict = match client.finish(request).await {
             Ok(verdict) => verdict,
             Err(ClientError::Status(status)) => {

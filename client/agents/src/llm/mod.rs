@@ -129,10 +129,7 @@ impl LlmAgents {
 
     /// The agent a label names: a built-in agent, or one of these.
     pub fn agent(&self, label: &str) -> Option<Arc<dyn crate::Agent>> {
-        match crate::Builtin::parse(label) {
-            Some(builtin) => Some(Arc::new(builtin)),
-            None => self.get(label).map(|llm| Arc::new(llm.clone()) as Arc<dyn crate::Agent>),
-        }
+        crate::builtin::agent(label).or_else(|| self.get(label).map(|llm| Arc::new(llm.clone()) as Arc<dyn crate::Agent>))
     }
 }
 

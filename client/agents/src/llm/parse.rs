@@ -339,7 +339,7 @@ mod tests {
     /// The cases the Python worker's `llm_calls.py` checks too: both paths agree.
     #[test]
     fn the_shared_cases_with_the_python_worker() {
-        let shared: Value = serde_json::from_str(include_str!("../../../examples/python/llm_call_cases.json")).unwrap();
+        let shared: Value = serde_json::from_str(include_str!("../../../../examples/python/llm_call_cases.json")).unwrap();
         let tools: Vec<&str> = shared["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         for case in shared["cases"].as_array().unwrap() {
             let got = parse_reply(&case["message"], &tools);

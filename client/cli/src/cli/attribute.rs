@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolenv_runs::store::Store;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
+use toolenv_runs::store::Store;
 
 /// The run's failed episodes, attributed; episodes that could not be are reported on stderr.
 fn attributed(

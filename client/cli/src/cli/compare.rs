@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use toolenv_runs::compare;
 use toolenv_runs::metrics::InfraConvention;
 use toolenv_runs::store::Store;
-use toolenv_runs::compare;
 
 /// What to compare and how to print it.
 pub(crate) struct CompareRequest<'a> {

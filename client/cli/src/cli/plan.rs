@@ -113,12 +113,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
 
 /// The episode `toolenv play` or `toolenv mcp` asks for: its
 /// configuration is checked as a grid of one, for the agent labelled `agent`.
-pub(crate) fn episode(
-    args: &EpisodeArgs,
-    agent: &str,
-    task_id: &str,
-    server: Server,
-) -> anyhow::Result<pb::CreateEpisodeRequest> {
+pub(crate) fn episode(args: &EpisodeArgs, agent: &str, task_id: &str, server: Server) -> anyhow::Result<pb::CreateEpisodeRequest> {
     let delivery = &args.delivery;
     let configuration = Grid {
         epsilons: vec![args.epsilon],

@@ -2,10 +2,10 @@
 //! progress bars on stderr. Nothing here decides or fetches anything.
 
 use toolenv::pb;
+use toolenv_domains::Domain;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
 use toolenv_runs::store::RunSummary;
-use toolenv_domains::Domain;
 use toolenv_runs::trials_of;
 
 use super::run::Played;

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use toolenv::pb;
-use toolenv_runs::metrics::{EpisodeResult, Outcome};
-use toolenv_runs::store::{RunId, Store, StoreError};
 use toolenv_client::Client;
 use toolenv_runs::PlannedEpisode;
+use toolenv_runs::metrics::{EpisodeResult, Outcome};
+use toolenv_runs::store::{RunId, Store, StoreError};
 
 use super::plan::{Episodes, RunPlan};
 use super::render::{self, Shape};
