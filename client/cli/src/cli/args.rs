@@ -62,10 +62,8 @@ pub(crate) enum Command {
         /// Write a machine-readable JSON summary instead of tables.
         #[arg(long, conflicts_with = "html")]
         json: bool,
-        /// Leave infrastructure errors out of every rate (they are still
-        /// counted and shown); by default they count as failed trials.
-        #[arg(long)]
-        exclude_infra_errors: bool,
+        #[command(flatten)]
+        infra: InfraArgs,
         /// Compute every rate over feasible episodes only (an ideal agent
         /// could have passed them); infeasible ones are still counted and
         /// shown, and each rate's ceiling is shown either way.
@@ -119,11 +117,8 @@ pub(crate) enum Command {
         /// lines to this file.
         #[arg(long, value_name = "PATH")]
         hypotheses: Option<std::path::PathBuf>,
-        /// The call limit the run's episodes had (the server's --max-calls).
-        #[arg(long, default_value_t = toolenv_domains::DEFAULT_MAX_CALLS)]
-        max_calls: u32,
         #[command(flatten)]
-        store: StoreArgs,
+        replay: ReplayArgs,
     },
     /// Score another attribution method's predictions (JSON lines:
     /// plan_index, mistake_agent, mistake_step, errors [{agent, error}])
@@ -145,11 +140,8 @@ pub(crate) enum Command {
         /// Print the scores as JSON.
         #[arg(long)]
         json: bool,
-        /// The call limit the run's episodes had (the server's --max-calls).
-        #[arg(long, default_value_t = toolenv_domains::DEFAULT_MAX_CALLS)]
-        max_calls: u32,
         #[command(flatten)]
-        store: StoreArgs,
+        replay: ReplayArgs,
     },
 }
 
@@ -166,10 +158,35 @@ pub(crate) struct CompareArgs {
     /// Write the comparison as JSON instead of tables.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Leave infrastructure errors out (they are not trials); by default
-    /// they count as failed trials.
+    #[command(flatten)]
+    pub(crate) infra: InfraArgs,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+}
+
+/// How infrastructure errors count (`report`, `compare`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct InfraArgs {
+    /// Leave infrastructure errors out of every rate (they are not trials,
+    /// and are still counted and shown); by default they count as failed trials.
     #[arg(long)]
     pub(crate) exclude_infra_errors: bool,
+}
+
+impl InfraArgs {
+    /// The convention the flag asks for.
+    pub(crate) fn convention(self) -> toolenv_runs::metrics::InfraConvention {
+        toolenv_runs::metrics::InfraConvention::excluding(self.exclude_infra_errors)
+    }
+}
+
+/// The stored run a replay reads, and the call limit it replays under
+/// (`attribute`, `score-attribution`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// The call limit the run's episodes had (the server's --max-calls).
+    #[arg(long, default_value_t = toolenv_domains::DEFAULT_MAX_CALLS)]
+    pub(crate) max_calls: u32,
     #[command(flatten)]
     pub(crate) store: StoreArgs,
 }

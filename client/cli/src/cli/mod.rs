@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolenv_client::Client;
-use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::metrics::Population;
 use toolenv_server::{Config, RunningServer};
 
 use args::{ClientCommand, Command, TasksCommand};
@@ -54,21 +54,21 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
-        Command::Report { run, other, exclude_infra_errors, feasible_only, html: Some(file), store, .. } => {
+        Command::Report { run, other, infra, feasible_only, html: Some(file), store, .. } => {
             if url.is_some() {
                 anyhow::bail!("--html reads the store of runs: for a hosted run, pass the server's --store file instead of --url");
             }
-            let conv = InfraConvention::excluding(exclude_infra_errors);
+            let conv = infra.convention();
             let runs: Vec<String> = std::iter::once(run).chain(other).collect();
             html::report(&store.store, &runs, &file, conv, Population::feasible_only(feasible_only))
         }
-        Command::Report { run, json, exclude_infra_errors, feasible_only, store, .. } => match &url {
-            Some(url) => hosted::report(&mut connect(url).await?, &run, json, exclude_infra_errors, feasible_only).await,
+        Command::Report { run, json, infra, feasible_only, store, .. } => match &url {
+            Some(url) => hosted::report(&mut connect(url).await?, &run, json, infra.exclude_infra_errors, feasible_only).await,
             None => store::report(
                 &store.store,
                 &run,
                 json,
-                InfraConvention::excluding(exclude_infra_errors),
+                infra.convention(),
                 Population::feasible_only(feasible_only),
             ),
         },
@@ -79,18 +79,18 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 run_b: args.run_b.as_deref(),
                 agents: &args.agents,
                 json: args.json,
-                convention: InfraConvention::excluding(args.exclude_infra_errors),
+                convention: args.infra.convention(),
             };
             match &url {
                 Some(url) => hosted::compare(&mut connect(url).await?, &request).await,
                 None => compare::compare_stored(&args.store.store, &request),
             }
         }
-        Command::Attribute { run, json, who_when, hypotheses, max_calls, store } => {
-            attribute::attribute(&store.store, &run, json, who_when.as_deref(), hypotheses.as_deref(), max_calls)
+        Command::Attribute { run, json, who_when, hypotheses, replay } => {
+            attribute::attribute(&replay.store.store, &run, json, who_when.as_deref(), hypotheses.as_deref(), replay.max_calls)
         }
-        Command::ScoreAttribution { predictions, run, k, toolenv_types, json, max_calls, store } => {
-            attribute::score(&store.store, &run, &predictions, k, toolenv_types, json, max_calls)
+        Command::ScoreAttribution { predictions, run, k, toolenv_types, json, replay } => {
+            attribute::score(&replay.store.store, &run, &predictions, k, toolenv_types, json, replay.max_calls)
         }
         Command::Client(ClientCommand::Host(args)) => {
             let url = needs_server(url.as_deref())?;
