@@ -135,7 +135,7 @@ impl Client {
         self.list_suite_tasks("", domain, level).await
     }
 
-    /// Lists a suite's tasks ("paper", "standard", "generated:<seed>:<n>";
+    /// Lists a suite's tasks (`paper`, `standard`, `generated:<seed>:<n>`;
     /// empty: the paper's), optionally of one domain and level.
     pub async fn list_suite_tasks(
         &mut self,

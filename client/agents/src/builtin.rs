@@ -2,7 +2,7 @@
 //! that delegate to the policies in `toolenv-domains` (the reference
 //! solution, the brittle reader, the random agent, the solver, the MAS-FIRE
 //! teams). The only policy of this module's own is the reference agent's
-//! retrying of faults ([`call_with_retries`]).
+//! retrying of faults (`call_with_retries`).
 
 use toolenv_domains::solver::{Observation, Request};
 use toolenv_domains::{Call, Task};

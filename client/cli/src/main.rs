@@ -3,6 +3,17 @@
 //!
 //! The command line is in [`cli`]; this file only parses it, sets up
 //! logging and the runtime, and turns the outcome into the exit code.
+//!
+//! The crate (`toolenv-cli`) is the top floor: it may import every other
+//! crate of the workspace (the typed client, the agents with their LLM
+//! agents, the MCP bridge, the server for `serve` and embedded servers,
+//! the runs crate) and is the only one with clap, indicatif,
+//! tracing-subscriber and the allocator. Nothing imports it.
+#![forbid(unsafe_code)]
+
+// Doc comments of the argument structs are the --help text, where
+// `generated:<seed>:<n>` is literal text, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 mod cli;
 

@@ -36,7 +36,7 @@ pub enum EndpointError {
     },
     /// The endpoint refused the request because the conversation no longer
     /// fits the model's context window: the agent's limit, not a failure of
-    /// the endpoint (see [`is_context_exceeded`]).
+    /// the endpoint (see `is_context_exceeded`).
     #[error("model endpoint {url}: the conversation exceeds the model's context: {detail}")]
     ContextExceeded {
         /// The URL posted to.

@@ -1,4 +1,4 @@
-//! The built-in LLM agents: ReAct ([`react`]) and Reflexion ([`reflexion`])
+//! The built-in LLM agents: ReAct ([`react`]) and Reflexion (`reflexion`)
 //! over any OpenAI-compatible chat-completions endpoint ([`endpoint`]),
 //! reading tool calls however the model writes them ([`parse`]). Each
 //! episode reports its tokens and cost with its finish call and leaves its

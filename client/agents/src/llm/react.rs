@@ -1,7 +1,7 @@
 //! The agent loop: the model is given the task and the tools, and each turn
 //! either calls tools (natively or as text), whose results go back to it, or
 //! says it is done. Reflexion adds its reflection turns to the same loop
-//! ([`super::reflexion`]). Tool calls go to the episode through
+//! (`super::reflexion`). Tool calls go to the episode through
 //! [`crate::Env`] as any agent's do; injected faults come back to the model
 //! as error objects with the advised delay, which the loop declares (and
 //! the environment waits) before the next call.
