@@ -1,10 +1,12 @@
 //! Fork and replay over gRPC, and counterfactual attribution of a real run.
 
 use toolenv::pb;
-use toolenv_client::store::Store;
-use toolenv_client::{Agent, Grid, run_plan};
+use toolenv_agents::Builtin;
+use toolenv_client::run_plan;
 use toolenv_domains::Finish;
 use toolenv_domains::attribution::{ErrorType, Responsible};
+use toolenv_runs::Grid;
+use toolenv_runs::store::Store;
 use toolenv_tests::start;
 
 fn fault_profile(name: &str) -> Option<pb::FaultProfile> {
@@ -14,7 +16,7 @@ fn fault_profile(name: &str) -> Option<pb::FaultProfile> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and_is_attributed() {
     let (server, client) = start().await;
-    let agents = [Agent::Reference, Agent::ReferenceNoRetry, Agent::Brittle, Agent::Random, Agent::Solver];
+    let agents = [Builtin::Reference, Builtin::ReferenceNoRetry, Builtin::Brittle, Builtin::Random, Builtin::Solver];
     let grid = Grid {
         seed: 3,
         time_scale: Some(0.0),
@@ -25,7 +27,10 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     let plan = grid.plan(toolenv_domains::suite().iter().map(|t| t.id.as_str()));
     let store = Store::open_in_memory().unwrap();
     let run = store.create_run(&plan, "attribution test").unwrap();
-    run_plan(&client, &plan, 16, |index, result, trajectory| store.record(&run, index, result, trajectory).unwrap()).await;
+    run_plan(&client, &plan, 16, &toolenv_agents::builtin::agent, |index, result, trajectory| {
+        store.record(&run, index, result, trajectory).unwrap()
+    })
+    .await;
     let episodes = store.episodes(&run).unwrap();
     assert_eq!(episodes.len(), plan.len());
     let mut failed = 0;
@@ -84,7 +89,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
         time_scale: Some(0.0),
         ..Default::default()
     };
-    let outcome = toolenv_client::play(&mut client, Agent::Reference, request).await.unwrap();
+    let outcome = toolenv_client::play(&mut client, Builtin::Reference, request).await.unwrap();
     let recorded = outcome.trajectory;
     let calls = &recorded.calls;
     assert!(calls.iter().any(|c| c.fault.is_some()), "the schedule meets faults");
@@ -98,10 +103,17 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
         for call in &calls[t..] {
             let key = call.idempotency_key_call.map(toolenv_core::replay_key);
             let _ = client
-                .call_tool_after(&episode.episode_id, &call.tool_name, &call.arguments_json, key.as_deref(), Some(call.waited_ms))
+                .call(pb::CallToolRequest {
+                    episode_id: (&episode.episode_id).to_owned(),
+                    tool_name: (&call.tool_name).to_owned(),
+                    arguments_json: (&call.arguments_json).to_owned(),
+                    idempotency_key: key.as_deref().unwrap_or_default().to_owned(),
+                    waited_ms: Some(call.waited_ms),
+                    agent_id: String::new(),
+                })
                 .await;
         }
-        let verdict = client.finish_episode(&episode.episode_id).await.unwrap();
+        let verdict = client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
         assert_eq!(Some(&verdict), recorded.verdict.as_ref(), "forked at {t}");
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         assert_eq!(trajectory.calls, recorded.calls, "forked at {t}");
@@ -112,10 +124,10 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_episode_from_a_live_episode_and_its_errors() {
     let (server, mut client) = start().await;
-    let created = client.create_episode("scheduling/book-meeting/001", 0, 0).await.unwrap();
+    let created = client.create(toolenv_tests::new_episode("scheduling/book-meeting/001", 0, 0)).await.unwrap();
     let listed = toolenv_domains::task("scheduling/book-meeting/001").unwrap().reference.clone();
     for call in &listed {
-        client.call_tool(&created.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
+        client.call_json(&created.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
     }
     let forker = client.clone();
     let fork = |request: pb::ForkEpisodeRequest| {
@@ -127,9 +139,9 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     let before = before.into_inner();
     assert_ne!(before.episode_id, created.episode_id);
     for call in &listed {
-        client.call_tool(&before.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
+        client.call_json(&before.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
     }
-    assert!(client.finish_episode(&before.episode_id).await.unwrap().passed);
+    assert!(client.finish(toolenv_tests::finishing(&before.episode_id)).await.unwrap().passed);
     // The source is untouched, and still live.
     assert_eq!(client.trajectory(&created.episode_id).await.unwrap().calls.len(), listed.len());
 
@@ -146,7 +158,7 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     assert_eq!(diverged.code(), tonic::Code::InvalidArgument);
     assert!(diverged.message().contains("call 0 diverged"), "{}", diverged.message());
     // A finished episode forks too, from what the server keeps of it.
-    client.finish_episode(&created.episode_id).await.unwrap();
+    client.finish(toolenv_tests::finishing(&created.episode_id)).await.unwrap();
     let after = fork(pb::ForkEpisodeRequest { episode_id: created.episode_id.clone(), calls: 1, ..Default::default() }).await.unwrap();
     assert_ne!(after.into_inner().episode_id, created.episode_id);
     server.shutdown().await.unwrap();

@@ -31,7 +31,7 @@ fn check(case: &str, status: tonic::Status, expect: Expect) {
 #[tokio::test]
 async fn bad_requests_get_clear_statuses() {
     let (server, mut client) = start().await;
-    let episode = client.create_episode(TASK, 0, 0).await.unwrap().episode_id;
+    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let big = format!(r#"{{"date": "2026-01-01", "time": "09:00", "topic": "{}"}}"#, "x".repeat(100 * 1024));
 
     let calls: Vec<(&str, &str, &str, &str, Expect)> = vec![
@@ -74,21 +74,25 @@ async fn bad_requests_get_clear_statuses() {
         ("oversized arguments", &episode, "book_meeting", &big, Expect { code: Code::InvalidArgument, field: Some("arguments_json") }),
     ];
     for (case, episode_id, tool, arguments, expect) in calls {
-        check(case, status(client.call_tool(episode_id, tool, arguments).await), expect);
+        check(case, status(client.call_json(episode_id, tool, arguments).await), expect);
     }
 
     check(
         "create without task",
-        status(client.create_episode("", 0, 0).await),
+        status(client.create(toolenv_tests::new_episode("", 0, 0)).await),
         Expect { code: Code::InvalidArgument, field: Some("task_id") },
     );
     check(
         "create unknown task",
-        status(client.create_episode("travel/nope/999", 0, 0).await),
+        status(client.create(toolenv_tests::new_episode("travel/nope/999", 0, 0)).await),
         Expect { code: Code::NotFound, field: None },
     );
     check("get unknown task", status(client.get_task("nope").await), Expect { code: Code::NotFound, field: None });
-    check("finish unknown episode", status(client.finish_episode("ep-nope").await), Expect { code: Code::NotFound, field: None });
+    check(
+        "finish unknown episode",
+        status(client.finish(toolenv_tests::finishing("ep-nope")).await),
+        Expect { code: Code::NotFound, field: None },
+    );
     check("trajectory of unknown episode", status(client.trajectory("ep-nope").await), Expect { code: Code::NotFound, field: None });
     let level = client.raw().list_tasks(pb::ListTasksRequest { domain: 0, level: 7, ..Default::default() }).await.unwrap_err();
     check("unknown level", level, Expect { code: Code::InvalidArgument, field: Some("level") });
@@ -97,7 +101,7 @@ async fn bad_requests_get_clear_statuses() {
 
     // A broken business rule is not an error status: it is a result the agent reads.
     let reply = client
-        .call_tool(&episode, "book_meeting", &json!({"date": "2026-01-03", "time": "09:00", "topic": "x"}).to_string())
+        .call_json(&episode, "book_meeting", &json!({"date": "2026-01-03", "time": "09:00", "topic": "x"}).to_string())
         .await
         .unwrap();
     match reply.outcome {
@@ -118,8 +122,8 @@ async fn bad_requests_get_clear_statuses() {
     assert!(invalid.contains(&"topic") && invalid.contains(&"tool_name"), "{invalid:?}");
 
     // After finishing, calls are refused.
-    client.finish_episode(&episode).await.unwrap();
-    let after = status(client.call_tool(&episode, "check_calendar", r#"{"date": "2026-01-01"}"#).await);
+    client.finish(toolenv_tests::finishing(&episode)).await.unwrap();
+    let after = status(client.call_json(&episode, "check_calendar", r#"{"date": "2026-01-01"}"#).await);
     check("call after finish", after, Expect { code: Code::FailedPrecondition, field: None });
     server.shutdown().await.unwrap();
 }
@@ -127,7 +131,7 @@ async fn bad_requests_get_clear_statuses() {
 #[tokio::test]
 async fn garbage_never_hurts_the_server() {
     let (server, mut client) = start().await;
-    let episode = client.create_episode(TASK, 0, 0).await.unwrap().episode_id;
+    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let garbage = [
         "\u{0}\u{1}\u{2}",
         "{\"date\": \"\u{0}\", \"time\": \"\u{202e}09:00\", \"topic\": \"\u{1F600}\"}",
@@ -141,15 +145,15 @@ async fn garbage_never_hurts_the_server() {
     for text in garbage {
         for tool in ["book_meeting", "check_calendar", "list_meetings", "reschedule_meeting"] {
             // Any answer is fine, as long as it is an answer.
-            let _ = client.call_tool(&episode, tool, text).await;
+            let _ = client.call_json(&episode, tool, text).await;
         }
     }
     // Deeply nested JSON past serde's recursion limit is rejected, not a crash.
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-    assert_eq!(status(client.call_tool(&episode, "book_meeting", &deep).await).code(), Code::InvalidArgument);
+    assert_eq!(status(client.call_json(&episode, "book_meeting", &deep).await).code(), Code::InvalidArgument);
     // The server still serves everyone.
     assert_eq!(client.list_tasks(None, None).await.unwrap().len(), toolenv_domains::suite().len());
     let mut other = Client::connect(&server.url()).await.unwrap();
-    assert!(other.create_episode(TASK, 1, 0).await.is_ok());
+    assert!(other.create(toolenv_tests::new_episode(TASK, 1, 0)).await.is_ok());
     server.shutdown().await.unwrap();
 }

@@ -3,13 +3,14 @@
 
 use tonic::Code;
 use toolenv::pb;
+use toolenv_agents::Builtin;
+use toolenv_client::Client;
 use toolenv_client::worker::work;
-use toolenv_client::{Agent, Client};
 use toolenv_tests::start;
 
 /// A hosted run of the suite at one ε and λ 0 and 0.2, two trials, played
 /// to the end by a built-in worker of each label.
-async fn played_run(client: &mut Client, agents: &[Agent], epsilon: f64) -> String {
+async fn played_run(client: &mut Client, agents: &[Builtin], epsilon: f64) -> String {
     let request = pb::CreateRunRequest {
         description: "compare test".into(),
         agents: agents.iter().map(|a| a.name().to_owned()).collect(),
@@ -39,8 +40,8 @@ async fn compare(client: &mut Client, run_a: &str, run_b: &str, agents: &[&str])
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_agents_are_compared_over_the_tasks_they_share() {
     let (server, mut client) = start().await;
-    let both = played_run(&mut client, &[Agent::Reference, Agent::ReferenceNoRetry], 0.0).await;
-    let alone = played_run(&mut client, &[Agent::ReferenceNoRetry], 0.0).await;
+    let both = played_run(&mut client, &[Builtin::Reference, Builtin::ReferenceNoRetry], 0.0).await;
+    let alone = played_run(&mut client, &[Builtin::ReferenceNoRetry], 0.0).await;
 
     // Two labels of one run, and the same pairing across two runs: the no-retry
     // agent plays the same seeds, so both comparisons agree exactly.
@@ -75,7 +76,7 @@ async fn two_agents_are_compared_over_the_tasks_they_share() {
     refused(compare(&mut client, &both, &alone, &[]).await.unwrap_err(), Code::InvalidArgument, "run-0001 has 2 agents");
     refused(compare(&mut client, "", "", &[]).await.unwrap_err(), Code::InvalidArgument, "run_a is required");
     refused(compare(&mut client, "run-0099", "", &[]).await.unwrap_err(), Code::NotFound, "run-0099");
-    let other_grid = played_run(&mut client, &[Agent::ReferenceNoRetry], 0.1).await;
+    let other_grid = played_run(&mut client, &[Builtin::ReferenceNoRetry], 0.1).await;
     refused(
         compare(&mut client, &alone, &other_grid, &[]).await.unwrap_err(),
         Code::InvalidArgument,

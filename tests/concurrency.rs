@@ -1,5 +1,6 @@
 use futures::future::join_all;
-use toolenv_client::{Agent, play_episode};
+use toolenv_agents::Builtin;
+use toolenv_client::play_episode;
 use toolenv_domains::suite;
 use toolenv_tests::start;
 
@@ -12,10 +13,10 @@ async fn hundreds_of_concurrent_episodes_match_one_by_one() {
     let mut plan = Vec::new();
     for task in suite() {
         for seed in 0..10 {
-            plan.push((task.id.clone(), Agent::Random, seed));
+            plan.push((task.id.clone(), Builtin::Random, seed));
         }
         for seed in 0..5 {
-            plan.push((task.id.clone(), Agent::Reference, seed));
+            plan.push((task.id.clone(), Builtin::Reference, seed));
         }
     }
     assert!(plan.len() >= 300);

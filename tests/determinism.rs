@@ -1,5 +1,6 @@
 use prost::Message;
-use toolenv_client::{Agent, play_episode};
+use toolenv_agents::Builtin;
+use toolenv_client::play_episode;
 use toolenv_domains::suite;
 use toolenv_tests::start;
 
@@ -7,7 +8,7 @@ use toolenv_tests::start;
 async fn the_same_episode_twice_gives_identical_trajectory_bytes() {
     let (server, mut client) = start().await;
     for task in suite() {
-        for agent in [Agent::Reference, Agent::Random] {
+        for agent in [Builtin::Reference, Builtin::Random] {
             let a = play_episode(&mut client, agent, &task.id, 42, 1).await.unwrap();
             let b = play_episode(&mut client, agent, &task.id, 42, 1).await.unwrap();
             assert_eq!(a.trajectory.encode_to_vec(), b.trajectory.encode_to_vec(), "{} with the {} agent", task.id, agent.name());
@@ -15,8 +16,8 @@ async fn the_same_episode_twice_gives_identical_trajectory_bytes() {
             assert_eq!(a.trajectory.trial, 1);
         }
         // Another seed makes the random agent play differently.
-        let c = play_episode(&mut client, Agent::Random, &task.id, 43, 1).await.unwrap();
-        let d = play_episode(&mut client, Agent::Random, &task.id, 42, 1).await.unwrap();
+        let c = play_episode(&mut client, Builtin::Random, &task.id, 43, 1).await.unwrap();
+        let d = play_episode(&mut client, Builtin::Random, &task.id, 42, 1).await.unwrap();
         assert_ne!(c.trajectory.calls, d.trajectory.calls, "{}", task.id);
     }
     server.shutdown().await.unwrap();
@@ -28,7 +29,7 @@ async fn over_grpc_and_in_process_agree() {
     for task in suite() {
         let calls = toolenv_domains::agent::random_calls(task, 5, 25);
         let local = toolenv_domains::agent::play(task, 5, 0, &calls);
-        let remote = play_episode(&mut client, Agent::Random, &task.id, 5, 0).await.unwrap();
+        let remote = play_episode(&mut client, Builtin::Random, &task.id, 5, 0).await.unwrap();
         let expected = toolenv::pb::Trajectory::from(local.trajectory());
         assert_eq!(remote.trajectory, expected, "{}", task.id);
     }

@@ -8,7 +8,8 @@ use prost::Message;
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
-use toolenv_client::{Agent, Client, ClientError, play};
+use toolenv_agents::Builtin;
+use toolenv_client::{Client, ClientError, play};
 use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
 use toolenv_core::{Episode, Outcome};
 use toolenv_tests::start;
@@ -62,7 +63,7 @@ fn expect(code: Code, reason: &str, retry_delay: Option<u64>, pushback: Option<&
 }
 
 async fn call(client: &mut Client, episode: &str, (tool, args): (&str, &str)) -> Result<pb::CallToolResponse, tonic::Status> {
-    client.call_tool(episode, tool, args).await.map_err(|e| match e {
+    client.call_json(episode, tool, args).await.map_err(|e| match e {
         ClientError::Status(status) => status,
         other => panic!("{other}"),
     })
@@ -87,15 +88,14 @@ async fn failures_arrive_as_statuses_with_details_and_trailers() {
         ("HardRateLimit", expect(Code::PermissionDenied, "CONSUMER_SUSPENDED", None, Some("-1"))),
     ];
     for (kind, expected) in cases {
-        let episode = client.create_episode_with(always("scheduling/book-meeting/001", kind, status, 0.1)).await.unwrap().episode_id;
+        let episode = client.create(always("scheduling/book-meeting/001", kind, status, 0.1)).await.unwrap().episode_id;
         let error = call(&mut client, &episode, CALENDAR).await.unwrap_err();
         assert_eq!(seen(&error), expected, "{kind}");
         assert!(!error.message().is_empty());
     }
 
     // A cascade: the first call and the next three fail, all as outages or overloads.
-    let episode =
-        client.create_episode_with(always("scheduling/book-meeting/001", "CascadingFailure", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always("scheduling/book-meeting/001", "CascadingFailure", status, 0.0)).await.unwrap().episode_id;
     for _ in 0..4 {
         let error = call(&mut client, &episode, CALENDAR).await.unwrap_err();
         assert!(matches!(error.code(), Code::Unavailable | Code::ResourceExhausted), "{error:?}");
@@ -105,18 +105,16 @@ async fn failures_arrive_as_statuses_with_details_and_trailers() {
     assert_eq!(new, [true, false, false, false], "one cascade, carried over three calls");
 
     // A timeout really waits (time scale 1, 100 simulated ms).
-    let episode =
-        client.create_episode_with(always("scheduling/book-meeting/001", "TransientTimeout", status, 1.0)).await.unwrap().episode_id;
+    let episode = client.create(always("scheduling/book-meeting/001", "TransientTimeout", status, 1.0)).await.unwrap().episode_id;
     let started = std::time::Instant::now();
     let _ = call(&mut client, &episode, CALENDAR).await;
     assert!(started.elapsed() >= Duration::from_millis(100));
 
     // An ambiguous commit: the reply is lost, yet the write happened.
-    let episode =
-        client.create_episode_with(always("scheduling/book-meeting/001", "AmbiguousCommit", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always("scheduling/book-meeting/001", "AmbiguousCommit", status, 0.0)).await.unwrap().episode_id;
     let error = call(&mut client, &episode, BOOK).await.unwrap_err();
     assert!(matches!(error.code(), Code::DeadlineExceeded | Code::Unavailable));
-    assert!(client.finish_episode(&episode).await.unwrap().passed, "the booking was applied");
+    assert!(client.finish(toolenv_tests::finishing(&episode)).await.unwrap().passed, "the booking was applied");
     server.shutdown().await.unwrap();
 }
 
@@ -127,20 +125,20 @@ async fn modified_replies_are_ok_and_valid_messages() {
     let search = ("search_flights", r#"{"origin": "LON", "dest": "PAR", "date": "2026-01-05"}"#);
     let task = "travel/cheapest-flight/001";
 
-    let episode = client.create_episode_with(always(task, "HighLatency", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always(task, "HighLatency", status, 0.0)).await.unwrap().episode_id;
     let reply = call(&mut client, &episode, search).await.unwrap();
     assert!(result_json(&reply).contains("AA-500"));
     let delay = client.trajectory(&episode).await.unwrap().calls[0].delay_ms;
     assert!((200..=400).contains(&delay), "the simulated latency is recorded: {delay}");
 
-    let episode = client.create_episode_with(always(task, "EmptyResponse", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always(task, "EmptyResponse", status, 0.0)).await.unwrap().episode_id;
     assert_eq!(result_json(&call(&mut client, &episode, search).await.unwrap()), "{}");
 
-    let episode = client.create_episode_with(always(task, "PartialResponse", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always(task, "PartialResponse", status, 0.0)).await.unwrap().episode_id;
     let cut: serde_json::Value = serde_json::from_str(result_json(&call(&mut client, &episode, search).await.unwrap())).unwrap();
     assert_eq!(cut["flights"].as_array().unwrap().len(), 1);
 
-    let episode = client.create_episode_with(always(task, "SchemaDrift", status, 0.0)).await.unwrap().episode_id;
+    let episode = client.create(always(task, "SchemaDrift", status, 0.0)).await.unwrap().episode_id;
     let drifted: serde_json::Value = serde_json::from_str(result_json(&call(&mut client, &episode, search).await.unwrap())).unwrap();
     assert_eq!(drifted["api_version"], "v2");
     assert!(drifted.to_string().contains("flight_number"), "{drifted}");
@@ -158,7 +156,7 @@ async fn in_band_delivery_carries_the_same_fault_inside_an_ok_reply() {
     ];
     for (kind, code, reason, retry) in cases {
         let request = always("scheduling/book-meeting/001", kind, pb::FaultDelivery::InBand, 0.1);
-        let episode = client.create_episode_with(request).await.unwrap().episode_id;
+        let episode = client.create(request).await.unwrap().episode_id;
         let reply = call(&mut client, &episode, CALENDAR).await.expect("in-band faults are OK replies");
         let value: serde_json::Value = serde_json::from_str(result_json(&reply)).unwrap();
         let error = &value["error"];
@@ -174,7 +172,7 @@ async fn a_soft_rate_limit_window_is_enforced_in_real_time() {
     let (server, mut client) = start().await;
     // retry_after 1000 simulated ms at time scale 0.05: 50 real ms.
     let request = always("scheduling/book-meeting/001", "SoftRateLimit", pb::FaultDelivery::Status, 0.05);
-    let episode = client.create_episode_with(request).await.unwrap().episode_id;
+    let episode = client.create(request).await.unwrap().episode_id;
     let _ = call(&mut client, &episode, CALENDAR).await;
     let _ = call(&mut client, &episode, CALENDAR).await;
     tokio::time::sleep(Duration::from_millis(120)).await;
@@ -225,7 +223,7 @@ async fn invalid_fault_profiles_name_the_field() {
     }
     // The paper's ablation by name works.
     let ablation = profile(pb::FaultProfile { name: "rate-limit-only".into(), ..Default::default() });
-    let episode = client.create_episode_with(ablation).await.unwrap();
+    let episode = client.create(ablation).await.unwrap();
     assert!(episode.fault_profile_json.contains("SoftRateLimit") && !episode.fault_profile_json.contains("TransientTimeout"));
     server.shutdown().await.unwrap();
 }
@@ -265,11 +263,11 @@ async fn the_retrying_agent_passes_every_task_under_recoverable_faults() {
         for seed in 0..4 {
             for delivery in [pb::FaultDelivery::Status, pb::FaultDelivery::InBand] {
                 let request = pb::CreateEpisodeRequest { fault_delivery: delivery.into(), ..recoverable(&task.id, seed) };
-                let outcome = play(&mut client, Agent::Reference, request.clone()).await.unwrap();
+                let outcome = play(&mut client, Builtin::Reference, request.clone()).await.unwrap();
                 assert!(outcome.verdict.passed, "{} seed {seed} {delivery:?}: {:#?}", task.id, outcome.verdict);
                 retry_passes += 1;
                 faults += outcome.verdict.fault_stats.unwrap().encountered;
-                let blind = play(&mut client, Agent::ReferenceNoRetry, request).await.unwrap();
+                let blind = play(&mut client, Builtin::ReferenceNoRetry, request).await.unwrap();
                 no_retry_passes += u32::from(blind.verdict.passed);
             }
         }
@@ -297,12 +295,12 @@ async fn the_same_seed_gives_the_same_faults_at_concurrency_1_and_64() {
     let mut one = client.clone();
     let mut sequential = Vec::new();
     for request in &requests {
-        sequential.push(play(&mut one, Agent::Reference, request.clone()).await.unwrap().trajectory.encode_to_vec());
+        sequential.push(play(&mut one, Builtin::Reference, request.clone()).await.unwrap().trajectory.encode_to_vec());
     }
     for chunk in requests.chunks(64).zip(sequential.chunks(64)) {
         let concurrent = join_all(chunk.0.iter().map(|request| {
             let mut client = client.clone();
-            async move { play(&mut client, Agent::Reference, request.clone()).await.unwrap().trajectory.encode_to_vec() }
+            async move { play(&mut client, Builtin::Reference, request.clone()).await.unwrap().trajectory.encode_to_vec() }
         }))
         .await;
         assert_eq!(concurrent, chunk.1);
@@ -315,7 +313,7 @@ async fn the_same_seed_gives_the_same_faults_at_concurrency_1_and_64() {
 async fn hard_rate_limit_fails_the_task_and_the_verdict_says_why() {
     let (server, mut client) = start().await;
     let request = always("travel/cheapest-flight/001", "HardRateLimit", pb::FaultDelivery::Status, 0.0);
-    let outcome = play(&mut client, Agent::Reference, request).await.unwrap();
+    let outcome = play(&mut client, Builtin::Reference, request).await.unwrap();
     assert!(!outcome.verdict.passed);
     assert_eq!(outcome.verdict.fault_notes, ["suspended by HardRateLimit at call 0; 3 later calls refused"]);
     server.shutdown().await.unwrap();
@@ -332,10 +330,10 @@ async fn named_profiles_from_the_server_profile_file_are_used_by_name() {
         time_scale: Some(0.0),
         ..Default::default()
     };
-    let episode = client.create_episode_with(named("resets")).await.unwrap().episode_id;
+    let episode = client.create(named("resets")).await.unwrap().episode_id;
     assert_eq!(call(&mut client, &episode, CALENDAR).await.unwrap_err().code(), Code::Unavailable);
     // A file profile shadows the preset of the same name.
-    let episode = client.create_episode_with(named("0.1")).await.unwrap();
+    let episode = client.create(named("0.1")).await.unwrap();
     assert!(episode.fault_profile_json.contains(r#""failure_rate":0.0"#), "{}", episode.fault_profile_json);
     server.shutdown().await.unwrap();
 }
@@ -357,7 +355,7 @@ async fn every_kind_reaches_the_wire_as_the_episode_delivers_it() {
         let weights = BTreeMap::from([(kind.name().to_owned(), 1.0)]);
         for delivery in [pb::FaultDelivery::Status, pb::FaultDelivery::InBand] {
             let in_band = delivery == pb::FaultDelivery::InBand;
-            let episode = client.create_episode_with(always(&task.id, kind.name(), delivery, 0.0)).await.unwrap().episode_id;
+            let episode = client.create(always(&task.id, kind.name(), delivery, 0.0)).await.unwrap().episode_id;
             let chaos = Chaos::new(FaultProfile::custom(1.0, &weights, params.clone()).unwrap()).unwrap();
             let mut local = Episode::new(task, 1, 0).with_chaos(chaos);
             for (i, &(tool, arguments)) in calls.iter().enumerate() {
@@ -399,11 +397,21 @@ async fn every_kind_reaches_the_wire_as_the_episode_delivers_it() {
 async fn at_time_scale_0_the_rate_limit_window_passes_only_with_declared_waits() {
     let (server, mut client) = start().await;
     let request = always("scheduling/book-meeting/001", "SoftRateLimit", pb::FaultDelivery::Status, 0.0);
-    let episode = client.create_episode_with(request).await.unwrap().episode_id;
+    let episode = client.create(request).await.unwrap().episode_id;
     let (tool, args) = CALENDAR;
     let mut messages = Vec::new();
     for waited_ms in [None, None, Some(400), Some(600)] {
-        let status = client.call_tool_after(&episode, tool, args, None, waited_ms).await.unwrap_err();
+        let status = client
+            .call(pb::CallToolRequest {
+                episode_id: (&episode).to_owned(),
+                tool_name: (tool).to_owned(),
+                arguments_json: (args).to_owned(),
+                idempotency_key: String::new(),
+                waited_ms,
+                agent_id: String::new(),
+            })
+            .await
+            .unwrap_err();
         let ClientError::Status(status) = status else { panic!("{status}") };
         let info = status.get_details_error_info().unwrap();
         messages.push((status.message().to_owned(), info.metadata.get("retry_after_virtual_ms").cloned()));
@@ -453,7 +461,7 @@ async fn declared_waits_give_the_same_trajectory_at_time_scale_0_and_1() {
     let (mut compared, mut windows) = (0, 0);
     for task in toolenv_domains::suite().iter().step_by(3) {
         for (seed, delivery) in [(0, pb::FaultDelivery::Status), (1, pb::FaultDelivery::InBand)] {
-            for agent in [Agent::Reference, Agent::Solver] {
+            for agent in [Builtin::Reference, Builtin::Solver] {
                 let at = |scale| timed(&task.id, seed, scale, delivery);
                 let virtual_only = play(&mut client, agent, at(0.0)).await.unwrap();
                 let real = play(&mut client, agent, at(1.0)).await.unwrap();

@@ -4,8 +4,9 @@
 
 use tonic::Code;
 use toolenv::pb;
+use toolenv_agents::Builtin;
+use toolenv_client::play_episode;
 use toolenv_client::worker::work;
-use toolenv_client::{Agent, play_episode};
 use toolenv_domains::generate::GENERATOR_VERSION;
 use toolenv_tests::start;
 
@@ -18,11 +19,11 @@ async fn a_generated_suite_is_listed_and_played_by_the_built_in_agents() {
     let level_3 = client.list_suite_tasks("generated:3:2", None, Some(3)).await.unwrap();
     assert_eq!(level_3.len(), 8);
     for task in &tasks {
-        for agent in [Agent::Reference, Agent::Solver] {
+        for agent in [Builtin::Reference, Builtin::Solver] {
             let outcome = play_episode(&mut client, agent, &task.id, 1, 0).await.unwrap();
             assert!(outcome.verdict.passed, "{} with {agent:?}: {:#?}", task.id, outcome.verdict.checks);
         }
-        let idle = play_episode(&mut client, Agent::Idle, &task.id, 1, 0).await.unwrap();
+        let idle = play_episode(&mut client, Builtin::Idle, &task.id, 1, 0).await.unwrap();
         assert!(!idle.verdict.passed, "{} passes on inaction", task.id);
     }
     server.shutdown().await.unwrap();
@@ -45,11 +46,19 @@ async fn an_answer_task_is_judged_on_its_answer() {
         .expect("a fare question among the level-3 travel tasks");
     let right = task.reference_answer().expect("a question has an example answer").to_owned();
     for (answer, passes) in [(Some(right.clone()), true), (None, false), (Some("I could not find out.".to_owned()), false)] {
-        let episode = client.create_episode(&task.id, 0, 0).await.unwrap();
+        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
         for call in &task.reference {
-            client.call_tool(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
+            client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
         }
-        let verdict = client.finish_episode_answering(&episode.episode_id, None, answer.clone()).await.unwrap();
+        let verdict = client
+            .finish(pb::FinishEpisodeRequest {
+                episode_id: episode.episode_id.clone(),
+                usage: None,
+                answer: answer.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
         assert_eq!(verdict.passed, passes, "{answer:?}: {:#?}", verdict.checks);
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         assert_eq!(trajectory.answer, answer, "the trajectory records the answer");
@@ -122,7 +131,7 @@ async fn a_hosted_run_of_a_generated_suite_names_its_suite_and_generator_version
     };
     let run = client.runs().create_run(request).await.unwrap().into_inner();
     assert_eq!((run.planned, run.suite.as_str(), run.generator_version), (12, "generated:8:1", GENERATOR_VERSION));
-    let summary = work(&mut client, &run.run_id, Agent::Solver, "solver", "w", |_, _, _| {}).await.unwrap();
+    let summary = work(&mut client, &run.run_id, Builtin::Solver, "solver", "w", |_, _, _| {}).await.unwrap();
     assert_eq!((summary.played, summary.passed), (12, 12));
     let listed = client.runs().list_runs(pb::ListRunsRequest {}).await.unwrap().into_inner();
     assert_eq!(listed.runs[0].suite, "generated:8:1");

@@ -8,8 +8,9 @@ use prost::Message as _;
 use tonic::Code;
 use tonic_types::StatusExt as _;
 use toolenv::pb;
+use toolenv_agents::Builtin;
 use toolenv_client::worker::work;
-use toolenv_client::{Agent, Client, play};
+use toolenv_client::{Client, play};
 use toolenv_server::Config;
 use toolenv_tests::{pass_1_at_lambda, run_report, start, start_with};
 
@@ -47,7 +48,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
 
     // Three workers for one label, two for the other, all at once.
     let mut workers = tokio::task::JoinSet::new();
-    for (agent, count) in [(Agent::Reference, 3), (Agent::ReferenceNoRetry, 2)] {
+    for (agent, count) in [(Builtin::Reference, 3), (Builtin::ReferenceNoRetry, 2)] {
         for i in 0..count {
             let (mut client, run_id) = (client.clone(), run.run_id.clone());
             workers.spawn(async move {
@@ -61,7 +62,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
             });
         }
     }
-    let mut played: BTreeMap<u64, (Agent, String)> = BTreeMap::new();
+    let mut played: BTreeMap<u64, (Builtin, String)> = BTreeMap::new();
     let mut passed_by_agent: BTreeMap<&str, u64> = BTreeMap::new();
     while let Some(joined) = workers.join_next().await {
         let (agent, summary, episodes) = joined.unwrap();
@@ -73,7 +74,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
     }
     assert_eq!(played.len(), 120, "every planned episode played exactly once");
     // Each worker only got episodes planned for its label: the first 60 are the reference agent's.
-    assert!(played.iter().all(|(&index, (agent, _))| (*agent == Agent::Reference) == (index < 60)));
+    assert!(played.iter().all(|(&index, (agent, _))| (*agent == Builtin::Reference) == (index < 60)));
 
     let progress = get_run(&mut client, &run.run_id).await;
     assert_eq!((progress.passed + progress.failed, progress.waiting, progress.leased, progress.complete), (120, 0, 0, true));
@@ -96,7 +97,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
         let (_, episode_id) = &played[&index];
         let hosted = client.trajectory(episode_id).await.unwrap();
         let planned = paper_travel_request(index);
-        let local = play(&mut client, Agent::Reference, planned).await.unwrap().trajectory;
+        let local = play(&mut client, Builtin::Reference, planned).await.unwrap().trajectory;
         assert_eq!(hosted.encode_to_vec(), local.encode_to_vec(), "plan entry {index}");
     }
     server.shutdown().await.unwrap();
@@ -104,7 +105,7 @@ async fn many_workers_share_a_run_and_results_aggregate_on_the_server() {
 
 /// The request of one entry of the test's travel paper grid (the reference agent's half).
 fn paper_travel_request(index: u64) -> pb::CreateEpisodeRequest {
-    let grid = toolenv_client::Grid { time_scale: Some(0.0), ..toolenv_client::Grid::paper(vec!["reference".into()]) };
+    let grid = toolenv_runs::Grid { time_scale: Some(0.0), ..toolenv_runs::Grid::paper(vec!["reference".into()]) };
     let travel: Vec<&str> = toolenv_domains::suite().iter().filter(|t| t.id.starts_with("travel/")).map(|t| t.id.as_str()).collect();
     grid.plan(travel.iter().copied())[index as usize].request.clone()
 }
@@ -121,7 +122,7 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
     let abandoned = next(&mut client, &run.run_id, "agent").await.lease.unwrap();
     let abandoned_id = abandoned.episode.as_ref().unwrap().episode_id.clone();
     assert_eq!((abandoned.plan_index, abandoned.lease_timeout_ms, abandoned.agent.as_str()), (0, 300, "agent"));
-    client.call_tool(&abandoned_id, "check_calendar", r#"{"date": "2026-01-05"}"#).await.unwrap();
+    client.call_json(&abandoned_id, "check_calendar", r#"{"date": "2026-01-05"}"#).await.unwrap();
 
     // Worker B gets the others at once; then its request waits for the lease to expire.
     let mut seen = Vec::new();
@@ -133,7 +134,7 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
             break lease;
         }
         seen.push(lease.plan_index);
-        client.finish_episode(&lease.episode.unwrap().episode_id).await.unwrap();
+        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     };
     assert_eq!(seen, (1..planned).collect::<Vec<_>>());
     // The abandoned plan entry went out again, as a new episode.
@@ -141,13 +142,13 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
     assert_ne!(again_id, abandoned_id);
 
     // The first worker is told, whatever it tries.
-    let late = client.call_tool(&abandoned_id, "check_calendar", r#"{"date": "2026-01-05"}"#).await.unwrap_err();
+    let late = client.call_json(&abandoned_id, "check_calendar", r#"{"date": "2026-01-05"}"#).await.unwrap_err();
     let toolenv_client::ClientError::Status(status) = late else { panic!("{late:?}") };
     assert_eq!(status.code(), Code::FailedPrecondition);
     assert_eq!(status.get_details_error_info().unwrap().reason, "LEASE_EXPIRED");
-    assert!(client.finish_episode(&abandoned_id).await.is_err(), "a revoked episode cannot record a verdict");
+    assert!(client.finish(toolenv_tests::finishing(&abandoned_id)).await.is_err(), "a revoked episode cannot record a verdict");
 
-    client.finish_episode(&again_id).await.unwrap();
+    client.finish(toolenv_tests::finishing(&again_id)).await.unwrap();
     let progress = get_run(&mut client, &run.run_id).await;
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (planned, 0, true));
     server.shutdown().await.unwrap();
@@ -175,7 +176,7 @@ async fn a_waiting_worker_learns_at_once_when_the_last_episode_is_done() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let finished = std::time::Instant::now();
     for id in &held {
-        client.finish_episode(id).await.unwrap();
+        client.finish(toolenv_tests::finishing(id)).await.unwrap();
     }
     let reply = waiting.await.unwrap();
     assert!(reply.lease.is_none() && reply.retry_after_ms == 0, "{reply:?}");
@@ -193,9 +194,16 @@ async fn usage_reported_at_finish_reaches_the_report() {
     while let Some(lease) = next(&mut client, &run.run_id, "llm").await.lease {
         let usage = pb::Usage { input_tokens: 1000, output_tokens: 100, cost_usd: Some(0.01) };
         let id = lease.episode.unwrap().episode_id;
-        client.finish_episode_with(&id, Some(usage)).await.unwrap();
+        client.finish(pb::FinishEpisodeRequest { episode_id: id.to_owned(), usage: Some(usage), ..Default::default() }).await.unwrap();
         // A second finish returns the same verdict and changes nothing.
-        client.finish_episode_with(&id, Some(pb::Usage { input_tokens: 5, ..usage })).await.unwrap();
+        client
+            .finish(pb::FinishEpisodeRequest {
+                episode_id: id.to_owned(),
+                usage: Some(pb::Usage { input_tokens: 5, ..usage }),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
         assert_eq!(client.trajectory(&id).await.unwrap().usage, Some(usage));
         episodes += 1;
     }
@@ -223,7 +231,7 @@ async fn a_server_restarted_on_its_store_resumes_a_hosted_run() {
     for _ in 0..4 {
         let lease = next(&mut client, &run.run_id, "").await.lease.unwrap();
         done.push(lease.plan_index);
-        client.finish_episode(&lease.episode.unwrap().episode_id).await.unwrap();
+        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     }
     // One more leased and left unfinished when the server stops.
     let in_flight = next(&mut client, &run.run_id, "").await.lease.unwrap().plan_index;
@@ -235,7 +243,7 @@ async fn a_server_restarted_on_its_store_resumes_a_hosted_run() {
     let mut rest = Vec::new();
     while let Some(lease) = next(&mut client, &run.run_id, "").await.lease {
         rest.push(lease.plan_index);
-        client.finish_episode(&lease.episode.unwrap().episode_id).await.unwrap();
+        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     }
     assert!(rest.contains(&in_flight));
     assert!(rest.iter().all(|i| !done.contains(i)), "no finished episode repeated: {done:?} then {rest:?}");
@@ -284,8 +292,8 @@ async fn bad_run_requests_are_refused_with_the_field_named() {
 async fn runs_played_by_the_command_line_cannot_be_leased() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.db");
-    let plan = toolenv_client::Grid::single(vec!["reference".into()]).plan(["travel/direct-flight/001"]);
-    let cli_run = toolenv_client::store::Store::open(&path).unwrap().create_run(&plan, "toolenv run").unwrap();
+    let plan = toolenv_runs::Grid::single(vec!["reference".into()]).plan(["travel/direct-flight/001"]);
+    let cli_run = toolenv_runs::store::Store::open(&path).unwrap().create_run(&plan, "toolenv run").unwrap();
     let (server, mut client) = start_with(Config { store: Some(path), ..Config::default() }).await;
     let request = pb::NextEpisodeRequest { run_id: cli_run.to_string(), ..Default::default() };
     let status = client.runs().next_episode(request).await.unwrap_err();

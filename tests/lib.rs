@@ -24,11 +24,21 @@ pub async fn start_with(config: Config) -> (RunningServer, Client) {
 /// Plays the given calls in a fresh episode of `task_id` and returns the verdict.
 /// Calls the server rejects as malformed are part of the play.
 pub async fn play_calls(client: &mut Client, task_id: &str, calls: &[(&str, Value)]) -> pb::Verdict {
-    let episode = client.create_episode(task_id, 0, 0).await.expect("episode starts");
+    let episode = client.create(new_episode(task_id, 0, 0)).await.expect("episode starts");
     for (tool, arguments) in calls {
-        let _ = client.call_tool(&episode.episode_id, tool, &arguments.to_string()).await;
+        let _ = client.call_json(&episode.episode_id, tool, &arguments.to_string()).await;
     }
-    client.finish_episode(&episode.episode_id).await.expect("episode finishes")
+    client.finish(finishing(&episode.episode_id)).await.expect("episode finishes")
+}
+
+/// The request for an episode of `task_id` with no faults.
+pub fn new_episode(task_id: &str, seed: u64, trial: u32) -> pb::CreateEpisodeRequest {
+    pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial, ..Default::default() }
+}
+
+/// The request to finish an episode with no answer and no usage.
+pub fn finishing(episode_id: &str) -> pb::FinishEpisodeRequest {
+    pb::FinishEpisodeRequest { episode_id: episode_id.to_owned(), ..Default::default() }
 }
 
 /// The names of a verdict's failed checks, in order.

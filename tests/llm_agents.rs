@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolenv_client::llm::scripted::{Script, ScriptedEndpoint, Variant};
-use toolenv_client::llm::{self, Architecture, LlmAgent, LlmAgents, ModelEndpoint, Price, RetryPolicy, Sampling, Tape, ToolChoice};
-use toolenv_client::metrics::{EpisodeResult, InfraConvention, Population};
-use toolenv_client::{Client, Grid, PlannedEpisode, report, run_plan_with, trajectory_json};
+use toolenv_agents::Agent as _;
+use toolenv_agents::llm::scripted::{Script, ScriptedEndpoint, Variant};
+use toolenv_agents::llm::{Architecture, LlmAgent, LlmAgents, ModelEndpoint, Price, RetryPolicy, Sampling, Tape, ToolChoice};
+use toolenv_client::{Client, run_plan};
+use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Population};
+use toolenv_runs::{Grid, PlannedEpisode, report, trajectory_json};
 use toolenv_tests::start;
 
 const TASK: &str = "scheduling/book-meeting/001";
@@ -52,7 +54,7 @@ fn planned(label: &str, task_id: &str, faults: Option<&str>) -> Vec<PlannedEpiso
 async fn play(client: &Client, agents: &[(&str, LlmAgent)], plan: &[PlannedEpisode]) -> Vec<(EpisodeResult, Option<Value>)> {
     let agents = LlmAgents::new(agents.iter().map(|(label, agent)| ((*label).to_owned(), agent.clone())).collect::<BTreeMap<_, _>>());
     let mut trajectories = vec![None; plan.len()];
-    let results = run_plan_with(client, plan, 4, &agents, |index, _, trajectory| {
+    let results = run_plan(client, plan, 4, &|label| agents.agent(label), |index, _, trajectory| {
         trajectories[index] = trajectory.map(trajectory_json);
     })
     .await;
@@ -69,7 +71,7 @@ async fn every_protocol_variant_plays_the_task() {
         let played =
             play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
         let (result, trajectory) = &played[0];
-        assert_eq!(result.outcome, toolenv_client::metrics::Outcome::Passed, "{variant:?}: {result:?}");
+        assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Passed, "{variant:?}: {result:?}");
         assert_eq!(result.calls as usize, calls.len(), "{variant:?}");
         let llm = result.llm.expect("an LLM agent's counts");
         let (native, text) = if variant == Variant::Native { (calls.len() as u32, 0) } else { (0, calls.len() as u32) };
@@ -101,7 +103,7 @@ async fn unreadable_calls_are_protocol_errors_not_silent_zeros() {
     let label = "react@scripted";
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
     let (result, trajectory) = &played[0];
-    assert_eq!(result.outcome, toolenv_client::metrics::Outcome::Failed);
+    assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Failed);
     assert_eq!(result.llm.map(|l| (l.protocol_errors, l.model_turns)), Some((2, 2)));
     let messages = trajectory.as_ref().unwrap()["conversation"]["messages"].as_array().unwrap().clone();
     assert!(messages[3]["content"].as_str().unwrap().contains("could not be read"), "{:?}", messages[3]);
@@ -109,7 +111,7 @@ async fn unreadable_calls_are_protocol_errors_not_silent_zeros() {
     let script = Script { variants: vec![Variant::Garbage, Variant::Fenced], ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_client::metrics::Outcome::Passed, "{:?}", played[0].0);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed, "{:?}", played[0].0);
     assert!(played[0].0.llm.unwrap().protocol_errors >= 1);
     let text = report::render(&[played[0].0.clone()], 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
     assert!(text.contains("Table 10"), "{text}");
@@ -124,14 +126,14 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     let script = Script { rate_limited_first: 2, retry_after_ms: Some(20), ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_client::metrics::Outcome::Passed);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed);
     assert_eq!(endpoint.requests() as usize, calls.len() + 1 + 2);
     // A 429 with Retry-After in seconds is honoured too (one second).
     let script = Script { rate_limited_first: 1, ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let started = std::time::Instant::now();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_client::metrics::Outcome::Passed);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed);
     assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 was not waited");
     // HTTP 500 every time: an infrastructure error after the attempts, no trajectory.
     let script = Script { always_500: true, ..Script::new(calls.clone(), Variant::Native) };
@@ -149,7 +151,7 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
     let (result, trajectory) = &played[0];
-    assert_eq!(result.outcome, toolenv_client::metrics::Outcome::Failed, "{result:?}");
+    assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Failed, "{result:?}");
     assert_eq!(result.llm.map(|c| c.context_exhausted), Some(1));
     assert_eq!(trajectory.as_ref().and_then(|t| t.pointer("/conversation/context_exhausted")), Some(&Value::Bool(true)));
     assert_eq!(endpoint.requests(), 1, "a refusal for length is not retried");
@@ -242,10 +244,11 @@ async fn a_recorded_run_replays_byte_for_byte_offline() {
 
 #[test]
 fn agent_specs_name_an_architecture_and_a_model() {
-    assert_eq!(llm::parse_spec("react@gpt-4o"), Some((Architecture::React, "gpt-4o")));
-    assert_eq!(llm::parse_spec("reflexion@org/model@v2"), Some((Architecture::Reflexion, "org/model@v2")));
-    assert_eq!(llm::parse_spec("reference"), None);
-    assert_eq!(llm::parse_spec("react@"), None);
+    use toolenv_agents::Spec;
+    assert_eq!(Spec::parse("react@gpt-4o"), Ok(Spec::Llm(Architecture::React, "gpt-4o")));
+    assert_eq!(Spec::parse("reflexion@org/model@v2"), Ok(Spec::Llm(Architecture::Reflexion, "org/model@v2")));
+    assert_eq!(Spec::parse("reference"), Ok(Spec::Builtin(toolenv_agents::Builtin::Reference)));
+    assert!(Spec::parse("react@").is_err());
 }
 
 /// The Python worker's parser (examples/python/llm_calls.py) gives the
@@ -276,7 +279,7 @@ async fn an_llm_agent_works_on_a_hosted_run() {
         ..Default::default()
     };
     let run = client.runs().create_run(request).await.unwrap().into_inner();
-    let agent = toolenv_client::worker::WorkAgent::Llm(Box::new(agent(Architecture::React, &endpoint.base_url(), Tape::Off)));
+    let agent = agent(Architecture::React, &endpoint.base_url(), Tape::Off);
     assert_eq!(agent.label(), label);
     let summary = toolenv_client::worker::work(&mut client, &run.run_id, agent, label, "w", |_, _, _| {}).await.unwrap();
     assert_eq!(summary.played, run.planned);

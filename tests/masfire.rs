@@ -3,11 +3,13 @@ use serde_json::{Value, json};
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
-use toolenv_client::metrics::{InfraConvention, Population};
-use toolenv_client::{Agent, Client, ClientError, Grid, masfire, run_plan};
+use toolenv_agents::Builtin;
+use toolenv_client::{Client, ClientError, run_plan};
 use toolenv_core::masfire::{MasFault, MasProfile};
 use toolenv_core::{CallOptions, Episode, RoleSpec};
 use toolenv_domains::suite;
+use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::{Grid, masfire};
 use toolenv_tests::start;
 
 const FLIGHT: &str = "travel/cheapest-flight/001";
@@ -28,11 +30,11 @@ async fn team_episode(client: &mut Client, task: &str, names: &[&str], fault: Op
         mas_faults: fault.map(profile),
         ..Default::default()
     };
-    client.create_episode_with(request).await.expect("a multi-agent episode")
+    client.create(request).await.expect("a multi-agent episode")
 }
 
 async fn join(client: &mut Client, episode: &pb::Episode, role: &str) -> pb::JoinEpisodeResponse {
-    client.join_episode(&episode.episode_id, role).await.expect("joins")
+    client.join(&episode.episode_id, role).await.expect("joins")
 }
 
 async fn call(
@@ -42,7 +44,16 @@ async fn call(
     tool: &str,
     args: Value,
 ) -> Result<pb::CallToolResponse, ClientError> {
-    client.call_tool_as(agent, &episode.episode_id, tool, &args.to_string(), None, Some(0)).await
+    client
+        .call(pb::CallToolRequest {
+            episode_id: (&episode.episode_id).to_owned(),
+            tool_name: (tool).to_owned(),
+            arguments_json: args.to_string(),
+            idempotency_key: String::new(),
+            waited_ms: Some(0),
+            agent_id: agent.to_owned(),
+        })
+        .await
 }
 
 fn result(reply: &pb::CallToolResponse) -> Value {
@@ -106,7 +117,7 @@ async fn roles_join_and_the_bus_carry_messages_in_sequence_order() {
     let pool = result(&call(&mut client, &episode, "planner-1", "read_pool", json!({})).await.unwrap());
     assert_eq!(pool["messages"].as_array().unwrap().len(), 3);
     // Calls are tagged with the agent and its role.
-    client.finish_episode(&episode.episode_id).await.unwrap();
+    client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
     let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
     assert_eq!(trajectory.calls[0].tool_name, "join");
     assert_eq!((trajectory.calls[2].agent_id.as_str(), trajectory.calls[2].role.as_str()), ("planner-1", "planner"));
@@ -123,7 +134,7 @@ async fn bus_limits_and_bad_requests_get_clear_errors() {
     assert_eq!((s.code(), field(&s).as_deref()), (Code::InvalidArgument, Some("agent_id")), "{s:?}");
     let s = status(call(&mut client, &episode, "ghost-1", "read_inbox", json!({})).await);
     assert_eq!((s.code(), field(&s).as_deref()), (Code::InvalidArgument, Some("agent_id")), "{s:?}");
-    let s = status(client.join_episode(&episode.episode_id, "critic").await);
+    let s = status(client.join(&episode.episode_id, "critic").await);
     assert_eq!((s.code(), field(&s).as_deref()), (Code::InvalidArgument, Some("role")), "{s:?}");
     assert!(s.message().contains("planner, executor"), "{s:?}");
     join(&mut client, &episode, "planner").await;
@@ -145,16 +156,16 @@ async fn bus_limits_and_bad_requests_get_clear_errors() {
     assert!(s.message().contains("100"), "{s:?}");
     // Bad roles and profiles at creation.
     let dup = pb::CreateEpisodeRequest { task_id: FLIGHT.into(), roles: roles(&["planner", "planner"]), ..Default::default() };
-    let s = status(client.create_episode_with(dup).await);
+    let s = status(client.create(dup).await);
     assert_eq!(field(&s).as_deref(), Some("roles"), "{s:?}");
     let bad = pb::MasFaultProfile { faults: vec!["gremlins".into()], rate: 0.5, ..Default::default() };
     let request = pb::CreateEpisodeRequest { task_id: FLIGHT.into(), mas_faults: Some(bad), ..Default::default() };
-    let s = status(client.create_episode_with(request).await);
+    let s = status(client.create(request).await);
     assert_eq!(field(&s).as_deref(), Some("mas_faults"), "{s:?}");
     assert!(s.message().contains("hallucination"), "lists the known types: {s:?}");
     // Joining a single-agent episode.
-    let single = client.create_episode(FLIGHT, 0, 0).await.unwrap();
-    let s = status(client.join_episode(&single.episode_id, "planner").await);
+    let single = client.create(toolenv_tests::new_episode(FLIGHT, 0, 0)).await.unwrap();
+    let s = status(client.join(&single.episode_id, "planner").await);
     assert_eq!(field(&s).as_deref(), Some("role"), "{s:?}");
     server.shutdown().await.unwrap();
 }
@@ -169,7 +180,7 @@ async fn prompt_faults_corrupt_what_the_environment_serves_as_recorded() {
         let planner = join(&mut client, &episode, "planner").await;
         assert!(planner.system_prompt.starts_with(&RoleSpec::standard("planner").prompt));
         assert!(planner.system_prompt.contains(needle), "{fault}: {}", planner.system_prompt);
-        client.finish_episode(&episode.episode_id).await.unwrap();
+        client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         let recorded = injections(&trajectory, 0);
         assert_eq!(recorded.len(), 1, "{fault}");
@@ -189,7 +200,7 @@ async fn instruction_faults_must_be_clarified_with_the_simulated_user() {
         for ask in [false, true] {
             let request =
                 pb::CreateEpisodeRequest { task_id: FLIGHT.into(), seed: 3, mas_faults: Some(profile(fault)), ..Default::default() };
-            let episode = client.create_episode_with(request).await.unwrap();
+            let episode = client.create(request).await.unwrap();
             assert_ne!(episode.description, task.description(), "{fault}: the description is corrupted");
             assert!(episode.tools.iter().any(|t| t.name == "ask_user"), "a single agent can ask");
             let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
@@ -213,7 +224,7 @@ async fn instruction_faults_must_be_clarified_with_the_simulated_user() {
             for c in &task.reference {
                 call(&mut client, &episode, "", c.tool, c.arguments.clone()).await.unwrap();
             }
-            let verdict = client.finish_episode(&episode.episode_id).await.unwrap();
+            let verdict = client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
             assert_eq!(verdict.passed, ask, "{fault} asked={ask}: {:?}", toolenv_tests::failed_checks(&verdict));
             let check = verdict.checks.iter().find(|c| c.name == toolenv_core::CLARIFICATION_CHECK).unwrap();
             assert_eq!(check.passed, ask);
@@ -377,7 +388,7 @@ fn mixed() -> pb::MasFaultProfile {
 #[tokio::test]
 async fn teams_give_identical_trajectories_at_concurrency_1_and_64() {
     let (server, client) = start().await;
-    let mut plan = Grid::single(vec![Agent::TeamPipeline.name().into(), Agent::TeamClosedLoop.name().into()])
+    let mut plan = Grid::single(vec![Builtin::TeamPipeline.name().into(), Builtin::TeamClosedLoop.name().into()])
         .plan(suite().iter().map(|t| t.id.as_str()));
     for planned in &mut plan {
         planned.request.mas_faults = Some(mixed());
@@ -385,13 +396,16 @@ async fn teams_give_identical_trajectories_at_concurrency_1_and_64() {
     let mut runs = Vec::new();
     for concurrency in [1, 64] {
         let mut bytes = vec![Vec::new(); plan.len()];
-        run_plan(&client, &plan, concurrency, |i, _, trajectory| bytes[i] = trajectory.expect("a trajectory").encode_to_vec()).await;
+        run_plan(&client, &plan, concurrency, &toolenv_agents::builtin::agent, |i, _, trajectory| {
+            bytes[i] = trajectory.expect("a trajectory").encode_to_vec()
+        })
+        .await;
         runs.push(bytes);
     }
     assert_eq!(runs[0], runs[1]);
     // Faults met the teams, and their messages are in the trajectories.
     let mut client = client;
-    let outcome = toolenv_client::play(&mut client, Agent::TeamClosedLoop, plan[0].request.clone()).await.unwrap();
+    let outcome = toolenv_client::play(&mut client, Builtin::TeamClosedLoop, plan[0].request.clone()).await.unwrap();
     assert!(outcome.trajectory.calls.iter().any(|c| c.tool_name == "send_message"));
     server.shutdown().await.unwrap();
 }
@@ -399,22 +413,22 @@ async fn teams_give_identical_trajectories_at_concurrency_1_and_64() {
 #[tokio::test]
 async fn the_mas_fire_grid_reports_rs_o_l_s_and_closed_loops_beat_pipelines_on_rewriting_faults() {
     let (server, client) = start().await;
-    let agents = vec![Agent::TeamPipeline.name().to_owned(), Agent::TeamClosedLoop.name().to_owned()];
+    let agents = vec![Builtin::TeamPipeline.name().to_owned(), Builtin::TeamClosedLoop.name().to_owned()];
     let mut grid = Grid::mas_fire(agents);
     // The rewriting faults (and the fault-free baseline), one trial, to keep the test short.
     grid.fault_profiles.retain(|p| p == "0.0" || MasProfile::from_label(p).unwrap().unwrap().faults.iter().all(|f| f.rewrites_calls()));
     grid.trials = 1;
     grid.validate(|_| false).unwrap();
     let plan = grid.plan(suite().iter().map(|t| t.id.as_str()));
-    let results = run_plan(&client, &plan, 16, |_, _, _| {}).await;
+    let results = run_plan(&client, &plan, 16, &toolenv_agents::builtin::agent, |_, _, _| {}).await;
     assert!(results.iter().all(|r| !r.is_infra_error()), "{:?}", results.iter().find(|r| r.is_infra_error()));
-    let report = toolenv_client::report::render(&results, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+    let report = toolenv_runs::report::render(&results, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
     assert!(report.contains("MAS-FIRE robustness RS_f"), "{report}");
     assert!(report.contains("MAS-FIRE process metrics by role"), "{report}");
     let conv = InfraConvention::CountAsFailure;
     let rs = |agent: &str| -> f64 {
         let mine: Vec<_> = results.iter().filter(|r| r.agent == agent).collect();
-        let scores = toolenv_client::metrics::robustness_scores(mine.iter().copied(), "0.0", conv).unwrap();
+        let scores = toolenv_runs::metrics::robustness_scores(mine.iter().copied(), "0.0", conv).unwrap();
         scores.iter().filter_map(|s| s.score).map(|s| s.to_f64()).sum()
     };
     let (pipeline, closed) = (rs("team-pipeline"), rs("team-closed-loop"));
@@ -459,8 +473,8 @@ async fn a_hosted_run_shares_one_episode_among_workers_in_different_roles() {
     assert_eq!(third.episode.unwrap().episode_id, fourth.episode.unwrap().episode_id);
     // Two workers (two clients) play the episode together.
     let mut other = client.clone();
-    let planner = client.join_episode(&a.episode_id, "planner").await.unwrap();
-    let executor = other.join_episode(&b.episode_id, "executor").await.unwrap();
+    let planner = client.join(&a.episode_id, "planner").await.unwrap();
+    let executor = other.join(&b.episode_id, "executor").await.unwrap();
     let task = toolenv_domains::task(&a.task_id).unwrap();
     call(&mut client, &a, &planner.agent_id, "send_message", json!({"to": "executor", "body": "go"})).await.unwrap();
     let inbox = result(&call(&mut other, &b, &executor.agent_id, "read_inbox", json!({})).await.unwrap());
@@ -469,7 +483,7 @@ async fn a_hosted_run_shares_one_episode_among_workers_in_different_roles() {
     for c in &task.reference {
         call(&mut other, &b, &executor.agent_id, c.tool, c.arguments.clone()).await.unwrap();
     }
-    let verdict = client.finish_episode(&a.episode_id).await.unwrap();
+    let verdict = client.finish(toolenv_tests::finishing(&a.episode_id)).await.unwrap();
     assert!(verdict.passed, "{:?}", toolenv_tests::failed_checks(&verdict));
     assert_eq!(verdict.mas_faults.len(), 1);
     assert!(verdict.mas_faults[0].detected, "no write repeated after the storm");

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolenv::pb;
-use toolenv_client::{Agent, play};
+use toolenv_agents::Builtin;
+use toolenv_client::play;
 use toolenv_server::Config;
 use toolenv_tests::start_with;
 
@@ -108,14 +109,14 @@ async fn a_scrape_counts_the_episodes_calls_faults_and_runs_the_server_saw() {
                 time_scale: Some(0.0),
                 ..Default::default()
             };
-            trajectories.push(play(&mut client, Agent::Reference, request).await.expect("the episode plays").trajectory);
+            trajectories.push(play(&mut client, Builtin::Reference, request).await.expect("the episode plays").trajectory);
         }
     }
     // Two episodes left open, and a call to an episode that does not exist.
     for _ in 0..2 {
-        client.create_episode("travel/cheapest-flight/001", 0, 0).await.expect("episode starts");
+        client.create(toolenv_tests::new_episode("travel/cheapest-flight/001", 0, 0)).await.expect("episode starts");
     }
-    let refused = client.call_tool("ep-00000000000000000000000000000000", "search_flights", "{}").await;
+    let refused = client.call_json("ep-00000000000000000000000000000000", "search_flights", "{}").await;
     assert!(refused.is_err(), "an unknown episode is refused");
     // A hosted run of the scheduling tasks, worked to the end.
     let request = pb::CreateRunRequest {
@@ -125,7 +126,7 @@ async fn a_scrape_counts_the_episodes_calls_faults_and_runs_the_server_saw() {
         ..Default::default()
     };
     let run = client.runs().create_run(request).await.expect("run created").into_inner();
-    let worked = toolenv_client::worker::work(&mut client, &run.run_id, Agent::Reference, "reference", "w", |_, _, _| {}).await;
+    let worked = toolenv_client::worker::work(&mut client, &run.run_id, Builtin::Reference, "reference", "w", |_, _, _| {}).await;
     let worked = worked.expect("the run is worked to the end");
 
     let after = scrape(addr, "/metrics").await;

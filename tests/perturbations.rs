@@ -5,7 +5,8 @@ use std::sync::Arc;
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
-use toolenv_client::{Agent, play};
+use toolenv_agents::Builtin;
+use toolenv_client::play;
 use toolenv_domains::perturb::ParaphraseBank;
 use toolenv_tests::{start, start_with};
 
@@ -21,9 +22,9 @@ async fn robustness_of_a_brittle_agent_falls_with_epsilon_and_the_reference_does
         let (mut passes, mut reference) = (0, 0);
         for task in toolenv_domains::suite() {
             for seed in 0..5 {
-                passes += u32::from(play(&mut client, Agent::Brittle, request(&task.id, seed, 0, epsilon)).await.unwrap().verdict.passed);
+                passes += u32::from(play(&mut client, Builtin::Brittle, request(&task.id, seed, 0, epsilon)).await.unwrap().verdict.passed);
                 reference +=
-                    u32::from(play(&mut client, Agent::Reference, request(&task.id, seed, 0, epsilon)).await.unwrap().verdict.passed);
+                    u32::from(play(&mut client, Builtin::Reference, request(&task.id, seed, 0, epsilon)).await.unwrap().verdict.passed);
             }
         }
         assert_eq!(reference, 100, "the reference agent passes at ε = {epsilon}");
@@ -39,8 +40,8 @@ async fn perturbations_are_recorded_and_the_same_for_every_trial() {
     let (server, mut client) = start().await;
     for task in toolenv_domains::suite() {
         let canonical = task.description();
-        let a = client.create_episode_with(request(&task.id, 3, 0, 0.2)).await.unwrap();
-        let b = client.create_episode_with(request(&task.id, 3, 1, 0.2)).await.unwrap();
+        let a = client.create(request(&task.id, 3, 0, 0.2)).await.unwrap();
+        let b = client.create(request(&task.id, 3, 1, 0.2)).await.unwrap();
         assert_eq!(a.description, b.description, "{}: trials of one configuration read the same text", task.id);
         assert_ne!(a.description, canonical, "{}", task.id);
         assert_eq!(a.today, task.today.to_string(), "the episode's today comes with it");
@@ -48,7 +49,7 @@ async fn perturbations_are_recorded_and_the_same_for_every_trial() {
         assert_eq!(trajectory.epsilon, 0.2);
         assert!(!trajectory.perturbations.is_empty());
         assert_eq!(trajectory.description, a.description);
-        let plain = client.create_episode_with(request(&task.id, 3, 0, 0.0)).await.unwrap();
+        let plain = client.create(request(&task.id, 3, 0, 0.0)).await.unwrap();
         assert_eq!(plain.description, canonical);
     }
     server.shutdown().await.unwrap();
@@ -72,13 +73,13 @@ async fn a_paraphrase_file_is_used_at_medium_perturbation() {
     let (server, mut client) = start_with(toolenv_server::Config { paraphrases, ..Default::default() }).await;
     let mut used = 0;
     for seed in 0..40 {
-        let episode = client.create_episode_with(request("scheduling/book-meeting/001", seed, 0, 0.2)).await.unwrap();
+        let episode = client.create(request("scheduling/book-meeting/001", seed, 0, 0.2)).await.unwrap();
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         if trajectory.perturbations.iter().any(|p| p.params.get("source").map(String::as_str) == Some("paraphrase_bank")) {
             used += 1;
             assert!(episode.description.contains("put a 'Review' meeting in my calendar"), "{}", episode.description);
         }
-        let outcome = play(&mut client, Agent::Reference, request("scheduling/book-meeting/001", seed, 0, 0.2)).await.unwrap();
+        let outcome = play(&mut client, Builtin::Reference, request("scheduling/book-meeting/001", seed, 0, 0.2)).await.unwrap();
         assert!(outcome.verdict.passed);
     }
     assert!(used > 0, "the bank's paraphrase was drawn for some seed");

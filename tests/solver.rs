@@ -1,7 +1,8 @@
 //! The result-reading solver over gRPC plays exactly as it does in-process.
 
 use toolenv::pb;
-use toolenv_client::{Agent, play};
+use toolenv_agents::Builtin;
+use toolenv_client::play;
 use toolenv_core::Episode;
 use toolenv_core::chaos::{Chaos, FaultProfile};
 use toolenv_domains::solver::solve;
@@ -24,7 +25,7 @@ async fn the_solver_over_grpc_makes_the_same_calls_and_gets_the_same_verdict_as_
                 time_scale: Some(0.0),
                 ..Default::default()
             };
-            let remote = play(&mut client, Agent::Solver, request).await.unwrap();
+            let remote = play(&mut client, Builtin::Solver, request).await.unwrap();
             let chaos = Chaos::new(FaultProfile::preset(preset).unwrap()).unwrap();
             let mut local = Episode::new(task, seed, 0).with_chaos(chaos);
             let solution = solve(&mut local);

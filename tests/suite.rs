@@ -1,4 +1,5 @@
-use toolenv_client::{Agent, play_episode};
+use toolenv_agents::Builtin;
+use toolenv_client::play_episode;
 use toolenv_core::{COLLATERAL_CHECK, DUPLICATE_CHECK};
 use toolenv_domains::suite;
 use toolenv_tests::start;
@@ -9,7 +10,7 @@ async fn every_task_passes_with_the_reference_agent() {
     let tasks = client.list_tasks(None, None).await.unwrap();
     assert_eq!(tasks.len(), suite().len());
     for task in &tasks {
-        let outcome = play_episode(&mut client, Agent::Reference, &task.id, 0, 0).await.unwrap();
+        let outcome = play_episode(&mut client, Builtin::Reference, &task.id, 0, 0).await.unwrap();
         assert!(outcome.verdict.passed, "{}: {:#?}", task.id, outcome.verdict.checks);
         let names: Vec<&str> = outcome.verdict.checks.iter().rev().take(2).map(|c| c.name.as_str()).collect();
         assert_eq!(names, [DUPLICATE_CHECK, COLLATERAL_CHECK], "the collateral checks come last");
@@ -23,12 +24,12 @@ async fn every_task_passes_with_the_reference_agent() {
 async fn every_task_fails_inaction_and_random_agents() {
     let (server, mut client) = start().await;
     for task in suite() {
-        let idle = play_episode(&mut client, Agent::Idle, &task.id, 0, 0).await.unwrap();
+        let idle = play_episode(&mut client, Builtin::Idle, &task.id, 0, 0).await.unwrap();
         assert!(!idle.verdict.passed, "{} passes on inaction", task.id);
         assert!(idle.verdict.state_diff.is_empty());
         assert_eq!(idle.verdict.final_state_hash, idle.verdict.initial_state_hash);
         for seed in 0..3 {
-            let random = play_episode(&mut client, Agent::Random, &task.id, seed, 0).await.unwrap();
+            let random = play_episode(&mut client, Builtin::Random, &task.id, seed, 0).await.unwrap();
             assert!(!random.verdict.passed, "{} passes with random seed {seed}", task.id);
         }
     }
@@ -42,7 +43,7 @@ async fn appendix_c_tasks_are_verbatim_and_end_in_the_paper_states() {
     let summary = schedule.summary.unwrap();
     assert_eq!(summary.description, "Book a meeting about 'Review' on 2026-01-01 at 09:00.");
     assert_eq!(schedule.initial_state_json, r#"{"calendar":{}}"#);
-    let outcome = play_episode(&mut client, Agent::Reference, &summary.id, 0, 0).await.unwrap();
+    let outcome = play_episode(&mut client, Builtin::Reference, &summary.id, 0, 0).await.unwrap();
     assert_eq!(outcome.verdict.state_diff_text, "+ /calendar/2026-01-01: {\"09:00\":\"Review\"}\n");
     // The final state is exactly the paper's, so its hash is that of the paper's JSON.
     let expected = serde_json::json!({"calendar": {"2026-01-01": {"09:00": "Review"}}});
@@ -58,7 +59,7 @@ async fn appendix_c_tasks_are_verbatim_and_end_in_the_paper_states() {
             {"id": "AA-500", "origin": "LON", "dest": "PAR", "date": "2026-01-05", "price": 300, "seats_left": 10}
         ])
     );
-    let outcome = play_episode(&mut client, Agent::Reference, "travel/cheapest-flight/001", 0, 0).await.unwrap();
+    let outcome = play_episode(&mut client, Builtin::Reference, "travel/cheapest-flight/001", 0, 0).await.unwrap();
     assert!(outcome.verdict.passed);
     let confirmed = outcome
         .verdict

@@ -204,11 +204,11 @@ pub(crate) fn churn(args: &[String]) -> Result<(), Error> {
 
 /// `kill-loop [ITERATIONS]`.
 pub(crate) fn kill_loop(args: &[String]) -> Result<(), Error> {
-    use toolenv_client::store::Store;
+    use toolenv_runs::store::Store;
     let iterations: u32 = arg(args, 0, 20)?.min(1_000);
     let toolenv = std::env::current_exe()?.with_file_name("toolenv");
     if !toolenv.is_file() {
-        return Err(format!("{} is missing: cargo build --release -p toolenv-client", toolenv.display()).into());
+        return Err(format!("{} is missing: cargo build --release -p toolenv-cli", toolenv.display()).into());
     }
     let dir = std::env::temp_dir().join(format!("toolenv-kill-loop-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;

@@ -9,8 +9,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use toolenv_domains::chaos::{Chaos, FaultProfile};
-use toolenv_domains::{CallOptions, Episode, Finish, Outcome, Task};
+use toolenv_core::chaos::{Chaos, FaultProfile};
+use toolenv_core::{CallOptions, Episode, Outcome, Task};
+use toolenv_domains::Finish;
 
 /// Generated code of the echo baseline (`proto/bench/v1/echo.proto`).
 #[allow(missing_docs, missing_debug_implementations, clippy::all)]
@@ -242,7 +243,7 @@ pub fn call_anatomy(case: &CallCase, samples: usize, budget: Duration) -> Vec<St
     let ctx = case.task.context();
     // The world after the prefix, as the benchmarked call meets it.
     let world = || {
-        let mut world = toolenv_domains::World::clone(&case.task.initial);
+        let mut world = toolenv_core::World::clone(&case.task.initial);
         for (tool, arguments) in &case.prefix {
             let spec = case.task.domain.tool(tool).expect("a tool");
             let _ = world.apply(spec, &spec.parse_arguments(arguments).expect("valid"), &ctx);
@@ -279,17 +280,14 @@ pub fn finish_anatomy(task: &'static Task, samples: usize, budget: Duration) -> 
         t("World::to_json, final state", time_batched(|| (), |()| played.state(), 64, samples, budget)),
         t(
             "json::state_hash, initial state (cached per suite task since)",
-            time_batched(|| (), |()| toolenv_domains::json::state_hash(&initial), 64, samples, budget),
+            time_batched(|| (), |()| toolenv_core::json::state_hash(&initial), 64, samples, budget),
         ),
-        t("json::state_hash, final state", time_batched(|| (), |()| toolenv_domains::json::state_hash(&last), 64, samples, budget)),
+        t("json::state_hash, final state", time_batched(|| (), |()| toolenv_core::json::state_hash(&last), 64, samples, budget)),
         t(
             "  of which json::canonical (json.rs write_canonical)",
-            time_batched(|| (), |()| toolenv_domains::json::canonical(&last), 64, samples, budget),
+            time_batched(|| (), |()| toolenv_core::json::canonical(&last), 64, samples, budget),
         ),
-        t(
-            "json::diff initial → final (json.rs)",
-            time_batched(|| (), |()| toolenv_domains::json::diff(&initial, &last), 64, samples, budget),
-        ),
+        t("json::diff initial → final (json.rs)", time_batched(|| (), |()| toolenv_core::json::diff(&initial, &last), 64, samples, budget)),
         t(
             "Episode::finish, all of it",
             time_batched(

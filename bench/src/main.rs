@@ -835,7 +835,7 @@ fn load_only(args: &[String]) -> Result<(), Error> {
 /// here is played by the same built-in agent, so model and agent become
 /// distinct seeds, and each run a trial.
 fn paper_grid() -> Vec<pb::CreateEpisodeRequest> {
-    let request = |task: &toolenv_domains::Task, seed: u64, trial: u32, epsilon: f64, profile: &str| pb::CreateEpisodeRequest {
+    let request = |task: &toolenv_core::Task, seed: u64, trial: u32, epsilon: f64, profile: &str| pb::CreateEpisodeRequest {
         task_id: task.id.clone(),
         seed,
         trial,
@@ -1026,7 +1026,7 @@ fn scale(s: &Settings) -> Result<Vec<String>, Error> {
                             if k >= grid.len() || Instant::now() > deadline {
                                 break;
                             }
-                            let outcome = toolenv_client::play(&mut client, toolenv_client::Agent::Reference, grid[k].clone()).await?;
+                            let outcome = toolenv_client::play(&mut client, toolenv_agents::Builtin::Reference, grid[k].clone()).await?;
                             passed += u64::from(outcome.verdict.passed);
                             calls += outcome.trajectory.calls.len() as u64;
                             done += 1;

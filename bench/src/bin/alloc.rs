@@ -17,7 +17,8 @@ use std::alloc::System;
 use std::hint::black_box;
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use toolenv_domains::{Episode, Finish};
+use toolenv_core::Episode;
+use toolenv_domains::Finish;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -70,7 +71,7 @@ fn main() {
         let episode = toolenv_bench::played(task, 7, false);
         let results: Vec<serde_json::Value> = episode.trajectory().calls.iter().filter_map(|c| c.outcome.result_value()).collect();
         let as_values = bytes_of(|| results.clone());
-        let as_text: u64 = results.iter().map(|v| toolenv_domains::json::canonical(v).len() as u64).sum();
+        let as_text: u64 = results.iter().map(|v| toolenv_core::json::canonical(v).len() as u64).sum();
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             task.id, fresh.0, fresh.1, chaos.0, chaos.1, played.0, played.1, finished.0, finished.1, world, as_values, as_text
@@ -90,11 +91,11 @@ fn generated() {
     let tasks = Suite::Standard.tasks(None, Some(3));
     println!("#generated\ttask\tstate_bytes\tfresh_episode_bytes\tfresh_with_chaos_bytes\tplayed_episode_bytes");
     for domain in toolenv_domains::registry::ALL {
-        let Some(task) = tasks.iter().filter(|t| t.domain == domain).max_by_key(|t| bytes_of(|| toolenv_domains::World::clone(&t.initial)))
+        let Some(task) = tasks.iter().filter(|t| t.domain == domain).max_by_key(|t| bytes_of(|| toolenv_core::World::clone(&t.initial)))
         else {
             continue;
         };
-        let state = bytes_of(|| toolenv_domains::World::clone(&task.initial));
+        let state = bytes_of(|| toolenv_core::World::clone(&task.initial));
         let fresh = per_episode(|seed| Episode::new(task, seed, 0));
         let chaos = per_episode(|seed| Episode::new(task, seed, 0).with_chaos(toolenv_bench::chaos()));
         let played = per_episode(|seed| {

@@ -12,11 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
+use toolenv_core::chaos::{Chaos, FaultProfile};
+use toolenv_core::json::canonical;
+use toolenv_core::{Domain, Episode, TaskRef};
+use toolenv_domains::Finish;
 use toolenv_domains::agent::{SelfCheck, random_calls};
-use toolenv_domains::chaos::{Chaos, FaultProfile};
 use toolenv_domains::generate::{Origin, STANDARD_PER_CELL, STANDARD_SEED, Suite, generate};
-use toolenv_domains::json::canonical;
-use toolenv_domains::{Domain, Episode, Finish, TaskRef};
 
 /// Random-agent episodes per task in the check at scale (as `toolenv selfcheck --suite`).
 const RANDOM_SEEDS: u64 = 4;

@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use toolenv_client::llm::scripted::{Script, ScriptedEndpoint, Variant};
-use toolenv_client::llm::{Architecture, LlmAgent, LlmAgents, ModelEndpoint, RetryPolicy, Sampling, Tape, ToolChoice};
-use toolenv_client::{Client, Grid, run_plan_with};
+use toolenv_agents::llm::scripted::{Script, ScriptedEndpoint, Variant};
+use toolenv_agents::llm::{Architecture, LlmAgent, LlmAgents, ModelEndpoint, RetryPolicy, Sampling, Tape, ToolChoice};
+use toolenv_client::{Client, run_plan};
+use toolenv_runs::Grid;
 
 /// The process's CPU time so far (user + system), in clock ticks of 10 ms.
 fn cpu_time() -> Duration {
@@ -53,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let grid = Grid { trials: rounds, time_scale: Some(0.0), ..Grid::single(vec![label]) };
             let plan = grid.plan([task.id.as_str()]);
             let (cpu_before, started) = (cpu_time(), Instant::now());
-            let results = run_plan_with(&client, &plan, 8, &agents, |_, _, _| {}).await;
+            let results = run_plan(&client, &plan, 8, &|label| agents.agent(label), |_, _, _| {}).await;
             cpu += cpu_time().saturating_sub(cpu_before);
             wall += started.elapsed();
             episodes += results.len() as u64;

@@ -1,0 +1,593 @@
+//! The command line as clap parses it: raw arguments, with no judgement
+//! beyond what clap checks itself (see [`super::plan`] for the rest).
+
+use std::net::SocketAddr;
+
+use clap::builder::PossibleValue;
+use clap::{Parser, Subcommand, ValueEnum};
+use toolenv_agents::Builtin;
+use toolenv_core::Domain;
+use toolenv_domains::generate::Suite;
+use toolenv_server::Config;
+
+/// Deterministic simulated tool environments for measuring LLM agent reliability.
+#[derive(Debug, Parser)]
+#[command(name = "toolenv", version)]
+pub(crate) struct Cli {
+    /// Server to talk to; without it, an embedded server is started on a
+    /// loopback port for the duration of the command.
+    #[arg(long, global = true, env = "TOOLENV_URL")]
+    pub(crate) url: Option<String>,
+    /// How log lines on stderr are written: text for people, or JSON
+    /// objects (one per line, with the span and fields) for log pipelines.
+    /// RUST_LOG sets the level (info for serve, warn otherwise).
+    #[arg(long, global = true, value_enum, default_value = "text", env = "TOOLENV_LOG_FORMAT")]
+    pub(crate) log_format: LogFormat,
+    /// Bearer token: sent to a --url server; with `serve`, required of every
+    /// request but health checks (16 to 1024 printable ASCII characters).
+    /// Prefer the environment variable, which `ps` does not show.
+    #[arg(long, global = true, env = "TOOLENV_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// PEM certificate authority to trust for an https:// --url server (a
+    /// self-signed certificate); public web roots are trusted anyway.
+    #[arg(long, global = true, env = "TOOLENV_CA_CERT")]
+    pub(crate) ca_cert: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the environments over gRPC until SIGINT or SIGTERM.
+    Serve(ServeArgs),
+    /// Check every task's oracle: the reference solution and the solver
+    /// pass; doing nothing, seeded random agents and every cheat fail. Runs
+    /// in-process, over a suite (--suite), and reports rejects by cause.
+    Selfcheck(SelfcheckArgs),
+    /// List the runs in the store (or, with --url, the server's): id,
+    /// episodes finished of planned, status.
+    Runs {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print a stored run's report (the paper's Tables 5–9), or its summary
+    /// as JSON, or write it as an HTML page with figures (--html, also two
+    /// runs side by side); with --url, a run hosted by that server.
+    Report {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// A second run to compare with the first, side by side (needs --html).
+        #[arg(requires = "html")]
+        other: Option<String>,
+        /// Write a machine-readable JSON summary instead of tables.
+        #[arg(long, conflicts_with = "html")]
+        json: bool,
+        #[command(flatten)]
+        infra: InfraArgs,
+        /// Compute every rate over feasible episodes only (an ideal agent
+        /// could have passed them); infeasible ones are still counted and
+        /// shown, and each rate's ceiling is shown either way.
+        #[arg(long)]
+        feasible_only: bool,
+        /// Write the report as one self-contained HTML page (inline SVG
+        /// figures, no script, nothing fetched) to this file, for one run or
+        /// two side by side; reads the store (for a hosted run, pass the
+        /// server's --store file instead of --url).
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Write a stored run's episodes to stdout as JSON lines: one object per
+    /// episode with its plan entry, result and trajectory.
+    Export {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    #[command(flatten)]
+    Client(ClientCommand),
+    /// Serve an episode, or a hosted run's episodes, to an MCP client over
+    /// stdio or streamable HTTP.
+    Mcp(super::mcp::McpArgs),
+    /// Compare two agents on the same tasks: paired tests over tasks (exact
+    /// McNemar on pass^k, a sign-flip permutation test on pass^1), overall,
+    /// per cell (ε, fault profile) and per domain, each difference with a 95%
+    /// interval and a Holm-adjusted p-value. Two runs of one agent each, two
+    /// runs with --agents, or two agents of one run with --agents A,B.
+    Compare(CompareArgs),
+    /// Attribute a stored run's failed episodes by counterfactual replay:
+    /// each trajectory is replayed (every call checked against its record)
+    /// and forked backwards until the solver can still pass from the fork;
+    /// prints the decisive step, the responsible agent (or the environment)
+    /// and the error types of each, then the attribution table.
+    Attribute {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// Print one JSON object per failed episode instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write the failed episodes in Who&When's JSON shape (one
+        /// array) to this file.
+        #[arg(long, value_name = "PATH")]
+        who_when: Option<std::path::PathBuf>,
+        /// Also write VerifyMAS training hypotheses (one per failed episode
+        /// and MAST failure mode, labelled entail/neutral/contradict) as JSON
+        /// lines to this file.
+        #[arg(long, value_name = "PATH")]
+        hypotheses: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        replay: ReplayArgs,
+    },
+    /// Score another attribution method's predictions (JSON lines:
+    /// plan_index, mistake_agent, mistake_step, errors [{agent, error}])
+    /// against a stored run's counterfactual ground truth: agent-, step-
+    /// (exact and ±k) and error-level accuracy, and pair/agent/error micro-
+    /// and macro-F1 as VerifyMAS reports them.
+    ScoreAttribution {
+        /// The predictions file (JSON lines).
+        predictions: std::path::PathBuf,
+        /// The run the predictions are about.
+        #[arg(long)]
+        run: String,
+        /// The step tolerance of the ±k step accuracy.
+        #[arg(long, default_value_t = 1)]
+        k: u32,
+        /// Compare errors as toolenv's finer types instead of MAST modes (FM-1.1 …).
+        #[arg(long)]
+        toolenv_types: bool,
+        /// Print the scores as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        replay: ReplayArgs,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Run A's id, e.g. run-0003.
+    pub(crate) run_a: String,
+    /// Run B's id; leave it out to compare two agents of run A (--agents A,B).
+    pub(crate) run_b: Option<String>,
+    /// The agents to compare: A's label and B's (comma-separated), or one
+    /// label for both runs; needed when a run has several agents.
+    #[arg(long, value_delimiter = ',', num_args = 1..=2, value_name = "A,B")]
+    pub(crate) agents: Vec<String>,
+    /// Write the comparison as JSON instead of tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) infra: InfraArgs,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+}
+
+/// How infrastructure errors count (`report`, `compare`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct InfraArgs {
+    /// Leave infrastructure errors out of every rate (they are not trials,
+    /// and are still counted and shown); by default they count as failed trials.
+    #[arg(long)]
+    pub(crate) exclude_infra_errors: bool,
+}
+
+impl InfraArgs {
+    /// The convention the flag asks for.
+    pub(crate) fn convention(self) -> toolenv_runs::metrics::InfraConvention {
+        toolenv_runs::metrics::InfraConvention::excluding(self.exclude_infra_errors)
+    }
+}
+
+/// The stored run a replay reads, and the call limit it replays under
+/// (`attribute`, `score-attribution`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// The call limit the run's episodes had (the server's --max-calls).
+    #[arg(long, default_value_t = toolenv_core::DEFAULT_MAX_CALLS)]
+    pub(crate) max_calls: u32,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct StoreArgs {
+    /// The SQLite file runs are stored in.
+    #[arg(long, value_name = "PATH", default_value = toolenv_runs::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    pub(crate) store: std::path::PathBuf,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunStoreArgs {
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+    /// Do not store the run.
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) no_store: bool,
+    /// Continue a stored run: play its episodes that have no verdict yet (never
+    /// played, or ended in an infrastructure error), then print the results of
+    /// all its episodes as the run prints them. The plan is the stored one;
+    /// only --concurrency and --json apply.
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with_all = ["suite", "domain", "level", "agents", "epsilons", "faults", "trials", "grid", "seed", "seeds", "in_band", "time_scale"]
+    )]
+    pub(crate) resume: Option<String>,
+}
+
+/// Commands that talk gRPC, to --url or to an embedded server.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ClientCommand {
+    /// List the suite's tasks, or show one with its tools' schemas.
+    Tasks {
+        #[command(subcommand)]
+        command: Option<TasksCommand>,
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Play one episode with a built-in agent; print its trajectory and verdict.
+    Play {
+        /// The task id, e.g. travel/cheapest-flight/001.
+        task_id: String,
+        #[command(flatten)]
+        play: PlayArgs,
+        /// Print the trajectory as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Host a run on the server (--url) for agent workers in any language:
+    /// plan the grid, print the run's id, then follow it until every episode
+    /// has a verdict and print its report. Workers lease episodes with
+    /// Runs.NextEpisode (see examples/python/worker.py, or `toolenv work`).
+    Host(HostArgs),
+    /// Work on a run hosted by the server (--url): lease its episodes, play
+    /// each with a built-in agent and finish it, until none is left.
+    Work {
+        /// The run's id, e.g. run-0003.
+        run: String,
+        /// The agent to play with: a built-in agent, or react@MODEL /
+        /// reflexion@MODEL (see the LLM agents' flags).
+        #[arg(long, default_value = "reference", value_parser = super::llm::parse_agent_spec)]
+        agent: super::llm::AgentSpec,
+        /// Play the episodes planned for this label (default: the agent's name).
+        #[arg(long)]
+        label: Option<String>,
+        /// Workers in this process, each leasing its own episodes.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        workers: u32,
+        #[command(flatten)]
+        llm: Box<super::llm::LlmArgs>,
+    },
+    /// Play the suite with built-in agents, over a grid of ε, fault profiles
+    /// and trials, and print a verdict table (one configuration) or the
+    /// paper-shaped report (a grid). Each finished episode is stored at once
+    /// (--store, toolenv.db by default), so a killed run loses only the
+    /// episodes in flight and `--resume RUN` continues it.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HostArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    #[command(flatten)]
+    pub(crate) grid: GridArgs,
+    /// Labels of the agents that will play the run, one per agent
+    /// (comma-separated); workers ask for episodes by label.
+    #[arg(long = "label", value_delimiter = ',', required = true)]
+    pub(crate) labels: Vec<String>,
+    /// What the run is for, shown in listings.
+    #[arg(long, default_value = "")]
+    pub(crate) description: String,
+    /// Seconds a leased episode may go without a call before it is
+    /// handed to another worker.
+    #[arg(long, default_value_t = toolenv_server::DEFAULT_LEASE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub(crate) lease_timeout_secs: u64,
+    /// Print the run's id and return at once, without following it.
+    #[arg(long)]
+    pub(crate) no_wait: bool,
+    /// Roles every planned episode declares (comma-separated, e.g.
+    /// planner,executor), each with its standard prompt: a multi-agent run,
+    /// whose workers ask for episodes by role and join them.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    #[command(flatten)]
+    pub(crate) grid: GridArgs,
+    #[command(flatten)]
+    pub(crate) store: RunStoreArgs,
+    /// Print one JSON object per episode instead of tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) llm: Box<super::llm::LlmArgs>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TasksCommand {
+    /// List tasks (the default).
+    List,
+    /// Show one task: description, today, initial state and tool schemas.
+    Show {
+        /// The task id.
+        task_id: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    pub(crate) addr: SocketAddr,
+    /// Most episodes held at once.
+    #[arg(long, default_value_t = Config::default().max_episodes)]
+    pub(crate) max_episodes: usize,
+    /// Most tool calls per episode.
+    #[arg(long, default_value_t = Config::default().max_calls_per_episode)]
+    pub(crate) max_calls: u32,
+    /// Most bytes of argument JSON per call.
+    #[arg(long, default_value_t = Config::default().max_argument_bytes)]
+    pub(crate) max_argument_bytes: usize,
+    /// Seconds after which an untouched episode is dropped.
+    #[arg(long, default_value_t = Config::default().episode_idle_timeout.as_secs())]
+    pub(crate) idle_timeout_secs: u64,
+    /// Real milliseconds per simulated millisecond of fault delays (0: never
+    /// sleep), unless an episode asks for another.
+    #[arg(long, default_value_t = Config::default().time_scale)]
+    pub(crate) time_scale: f64,
+    /// A JSON file of named fault profiles: {"name": {"failure_rate": 0.1,
+    /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
+    #[arg(long)]
+    pub(crate) fault_profiles: Option<std::path::PathBuf>,
+    /// A JSON file of alternative descriptions per task, used at ε ≥ 0.2:
+    /// {"task id": ["description", ...]}; every slot value must appear.
+    #[arg(long)]
+    pub(crate) paraphrases: Option<std::path::PathBuf>,
+    /// Where hosted runs are kept (see `toolenv host`).
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+    /// Keep hosted runs in memory only: they are lost when the server stops.
+    #[arg(long)]
+    pub(crate) no_store: bool,
+    /// Serve TLS with this PEM certificate chain (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    pub(crate) tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub(crate) tls_key: Option<std::path::PathBuf>,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics: live
+    /// episodes, tool calls by tool, outcome and fault kind, call latency,
+    /// hosted runs' progress. Off by default (no metrics are kept).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Filter {
+    /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
+    /// tasks per domain and level) or "generated:<seed>:<n>" (n generated
+    /// tasks per domain and level from seed).
+    #[arg(long, default_value = "paper", value_parser = parse_suite)]
+    pub(crate) suite: Suite,
+    /// Only tasks of this domain.
+    #[arg(long, value_enum)]
+    pub(crate) domain: Option<DomainArg>,
+    /// Only tasks of this level (1 to 3; level 3 exists in generated suites).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub(crate) level: Option<u8>,
+}
+
+fn parse_suite(name: &str) -> Result<Suite, String> {
+    name.parse().map_err(|e: toolenv_domains::generate::SuiteError| e.to_string())
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SelfcheckArgs {
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    /// Random-agent episodes per task (the paper suite's default is 20; a
+    /// generated suite's is 4, to check thousands of tasks quickly).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub(crate) random_seeds: Option<u64>,
+    /// Print a row per task (the default for the paper suite only).
+    #[arg(long)]
+    pub(crate) verbose: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PlayArgs {
+    /// The built-in agent to play with.
+    #[arg(long, value_enum, default_value = "reference")]
+    pub(crate) agent: AgentArg,
+    #[command(flatten)]
+    pub(crate) episode: EpisodeArgs,
+}
+
+/// One episode's configuration (`play`, `mcp`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EpisodeArgs {
+    /// Episode seed.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Trial index.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) trial: u32,
+    /// Perturbation level ε of the description: 0, 0.1, 0.2 or 0.3.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) epsilon: f64,
+    /// Fault profile: a λ preset (0.0, 0.1, 0.2, 0.3), an ablation
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed) or a
+    /// name from the server's profile file.
+    #[arg(long, value_name = "PROFILE")]
+    pub(crate) faults: Option<String>,
+    /// Keep only these fault types of the profile (comma-separated, e.g.
+    /// TransientTimeout,SoftRateLimit).
+    #[arg(long, value_delimiter = ',', requires = "faults")]
+    pub(crate) only: Vec<String>,
+    #[command(flatten)]
+    pub(crate) delivery: DeliveryArgs,
+}
+
+/// The MAS-FIRE fault rate of one episode's profile, unless --mas-rate says.
+pub(crate) const EPISODE_MAS_RATE: f64 = 1.0;
+/// The MAS-FIRE fault rate of a grid's profiles, unless --mas-rate says.
+pub(crate) const GRID_MAS_RATE: f64 = 0.3;
+
+/// How faults reach the agents (`play`, `run`, `host`, `mcp`): in-band or
+/// as statuses, at what time scale, and which MAS-FIRE faults.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DeliveryArgs {
+    /// Deliver faults in-band, as error objects in OK replies (for `mcp`:
+    /// in the tool's text result instead of as MCP tool errors, isError).
+    #[arg(long)]
+    pub(crate) in_band: bool,
+    /// Real milliseconds per simulated millisecond of fault delays; the
+    /// built-in agents need no real waiting, so 0 by default (then a
+    /// client declares the waits it honours, e.g. an MCP call's `_meta`
+    /// "toolenv/waited_ms").
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) time_scale: f64,
+    /// MAS-FIRE fault types to inject (comma-separated, e.g.
+    /// hallucination,message-storm; the README lists them): for one
+    /// episode, one profile holding them all; in a grid, each its own fault
+    /// profile (`mas:NAME@RATE`) next to the fault-free profile 0.0 its RS_f
+    /// is measured against (--faults also takes such labels directly).
+    #[arg(long, value_delimiter = ',', value_name = "FAULT")]
+    pub(crate) mas_faults: Vec<String>,
+    /// Probability that each tool call, message or inbox read of a targeted
+    /// agent meets one of the --mas-faults (prompt faults always apply);
+    /// 1 for one episode and 0.3 in a grid by default.
+    #[arg(long, requires = "mas_faults")]
+    pub(crate) mas_rate: Option<f64>,
+    /// Roles whose agents the --mas-faults target (comma-separated); all by default.
+    #[arg(long, value_delimiter = ',', requires = "mas_faults")]
+    pub(crate) mas_roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct GridArgs {
+    /// Agents to compare (comma-separated): built-in agents (reference,
+    /// reference-no-retry, brittle, random, idle, solver) or LLM agents
+    /// react@MODEL and reflexion@MODEL (see the LLM agents' flags).
+    #[arg(long = "agent", value_delimiter = ',', default_value = "reference", value_parser = super::llm::parse_agent_spec)]
+    pub(crate) agents: Vec<super::llm::AgentSpec>,
+    /// Perturbation levels ε (comma-separated): 0, 0.1, 0.2, 0.3.
+    #[arg(long = "epsilon", value_delimiter = ',', default_value = "0")]
+    pub(crate) epsilons: Vec<f64>,
+    /// Fault profiles (comma-separated): λ presets (0.0, 0.1, 0.2, 0.3),
+    /// ablations (timeout-only, rate-limit-only, partial-response-only,
+    /// mixed) or names from the server's profile file. None by default.
+    #[arg(long = "faults", value_delimiter = ',')]
+    pub(crate) faults: Vec<String>,
+    /// Trials per configuration: the k of pass^k.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) trials: u32,
+    /// A preset grid, replacing --epsilon, --faults and --trials: "paper"
+    /// (ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials), "ablation"
+    /// (timeout-only, rate-limit-only, partial-response-only, mixed × 2 trials)
+    /// or "mas-fire" (0.0 and each MAS-FIRE fault type alone × 2 trials).
+    #[arg(long, value_enum)]
+    pub(crate) grid: Option<GridPreset>,
+    /// Episode seed (trials of a configuration share it and differ by trial index).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Perturbation samples per task: seeds --seed, --seed + 1, … each give
+    /// the task another perturbed description and fault schedule, each its
+    /// own unit of pass^k.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) seeds: u32,
+    #[command(flatten)]
+    pub(crate) delivery: DeliveryArgs,
+    /// Episodes played at once.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) concurrency: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum GridPreset {
+    /// The paper's main grid: ε 0, 0.1, 0.2 × λ 0.0, 0.2 × 2 trials.
+    Paper,
+    /// The paper's ablation grid at λ = 0.2: one fault type at a time, and mixed.
+    Ablation,
+    /// MAS-FIRE: the fault-free profile 0.0 and each of the 15 MAS-FIRE fault
+    /// types alone (rate 0.3 on the planner and executor) × 2 trials; use it
+    /// with team agents (team-pipeline, team-closed-loop).
+    MasFire,
+}
+
+/// A domain as a command-line value: the registry's domains, by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DomainArg(pub(crate) Domain);
+
+impl ValueEnum for DomainArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [DomainArg; toolenv_domains::registry::COUNT] = {
+            let mut all = [DomainArg(toolenv_domains::registry::ALL[0]); toolenv_domains::registry::COUNT];
+            let mut i = 1;
+            while i < toolenv_domains::registry::COUNT {
+                all[i] = DomainArg(toolenv_domains::registry::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
+    }
+}
+
+impl From<DomainArg> for Domain {
+    fn from(arg: DomainArg) -> Self {
+        arg.0
+    }
+}
+
+/// A built-in agent as a command-line value: every agent, by name, with its help.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AgentArg(pub(crate) Builtin);
+
+impl ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [AgentArg; Builtin::ALL.len()] = {
+            let mut all = [AgentArg(Builtin::ALL[0]); Builtin::ALL.len()];
+            let mut i = 1;
+            while i < Builtin::ALL.len() {
+                all[i] = AgentArg(Builtin::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let about = self.0.doc();
+        // The first sentence is the help line.
+        let first = about.split_once(". ").map_or(about, |(first, _)| first);
+        Some(PossibleValue::new(self.0.name()).help(first.trim_end_matches('.').to_owned()))
+    }
+}
+
+impl From<AgentArg> for Builtin {
+    fn from(arg: AgentArg) -> Self {
+        arg.0
+    }
+}

@@ -1,0 +1,29 @@
+//! `toolenv report RUN [RUN_B] --html FILE`: a stored run's report (or two
+//! runs side by side) as one self-contained HTML page.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::store::Store;
+use toolenv_runs::{html, trials_of};
+
+/// Writes the page of `runs` (the first is the baseline) to `file`.
+pub(crate) fn report(path: &Path, runs: &[String], file: &Path, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(path)?;
+    let mut figures = Vec::with_capacity(runs.len());
+    for run in runs {
+        let id = store.find_run(run)?;
+        let summary = store.summary(&id)?;
+        let results = store.results(&id)?;
+        let k = trials_of(&store.plan(&id)?);
+        let run_figures = html::figures(summary.id.as_str(), &summary.description, &results, k, summary.planned, conv, population)
+            .with_context(|| format!("computing the figures of {run}"))?;
+        figures.push(run_figures);
+    }
+    let page = html::render(&figures);
+    std::fs::write(file, page).with_context(|| format!("writing {}", file.display()))?;
+    eprintln!("wrote {} ({} run{})", file.display(), figures.len(), if figures.len() == 1 { "" } else { "s" });
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,169 @@
+//! `toolenv selfcheck`: every task's oracle, checked in-process, over a suite.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use toolenv_core::Domain;
+use toolenv_domains::agent::{RANDOM_AGENT_SEEDS, SelfCheck};
+use toolenv_domains::generate::Suite;
+
+use super::args::SelfcheckArgs;
+
+/// Random-agent episodes per task in a generated suite's check.
+const GENERATED_RANDOM_SEEDS: u64 = 4;
+
+/// Checks every oracle of a suite: the reference solution and the
+/// result-reading solver pass; doing nothing, seeded random agents and every
+/// wrong cheat of the task's corpus fail. Prints a row per task (paper suite
+/// or --verbose), the rejects by cause per domain and level, and every
+/// problem. A generator that produces an unsound task is a bug: the command
+/// fails when any task is rejected.
+pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
+    let suite = args.filter.suite;
+    let random_seeds = args.random_seeds.unwrap_or(if suite == Suite::Paper { RANDOM_AGENT_SEEDS } else { GENERATED_RANDOM_SEEDS });
+    let verbose = args.verbose || suite == Suite::Paper;
+    let started = Instant::now();
+    let (domain, level) = (args.filter.domain.map(Into::into), args.filter.level);
+    let checked = check_all(suite, domain, level, random_seeds);
+    if verbose {
+        println!(
+            "{:<40} {:<9} {:<6} {:<9} {:<13} CHEATS (wrong ones that fail)",
+            "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT"
+        );
+    }
+    let mut problems = Vec::new();
+    // Per (domain, level): tasks checked, tasks rejected, and rejects by cause.
+    let mut cells: BTreeMap<(Domain, u8), Cell> = BTreeMap::new();
+    for check in &checked {
+        if verbose {
+            println!("{}", check.row);
+        }
+        let cell = cells.entry((check.domain, check.level)).or_default();
+        cell.0 += 1;
+        cell.1 += usize::from(!check.causes.is_empty());
+        for cause in &check.causes {
+            *cell.2.entry(cause).or_default() += 1;
+        }
+        problems.extend(check.problems.iter().map(|p| format!("{}: {p}", check.id)));
+    }
+    println!(
+        "\n{} tasks of the {suite} suite generated and checked in {:.2} s ({random_seeds} random-agent episodes per task)",
+        checked.len(),
+        started.elapsed().as_secs_f64()
+    );
+    println!("{:<11} {:>5} {:>6} {:>8}  REJECTS BY CAUSE", "DOMAIN", "LEVEL", "TASKS", "REJECTED");
+    for ((domain, level), (tasks, rejected, causes)) in &cells {
+        let causes: Vec<String> = causes.iter().map(|(cause, n)| format!("{cause}: {n}")).collect();
+        let causes = if causes.is_empty() { "none".to_owned() } else { causes.join(", ") };
+        println!("{domain:<11} {level:>5} {tasks:>6} {rejected:>8}  {causes}");
+    }
+    if problems.is_empty() {
+        println!("\nevery oracle passes the reference solution and the solver, and fails inaction, random agents and every cheat");
+        ExitCode::SUCCESS
+    } else {
+        println!();
+        for problem in &problems {
+            println!("problem: {problem}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// Per domain and level: tasks checked, tasks rejected, and rejects by cause.
+type Cell = (usize, usize, BTreeMap<&'static str, usize>);
+
+/// How many tasks a thread generates at a time: a check over a large suite
+/// holds a few tasks per thread and a short summary of each, never the suite.
+const BATCH: usize = 64;
+
+/// What the report keeps of one task's check.
+struct Checked {
+    id: String,
+    domain: Domain,
+    level: u8,
+    /// The task's row in the verbose table.
+    row: String,
+    causes: Vec<&'static str>,
+    problems: Vec<String>,
+}
+
+impl Checked {
+    fn of(check: &SelfCheck, random_seeds: u64) -> Self {
+        let task = &check.task;
+        let random = format!("{}/{random_seeds} fail", random_seeds as usize - check.random_passes.len());
+        let wrong = check.cheats.iter().filter(|c| c.wrong).count();
+        let caught = check.cheats.iter().filter(|c| c.wrong && !c.verdict.passed).count();
+        let cheats = format!("{caught}/{wrong} fail ({} generated)", check.cheats.len());
+        let verdict = |passed: bool, expected: bool| match (passed, expected) {
+            (true, true) => "pass",
+            (false, false) => "fail",
+            (true, false) => "PASS",
+            (false, true) => "FAIL",
+        };
+        let (reference, solver, inaction) =
+            (verdict(check.reference.passed, true), verdict(check.solver.passed, true), verdict(check.inaction.passed, false));
+        Self {
+            id: task.id.clone(),
+            domain: task.domain,
+            level: task.level,
+            row: format!("{:<40} {reference:<9} {solver:<6} {inaction:<9} {random:<13} {cheats}", task.id),
+            causes: causes(check),
+            problems: check.problems(),
+        }
+    }
+}
+
+/// Generates and self-checks a suite's tasks on every core, each thread a
+/// contiguous part of the suite, a batch at a time; the summaries in suite
+/// order. A progress bar on stderr counts the tasks checked.
+fn check_all(suite: Suite, domain: Option<Domain>, level: Option<u8>, random_seeds: u64) -> Vec<Checked> {
+    let total = suite.count(domain, level);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(total.max(1));
+    let chunk = total.div_ceil(threads).max(1);
+    let bar = super::render::progress_bar(total as u64, "tasks checked");
+    let checked = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..total)
+            .step_by(chunk)
+            .map(|start| {
+                let bar = bar.clone();
+                scope.spawn(move || {
+                    let end = (start + chunk).min(total);
+                    let mut out = Vec::with_capacity(end - start);
+                    for first in (start..end).step_by(BATCH) {
+                        for task in suite.page(domain, level, first, BATCH.min(end - first)) {
+                            out.push(Checked::of(&SelfCheck::run_with(task, random_seeds), random_seeds));
+                            bar.inc(1);
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        // A panic in a check is a bug in a generator or a tool: let it show.
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    bar.finish_and_clear();
+    checked
+}
+
+/// Why a task is rejected, one cause per kind of problem.
+fn causes(check: &SelfCheck) -> Vec<&'static str> {
+    let mut causes = Vec::new();
+    if !check.reference.passed {
+        causes.push("reference fails");
+    }
+    if !check.solver.passed {
+        causes.push("solver fails");
+    }
+    if check.inaction.passed {
+        causes.push("inaction passes");
+    }
+    if !check.random_passes.is_empty() {
+        causes.push("random agent passes");
+    }
+    if check.cheats.iter().any(|c| c.wrong && c.verdict.passed) {
+        causes.push("a cheat passes");
+    }
+    causes
+}

@@ -1,0 +1,51 @@
+//! Commands over the local store of runs: `runs`, `report` and `export`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use toolenv_runs::metrics::{InfraConvention, Population};
+use toolenv_runs::store::{Store, StoreError};
+use toolenv_runs::trials_of;
+
+use super::render;
+
+/// `toolenv runs`: the store's runs.
+pub(crate) fn list_runs(path: &Path) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(path)?;
+    render::stored_runs(&store.runs()?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolenv report RUN`: a stored run's report.
+pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(path)?;
+    let run = store.find_run(run)?;
+    let summary = store.summary(&run)?;
+    let results = store.results(&run)?;
+    let k = trials_of(&store.plan(&run)?);
+    render::stored_report(&summary, &results, k, json, conv, population)?;
+    if !json {
+        // Failed episodes attributed by counterfactual replay (`toolenv attribute RUN` for each).
+        let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&store.episodes(&run)?, toolenv_core::DEFAULT_MAX_CALLS);
+        println!();
+        print!("{}", toolenv_runs::attribution::table(&attributed));
+        if !unattributed.is_empty() {
+            println!("  {} failed episodes not attributed (their replay diverged; see `toolenv attribute`)", unattributed.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolenv export RUN`: a stored run's episodes as JSON lines on stdout.
+pub(crate) fn export(path: &Path, run: &str) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(path)?;
+    let run = store.find_run(run)?;
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    match store.export_jsonl(&run, stdout) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        // `toolenv export RUN | head` is not an error.
+        Err(StoreError::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(StoreError::Json(error)) if error.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
+        Err(error) => Err(error.into()),
+    }
+}

@@ -1,0 +1,78 @@
+//! `toolenv`: serve the environments, browse tasks, play episodes with the
+//! built-in agents, run the suite, and self-check the oracles.
+//!
+//! The command line is in [`cli`]; this file only parses it, sets up
+//! logging and the runtime, and turns the outcome into the exit code.
+//!
+//! The crate (`toolenv-cli`) is the top floor: it may import every other
+//! crate of the workspace (the typed client, the agents with their LLM
+//! agents, the MCP bridge, the server for `serve` and embedded servers,
+//! the runs crate) and is the only one with clap, indicatif,
+//! tracing-subscriber and the allocator. Nothing imports it.
+#![forbid(unsafe_code)]
+// Doc comments of the argument structs are the --help text, where
+// `generated:<seed>:<n>` is literal text, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+mod cli;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use cli::args::{Cli, Command, LogFormat};
+
+/// Episodes, verdicts and wire messages are many small allocations.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The one place an exit code is decided: the command's own, 0 when the
+/// reader of stdout went away early (`toolenv … | head`), or 2 after an error.
+fn main() -> ExitCode {
+    quiet_on_closed_stdout();
+    let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        // Structured: one object per line, the event's fields flattened, its spans listed.
+        LogFormat::Json => logs.json().flatten_event(true).with_current_span(false).with_span_list(true).init(),
+    }
+    let outcome =
+        tokio::runtime::Runtime::new().context("cannot start the async runtime").and_then(|runtime| runtime.block_on(cli::run(cli)));
+    match outcome {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Whether an error is a write to a pipe whose reader closed it.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Makes a closed stdout end the process quietly with status 0, whichever
+/// command was printing: `print!` panics on a write error, and a reader
+/// that stopped reading (`| head`) is not an error of ours. Every other
+/// panic is reported as before.
+fn quiet_on_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info);
+    }));
+}

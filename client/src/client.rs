@@ -1,0 +1,238 @@
+//! The connection to a server: [`Client`] wraps the generated stubs in a
+//! small typed API — tasks, one entry point each to create, call and finish
+//! an episode, multi-agent joins, trajectories and leases of hosted runs —
+//! with its own error type.
+
+use std::time::Duration;
+
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use toolenv::pb::{self, runs_client::RunsClient, tool_env_client::ToolEnvClient};
+
+/// Why a client request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL is not a valid endpoint.
+    #[error("invalid server url '{url}'")]
+    InvalidUrl { url: String, source: tonic::transport::Error },
+    /// The server could not be reached.
+    #[error("cannot connect to {url}")]
+    Connect { url: String, source: tonic::transport::Error },
+    /// The server answered with an error status: a fault, a refusal, or an
+    /// infrastructure error (see the crate docs).
+    #[error("{:?}: {}", .0.code(), .0.message())]
+    Status(tonic::Status),
+    /// The token cannot be sent as a header (it is not printable ASCII).
+    #[error("the token must be printable ASCII")]
+    InvalidToken,
+    /// The agent could not play (an unknown task, a model endpoint that
+    /// kept failing): an infrastructure error of the episode.
+    #[error(transparent)]
+    Agent(#[from] toolenv_agents::AgentError),
+}
+
+// Not `#[from]`: that would also make the status the error's source, and
+// error reports would print it twice.
+impl From<tonic::Status> for ClientError {
+    fn from(status: tonic::Status) -> Self {
+        ClientError::Status(status)
+    }
+}
+
+/// How a client proves itself to a server that asks (`toolenv serve
+/// --token`, `--tls-cert`): both optional.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    /// Sent with every request as `authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// A PEM certificate authority to trust for an `https://` server, in
+    /// addition to the public web roots (for a self-signed certificate).
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the token.
+        f.debug_struct("Credentials").field("token", &self.token.as_ref().map(|_| "<set>")).field("ca_pem", &self.ca_pem.is_some()).finish()
+    }
+}
+
+/// Adds the bearer token, if any, to every request.
+#[derive(Clone, Default)]
+pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Bearer(<set>)" } else { "Bearer(none)" })
+    }
+}
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// The transport of a [`Client`]: a channel that adds the bearer token.
+pub type Transport = InterceptedService<Channel, Bearer>;
+
+/// A connection to a toolenv server.
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: ToolEnvClient<Transport>,
+    runs: RunsClient<Transport>,
+}
+
+impl Client {
+    /// Connects to a server, e.g. `http://127.0.0.1:50051`.
+    pub async fn connect(url: &str) -> Result<Self, ClientError> {
+        Self::connect_with(url, &Credentials::default()).await
+    }
+
+    /// Connects to a server with a token and, for `https://`, a trusted CA.
+    pub async fn connect_with(url: &str, credentials: &Credentials) -> Result<Self, ClientError> {
+        let invalid = |source| ClientError::InvalidUrl { url: url.to_owned(), source };
+        let mut endpoint =
+            Endpoint::from_shared(url.to_owned()).map_err(invalid)?.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true);
+        if url.starts_with("https://") {
+            let mut tls = ClientTlsConfig::new().with_webpki_roots();
+            if let Some(ca) = &credentials.ca_pem {
+                tls = tls.ca_certificate(Certificate::from_pem(ca));
+            }
+            endpoint = endpoint.tls_config(tls).map_err(invalid)?;
+        }
+        let token = match &credentials.token {
+            Some(token) => Some(format!("Bearer {token}").parse().map_err(|_| ClientError::InvalidToken)?),
+            None => None,
+        };
+        let channel = endpoint.connect().await.map_err(|source| ClientError::Connect { url: url.to_owned(), source })?;
+        let bearer = Bearer(token);
+        Ok(Self {
+            inner: ToolEnvClient::with_interceptor(channel.clone(), bearer.clone()),
+            runs: RunsClient::with_interceptor(channel, bearer),
+        })
+    }
+
+    /// The generated stub, for requests this wrapper does not cover.
+    pub fn raw(&mut self) -> &mut ToolEnvClient<Transport> {
+        &mut self.inner
+    }
+
+    /// The generated stub of the `Runs` service (hosted runs, leases, reports).
+    pub fn runs(&mut self) -> &mut RunsClient<Transport> {
+        &mut self.runs
+    }
+
+    /// Lists the paper suite's tasks, optionally of one domain and level.
+    pub async fn list_tasks(
+        &mut self,
+        domain: Option<toolenv_core::Domain>,
+        level: Option<u8>,
+    ) -> Result<Vec<pb::TaskSummary>, ClientError> {
+        self.list_suite_tasks("", domain, level).await
+    }
+
+    /// Lists a suite's tasks (`paper`, `standard`, `generated:<seed>:<n>`;
+    /// empty: the paper's), optionally of one domain and level.
+    pub async fn list_suite_tasks(
+        &mut self,
+        suite: &str,
+        domain: Option<toolenv_core::Domain>,
+        level: Option<u8>,
+    ) -> Result<Vec<pb::TaskSummary>, ClientError> {
+        let domain = domain.map_or(pb::Domain::Unspecified, pb::Domain::from);
+        let mut request = pb::ListTasksRequest {
+            domain: domain.into(),
+            level: level.map_or(0, u32::from),
+            suite: suite.to_owned(),
+            ..Default::default()
+        };
+        let mut tasks = Vec::new();
+        loop {
+            let page = self.inner.list_tasks(request.clone()).await?.into_inner();
+            tasks.extend(page.tasks);
+            if page.next_page_token.is_empty() {
+                return Ok(tasks);
+            }
+            request.page_token = page.next_page_token;
+        }
+    }
+
+    /// Returns one task in full, with its tools' schemas.
+    pub async fn get_task(&mut self, task_id: &str) -> Result<pb::Task, ClientError> {
+        Ok(self.inner.get_task(pb::GetTaskRequest { task_id: task_id.to_owned() }).await?.into_inner())
+    }
+
+    /// Starts an episode as the request says (task, seed, trial, fault
+    /// profile, delivery, time scale, roles).
+    pub async fn create(&mut self, request: pb::CreateEpisodeRequest) -> Result<pb::Episode, ClientError> {
+        Ok(self.inner.create_episode(request).await?.into_inner())
+    }
+
+    /// Calls one tool as the request says (arguments as JSON text, an
+    /// idempotency key that makes a retried write safe, the virtual
+    /// milliseconds waited since the previous reply, the agent of a
+    /// multi-agent episode). What comes back is a result, a rejection, a
+    /// fault, a refusal or an infrastructure error (see the crate docs).
+    pub async fn call(&mut self, request: pb::CallToolRequest) -> Result<pb::CallToolResponse, ClientError> {
+        Ok(self.inner.call_tool(request).await?.into_inner())
+    }
+
+    /// [`Client::call`] with JSON argument text and nothing else.
+    pub async fn call_json(
+        &mut self,
+        episode_id: &str,
+        tool_name: &str,
+        arguments_json: &str,
+    ) -> Result<pb::CallToolResponse, ClientError> {
+        let request = pb::CallToolRequest {
+            episode_id: episode_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            arguments_json: arguments_json.to_owned(),
+            ..Default::default()
+        };
+        self.call(request).await
+    }
+
+    /// Finishes an episode as the request says (the agent's final answer,
+    /// what it spent, its conversation) and returns the verdict.
+    pub async fn finish(&mut self, request: pb::FinishEpisodeRequest) -> Result<pb::Verdict, ClientError> {
+        Ok(self.inner.finish_episode(request).await?.into_inner())
+    }
+
+    /// Joins a multi-agent episode under `role`: the agent's id (for
+    /// `CallToolRequest.agent_id`), its system prompt, the description and the tools.
+    pub async fn join(&mut self, episode_id: &str, role: &str) -> Result<pb::JoinEpisodeResponse, ClientError> {
+        let request = pb::JoinEpisodeRequest { episode_id: episode_id.to_owned(), role: role.to_owned() };
+        Ok(self.inner.join_episode(request).await?.into_inner())
+    }
+
+    /// Returns an episode's trajectory.
+    pub async fn trajectory(&mut self, episode_id: &str) -> Result<pb::Trajectory, ClientError> {
+        Ok(self.inner.get_trajectory(pb::GetTrajectoryRequest { episode_id: episode_id.to_owned() }).await?.into_inner())
+    }
+
+    /// Leases the next episode of a hosted run planned for `agent` (empty:
+    /// any), waiting as the server advises while other workers hold the
+    /// rest; with the run's progress. `None` when every episode planned for
+    /// the agent has a verdict.
+    pub async fn lease(&mut self, run_id: &str, agent: &str, worker: &str) -> Result<Option<(pb::Lease, Option<pb::Run>)>, ClientError> {
+        loop {
+            let request = pb::NextEpisodeRequest {
+                run_id: run_id.to_owned(),
+                agent: agent.to_owned(),
+                worker: worker.to_owned(),
+                role: String::new(),
+            };
+            let reply = self.runs.next_episode(request).await?.into_inner();
+            match reply.lease {
+                Some(lease) if lease.episode.is_some() => return Ok(Some((lease, reply.run))),
+                _ if reply.retry_after_ms == 0 => return Ok(None),
+                _ => tokio::time::sleep(Duration::from_millis(reply.retry_after_ms)).await,
+            }
+        }
+    }
+}

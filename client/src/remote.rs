@@ -1,0 +1,180 @@
+//! An episode on a server as the environment agents play against
+//! ([`toolenv_agents::Env`]): each call is one `ToolEnv.CallTool`, made from
+//! a thread that may block, and its reply becomes the observation the
+//! solver's vocabulary names, the same an in-process episode gives.
+
+use std::time::Duration;
+
+use tonic_types::StatusExt as _;
+use toolenv::pb;
+use toolenv_core::FailureCode;
+use toolenv_domains::masfire::team::TeamEnv;
+use toolenv_domains::solver::{Env, Fault, Observation, Request};
+
+use crate::{Client, ClientError};
+
+/// An episode on a server, as an agent's environment. Built inside a tokio
+/// runtime; played on a thread that may block (`spawn_blocking`).
+#[derive(Debug)]
+pub struct RemoteEnv {
+    client: Client,
+    runtime: tokio::runtime::Handle,
+    episode_id: String,
+    time_scale: f64,
+    /// Whether a fault delivered in-band stays the reply's text (as an LLM
+    /// reads it) instead of being read as a failure.
+    in_band_text: bool,
+    /// An infrastructure error (not a fault): the episode stops there.
+    error: Option<ClientError>,
+    /// The agent the calls are made as (empty: none).
+    agent_id: String,
+    /// The final answer the agent gave, sent with the finish.
+    answer: Option<String>,
+}
+
+impl RemoteEnv {
+    /// The environment of a created episode, on the current tokio runtime.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn new(client: Client, episode: &pb::Episode, in_band_text: bool) -> RemoteEnv {
+        RemoteEnv {
+            client,
+            runtime: tokio::runtime::Handle::current(),
+            episode_id: episode.episode_id.clone(),
+            time_scale: episode.time_scale.max(0.0),
+            in_band_text,
+            error: None,
+            agent_id: String::new(),
+            answer: None,
+        }
+    }
+
+    /// What the play came to: the final answer to finish with, or the
+    /// infrastructure error that stopped it.
+    pub fn into_answer(self) -> Result<Option<String>, ClientError> {
+        self.error.map_or(Ok(self.answer), Err)
+    }
+
+    /// Real milliseconds back to the episode's virtual ones.
+    fn virtual_ms(&self, ms: i64) -> i64 {
+        if ms > 0 && self.time_scale > 0.0 { (ms as f64 / self.time_scale).round() as i64 } else { ms }
+    }
+
+    /// A fault's status as the agent observes it, or an infrastructure error.
+    fn observe_status(&mut self, status: tonic::Status) -> Observation {
+        let code = match status.code() {
+            tonic::Code::InvalidArgument | tonic::Code::NotFound => {
+                return Observation::Invalid { field: String::new(), message: status.message().to_owned() };
+            }
+            // The episode went to another worker: nothing this play does counts any more.
+            tonic::Code::FailedPrecondition if crate::worker::is_lease_expired(&status) => {
+                self.error = Some(ClientError::Status(status));
+                return Observation::Closed("the lease expired".into());
+            }
+            tonic::Code::FailedPrecondition => return Observation::Closed(status.message().to_owned()),
+            tonic::Code::DeadlineExceeded => FailureCode::DeadlineExceeded,
+            tonic::Code::Unavailable => FailureCode::Unavailable,
+            tonic::Code::ResourceExhausted => FailureCode::ResourceExhausted,
+            tonic::Code::PermissionDenied => FailureCode::PermissionDenied,
+            _ => {
+                self.error = Some(ClientError::Status(status));
+                return Observation::Closed("infrastructure error".into());
+            }
+        };
+        let Some(info) = status.get_details_error_info() else {
+            // No fault's ErrorInfo: a quota of the episode (its call limit).
+            return Observation::Closed(status.message().to_owned());
+        };
+        let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
+        let retry_after_ms = pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
+        // A suspension's -1 stays; a delay is read in virtual milliseconds where given.
+        let advised = info
+            .metadata
+            .get("retry_after_virtual_ms")
+            .and_then(|ms| ms.parse::<i64>().ok())
+            .filter(|ms| *ms >= 0 && retry_after_ms.is_none_or(|ms| ms >= 0));
+        Observation::Failure(Fault {
+            code,
+            reason: info.reason,
+            message: status.message().to_owned(),
+            retry_after_ms: advised.or(retry_after_ms.map(|ms| self.virtual_ms(ms))),
+        })
+    }
+}
+
+impl Env for RemoteEnv {
+    fn answer(&mut self, text: &str) {
+        self.answer = Some(text.to_owned());
+    }
+
+    fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
+        if self.error.is_some() {
+            return Observation::Closed("stopped after an infrastructure error".into());
+        }
+        // The wait, for real at this time scale (a blocking thread may
+        // sleep), and declared with the call: at time scale 0 only the
+        // declaration makes time pass for the episode.
+        if request.waited_ms > 0 && self.time_scale > 0.0 {
+            std::thread::sleep(Duration::from_millis(request.waited_ms).mul_f64(self.time_scale));
+        }
+        let call = pb::CallToolRequest {
+            episode_id: self.episode_id.clone(),
+            tool_name: tool.to_owned(),
+            arguments_json: arguments_json.to_owned(),
+            idempotency_key: request.idempotency_key.unwrap_or_default().to_owned(),
+            waited_ms: Some(request.waited_ms),
+            agent_id: self.agent_id.clone(),
+        };
+        let mut client = self.client.clone();
+        match self.runtime.block_on(client.call(call)) {
+            Ok(reply) => match reply.outcome {
+                Some(pb::call_tool_response::Outcome::ResultJson(text)) if self.in_band_text => Observation::Result(text),
+                Some(pb::call_tool_response::Outcome::ResultJson(text)) => {
+                    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+                    match value.as_ref().and_then(Fault::in_band) {
+                        Some(fault) => {
+                            let advised =
+                                value.and_then(|v| v.pointer("/error/retry_after_virtual_ms").and_then(serde_json::Value::as_i64));
+                            let retry_after_ms = advised.or(fault.retry_after_ms.map(|ms| self.virtual_ms(ms)));
+                            Observation::Failure(Fault { retry_after_ms, ..fault })
+                        }
+                        None => Observation::Result(text),
+                    }
+                }
+                Some(pb::call_tool_response::Outcome::Error(e)) => Observation::DomainError { code: e.code, message: e.message },
+                None => Observation::Result(String::new()),
+            },
+            Err(ClientError::Status(status)) => self.observe_status(status),
+            Err(error) => {
+                self.error = Some(error);
+                Observation::Closed("infrastructure error".into())
+            }
+        }
+    }
+}
+
+impl TeamEnv for RemoteEnv {
+    fn join(&mut self, role: &str) -> Result<String, String> {
+        if self.error.is_some() {
+            return Err("stopped after an infrastructure error".into());
+        }
+        let mut client = self.client.clone();
+        match self.runtime.block_on(client.join(&self.episode_id, role)) {
+            Ok(reply) => Ok(reply.agent_id),
+            Err(ClientError::Status(status)) if status.code() != tonic::Code::Unavailable && status.code() != tonic::Code::Internal => {
+                Err(status.message().to_owned())
+            }
+            Err(error) => {
+                let message = error.to_string();
+                self.error = Some(error);
+                Err(message)
+            }
+        }
+    }
+
+    fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
+        agent.clone_into(&mut self.agent_id);
+        Env::call(self, tool, arguments_json, request)
+    }
+}
