@@ -35,6 +35,8 @@
 
 use std::sync::OnceLock;
 
+use toolenv_core::Task;
+
 pub mod agent;
 pub mod attribution;
 pub mod cheats;
@@ -46,16 +48,6 @@ pub mod perturb;
 pub mod solver;
 
 pub use finish::{Assessor, Finish};
-
-// Transitional: the engine's items where the crates above still look for
-// them. To be removed once they import `toolenv_core` directly.
-pub use toolenv_core::{
-    Answer, ArgError, Args, CLARIFICATION_CHECK, COLLATERAL_CHECK, Call, CallError, CallOptions, CallRecord, Check, CheckOutcome, Context,
-    DEFAULT_MAX_CALLS, DUPLICATE_CHECK, Delivered, Delivery, Domain, DomainError, Episode, Fact, Failure, FailureCode, FaultRecord,
-    FaultStats, ForkError, Judgement, MAX_ARGUMENTS_BYTES, MAX_IDEMPOTENCY_BYTES, Outcome, Param, ParamType, ReplayCall, RoleSpec, Shared,
-    Slot, Source, Task, TaskRef, TeamError, ToolRef, ToolResult, ToolSpec, Tools, ToolsIter, Trajectory, Verdict, World, bus, chaos, date,
-    drift, json, replay_key,
-};
 
 // The registry: every domain, once. Adding a domain is a folder under
 // `src/`, its `pub mod` line and one line in the list (see README.md).

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use toolenv_core::chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop};
+use toolenv_core::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome};
 use toolenv_domains::Finish;
-use toolenv_domains::chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop};
-use toolenv_domains::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome, task};
+use toolenv_domains::task;
 
 /// Every call meets `kind`.
 fn always(kind: FaultKind) -> Chaos {
@@ -241,7 +242,7 @@ fn a_delivered_call_is_the_recorded_call() {
     }
     // Refusals are the same errors, recorded alike.
     let mut episode = Episode::new(task, 3, 0);
-    assert!(matches!(episode.deliver_call("fly", "{}", &CallOptions::default()), Err(toolenv_domains::CallError::UnknownTool(_))));
+    assert!(matches!(episode.deliver_call("fly", "{}", &CallOptions::default()), Err(toolenv_core::CallError::UnknownTool(_))));
     assert_eq!(episode.trajectory().calls.len(), 1, "the unknown tool is in the trajectory");
 }
 
@@ -250,7 +251,7 @@ fn a_delivered_call_is_the_recorded_call() {
 /// recorded as drawn without effect, and neither counted nor noted.
 mod took_effect {
     use super::*;
-    use toolenv_domains::CallRecord;
+    use toolenv_core::CallRecord;
 
     const BOOK: &str = r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#;
     const READ: &str = r#"{"date": "2026-01-01"}"#;
@@ -428,11 +429,8 @@ fn a_cut_list_never_carries_a_false_marker() {
                 if record.fault.map(|f| f.kind) != Some(FaultKind::PartialResponse) {
                     continue;
                 }
-                let expected = if got.get("api_version").is_some() {
-                    toolenv_domains::drift::to_v2(task.domain, call.tool, &expected)
-                } else {
-                    expected
-                };
+                let expected =
+                    if got.get("api_version").is_some() { toolenv_core::drift::to_v2(task.domain, call.tool, &expected) } else { expected };
                 let (Value::Object(got), Value::Object(expected)) = (&got, &expected) else { continue };
                 let Some((key, shown)) = got.iter().find_map(|(k, v)| {
                     let (now, before) = (v.as_array()?.len(), expected.get(k)?.as_array()?.len());

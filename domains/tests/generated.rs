@@ -9,8 +9,8 @@
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use toolenv_core::json::canonical;
 use toolenv_domains::generate::{GENERATOR_VERSION, Suite};
-use toolenv_domains::json::canonical;
 
 /// SHA-256 of `generated:2026:8`'s task lines, generator version 1.
 const PINNED: &str = "6d2d96800c66b5841acfcaf583594aab90a9be9976812a3e54b75f03a7899d2f";

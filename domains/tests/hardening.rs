@@ -1,9 +1,10 @@
 //! Hostile arguments: keys given twice at any depth, and idempotency keys
 //! beyond the episode's budget, are refused and recorded, never kept.
 
-use toolenv_domains::{CallError, CallOptions, Episode, MAX_IDEMPOTENCY_BYTES, task};
+use toolenv_core::{CallError, CallOptions, Episode, MAX_IDEMPOTENCY_BYTES};
+use toolenv_domains::task;
 
-fn refusal(episode: &mut Episode, tool: &str, arguments: &str, key: Option<&str>) -> toolenv_domains::ArgError {
+fn refusal(episode: &mut Episode, tool: &str, arguments: &str, key: Option<&str>) -> toolenv_core::ArgError {
     let options = CallOptions { idempotency_key: key, waited_ms: None };
     match episode.deliver_call(tool, arguments, &options) {
         Err(CallError::InvalidArgument(error)) => error,
@@ -21,9 +22,9 @@ fn a_key_given_twice_is_refused_at_any_depth() {
 
     let ecommerce = task("ecommerce/simple-order/001").unwrap();
     let mut episode = Episode::new(ecommerce, 0, 0);
-    let spec = ecommerce.tools().iter().find(|t| t.params.iter().any(|p| matches!(p.ty, toolenv_domains::ParamType::ObjectList(_))));
+    let spec = ecommerce.tools().iter().find(|t| t.params.iter().any(|p| matches!(p.ty, toolenv_core::ParamType::ObjectList(_))));
     let spec = spec.expect("a tool with a list of objects");
-    let list = spec.params.iter().find(|p| matches!(p.ty, toolenv_domains::ParamType::ObjectList(_))).unwrap();
+    let list = spec.params.iter().find(|p| matches!(p.ty, toolenv_core::ParamType::ObjectList(_))).unwrap();
     let nested = format!(r#"{{"{}": [{{"a": 1, "a": 2}}]}}"#, list.name);
     let error = refusal(&mut episode, spec.name, &nested, None);
     assert!(error.message.contains("given twice"), "{error:?}");

@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile, PRESETS};
 use toolenv_core::phrasing::Level;
-use toolenv_domains::chaos::{Chaos, FaultKind, FaultProfile, PRESETS};
+use toolenv_core::{Episode, Task};
 use toolenv_domains::perturb::perturb;
 use toolenv_domains::solver::{Solution, solve};
-use toolenv_domains::{Episode, Task, suite};
+use toolenv_domains::suite;
 
 /// Seeds per task and preset in the fault sweep.
 const SEEDS: u64 = 200;

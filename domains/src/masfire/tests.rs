@@ -61,7 +61,7 @@ fn worker_profile(fault: MasFault) -> MasProfile {
 
 fn flight_team(fault: MasFault, rate: f64) -> Episode {
     let task = crate::task("travel/cheapest-flight/001").unwrap();
-    let roles = vec![crate::RoleSpec::standard("planner"), crate::RoleSpec::standard("executor")];
+    let roles = vec![toolenv_core::RoleSpec::standard("planner"), toolenv_core::RoleSpec::standard("executor")];
     let mut episode = Episode::new(task, 1, 0).with_team(roles, Some(MasProfile::of(vec![fault], rate))).unwrap();
     episode.join("planner").unwrap();
     episode.join("executor").unwrap();
@@ -72,7 +72,7 @@ const SEARCH: &str = r#"{"origin":"LON","dest":"PAR","date":"2026-01-05"}"#;
 
 #[test]
 fn a_reissue_is_detection_and_an_untouched_one_is_the_fix() {
-    let options = crate::CallOptions::default();
+    let options = toolenv_core::CallOptions::default();
     // Never re-issued: not detected.
     let mut episode = flight_team(MasFault::ParameterFormatError, 1.0);
     assert!(episode.call_as(Some("planner-1"), "search_flights", SEARCH, &options).is_err());
@@ -92,7 +92,7 @@ fn a_reissue_is_detection_and_an_untouched_one_is_the_fix() {
 
 #[test]
 fn a_cycled_message_sent_again_is_detected_and_calls_by_unknown_agents_are_refused() {
-    let options = crate::CallOptions::default();
+    let options = toolenv_core::CallOptions::default();
     let mut episode = flight_team(MasFault::MessageCycle, 1.0);
     let send = r#"{"to":"executor","body":"plan"}"#;
     episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
@@ -100,7 +100,7 @@ fn a_cycled_message_sent_again_is_detected_and_calls_by_unknown_agents_are_refus
     assert_eq!(inbox["messages"], serde_json::json!([]));
     episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
     let error = episode.call_as(Some("nobody-1"), "read_inbox", "{}", &options).unwrap_err();
-    assert!(matches!(error, crate::CallError::InvalidArgument(ref e) if e.field == "agent_id"), "{error:?}");
+    assert!(matches!(error, toolenv_core::CallError::InvalidArgument(ref e) if e.field == "agent_id"), "{error:?}");
     episode.finish();
     let outcomes = &episode.verdict().unwrap().mas_faults;
     assert_eq!(outcomes.len(), 2, "both sends cycled");

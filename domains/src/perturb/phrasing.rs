@@ -17,7 +17,7 @@ pub(crate) enum Piece {
 
 /// Parses a template with `{slot}` placeholders against a task's slots.
 /// Braces that do not enclose a slot name stay literal text, as in
-/// [`crate::Task::description`].
+/// [`toolenv_core::Task::description`].
 pub(crate) fn parse_template(template: &str, slots: &[Slot]) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut text = String::new();
