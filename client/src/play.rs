@@ -107,13 +107,8 @@ pub(crate) async fn play_created(
     .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the agent's thread ended abnormally: {e}"))))?;
     let answer = env.into_answer()?;
     let played = played?;
-    let request = pb::FinishEpisodeRequest {
-        episode_id: episode.episode_id.clone(),
-        usage: played.usage,
-        answer,
-        conversation: played.conversation,
-        ..Default::default()
-    };
+    let request =
+        pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), usage: played.usage, answer, conversation: played.conversation };
     client.finish(request).await
 }
 
