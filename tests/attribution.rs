@@ -169,13 +169,13 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
 #[test]
 fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
     use toolenv_core::masfire::{MasFault, MasProfile};
-    use toolenv_domains::masfire::team::{Topology, play};
+    use toolenv_domains::masfire::team::{Topology, run};
     for task in toolenv_domains::suite() {
         for fault in [MasFault::InstructionAmbiguity, MasFault::Hallucination, MasFault::MessageStorm] {
             let topology = Topology::ALL[1];
             let profile = MasProfile::of(vec![fault], 0.5);
             let mut episode = toolenv_core::Episode::new(task, 5, 0).with_team(topology.roles(), Some(profile)).unwrap();
-            let _ = play(task, topology, &mut episode);
+            let _ = run(task, topology, &mut episode);
             episode.finish();
             let recorded = pb::Trajectory::from(episode.trajectory());
             let replayed = toolenv::fork::replay(&recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();

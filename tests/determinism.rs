@@ -28,7 +28,7 @@ async fn over_grpc_and_in_process_agree() {
     let (server, mut client) = start().await;
     for task in suite() {
         let calls = toolenv_domains::agent::random_calls(task, 5, 25);
-        let local = toolenv_domains::agent::play(task, 5, 0, &calls);
+        let local = toolenv_domains::agent::play_calls(task, 5, 0, &calls);
         let remote = play_episode(&mut client, Builtin::Random, &task.id, 5, 0).await.unwrap();
         let expected = toolenv::pb::Trajectory::from(local.trajectory());
         assert_eq!(remote.trajectory, expected, "{}", task.id);

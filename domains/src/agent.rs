@@ -24,7 +24,7 @@ pub const RANDOM_AGENT_SEEDS: u64 = 20;
 
 /// Plays a list of calls in-process and finishes the episode. Rejected calls
 /// (bad arguments) are recorded like any other, as a server would.
-pub fn play(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call]) -> Episode {
+pub fn play_calls(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call]) -> Episode {
     play_answering(task, seed, trial, calls, None)
 }
 
@@ -35,13 +35,13 @@ pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[
 
 /// Plays calls in an episode and finishes it with an answer.
 fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episode {
-    play_calls(&mut episode, calls);
+    call_all(&mut episode, calls);
     episode.finish_with_answer(answer);
     episode
 }
 
 /// Plays calls in an episode, leaving it unfinished.
-fn play_calls(episode: &mut Episode, calls: &[Call]) {
+fn call_all(episode: &mut Episode, calls: &[Call]) {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
         let _ = episode.call_json(call.tool, &call.arguments);
@@ -180,13 +180,13 @@ impl SelfCheck {
                 // alone reach the same end state, so the same verdict.
                 let writes: Vec<Call> = random_agent_writing(task, seed, true).take(RANDOM_AGENT_CALLS).flatten().collect();
                 let mut episode = episode(seed);
-                play_calls(&mut episode, &writes);
+                call_all(&mut episode, &writes);
                 // An episode that changed nothing ends as doing nothing does.
                 if episode.changes().is_empty() { inaction.passed } else { episode.finish().passed }
             })
             .collect();
         let mut prefixes = cheats::Prefixes::new(task);
-        let cheats = cheats::cheats(task).into_iter().map(|cheat| prefixes.play(cheat)).collect();
+        let cheats = cheats::cheats(task).into_iter().map(|cheat| prefixes.play_cheat(cheat)).collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
         Self { task: task.clone(), reference, solver, inaction, random_passes, cheats }

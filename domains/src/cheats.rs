@@ -242,7 +242,7 @@ impl<'t> Prefixes<'t> {
     }
 
     /// Plays a cheat in-process with no faults and judges it.
-    pub(crate) fn play(&mut self, cheat: Cheat) -> PlayedCheat {
+    pub(crate) fn play_cheat(&mut self, cheat: Cheat) -> PlayedCheat {
         let task = self.task;
         let shared = cheat.steps.iter().zip(&task.reference).take_while(|(step, call)| matches!(step, Step::Call(c) if c == *call)).count();
         let (episode, recorded) = self.episodes[shared].clone();
@@ -529,7 +529,7 @@ mod tests {
         for task in &tasks {
             let mut prefixes = Prefixes::new(task);
             for cheat in cheats(task) {
-                let played = prefixes.play(cheat.clone());
+                let played = prefixes.play_cheat(cheat.clone());
                 let start = Episode::new(task, 0, 0).for_pass_or_fail();
                 let (mut episode, wrong_answer) = continue_with(task, start, None, &cheat.steps, true);
                 let verdict = episode.finish().clone();
@@ -549,7 +549,7 @@ mod tests {
         let task = crate::task("travel/cheapest-flight/001").unwrap();
         let task = TaskRef::from(task);
         let mut prefixes = Prefixes::new(&task);
-        let played: Vec<PlayedCheat> = cheats(&task).into_iter().map(|c| prefixes.play(c)).collect();
+        let played: Vec<PlayedCheat> = cheats(&task).into_iter().map(|c| prefixes.play_cheat(c)).collect();
         let undone = played.iter().find(|p| p.cheat.label == "wrong flight_id BA-200 written, undone, then the right solution").unwrap();
         assert!(undone.cheat.steps.contains(&Step::UndoPrevious));
         assert!(undone.wrong && !undone.verdict.passed, "{:?}", undone.verdict.failures().collect::<Vec<_>>());

@@ -13,7 +13,7 @@ use toolenv_core::Domain;
 use toolenv_core::date::Date;
 use toolenv_core::drift::{API_VERSION_KEY, from_v2, to_v2};
 
-use crate::agent::{play, random_calls};
+use crate::agent::{play_calls, random_calls};
 
 /// The length of an ISO date, `YYYY-MM-DD`.
 const ISO_LEN: usize = 10;
@@ -32,11 +32,11 @@ type Sample = (Domain, String, Value);
 fn corpus() -> Vec<Sample> {
     let mut samples = Vec::new();
     for task in crate::suite() {
-        let mut episodes = vec![play(task, 0, 0, &task.reference)];
+        let mut episodes = vec![play_calls(task, 0, 0, &task.reference)];
         for seed in 0..SEEDS {
             let random = random_calls(task, seed, CALLS);
-            episodes.push(play(task, seed, 0, &random));
-            episodes.push(play(task, seed, 1, &[task.reference.clone(), random].concat()));
+            episodes.push(play_calls(task, seed, 0, &random));
+            episodes.push(play_calls(task, seed, 1, &[task.reference.clone(), random].concat()));
         }
         for episode in &episodes {
             for record in &episode.trajectory().calls {
@@ -160,7 +160,7 @@ fn every_object_result_is_marked_v2() {
 /// The result of call `index` of a task's reference solution, played from its initial state.
 fn reference_result(task_id: &str, index: usize) -> Value {
     let task = crate::task(task_id).unwrap_or_else(|| panic!("no task {task_id}"));
-    let episode = play(task, 0, 0, &task.reference);
+    let episode = play_calls(task, 0, 0, &task.reference);
     let outcome = &episode.trajectory().calls[index].outcome;
     outcome.result_value().unwrap_or_else(|| panic!("{task_id} call {index}: {outcome:?}"))
 }

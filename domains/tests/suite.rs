@@ -54,8 +54,8 @@ fn reference_calls_never_meet_a_domain_error() {
 fn same_calls_give_identical_trajectories() {
     for task in suite() {
         let calls = toolenv_domains::agent::random_calls(task, 11, 30);
-        let a = toolenv_domains::agent::play(task, 11, 1, &calls);
-        let b = toolenv_domains::agent::play(task, 11, 1, &calls);
+        let a = toolenv_domains::agent::play_calls(task, 11, 1, &calls);
+        let b = toolenv_domains::agent::play_calls(task, 11, 1, &calls);
         assert_eq!(serde_json::to_string(a.trajectory()).unwrap(), serde_json::to_string(b.trajectory()).unwrap());
     }
 }

@@ -85,11 +85,11 @@ impl Agent for Builtin {
         let task = briefing.task.as_ref().ok_or_else(|| AgentError::UnknownTask(briefing.task_id.clone()))?;
         // Giving up is an outcome of the episode, judged by its verdict.
         if *self == Builtin::Solver {
-            let _ = toolenv_domains::solver::play(task, env);
+            let _ = toolenv_domains::solver::run(task, env);
             return Ok(Played::default());
         }
         if let Some(topology) = self.topology() {
-            let _ = toolenv_domains::masfire::team::play(task, topology, env);
+            let _ = toolenv_domains::masfire::team::run(task, topology, env);
             return Ok(Played::default());
         }
         let calls = self.calls(task, briefing.seed, &briefing.description);

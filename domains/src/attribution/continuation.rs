@@ -94,7 +94,7 @@ pub(crate) fn continue_from(task: &Task, plan: &Plan, fork: &Episode, spare_susp
     }
     // 2. The solver, from where the fork stands.
     let mut episode = fork.counterfactual(spare_suspension);
-    let ended = crate::solver::play(task, &mut episode);
+    let ended = crate::solver::run(task, &mut episode);
     let passed = episode.finish().passed;
     Continuation { passed, gave_up: if passed { None } else { ended.err().or(gave_up) } }
 }

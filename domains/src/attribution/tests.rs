@@ -139,7 +139,7 @@ fn built_in_agents_are_attributed_consistently_under_every_profile() {
 /// episode is attributed consistently, the solver continuing as one of the team.
 #[test]
 fn team_episodes_replay_and_are_attributed_consistently() {
-    use crate::masfire::team::{Topology, play};
+    use crate::masfire::team::{Topology, run};
     use toolenv_core::masfire::{MasFault, MasProfile};
     let mut attributed = 0;
     for fault in [MasFault::ParameterFillingError, MasFault::Hallucination, MasFault::InstructionAmbiguity, MasFault::MessageCycle] {
@@ -147,7 +147,7 @@ fn team_episodes_replay_and_are_attributed_consistently() {
             for task in suite() {
                 let profile = MasProfile::of(vec![fault], 0.5);
                 let mut episode = Episode::new(task, 3, 0).with_team(topology.roles(), Some(profile)).unwrap();
-                let _ = play(task, topology, &mut episode);
+                let _ = run(task, topology, &mut episode);
                 episode.finish();
                 let replayed = Episode::replay_finished(&source(&episode), episode.trajectory(), &crate::Assessor).unwrap();
                 assert_eq!(replayed.trajectory(), episode.trajectory(), "{} {fault} {}", task.id, topology.name());

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::tasks::{shop, tasks};
 use super::{Coupon, Money, Order, OrderLine, OrderStatus, State};
-use crate::agent::play;
+use crate::agent::play_calls;
 use toolenv_core::Call;
 use toolenv_core::date::Date;
 use toolenv_core::testing::Answer;
@@ -59,7 +59,7 @@ fn to_json(state: &State) -> Value {
 /// The names of the checks an episode of `task_id` playing `calls` fails.
 fn failed(task_id: &str, calls: &[Call]) -> Vec<String> {
     let task = crate::task(task_id).unwrap();
-    let episode = play(task, 0, 0, calls);
+    let episode = play_calls(task, 0, 0, calls);
     episode.verdict().unwrap().failures().map(|c| c.name.clone()).collect()
 }
 

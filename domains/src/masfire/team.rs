@@ -116,7 +116,7 @@ struct Crew<'e> {
 }
 
 /// Plays `task` with a built-in team through any environment; `Ok` when the planner finished.
-pub fn play(task: &Task, topology: Topology, env: &mut dyn TeamEnv) -> Step<()> {
+pub fn run(task: &Task, topology: Topology, env: &mut dyn TeamEnv) -> Step<()> {
     let join = |env: &mut dyn TeamEnv, role: &str| env.join(role).map_err(GiveUp::Stuck);
     let planner = join(env, "planner")?;
     let executor = join(env, "executor")?;
@@ -125,7 +125,7 @@ pub fn play(task: &Task, topology: Topology, env: &mut dyn TeamEnv) -> Step<()> 
         Topology::Pipeline => None,
     };
     let mut crew = Crew { env, task, topology, planner, executor, verifier, planner_seq: 0, executor_seq: 0, step: 0 };
-    crate::solver::play(task, &mut crew)
+    crate::solver::run(task, &mut crew)
 }
 
 impl Crew<'_> {

@@ -1,4 +1,4 @@
-use super::team::{Topology, play};
+use super::team::{Topology, run};
 use crate::Finish;
 use toolenv_core::Episode;
 use toolenv_core::masfire::{MasFault, MasProfile};
@@ -6,7 +6,7 @@ use toolenv_core::masfire::{MasFault, MasProfile};
 /// Plays a task with a built-in team in-process under a MAS-FIRE profile.
 fn team_episode(task: &'static toolenv_core::Task, topology: Topology, profile: Option<MasProfile>, seed: u64) -> Episode {
     let mut episode = Episode::new(task, seed, 0).with_team(topology.roles(), profile).expect("valid team");
-    let _ = play(task, topology, &mut episode);
+    let _ = run(task, topology, &mut episode);
     episode.finish();
     episode
 }

@@ -11,7 +11,7 @@ use super::meaning;
 use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template, preceded_by_word, text_before};
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
-use crate::agent::play;
+use crate::agent::play_calls;
 use toolenv_core::Task;
 use toolenv_core::phrasing::Template;
 
@@ -19,7 +19,7 @@ use toolenv_core::phrasing::Template;
 const SEEDS: u64 = 50;
 
 fn passes(task: &'static Task, calls: &[toolenv_core::Call]) -> bool {
-    play(task, 0, 0, calls).verdict().is_some_and(|v| v.passed)
+    play_calls(task, 0, 0, calls).verdict().is_some_and(|v| v.passed)
 }
 
 /// Every perturbation of the suite at the levels above ε = 0.

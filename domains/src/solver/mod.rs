@@ -370,7 +370,7 @@ fn unmarked(value: &Value) -> bool {
 }
 
 /// Plays `task` through any environment; `Ok` when the strategy finished.
-pub fn play(task: &Task, env: &mut dyn Env) -> Step<()> {
+pub fn run(task: &Task, env: &mut dyn Env) -> Step<()> {
     let mut session = Session::new(env, task.domain);
     task.domain.solve(task, &mut session)
 }
@@ -396,7 +396,7 @@ impl Solution {
 /// Plays an episode in-process with the solver, finishes it and returns how it ended.
 pub fn solve(episode: &mut Episode) -> Solution {
     let task = episode.task_ref().clone();
-    let ended = play(&task, episode);
+    let ended = run(&task, episode);
     Solution { ended, verdict: episode.finish().clone() }
 }
 

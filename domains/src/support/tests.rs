@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
-use crate::agent::{SelfCheck, play};
+use crate::agent::{SelfCheck, play_calls};
 use toolenv_core::COLLATERAL_CHECK;
 use toolenv_core::DomainError;
 use toolenv_core::date::Date;
@@ -42,7 +42,7 @@ fn create(state: &mut State, customer_id: &str, priority: &str) -> Answer {
 /// The names of the checks a list of calls fails on a suite task.
 fn failed(task_id: &str, calls: &[Call]) -> Vec<String> {
     let task = crate::task(task_id).unwrap();
-    let episode = play(task, 0, 0, calls);
+    let episode = play_calls(task, 0, 0, calls);
     episode.verdict().unwrap().failures().map(|c| c.name.clone()).collect()
 }
 

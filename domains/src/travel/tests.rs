@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
-use crate::agent::{play, random_calls};
+use crate::agent::{play_calls, random_calls};
 use toolenv_core::Call;
 use toolenv_core::DomainError;
 use toolenv_core::date::Date;
@@ -300,14 +300,14 @@ fn odd_arguments_get_short_errors_and_never_panic() {
     for task in tasks() {
         let task = crate::task(&task.id).unwrap();
         for seed in 0..100 {
-            play(task, seed, 0, &random_calls(task, seed, 40));
+            play_calls(task, seed, 0, &random_calls(task, seed, 40));
         }
     }
 }
 
 /// The checks the verdict of an episode of `id` playing `calls` fails.
 fn failures(id: &str, calls: &[Call]) -> Vec<String> {
-    let episode = play(crate::task(id).unwrap(), 0, 0, calls);
+    let episode = play_calls(crate::task(id).unwrap(), 0, 0, calls);
     episode.verdict().unwrap().failures().map(|c| c.name.clone()).collect()
 }
 
@@ -469,7 +469,9 @@ fn random_agents_fail_every_task_over_many_seeds() {
     for task in tasks() {
         let task = crate::task(&task.id).unwrap();
         let passes: Vec<u64> = (0..300)
-            .filter(|&seed| play(task, seed, 0, &random_calls(task, seed, crate::agent::RANDOM_AGENT_CALLS)).verdict().unwrap().passed)
+            .filter(|&seed| {
+                play_calls(task, seed, 0, &random_calls(task, seed, crate::agent::RANDOM_AGENT_CALLS)).verdict().unwrap().passed
+            })
             .collect();
         assert_eq!(passes, Vec::<u64>::new(), "{}", task.id);
     }

@@ -58,7 +58,7 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
                 Some(path) => Some(Recording::create(path, &episodes)?),
                 None => None,
             };
-            let played = play(client, &episodes, plan.concurrency, &plan.llm, |index, result, trajectory| {
+            let played = play_episodes(client, &episodes, plan.concurrency, &plan.llm, |index, result, trajectory| {
                 if let Some(recording) = &mut recording {
                     recording.record(index, result, trajectory);
                 }
@@ -95,7 +95,8 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
     let episodes: Vec<PlannedEpisode> = pending.iter().map(|(_, planned)| planned.clone()).collect();
     let llm = super::llm::agents(episodes.iter().map(|e| e.agent.as_str()), &plan.llm_args)?;
     let mut recording = Recording { store, run, error: None, recorded: 0 };
-    play(client, &episodes, concurrency, &llm, |index, result, trajectory| recording.record(pending[index].0, result, trajectory)).await;
+    play_episodes(client, &episodes, concurrency, &llm, |index, result, trajectory| recording.record(pending[index].0, result, trajectory))
+        .await;
     eprintln!("played {} episodes in this session", episodes.len());
     let plan = recording.store.plan(&recording.run)?;
     let played: Vec<Played> = recording
@@ -113,7 +114,7 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
 
 /// Plays planned episodes concurrently with a progress bar; returns them as
 /// played, in plan order, calling `on_result` as each ends (to record it).
-async fn play(
+async fn play_episodes(
     client: &Client,
     plan: &[PlannedEpisode],
     concurrency: usize,

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::agents::Caller;
+use super::roles::Caller;
 use super::{CallError, Episode};
 use crate::delivery::Answer;
 use crate::json;

@@ -71,7 +71,7 @@ pub(super) struct ToolCall<'a> {
 impl Episode {
     /// Plays a call under the phase of the fault drawn for it (`None`: no
     /// fault), and says whether the fault took effect.
-    pub(super) fn play(
+    pub(super) fn play_fault(
         &mut self,
         phase: Option<Phase>,
         call: &ToolCall<'_>,

@@ -10,7 +10,7 @@
 
 use serde_json::json;
 
-use super::agents::{RoleSpec, TeamError};
+use super::roles::{RoleSpec, TeamError};
 use super::{CallError, CallOptions, CallRecord, Episode, Trajectory};
 use crate::chaos::{Chaos, FaultProfile, ProfileError};
 use crate::masfire::{Injection, MasProfile};

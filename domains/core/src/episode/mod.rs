@@ -7,17 +7,17 @@
 use serde::Serialize;
 use serde_json::Value;
 
-mod agents;
 pub mod bus;
 mod faults;
 mod finish;
 mod fork;
 mod ledger;
+mod roles;
 
-pub use agents::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 pub use finish::{Assess, Judgement};
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
+pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 
 use crate::chaos::{Chaos, Dice, FaultKind};
 use crate::delivery::{Delivered, Delivery, Outcome};
@@ -178,7 +178,7 @@ struct Reached {
     delay_ms: u64,
     waited_ms: u64,
     idempotency_key_call: Option<u32>,
-    caller: Option<agents::Caller>,
+    caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
 }
 
@@ -195,7 +195,7 @@ pub struct Episode {
     faults: FaultState,
     trajectory: Trajectory,
     /// The roles, agents, bus and MAS-FIRE profile of a multi-agent episode.
-    team: Option<Box<agents::Team>>,
+    team: Option<Box<roles::Team>>,
     /// Whether the verdict is for the record: finishing decides feasibility
     /// and hashes the end state. False for episodes played only for pass or
     /// fail: the solver's feasibility replay (which must not replay itself),
@@ -463,7 +463,7 @@ impl Episode {
                 // A counterfactual without suspensions (attribution) spares them.
                 let drawn =
                     self.chaos.draw(&self.dice, index).filter(|&kind| !(self.faults.spare_suspension && kind == FaultKind::HardRateLimit));
-                let (delivery, took_effect) = self.play(drawn.map(FaultKind::phase), &call, &mut delay_ms, &mut state_changed);
+                let (delivery, took_effect) = self.play_fault(drawn.map(FaultKind::phase), &call, &mut delay_ms, &mut state_changed);
                 match drawn {
                     // Only a fault that took effect is the ledger's; a draw that changed nothing is kept apart.
                     Some(kind) if took_effect => (Some(FaultRecord { kind, new: true, recoverable: kind.recoverable() }), delivery, None),
@@ -498,7 +498,7 @@ impl Episode {
         &mut self,
         call: Reached,
         outcome: Outcome,
-        caller: Option<agents::Caller>,
+        caller: Option<roles::Caller>,
         mas_faults: Vec<crate::masfire::Injection>,
     ) -> &CallRecord {
         let Reached {
