@@ -103,9 +103,9 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
             let key = call.idempotency_key_call.map(toolenv_domains::replay_key);
             let _ = client
                 .call(pb::CallToolRequest {
-                    episode_id: (&episode.episode_id).to_owned(),
-                    tool_name: (&call.tool_name).to_owned(),
-                    arguments_json: (&call.arguments_json).to_owned(),
+                    episode_id: episode.episode_id.clone(),
+                    tool_name: call.tool_name.clone(),
+                    arguments_json: call.arguments_json.clone(),
                     idempotency_key: key.as_deref().unwrap_or_default().to_owned(),
                     waited_ms: Some(call.waited_ms),
                     agent_id: String::new(),

@@ -45,8 +45,8 @@ async fn call(
 ) -> Result<pb::CallToolResponse, ClientError> {
     client
         .call(pb::CallToolRequest {
-            episode_id: (&episode.episode_id).to_owned(),
-            tool_name: (tool).to_owned(),
+            episode_id: episode.episode_id.clone(),
+            tool_name: tool.to_owned(),
             arguments_json: args.to_string(),
             idempotency_key: String::new(),
             waited_ms: Some(0),

@@ -107,6 +107,8 @@ pub(crate) async fn play_created(
     .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the agent's thread ended abnormally: {e}"))))?;
     let answer = env.into_answer()?;
     let played = played?;
+    // Fields later versions of the request add stay at their defaults.
+    #[allow(clippy::needless_update)]
     let request = pb::FinishEpisodeRequest {
         episode_id: episode.episode_id.clone(),
         usage: played.usage,

@@ -10,7 +10,6 @@
 //! the runs crate) and is the only one with clap, indicatif,
 //! tracing-subscriber and the allocator. Nothing imports it.
 #![forbid(unsafe_code)]
-
 // Doc comments of the argument structs are the --help text, where
 // `generated:<seed>:<n>` is literal text, not HTML.
 #![allow(rustdoc::invalid_html_tags)]

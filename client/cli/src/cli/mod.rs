@@ -64,13 +64,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Report { run, json, infra, feasible_only, store, .. } => match &url {
             Some(url) => hosted::report(&mut connect(url).await?, &run, json, infra.exclude_infra_errors, feasible_only).await,
-            None => store::report(
-                &store.store,
-                &run,
-                json,
-                infra.convention(),
-                Population::feasible_only(feasible_only),
-            ),
+            None => store::report(&store.store, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
         },
         Command::Export { run, store } => store::export(&store.store, &run),
         Command::Compare(args) => {
