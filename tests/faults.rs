@@ -404,8 +404,8 @@ async fn at_time_scale_0_the_rate_limit_window_passes_only_with_declared_waits()
         let status = client
             .call(pb::CallToolRequest {
                 episode_id: episode.to_owned(),
-                tool_name: (tool).to_owned(),
-                arguments_json: (args).to_owned(),
+                tool_name: tool.to_owned(),
+                arguments_json: args.to_owned(),
                 idempotency_key: String::new(),
                 waited_ms,
                 agent_id: String::new(),

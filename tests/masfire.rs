@@ -47,7 +47,7 @@ async fn call(
     client
         .call(pb::CallToolRequest {
             episode_id: episode.episode_id.clone(),
-            tool_name: (tool).to_owned(),
+            tool_name: tool.to_owned(),
             arguments_json: args.to_string(),
             idempotency_key: String::new(),
             waited_ms: Some(0),
