@@ -50,7 +50,7 @@ pub mod solver;
 pub use finish::{Assessor, Finish};
 
 // The registry: every domain, once. Adding a domain is a folder under
-// `src/`, its `pub mod` line and one line in the list (see README.md).
+// `src/`, its `pub mod` line and one line in the list (see ARCHITECTURE.md).
 pub mod ecommerce;
 pub mod scheduling;
 pub mod support;
