@@ -168,15 +168,18 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
 }
 
 impl pb::CallToolResponse {
-    /// The OK reply to a call that reached the tool layer (an injected
-    /// failure reaches it only in band, as an error result).
-    pub fn from_answer(call_index: u32, answer: toolenv_core::Answer) -> Self {
+    /// The OK reply to a call whose outcome is a result (whole or cut) or a
+    /// broken business rule; `None` for an outcome no OK reply carries (an
+    /// injected failure, which goes out as a status or in band as a result
+    /// first, or a malformed call, which the episode refuses).
+    pub fn from_outcome(call_index: u32, outcome: toolenv_core::Outcome) -> Option<Self> {
         use pb::call_tool_response::Outcome;
-        let outcome = match answer {
-            toolenv_core::Answer::Result(text) | toolenv_core::Answer::Raw(text) => Outcome::ResultJson(text),
-            toolenv_core::Answer::Error(error) => Outcome::Error((&error).into()),
+        let outcome = match outcome {
+            toolenv_core::Outcome::Result(text) | toolenv_core::Outcome::Raw(text) => Outcome::ResultJson(text),
+            toolenv_core::Outcome::Error(error) => Outcome::Error((&error).into()),
+            toolenv_core::Outcome::Failure(_) | toolenv_core::Outcome::Invalid(_) => return None,
         };
-        pb::CallToolResponse { call_index, outcome: Some(outcome) }
+        Some(pb::CallToolResponse { call_index, outcome: Some(outcome) })
     }
 }
 

@@ -11,10 +11,10 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
 use crate::cheats::{self, PlayedCheat};
-use toolenv_core::Episode;
 use toolenv_core::Judgement;
 use toolenv_core::date::Date;
 use toolenv_core::{Call, Task, TaskRef};
+use toolenv_core::{CallOptions, Episode};
 use toolenv_core::{Param, ParamType};
 
 /// How many calls the random agent makes per episode in the self-check.
@@ -44,7 +44,7 @@ fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episod
 fn call_all(episode: &mut Episode, calls: &[Call]) {
     for call in calls {
         // A rejected call is already in the trajectory; the agent moves on.
-        let _ = episode.call_json(call.tool, &call.arguments);
+        let _ = episode.call_with(call.tool, &call.arguments, &CallOptions::default());
     }
 }
 
@@ -244,7 +244,14 @@ mod tests {
             let (mut as_text, mut as_json) = (Episode::new(&task, 0, 0), Episode::new(&task, 0, 0));
             for call in &calls {
                 let text = as_text.call(call.tool, &call.arguments.to_string()).cloned();
-                assert_eq!(text, as_json.call_json(call.tool, &call.arguments).cloned(), "{}: {}({})", task.id, call.tool, call.arguments);
+                assert_eq!(
+                    text,
+                    as_json.call_with(call.tool, &call.arguments, &CallOptions::default()).cloned(),
+                    "{}: {}({})",
+                    task.id,
+                    call.tool,
+                    call.arguments
+                );
             }
             assert_eq!(as_text.finish(), as_json.finish(), "{}", task.id);
         }

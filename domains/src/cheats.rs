@@ -25,10 +25,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::agent::random_agent_writing;
-use toolenv_core::Episode;
 use toolenv_core::Outcome;
 use toolenv_core::diff::Changes;
 use toolenv_core::{Call, Task, TaskRef};
+use toolenv_core::{CallOptions, Episode};
 use toolenv_core::{Check, Fact, Judgement};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
@@ -230,7 +230,7 @@ impl<'t> Prefixes<'t> {
         let mut episodes = Vec::with_capacity(task.reference.len() + 1);
         episodes.push((episode.clone(), false));
         for call in &task.reference {
-            let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
+            let recorded = episode.call_with(call.tool, &call.arguments, &CallOptions::default()).is_ok();
             episodes.push((episode.clone(), recorded));
         }
         Self { task, episodes, judged: Vec::new() }
@@ -315,7 +315,7 @@ fn continue_with<'c>(
             previous = Some((call, false));
             continue;
         }
-        let recorded = episode.call_json(call.tool, &call.arguments).is_ok();
+        let recorded = episode.call_with(call.tool, &call.arguments, &CallOptions::default()).is_ok();
         previous = Some((call, recorded));
     }
     if let Some(answer) = answer {

@@ -29,7 +29,7 @@ fn a_blind_retry_after_a_lost_reply_is_flagged_and_a_keyed_one_is_not() {
     let task = task("support/create-close/001").unwrap();
     for (key, duplicated) in [(None, true), (Some("k-1"), false)] {
         let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::AmbiguousCommit));
-        let options = CallOptions { idempotency_key: key, waited_ms: None };
+        let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None };
         let first = episode.call_with("create_ticket", TICKET, &options).unwrap().clone();
         assert!(first.state_changed, "the write was applied");
         assert!(
@@ -54,7 +54,7 @@ fn a_blind_retry_after_a_lost_reply_is_flagged_and_a_keyed_one_is_not() {
 fn an_idempotency_key_cannot_be_reused_for_another_call() {
     let task = task("support/create-close/001").unwrap();
     let mut episode = Episode::new(task, 1, 0);
-    let options = CallOptions { idempotency_key: Some("k"), waited_ms: None };
+    let options = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None };
     episode.call_with("create_ticket", TICKET, &options).unwrap();
     let other = TICKET.replace("low", "high");
     let error = episode.call_with("create_ticket", &other, &options).unwrap_err();
@@ -70,12 +70,18 @@ fn soft_rate_limit_rejects_retries_before_its_delay() {
     let Outcome::Failure(f) = &first.outcome else { panic!("{first:?}") };
     assert_eq!((f.code, f.reason, f.retry_after_ms), (FailureCode::ResourceExhausted, "RATE_LIMIT_EXCEEDED", Some(1000)));
     // 400 ms later: still inside the window, rejected again without a new draw.
-    let early = episode.call_with("check_calendar", args, &CallOptions { idempotency_key: None, waited_ms: Some(400) }).unwrap().clone();
+    let early = episode
+        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(400) })
+        .unwrap()
+        .clone();
     assert_eq!(early.fault.map(|f| (f.kind, f.new)), Some((FaultKind::SoftRateLimit, false)));
     let Outcome::Failure(f) = &early.outcome else { panic!("{early:?}") };
     assert_eq!(f.retry_after_ms, Some(600), "the rest of the window");
     // After the delay, the call gets a fresh draw (limited again here, since every draw is).
-    let late = episode.call_with("check_calendar", args, &CallOptions { idempotency_key: None, waited_ms: Some(600) }).unwrap().clone();
+    let late = episode
+        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(600) })
+        .unwrap()
+        .clone();
     assert_eq!(late.fault.map(|f| f.new), Some(true));
 }
 
@@ -113,7 +119,7 @@ fn a_stale_read_sees_the_state_before_the_most_recent_change() {
     let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::StaleData));
     let book = |time: &str| format!(r#"{{"date": "2026-01-01", "time": "{time}", "topic": "T{time}"}}"#);
     episode.call("book_meeting", &book("09:00")).unwrap();
-    let keyed = CallOptions { idempotency_key: Some("k"), waited_ms: None };
+    let keyed = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None };
     assert!(episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
     // A keyed retry and a rejected call change nothing: the most recent change is still the 10:00 booking.
     assert!(!episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
@@ -217,10 +223,11 @@ fn every_kind_acts_as_its_phase_says() {
     }
 }
 
-/// What `deliver_call` hands a server is what `call_with` records, for every
-/// kind, call after call: the same outcome, index and delay, and the same trajectory.
+/// A call's arguments as text (an agent's) and as JSON (a built-in
+/// caller's) are the same call under every kind of fault, call after call:
+/// the same outcome, index and delay, and the same trajectory.
 #[test]
-fn a_delivered_call_is_the_recorded_call() {
+fn text_and_json_arguments_are_the_same_call() {
     let task = task("scheduling/book-meeting/001").unwrap();
     let calls = [
         ("book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#),
@@ -230,20 +237,22 @@ fn a_delivered_call_is_the_recorded_call() {
     ];
     for kind in FaultKind::ALL {
         let mut recorded = Episode::new(task, 3, 0).with_chaos(always(kind));
-        let mut delivered = Episode::new(task, 3, 0).with_chaos(always(kind));
+        let mut built = Episode::new(task, 3, 0).with_chaos(always(kind));
         for (i, &(tool, arguments)) in calls.iter().enumerate() {
-            let options = CallOptions { idempotency_key: None, waited_ms: Some(i as u64 * 400) };
+            let options = CallOptions { agent: None, idempotency_key: None, waited_ms: Some(i as u64 * 400) };
             let record = recorded.call_with(tool, arguments, &options).unwrap().clone();
-            let delivery = delivered.deliver_call(tool, arguments, &options).unwrap();
-            assert_eq!((delivery.index, delivery.delay_ms), (record.index, record.delay_ms), "{kind} call {i}");
-            assert_eq!(Outcome::from(delivery.delivery), record.outcome, "{kind} call {i}");
+            let value: serde_json::Value = serde_json::from_str(arguments).unwrap();
+            let same = built.call_with(tool, &value, &options).unwrap();
+            assert_eq!((same.index, same.delay_ms, &same.outcome), (record.index, record.delay_ms, &record.outcome), "{kind} call {i}");
         }
-        assert_eq!(delivered.trajectory(), recorded.trajectory(), "{kind}");
+        assert_eq!(built.trajectory(), recorded.trajectory(), "{kind}");
     }
     // Refusals are the same errors, recorded alike.
-    let mut episode = Episode::new(task, 3, 0);
-    assert!(matches!(episode.deliver_call("fly", "{}", &CallOptions::default()), Err(toolenv_core::CallError::UnknownTool(_))));
-    assert_eq!(episode.trajectory().calls.len(), 1, "the unknown tool is in the trajectory");
+    let (mut text, mut json) = (Episode::new(task, 3, 0), Episode::new(task, 3, 0));
+    assert!(matches!(text.call("fly", "{}"), Err(toolenv_core::CallError::UnknownTool(_))));
+    assert!(matches!(json.call_with("fly", &serde_json::json!({}), &CallOptions::default()), Err(toolenv_core::CallError::UnknownTool(_))));
+    assert_eq!(text.trajectory(), json.trajectory(), "the unknown tool is in both trajectories");
+    assert_eq!(text.trajectory().calls.len(), 1);
 }
 
 /// The ledger's rule for each fault kind: a draw that took effect is in the

@@ -65,6 +65,7 @@ fn trajectories_of_the_corpus_are_pinned() {
                     let text = if i % 3 == 1 { scrambled(&call.arguments) } else { call.arguments.to_string() };
                     let key = format!("k-{}", i % 4);
                     let options = CallOptions {
+                        agent: None,
                         idempotency_key: (i % 5 == 2).then_some(key.as_str()),
                         waited_ms: (i % 2 == 0).then_some(i as u64 * 37),
                     };

@@ -5,8 +5,8 @@ use toolenv_core::{CallError, CallOptions, Episode, MAX_IDEMPOTENCY_BYTES};
 use toolenv_domains::task;
 
 fn refusal(episode: &mut Episode, tool: &str, arguments: &str, key: Option<&str>) -> toolenv_core::ArgError {
-    let options = CallOptions { idempotency_key: key, waited_ms: None };
-    match episode.deliver_call(tool, arguments, &options) {
+    let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None };
+    match episode.call_with(tool, arguments, &options) {
         Err(CallError::InvalidArgument(error)) => error,
         other => panic!("{arguments}: expected an invalid argument, got {other:?}"),
     }
@@ -39,8 +39,8 @@ fn idempotency_keys_count_against_the_episode_budget() {
     let key = "k".repeat(60 * 1024);
     let mut accepted = 0;
     let refused = loop {
-        let options = CallOptions { idempotency_key: Some(&format!("{accepted}{key}")), waited_ms: None };
-        match episode.deliver_call("create_ticket", ticket, &options) {
+        let options = CallOptions { agent: None, idempotency_key: Some(&format!("{accepted}{key}")), waited_ms: None };
+        match episode.call_with("create_ticket", ticket, &options) {
             Ok(_) => accepted += 1,
             Err(CallError::InvalidArgument(error)) => break error,
             Err(other) => panic!("{other:?}"),
@@ -51,6 +51,6 @@ fn idempotency_keys_count_against_the_episode_budget() {
     assert_eq!(accepted, MAX_IDEMPOTENCY_BYTES / (60 * 1024), "{refused:?}");
     // A retry with a key already kept is still answered.
     let first = format!("0{key}");
-    let options = CallOptions { idempotency_key: Some(&first), waited_ms: None };
-    assert!(episode.deliver_call("create_ticket", ticket, &options).is_ok());
+    let options = CallOptions { agent: None, idempotency_key: Some(&first), waited_ms: None };
+    assert!(episode.call_with("create_ticket", ticket, &options).is_ok());
 }

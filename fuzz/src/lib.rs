@@ -236,8 +236,8 @@ impl State {
         let key = rng.chance(3).then(|| format!("k{}", rng.below(4)));
         let waited_ms = rng.chance(4).then(|| rng.next_u64() >> rng.below(64));
         *input = format!("task {} tool {tool:?} key {key:?} waited {waited_ms:?} arguments {arguments:?}", episode.task().id);
-        let options = CallOptions { idempotency_key: key.as_deref(), waited_ms };
-        let _ = episode.deliver_call(&tool, &arguments, &options);
+        let options = CallOptions { agent: None, idempotency_key: key.as_deref(), waited_ms };
+        let _ = episode.call_with(&tool, &arguments, &options);
         if rng.chance(12) {
             let verdict = episode.finish();
             let _ = toolenv::pb::Verdict::from(verdict);
@@ -263,7 +263,7 @@ impl State {
                         let task = rng.pick(suite());
                         let mut episode = Episode::new(task, rng.next_u64(), 0).with_chaos(chaos);
                         for call in &task.reference {
-                            let _ = episode.deliver_call(call.tool, &call.arguments.to_string(), &CallOptions::default());
+                            let _ = episode.call_with(call.tool, &call.arguments.to_string(), &CallOptions::default());
                         }
                         let _ = episode.finish();
                     }

@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv::pb;
 use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
-use toolenv_core::{Delivered, Delivery, Failure, FailureCode};
+use toolenv_core::{Failure, FailureCode, Outcome};
 
 use crate::error::Error;
 use crate::limits;
@@ -79,8 +79,10 @@ fn invalid(error: ProfileError) -> Error {
 /// A delivered call, ready to send once its delay has passed.
 #[derive(Debug)]
 pub(crate) struct Outgoing {
-    /// What the episode delivered.
-    pub(crate) delivered: Delivered,
+    /// The call's index within the episode.
+    pub(crate) index: u32,
+    /// What reaches the agent.
+    pub(crate) outcome: Outcome,
     /// The call's simulated delay, in real time.
     pub(crate) delay: Duration,
     /// Failures go out as error results inside OK replies, not as statuses.
@@ -93,10 +95,10 @@ impl Outgoing {
     /// The reply on the wire: an OK reply, or an injected failure's status
     /// (unless it is delivered in band).
     pub(crate) fn into_response(self) -> Result<pb::CallToolResponse, Status> {
-        let Delivered { index, delivery, .. } = self.delivered;
-        match delivery {
-            Delivery::Failure(failure) if !self.in_band => Err(status(&failure, self.time_scale)),
-            delivery => Ok(pb::CallToolResponse::from_answer(index, delivery.in_band(self.time_scale))),
+        match self.outcome {
+            Outcome::Failure(failure) if !self.in_band => Err(status(&failure, self.time_scale)),
+            outcome => pb::CallToolResponse::from_outcome(self.index, outcome.in_band(self.time_scale))
+                .ok_or_else(|| Status::internal("a refused call has no reply")),
         }
     }
 }

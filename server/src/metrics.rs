@@ -24,7 +24,7 @@ use prometheus_client::registry::{Registry as MetricRegistry, Unit};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use toolenv_core::{Answer, Delivery};
+use toolenv_core::Outcome;
 
 use crate::fault::Outgoing;
 use crate::registry::{Registry, Session};
@@ -72,13 +72,14 @@ impl CallLabels {
     /// The labels of a call the session just answered with `outgoing`.
     pub(crate) fn of(session: &Session, outgoing: &Outgoing) -> CallLabels {
         let task = session.episode.task();
-        let record = session.episode.trajectory().calls.last().filter(|c| c.index == outgoing.delivered.index);
+        let record = session.episode.trajectory().calls.last().filter(|c| c.index == outgoing.index);
         let tool = record.and_then(|r| task.tools().iter().find(|t| t.name == r.tool)).map_or("unknown", |t| t.name);
-        let outcome = match &outgoing.delivered.delivery {
-            Delivery::Reply(Answer::Result(_)) => "result",
-            Delivery::Reply(Answer::Raw(_)) => "partial",
-            Delivery::Reply(Answer::Error(_)) => "domain_error",
-            Delivery::Failure(_) => "fault",
+        let outcome = match &outgoing.outcome {
+            Outcome::Result(_) => "result",
+            Outcome::Raw(_) => "partial",
+            Outcome::Error(_) => "domain_error",
+            Outcome::Failure(_) => "fault",
+            Outcome::Invalid(_) => "invalid",
         };
         let fault = record.and_then(|r| r.fault.as_ref()).map_or("none", |f| f.kind.name());
         CallLabels { domain: task.domain.name(), tool, outcome, fault }

@@ -74,11 +74,14 @@ impl Session {
         let now = Instant::now();
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
-        let options = CallOptions { idempotency_key, waited_ms };
-        let delivered = self.episode.deliver_call_as(agent, tool, arguments, &options).map_err(|error| self.refusal(error))?;
-        let delay = fault::real_delay(delivered.delay_ms, self.time_scale);
+        let options = CallOptions { agent, idempotency_key, waited_ms };
+        let (index, delay_ms, outcome) = match self.episode.call_with(tool, arguments, &options) {
+            Ok(record) => (record.index, record.delay_ms, record.outcome.clone()),
+            Err(error) => return Err(self.refusal(error)),
+        };
+        let delay = fault::real_delay(delay_ms, self.time_scale);
         self.last_reply = Some(now + delay);
-        Ok(Outgoing { delivered, delay, in_band: self.in_band, time_scale: self.time_scale })
+        Ok(Outgoing { index, outcome, delay, in_band: self.in_band, time_scale: self.time_scale })
     }
 
     /// Why the episode refused a call, as the server says it.

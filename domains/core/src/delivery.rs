@@ -1,6 +1,7 @@
-//! What a call sends back: the outcome a trajectory records, the typed
-//! delivery a server sends (an OK reply or a failure), the failures faults
-//! inject and the cut a partial response makes.
+//! What a call sends back: the [`Outcome`] a trajectory records and a
+//! server sends (a result, a domain error, or an injected [`Failure`]), the
+//! internal delivery the fault machinery shapes, and the cut a partial
+//! response makes.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,6 +28,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome as an agent whose tool loop reads errors as text gets
+    /// it: a failure becomes an error result ([`Failure::in_band`]).
+    pub fn in_band(self, time_scale: f64) -> Outcome {
+        match self {
+            Outcome::Failure(failure) => Outcome::Result(json::canonical(&failure.in_band(time_scale))),
+            other => other,
+        }
+    }
+
     /// The result as a JSON value, when the call produced a whole result.
     pub fn result_value(&self) -> Option<Value> {
         match self {
@@ -90,7 +100,7 @@ impl Failure {
 
 /// What a call that reached the tools sends back: an OK reply, or a failure.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// An OK reply.
     Reply(Answer),
     /// An injected failure: an error status, or an error result inside an OK
@@ -100,7 +110,7 @@ pub enum Delivery {
 
 /// What an OK reply carries.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// The tool's result as canonical JSON text (possibly delayed, emptied,
     /// cut or in the v2 shape by a fault).
     Result(String),
@@ -108,18 +118,6 @@ pub enum Answer {
     Raw(String),
     /// A broken business rule; the state did not change.
     Error(DomainError),
-}
-
-impl Delivery {
-    /// The delivery as an agent whose tool loop reads errors as text gets
-    /// it: a failure becomes an error result ([`Failure::in_band`]) inside
-    /// an OK reply.
-    pub fn in_band(self, time_scale: f64) -> Answer {
-        match self {
-            Delivery::Reply(answer) => answer,
-            Delivery::Failure(failure) => Answer::Result(json::canonical(&failure.in_band(time_scale))),
-        }
-    }
 }
 
 impl From<Delivery> for Outcome {
@@ -131,17 +129,6 @@ impl From<Delivery> for Outcome {
             Delivery::Failure(failure) => Outcome::Failure(failure),
         }
     }
-}
-
-/// A call's delivery and when to send it: what a server needs to answer the call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivered {
-    /// The call's 0-based index within the episode.
-    pub index: u32,
-    /// Simulated delay before the reply, in milliseconds (before time scaling).
-    pub delay_ms: u64,
-    /// What to send.
-    pub delivery: Delivery,
 }
 
 /// A timeout: DEADLINE_EXCEEDED after `timeout_ms`.
@@ -253,11 +240,11 @@ mod tests {
         ];
         for (delivery, outcome) in cases {
             assert_eq!(Outcome::from(delivery.clone()), outcome);
-            if let Delivery::Reply(answer) = &delivery {
-                assert_eq!(&delivery.clone().in_band(1.0), answer, "a reply is delivered as it is");
+            if let Delivery::Reply(_) = &delivery {
+                assert_eq!(outcome.clone().in_band(1.0), outcome, "a reply is delivered as it is");
             }
         }
-        let in_band = Delivery::Failure(failure.clone()).in_band(0.5);
-        assert_eq!(in_band, Answer::Result(json::canonical(&failure.in_band(0.5))));
+        let in_band = Outcome::Failure(failure.clone()).in_band(0.5);
+        assert_eq!(in_band, Outcome::Result(json::canonical(&failure.in_band(0.5))));
     }
 }

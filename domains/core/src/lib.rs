@@ -33,10 +33,10 @@ mod task;
 mod tool;
 mod world;
 
-pub use delivery::{Answer, Delivered, Delivery, Failure, FailureCode, Outcome};
+pub use delivery::{Failure, FailureCode, Outcome};
 pub use episode::{
-    Assess, CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats, ForkError,
-    Judgement, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
+    Arguments, Assess, CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats,
+    ForkError, Judgement, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Leaves, Verdict, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};

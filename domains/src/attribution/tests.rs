@@ -18,7 +18,11 @@ fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, 
         Episode::new(task, seed, 0).with_chaos(Chaos::new(profile.clone()).unwrap()).with_perturbation(level, perturbed.clone());
     for (i, call) in calls(&perturbed.description).iter().enumerate() {
         let key = format!("agent-key-{i}");
-        let _ = episode.call_with(call.tool, &call.arguments.to_string(), &CallOptions { idempotency_key: Some(&key), waited_ms: Some(0) });
+        let _ = episode.call_with(
+            call.tool,
+            &call.arguments.to_string(),
+            &CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0) },
+        );
     }
     episode.finish();
     episode

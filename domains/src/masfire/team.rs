@@ -65,8 +65,8 @@ impl TeamEnv for Episode {
     }
 
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
-        let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        crate::solver::observe(Episode::call_as(self, Some(agent), tool, arguments_json, &options))
+        let options = CallOptions { agent: Some(agent), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
+        crate::solver::observe(self.call_with(tool, arguments_json, &options))
     }
 }
 

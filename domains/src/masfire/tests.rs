@@ -75,7 +75,9 @@ fn a_reissue_is_detection_and_an_untouched_one_is_the_fix() {
     let options = toolenv_core::CallOptions::default();
     // Never re-issued: not detected.
     let mut episode = flight_team(MasFault::ParameterFormatError, 1.0);
-    assert!(episode.call_as(Some("planner-1"), "search_flights", SEARCH, &options).is_err());
+    assert!(
+        episode.call_with("search_flights", SEARCH, &toolenv_core::CallOptions { agent: Some("planner-1"), ..options.clone() }).is_err()
+    );
     episode.finish();
     let outcome = &episode.verdict().unwrap().mas_faults[0];
     assert_eq!((outcome.fault, outcome.call, outcome.detected, outcome.fixed), (MasFault::ParameterFormatError, Some(2), false, false));
@@ -83,7 +85,11 @@ fn a_reissue_is_detection_and_an_untouched_one_is_the_fix() {
     // Re-issued, but every call meets the fault at rate 1: detected, not fixed.
     let mut episode = flight_team(MasFault::ParameterFormatError, 1.0);
     for _ in 0..2 {
-        assert!(episode.call_as(Some("planner-1"), "search_flights", SEARCH, &options).is_err());
+        assert!(
+            episode
+                .call_with("search_flights", SEARCH, &toolenv_core::CallOptions { agent: Some("planner-1"), ..options.clone() })
+                .is_err()
+        );
     }
     episode.finish();
     let first = &episode.verdict().unwrap().mas_faults[0];
@@ -95,11 +101,17 @@ fn a_cycled_message_sent_again_is_detected_and_calls_by_unknown_agents_are_refus
     let options = toolenv_core::CallOptions::default();
     let mut episode = flight_team(MasFault::MessageCycle, 1.0);
     let send = r#"{"to":"executor","body":"plan"}"#;
-    episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
-    let inbox = episode.call_as(Some("executor-1"), "read_inbox", "{}", &options).unwrap().outcome.result_value().unwrap();
+    episode.call_with("send_message", send, &toolenv_core::CallOptions { agent: Some("planner-1"), ..options.clone() }).unwrap();
+    let inbox = episode
+        .call_with("read_inbox", "{}", &toolenv_core::CallOptions { agent: Some("executor-1"), ..options.clone() })
+        .unwrap()
+        .outcome
+        .result_value()
+        .unwrap();
     assert_eq!(inbox["messages"], serde_json::json!([]));
-    episode.call_as(Some("planner-1"), "send_message", send, &options).unwrap();
-    let error = episode.call_as(Some("nobody-1"), "read_inbox", "{}", &options).unwrap_err();
+    episode.call_with("send_message", send, &toolenv_core::CallOptions { agent: Some("planner-1"), ..options.clone() }).unwrap();
+    let error =
+        episode.call_with("read_inbox", "{}", &toolenv_core::CallOptions { agent: Some("nobody-1"), ..options.clone() }).unwrap_err();
     assert!(matches!(error, toolenv_core::CallError::InvalidArgument(ref e) if e.field == "agent_id"), "{error:?}");
     episode.finish();
     let outcomes = &episode.verdict().unwrap().mas_faults;

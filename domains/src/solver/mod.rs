@@ -158,9 +158,9 @@ pub(crate) fn observe(called: Result<&CallRecord, CallError>) -> Observation {
 
 impl Env for Episode {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
-        let options = CallOptions { idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
         let agent = self.acting_agent().map(str::to_owned);
-        observe(self.call_as(agent.as_deref(), tool, arguments_json, &options))
+        let options = CallOptions { agent: agent.as_deref(), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
+        observe(self.call_with(tool, arguments_json, &options))
     }
 
     fn answer(&mut self, text: &str) {

@@ -193,7 +193,7 @@ impl Episode {
     /// A call the tools reject as malformed is recorded, as it was the first time.
     pub fn replay_call(&mut self, call: &ReplayCall) -> Result<&CallRecord, CallError> {
         let key = call.idempotency_key_call.map(replay_key);
-        let options = CallOptions { idempotency_key: key.as_deref(), waited_ms: Some(call.waited_ms) };
+        let options = CallOptions { agent: call.agent.as_deref(), idempotency_key: key.as_deref(), waited_ms: Some(call.waited_ms) };
         let index = self.trajectory.calls.len();
         if call.tool == super::bus::JOIN
             && let Some(role) = &call.role
@@ -201,7 +201,7 @@ impl Episode {
             self.join(role)?;
             return Ok(&self.trajectory.calls[index]);
         }
-        match self.call_as(call.agent.as_deref(), &call.tool, &call.arguments, &options) {
+        match self.call_with(&call.tool, &call.arguments, &options) {
             Ok(_) | Err(CallError::UnknownTool(_) | CallError::InvalidArgument(_)) => Ok(&self.trajectory.calls[index]),
             Err(error) => Err(error),
         }

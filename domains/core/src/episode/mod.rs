@@ -15,12 +15,13 @@ mod ledger;
 mod roles;
 
 pub use finish::{Assess, Judgement};
+
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 
 use crate::chaos::{Chaos, Dice, FaultKind};
-use crate::delivery::{Delivered, Delivery, Outcome};
+use crate::delivery::{Delivery, Outcome};
 use crate::task::{Task, TaskRef};
 use crate::tool::ArgError;
 use crate::world::World;
@@ -157,6 +158,9 @@ pub struct Trajectory {
 /// One call's request beyond tool and arguments.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions<'a> {
+    /// The calling agent's id (from [`Episode::join`]); required in an
+    /// episode with roles, `None` otherwise.
+    pub agent: Option<&'a str>,
     /// Makes a state-changing call safe to retry: a repeat with the same key
     /// returns the first execution's result instead of running again.
     pub idempotency_key: Option<&'a str>,
@@ -316,60 +320,29 @@ impl Episode {
         self.trajectory.verdict.as_ref()
     }
 
-    /// Calls one tool with JSON argument text (empty text means `{}`), with no options.
+    /// Calls one tool with JSON argument text (empty text means `{}`), with
+    /// no options: [`Episode::call_with`] for the common case.
     pub fn call(&mut self, tool: &str, arguments: &str) -> Result<&CallRecord, CallError> {
         self.call_with(tool, arguments, &CallOptions::default())
     }
 
-    /// Calls one tool with JSON argument text (empty text means `{}`).
+    /// Calls one tool: the episode's one entry point for a call, in-process
+    /// or on a server's behalf. `arguments` is the agent's JSON text (empty
+    /// text means `{}`) or JSON the caller built ([`Arguments`]).
     ///
-    /// A broken business rule or an injected fault is an `Ok` record (see
-    /// [`Outcome`]). A malformed call is recorded and returned as an error;
-    /// calls after finishing or past the limit are returned as errors and not recorded.
-    pub fn call_with(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<&CallRecord, CallError> {
-        self.call_as(None, tool, arguments, options)
-    }
-
-    /// Calls one tool as [`Episode::call_with`] does, on behalf of an agent
-    /// (its id from [`Episode::join`]; required in an episode with roles).
-    pub fn call_as(
+    /// A broken business rule or an injected fault is an `Ok` record whose
+    /// [`Outcome`] says what reached the agent, after the record's
+    /// `delay_ms`. A malformed call is recorded and returned as an error;
+    /// calls after finishing or past the limit are returned as errors and
+    /// not recorded.
+    pub fn call_with<'a>(
         &mut self,
-        agent: Option<&str>,
         tool: &str,
-        arguments: &str,
+        arguments: impl Into<Arguments<'a>>,
         options: &CallOptions<'_>,
     ) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(agent, tool, Arguments::Text(arguments), options)?;
+        let (call, delivery) = self.reach(options.agent, tool, arguments.into(), options)?;
         Ok(self.record(call, delivery.into()))
-    }
-
-    /// Calls one tool with no options, its arguments given as JSON: a call
-    /// the core built itself (a reference, cheat or random call), read
-    /// without writing it as text and parsing that. The same call as
-    /// [`Episode::call`] with the JSON's text.
-    pub fn call_json(&mut self, tool: &str, arguments: &Value) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(None, tool, Arguments::Json(arguments), &CallOptions::default())?;
-        Ok(self.record(call, delivery.into()))
-    }
-
-    /// Calls one tool as [`Episode::call_with`] does, and returns what to
-    /// send back and after how long: the server's view of the same call.
-    pub fn deliver_call(&mut self, tool: &str, arguments: &str, options: &CallOptions<'_>) -> Result<Delivered, CallError> {
-        self.deliver_call_as(None, tool, arguments, options)
-    }
-
-    /// [`Episode::deliver_call`] on behalf of an agent, as [`Episode::call_as`].
-    pub fn deliver_call_as(
-        &mut self,
-        agent: Option<&str>,
-        tool: &str,
-        arguments: &str,
-        options: &CallOptions<'_>,
-    ) -> Result<Delivered, CallError> {
-        let (call, delivery) = self.reach(agent, tool, Arguments::Text(arguments), options)?;
-        let delivered = Delivered { index: call.index, delay_ms: call.delay_ms, delivery: delivery.clone() };
-        self.record(call, delivery.into());
-        Ok(delivered)
     }
 
     /// Checks a call and plays it under its fault; the caller records it.
@@ -543,12 +516,33 @@ impl Episode {
     }
 }
 
-/// A call's arguments as they reach an episode: an agent's text, or JSON
-/// the core built itself (see [`Episode::call_json`]).
+/// A call's arguments as they reach an episode: an agent's JSON text, or
+/// JSON a caller built itself (a reference, cheat or random call), read
+/// without writing it as text and parsing that; both give the same call.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Arguments<'a> {
+pub enum Arguments<'a> {
+    /// JSON text as an agent sent it.
     Text(&'a str),
+    /// A JSON value.
     Json(&'a Value),
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(text: &'a String) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        Arguments::Json(value)
+    }
 }
 
 impl<'a> Arguments<'a> {

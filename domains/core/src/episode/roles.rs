@@ -378,8 +378,8 @@ impl Episode {
         arguments: &str,
         options: &super::CallOptions<'_>,
         waited_ms: u64,
-    ) -> Result<(Reached, crate::Delivery), CallError> {
-        use crate::Delivery;
+    ) -> Result<(Reached, crate::delivery::Delivery), CallError> {
+        use crate::delivery::Delivery;
         let Some(team) = self.team.as_deref() else { return Err(CallError::UnknownTool(tool.to_owned())) };
         let caller = match team.caller(agent) {
             Ok(caller) => caller,
