@@ -3,11 +3,12 @@
 //! replayed call checked against its stored record, byte for byte.
 
 use prost::Message;
-use toolenv_core::chaos::FaultProfile;
-use toolenv_core::phrasing::{Applied, Relation};
-use toolenv_core::{Episode, ForkError, ReplayCall, Source};
-use toolenv_domains::Finish;
-use toolenv_domains::attribution::Attribution;
+use toolenv_core::{
+    Episode, ForkError, ReplayCall, Source,
+    chaos::FaultProfile,
+    phrasing::{Applied, Relation},
+};
+use toolenv_domains::{Finish, attribution::Attribution};
 
 use crate::pb;
 

@@ -1,8 +1,10 @@
 //! Wire conversions of multi-agent episodes and MAS-FIRE faults.
 
 use crate::pb;
-use toolenv_core::masfire::MasOutcome;
-use toolenv_core::masfire::{Injection, MasFault, MasProfile, MasProfileError};
+use toolenv_core::{
+    masfire::MasOutcome,
+    masfire::{Injection, MasFault, MasProfile, MasProfileError},
+};
 
 impl From<&toolenv_core::RoleSpec> for pb::Role {
     fn from(role: &toolenv_core::RoleSpec) -> Self {

@@ -3,8 +3,10 @@
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
-use toolenv_domains::Finish;
-use toolenv_domains::attribution::{ErrorType, Responsible};
+use toolenv_domains::{
+    Finish,
+    attribution::{ErrorType, Responsible},
+};
 use toolenv_runs::Grid;
 use toolenv_runs::store::Store;
 use toolenv_tests::start;

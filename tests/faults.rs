@@ -10,8 +10,10 @@ use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::{Client, ClientError, play};
-use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use toolenv_core::{Episode, Outcome};
+use toolenv_core::{
+    Episode, Outcome,
+    chaos::{Chaos, FaultKind, FaultParams, FaultProfile},
+};
 use toolenv_tests::start;
 
 /// A request whose every call meets `kind` (delivered as `delivery`).

@@ -5,8 +5,10 @@ use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::{Client, ClientError, run_plan};
-use toolenv_core::masfire::{MasFault, MasProfile};
-use toolenv_core::{CallOptions, Episode, RoleSpec};
+use toolenv_core::{
+    CallOptions, Episode, RoleSpec,
+    masfire::{MasFault, MasProfile},
+};
 use toolenv_domains::suite;
 use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::{Grid, masfire};

@@ -3,10 +3,11 @@
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::play;
-use toolenv_core::Episode;
-use toolenv_core::chaos::{Chaos, FaultProfile};
-use toolenv_domains::solver::solve;
-use toolenv_domains::suite;
+use toolenv_core::{
+    Episode,
+    chaos::{Chaos, FaultProfile},
+};
+use toolenv_domains::{solver::solve, suite};
 use toolenv_tests::start;
 
 #[tokio::test]

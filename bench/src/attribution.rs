@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use toolenv_bench::time_batched;
-use toolenv_core::chaos::{Chaos, FaultProfile};
-use toolenv_core::phrasing::Level;
-use toolenv_core::{CallOptions, Episode, Source};
-use toolenv_domains::attribution::attribute;
-use toolenv_domains::perturb::perturb;
-use toolenv_domains::{Finish, suite};
+use toolenv_core::{
+    CallOptions, Episode, Source,
+    chaos::{Chaos, FaultProfile},
+    phrasing::Level,
+};
+use toolenv_domains::{Finish, attribution::attribute, perturb::perturb, suite};
 
 /// The failed episodes of the paper's main grid (ε 0, 0.1, 0.2 × λ 0, 0.2 ×
 /// 2 trials) for the agents that fail there: the reference solution without

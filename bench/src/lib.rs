@@ -9,8 +9,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use toolenv_core::chaos::{Chaos, FaultProfile};
-use toolenv_core::{CallOptions, Episode, Outcome, Task};
+use toolenv_core::{
+    CallOptions, Episode, Outcome, Task,
+    chaos::{Chaos, FaultProfile},
+};
 use toolenv_domains::Finish;
 
 /// Generated code of the echo baseline (`proto/bench/v1/echo.proto`).

@@ -8,8 +8,10 @@ use std::time::Duration;
 use tonic_types::StatusExt as _;
 use toolenv::pb;
 use toolenv_core::FailureCode;
-use toolenv_domains::masfire::team::TeamEnv;
-use toolenv_domains::solver::{Env, Fault, Observation, Request};
+use toolenv_domains::{
+    masfire::team::TeamEnv,
+    solver::{Env, Fault, Observation, Request},
+};
 
 use crate::{Client, ClientError};
 

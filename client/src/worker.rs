@@ -8,8 +8,10 @@ use std::sync::Arc;
 use toolenv::pb;
 use toolenv_agents::Agent;
 
-use crate::play::{known_task, play_created};
-use crate::{Client, ClientError};
+use crate::{
+    Client, ClientError,
+    play::{known_task, play_created},
+};
 
 /// What a worker did before it stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,19 +3,17 @@
 //! self-check that uses them with the result-reading solver and the cheat
 //! corpus.
 
-use crate::Finish;
 use std::borrow::Cow;
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
-use crate::cheats::{self, PlayedCheat};
-use toolenv_core::Judgement;
-use toolenv_core::date::Date;
-use toolenv_core::{Call, Task, TaskRef};
-use toolenv_core::{CallOptions, Episode};
-use toolenv_core::{Param, ParamType};
+use crate::{
+    Finish,
+    cheats::{self, PlayedCheat},
+};
+use toolenv_core::{Call, CallOptions, Episode, Judgement, Param, ParamType, Task, TaskRef, date::Date};
 
 /// How many calls the random agent makes per episode in the self-check.
 pub const RANDOM_AGENT_CALLS: usize = 25;

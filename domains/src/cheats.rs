@@ -17,19 +17,14 @@
 //! allows to differ is not wrong (a duplicate booking the domain refused, say)
 //! and is left out; every other cheat must fail.
 
-use crate::registry::Extensions;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::random_agent_writing;
-use toolenv_core::Outcome;
-use toolenv_core::diff::Changes;
-use toolenv_core::{Call, Task, TaskRef};
-use toolenv_core::{CallOptions, Episode};
-use toolenv_core::{Check, Fact, Judgement};
+use crate::{agent::random_agent_writing, registry::Extensions};
+use toolenv_core::{Call, CallOptions, Check, Episode, Fact, Judgement, Outcome, Task, TaskRef, diff::Changes};
 
 /// How a domain undoes one of its writes: the inverse call of `tool`.
 #[derive(Debug, Clone, Copy)]

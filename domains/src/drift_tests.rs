@@ -9,9 +9,11 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::json;
 
 use serde_json::{Map, Value};
-use toolenv_core::Domain;
-use toolenv_core::date::Date;
-use toolenv_core::drift::{API_VERSION_KEY, from_v2, to_v2};
+use toolenv_core::{
+    Domain,
+    date::Date,
+    drift::{API_VERSION_KEY, from_v2, to_v2},
+};
 
 use crate::agent::{play_calls, random_calls};
 

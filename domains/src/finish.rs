@@ -2,8 +2,7 @@
 //! ideal agent could have passed it (the solver replays it) and what became
 //! of its MAS-FIRE faults (the judging rules).
 
-use toolenv_core::masfire::MasOutcome;
-use toolenv_core::{Assess, Episode, Judgement, Trajectory};
+use toolenv_core::{Assess, Episode, Judgement, Trajectory, masfire::MasOutcome};
 
 /// The engine's [`Assess`] with the solver and the MAS-FIRE rules.
 #[derive(Debug, Clone, Copy, Default)]

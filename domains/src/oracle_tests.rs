@@ -7,11 +7,16 @@ use std::collections::BTreeSet;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use toolenv_core::diff::{Changes, View, rename, renames_of};
-use toolenv_core::{Check, Episode, Task, TaskRef, json, unexpected_leaves};
+use toolenv_core::{
+    Check, Episode, Task, TaskRef,
+    diff::{Changes, View, rename, renames_of},
+    json, unexpected_leaves,
+};
 
-use crate::cheats::{self, Step};
-use crate::generate::Suite;
+use crate::{
+    cheats::{self, Step},
+    generate::Suite,
+};
 
 /// The unexpected leaves as the oracle found them on whole states
 /// before it judged changes: the reference this module must agree with.

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use toolenv_core::chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop};
-use toolenv_core::{CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome};
-use toolenv_domains::Finish;
-use toolenv_domains::task;
+use toolenv_core::{
+    CallOptions, DUPLICATE_CHECK, Episode, FailureCode, Outcome,
+    chaos::{Alteration, Chaos, FaultKind, FaultParams, FaultProfile, Phase, Stop},
+};
+use toolenv_domains::{Finish, task};
 
 /// Every call meets `kind`.
 fn always(kind: FaultKind) -> Chaos {

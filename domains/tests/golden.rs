@@ -16,10 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use toolenv_core::{CallOptions, Episode, Outcome};
-use toolenv_domains::Finish;
-use toolenv_domains::suite;
+use toolenv_core::{
+    CallOptions, Episode, Outcome,
+    chaos::{Chaos, FaultKind, FaultParams, FaultProfile},
+};
+use toolenv_domains::{Finish, suite};
 
 /// SHA-256 of the corpus's trajectories (serde_json, one per line).
 const PINNED: &str = "6691a8894f76ac9385a8cfb8d19956ca1d5694e5ce96e7081d5ea02f80d0c8c6";

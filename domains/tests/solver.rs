@@ -4,12 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile, PRESETS};
-use toolenv_core::phrasing::Level;
-use toolenv_core::{Episode, Task};
-use toolenv_domains::perturb::perturb;
-use toolenv_domains::solver::{Solution, solve};
-use toolenv_domains::suite;
+use toolenv_core::{
+    Episode, Task,
+    chaos::{Chaos, FaultKind, FaultProfile, PRESETS},
+    phrasing::Level,
+};
+use toolenv_domains::{
+    perturb::perturb,
+    solver::{Solution, solve},
+    suite,
+};
 
 /// Seeds per task and preset in the fault sweep.
 const SEEDS: u64 = 200;

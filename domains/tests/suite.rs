@@ -3,9 +3,7 @@
 use std::collections::BTreeSet;
 
 use toolenv_core::{Episode, Outcome};
-use toolenv_domains::Finish;
-use toolenv_domains::agent::SelfCheck;
-use toolenv_domains::suite;
+use toolenv_domains::{Finish, agent::SelfCheck, suite};
 
 #[test]
 fn every_domain_has_tasks_covering_both_levels() {

@@ -22,8 +22,10 @@ use prost::Message;
 use toolenv::pb;
 use toolenv::pb::runs_server::Runs as _;
 use toolenv::pb::tool_env_server::ToolEnv as _;
-use toolenv_core::chaos::{Chaos, FaultProfile, PRESETS};
-use toolenv_core::{CallOptions, Episode};
+use toolenv_core::{
+    CallOptions, Episode,
+    chaos::{Chaos, FaultProfile, PRESETS},
+};
 use toolenv_domains::{Finish, suite};
 
 /// A fuzz target.

@@ -11,8 +11,7 @@ use toolenv::pb;
 use toolenv_core::ForkError;
 use toolenv_domains::attribution::{Attribution, ErrorType, Mast, Responsible};
 
-use crate::metrics::Outcome;
-use crate::store::StoredEpisode;
+use crate::{metrics::Outcome, store::StoredEpisode};
 
 /// One failed episode of a run, attributed.
 #[derive(Debug, Clone)]

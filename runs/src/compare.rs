@@ -18,8 +18,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::metrics::stats::{self, PairedTest};
-use crate::metrics::{EpisodeResult, InfraConvention, Interval, Level, MetricsError, Ratio, Tally, task_pass_hat_k};
+use crate::{
+    metrics::stats::{self, PairedTest},
+    metrics::{EpisodeResult, InfraConvention, Interval, Level, MetricsError, Ratio, Tally, task_pass_hat_k},
+};
 
 /// Why two sets of episodes cannot be compared.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -2,8 +2,7 @@
 //! printed by `runs/tests/stats_reference.py` ("compare fixture").
 
 use super::*;
-use crate::metrics::Outcome;
-use crate::metrics::tests::episode;
+use crate::{metrics::Outcome, metrics::tests::episode};
 
 /// Passes out of 2 trials per task for A and B: A − B is
 /// [2, −1, 1, 2, 0, 1, 2, −2, 1, 1]. The first six tasks are travel, the

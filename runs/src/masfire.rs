@@ -27,8 +27,10 @@ use std::fmt::Write as _;
 use toolenv::pb;
 use toolenv_core::masfire::{LABEL_PREFIX, MasFault, MasProfile};
 
-use crate::metrics::{self, EpisodeResult, FaultTolerance, InfraConvention, Rate};
-use crate::{Grid, GridError};
+use crate::{
+    Grid, GridError,
+    metrics::{self, EpisodeResult, FaultTolerance, InfraConvention, Rate},
+};
 
 /// The fault-free profile the `mas-fire` grid compares against.
 pub const BASELINE_PROFILE: &str = "0.0";

@@ -9,11 +9,12 @@ use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv::pb;
-use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile, ProfileError};
-use toolenv_core::{Failure, FailureCode, Outcome};
+use toolenv_core::{
+    Failure, FailureCode, Outcome,
+    chaos::{Chaos, FaultKind, FaultProfile, ProfileError},
+};
 
-use crate::error::Error;
-use crate::limits;
+use crate::{error::Error, limits};
 
 /// The `ErrorInfo` domain of injected faults.
 const ERROR_DOMAIN: &str = "toolenv.chaos";

@@ -5,9 +5,7 @@
 use toolenv::pb;
 use toolenv_core::ForkError;
 
-use crate::error::Error;
-use crate::registry::Session;
-use crate::service::ToolEnvService;
+use crate::{error::Error, registry::Session, service::ToolEnvService};
 
 impl ToolEnvService {
     /// Forks the request's source episode or trajectory after `calls` calls.

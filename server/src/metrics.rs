@@ -26,9 +26,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use toolenv_core::Outcome;
 
-use crate::fault::Outgoing;
-use crate::registry::{Registry, Session};
-use crate::runs::RunHost;
+use crate::{
+    fault::Outgoing,
+    registry::{Registry, Session},
+    runs::RunHost,
+};
 
 /// The content type of the OpenMetrics text format.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

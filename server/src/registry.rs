@@ -12,10 +12,12 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use toolenv_core::{CallError, CallOptions, Episode};
 
-use crate::error::Error;
-use crate::fault::{self, Outgoing};
-use crate::finished::FinishedEpisodes;
-use crate::runs::LeaseTag;
+use crate::{
+    error::Error,
+    fault::{self, Outgoing},
+    finished::FinishedEpisodes,
+    runs::LeaseTag,
+};
 
 /// An episode with how the server delivers its faults.
 #[derive(Debug)]

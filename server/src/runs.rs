@@ -29,10 +29,7 @@ use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::store::{RunId, RunSummary, Store, StoreError};
 use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
 
-use crate::error::Error;
-use crate::limits;
-use crate::registry::Registry;
-use crate::service::ToolEnvService;
+use crate::{error::Error, limits, registry::Registry, service::ToolEnvService};
 
 /// The lease timeout of a run that does not choose one.
 pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10 * 60);

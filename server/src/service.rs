@@ -5,17 +5,21 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use toolenv::pb;
-use toolenv_core::phrasing::Level;
-use toolenv_core::{Domain, Episode, TaskRef};
-use toolenv_domains::Finish;
-use toolenv_domains::generate::{Suite, SuiteError, resolve};
-use toolenv_domains::perturb::perturb;
+use toolenv_core::{Domain, Episode, TaskRef, phrasing::Level};
+use toolenv_domains::{
+    Finish,
+    generate::{Suite, SuiteError, resolve},
+    perturb::perturb,
+};
 
-use crate::error::Error;
-use crate::metrics::{CallLabels, Metrics};
-use crate::registry::{Registry, Session};
-use crate::runs::{LeaseTag, RunHost};
-use crate::{Config, fault, limits};
+use crate::{
+    Config,
+    error::Error,
+    fault, limits,
+    metrics::{CallLabels, Metrics},
+    registry::{Registry, Session},
+    runs::{LeaseTag, RunHost},
+};
 
 /// The service implementation, cheap to clone.
 #[derive(Debug, Clone)]

@@ -4,8 +4,7 @@
 use toolenv::pb;
 use toolenv_core::Episode;
 
-use crate::error::Error;
-use crate::registry::Session;
+use crate::{error::Error, registry::Session};
 
 /// The tools an episode offers: its domain's, then the bus tools it has.
 pub(crate) fn tools(episode: &Episode) -> Vec<pb::ToolSpec> {

@@ -12,12 +12,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
-use toolenv_core::chaos::{Chaos, FaultProfile};
-use toolenv_core::json::canonical;
-use toolenv_core::{Domain, Episode, TaskRef};
-use toolenv_domains::Finish;
-use toolenv_domains::agent::{SelfCheck, random_calls};
-use toolenv_domains::generate::{Origin, STANDARD_PER_CELL, STANDARD_SEED, Suite, generate};
+use toolenv_core::{
+    Domain, Episode, TaskRef,
+    chaos::{Chaos, FaultProfile},
+    json::canonical,
+};
+use toolenv_domains::{
+    Finish,
+    agent::{SelfCheck, random_calls},
+    generate::{Origin, STANDARD_PER_CELL, STANDARD_SEED, Suite, generate},
+};
 
 /// Random-agent episodes per task in the check at scale (as `toolenv selfcheck --suite`).
 const RANDOM_SEEDS: u64 = 4;

@@ -6,8 +6,10 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::json;
-use crate::tool::{ArgError, DomainError, ToolResult};
+use crate::{
+    json,
+    tool::{ArgError, DomainError, ToolResult},
+};
 
 /// What one call produced, as it reached the agent.
 #[derive(Debug, Clone, PartialEq, Serialize)]

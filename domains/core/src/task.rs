@@ -6,11 +6,13 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::date::Date;
-use crate::diff::{Changes, View};
-use crate::oracle::Check;
-use crate::phrasing::Template;
-use crate::world::{Context, Domain, Tools, World};
+use crate::{
+    date::Date,
+    diff::{Changes, View},
+    oracle::Check,
+    phrasing::Template,
+    world::{Context, Domain, Tools, World},
+};
 
 /// A named value in a task's description, e.g. `date = 2026-01-05`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -18,11 +18,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::date::Date;
-use crate::diff::Changes;
-use crate::drift;
-use crate::task::Task;
-use crate::tool::{Args, DomainError, ToolResult, ToolSpec};
+use crate::{
+    date::Date,
+    diff::Changes,
+    drift,
+    task::Task,
+    tool::{Args, DomainError, ToolResult, ToolSpec},
+};
 
 /// What a domain provides.
 ///

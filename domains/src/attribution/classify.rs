@@ -19,11 +19,7 @@ use serde_json::Value;
 
 use super::continuation::Plan;
 use super::{AttributedError, ErrorType, Responsible};
-use toolenv_core::CallRecord;
-use toolenv_core::Outcome;
-use toolenv_core::Task;
-use toolenv_core::chaos::FaultKind;
-use toolenv_core::{Check, DUPLICATE_CHECK, Verdict};
+use toolenv_core::{CallRecord, Check, DUPLICATE_CHECK, Outcome, Task, Verdict, chaos::FaultKind};
 
 /// Argument names that identify a record rather than set a value.
 fn identifies(name: &str) -> bool {

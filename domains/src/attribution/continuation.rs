@@ -12,12 +12,13 @@
 //!
 //! A continuation that passes is a witness that the prefix was recoverable.
 
-use crate::Finish;
 use serde_json::Value;
 
-use crate::solver::{GiveUp, Session};
-use toolenv_core::Episode;
-use toolenv_core::Task;
+use crate::{
+    Finish,
+    solver::{GiveUp, Session},
+};
+use toolenv_core::{Episode, Task};
 
 /// One reference write, as the continuation compares and makes it.
 #[derive(Debug, Clone)]

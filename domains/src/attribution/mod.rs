@@ -27,9 +27,7 @@
 use crate::Finish;
 use serde::Serialize;
 
-use toolenv_core::Task;
-use toolenv_core::Verdict;
-use toolenv_core::{Episode, ForkError, Source};
+use toolenv_core::{Episode, ForkError, Source, Task, Verdict};
 
 mod classify;
 mod continuation;

@@ -1,15 +1,13 @@
-use crate::Finish;
 use std::collections::BTreeMap;
 
 use super::continuation::{Plan, continue_from};
 use super::*;
-use crate::perturb::perturb;
-use crate::suite;
-use toolenv_core::Call;
-use toolenv_core::Trajectory;
-use toolenv_core::chaos::{Chaos, FaultKind, FaultParams, FaultProfile};
-use toolenv_core::phrasing::Level;
-use toolenv_core::{CallOptions, Episode, Source};
+use crate::{Finish, perturb::perturb, suite};
+use toolenv_core::{
+    Call, CallOptions, Episode, Source, Trajectory,
+    chaos::{Chaos, FaultKind, FaultParams, FaultProfile},
+    phrasing::Level,
+};
 
 /// Plays `calls` once each (no retries, no waits) under `profile` at `level`, and finishes.
 fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, calls: impl Fn(&str) -> Vec<Call>) -> Episode {

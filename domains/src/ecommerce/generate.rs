@@ -16,11 +16,7 @@ use super::phrasing::{
     WINDOW_CLOSED,
 };
 use crate::generate::{Gen, Origin, monday};
-use toolenv_core::World;
-use toolenv_core::date::Date;
-use toolenv_core::phrasing::Template;
-use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::{Check, Fact};
+use toolenv_core::{Call, Check, Fact, Slot, Task, World, date::Date, phrasing::Template, slots};
 
 /// The generated e-commerce task of an origin.
 pub(super) fn generate(origin: &Origin) -> Task {

@@ -41,14 +41,8 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::cheats::Undo;
-use crate::perturb::Synonym;
-use toolenv_core::Task;
-use toolenv_core::date::Date;
-use toolenv_core::diff::Changes;
-use toolenv_core::drift::Mapping;
-use toolenv_core::{Context, DomainState, Shared, Tool};
-use toolenv_core::{DomainError, echo};
+use crate::{cheats::Undo, perturb::Synonym};
+use toolenv_core::{Context, DomainError, DomainState, Shared, Task, Tool, date::Date, diff::Changes, drift::Mapping, echo};
 
 /// Most lines one order may have.
 const MAX_LINES: usize = 20;

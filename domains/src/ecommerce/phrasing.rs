@@ -1,11 +1,12 @@
 //! How the perturbation layer may rephrase ecommerce tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::perturb::Synonym;
-use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, R, S, V, VR, v};
-use toolenv_core::Fact;
-use toolenv_core::phrasing::Template;
+use crate::{
+    perturb::Synonym,
+    perturb::lexicon::syn,
+    perturb::templates::{P, R, S, V, VR, v},
+};
+use toolenv_core::{Fact, phrasing::Template};
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.
 pub(super) const SYNONYMS: &[Synonym] = &[

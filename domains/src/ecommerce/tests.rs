@@ -7,11 +7,7 @@ use serde_json::{Map, Value, json};
 use super::tasks::{shop, tasks};
 use super::{Coupon, Money, Order, OrderLine, OrderStatus, State};
 use crate::agent::play_calls;
-use toolenv_core::Call;
-use toolenv_core::date::Date;
-use toolenv_core::testing::Answer;
-use toolenv_core::{Args, DomainError};
-use toolenv_core::{Context, DomainState, Reply};
+use toolenv_core::{Args, Call, Context, DomainError, DomainState, Reply, date::Date, testing::Answer};
 
 fn today() -> Date {
     Date::from_ymd(2026, 1, 20).unwrap()

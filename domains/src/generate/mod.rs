@@ -28,8 +28,7 @@ use sha2::{Digest, Sha256};
 
 pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
 
-use toolenv_core::Domain;
-use toolenv_core::Task;
+use toolenv_core::{Domain, Task};
 
 /// The version of every generator: part of each generated task's id and of
 /// every stored run, so results on other tasks are never silently compared.

@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use super::{GENERATOR_VERSION, LEVELS, Origin};
-use toolenv_core::Domain;
-use toolenv_core::{Task, TaskRef};
+use toolenv_core::{Domain, Task, TaskRef};
 
 /// The standard suite's seed.
 pub const STANDARD_SEED: u64 = 2026;

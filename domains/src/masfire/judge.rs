@@ -24,8 +24,10 @@
 //! | blind-trust | the agent still read a domain tool itself (it verified) | as detected |
 //! | instruction-logic-conflict, instruction-ambiguity | someone asked the user (`ask_user`) | someone asked before the first state change |
 
-use toolenv_core::masfire::{Injection, MasFault, MasOutcome};
-use toolenv_core::{CallRecord, Outcome, Trajectory, bus};
+use toolenv_core::{
+    CallRecord, Outcome, Trajectory, bus,
+    masfire::{Injection, MasFault, MasOutcome},
+};
 
 /// The rule that decides detection and repair of a fault type, in words.
 pub fn rule(fault: MasFault) -> &'static str {

@@ -24,9 +24,7 @@
 use serde_json::{Value, json};
 
 use crate::solver::{Env, Fault, GiveUp, Observation, Request, Step};
-use toolenv_core::FailureCode;
-use toolenv_core::Task;
-use toolenv_core::{CallOptions, Episode, RoleSpec, bus};
+use toolenv_core::{CallOptions, Episode, FailureCode, RoleSpec, Task, bus};
 
 toolenv_core::named_enum! {
     /// How a built-in team is wired.

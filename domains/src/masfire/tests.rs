@@ -1,7 +1,9 @@
 use super::team::{Topology, run};
 use crate::Finish;
-use toolenv_core::Episode;
-use toolenv_core::masfire::{MasFault, MasProfile};
+use toolenv_core::{
+    Episode,
+    masfire::{MasFault, MasProfile},
+};
 
 /// Plays a task with a built-in team in-process under a MAS-FIRE profile.
 fn team_episode(task: &'static toolenv_core::Task, topology: Topology, profile: Option<MasProfile>, seed: u64) -> Episode {

@@ -17,8 +17,10 @@
 use serde_json::Value;
 
 use super::phrasing::{PRIORITIES, Piece, SlotKind, parse_template};
-use toolenv_core::date::{Date, parse_time};
-use toolenv_core::{Call, Task};
+use toolenv_core::{
+    Call, Task,
+    date::{Date, parse_time},
+};
 
 /// Longest free-text value the agent accepts.
 const MAX_TEXT_CHARS: usize = 80;

@@ -17,9 +17,10 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::phrasing::{PRIORITIES, SlotKind, find_verbatim};
-use toolenv_core::Task;
-use toolenv_core::Verdict;
-use toolenv_core::date::{Date, format_time};
+use toolenv_core::{
+    Task, Verdict,
+    date::{Date, format_time},
+};
 
 /// Words that point back at something said before: pronouns, demonstratives,
 /// and adverbs whose meaning comes from the previous sentence ("then",

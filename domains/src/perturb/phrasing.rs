@@ -1,8 +1,10 @@
 //! Phrasings (a description as literal text and slot references) and slot
 //! kinds (what a slot's value is, and so what may vary in how it is written).
 
-use toolenv_core::Slot;
-use toolenv_core::date::{Date, parse_time};
+use toolenv_core::{
+    Slot,
+    date::{Date, parse_time},
+};
 
 use super::temporal::{boundary_after, boundary_before};
 

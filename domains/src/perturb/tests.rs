@@ -12,8 +12,7 @@ use super::phrasing::{PRIORITIES, Piece, SlotKind, find_verbatim, parse_template
 use super::temporal::{parse_clock, parse_date, parse_relative, scan_dates, scan_times};
 use super::*;
 use crate::agent::play_calls;
-use toolenv_core::Task;
-use toolenv_core::phrasing::Template;
+use toolenv_core::{Task, phrasing::Template};
 
 /// Seeds per (task, level) in the suite-wide tests.
 const SEEDS: u64 = 50;

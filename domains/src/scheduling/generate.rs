@@ -11,11 +11,7 @@ use serde_json::{Value, json};
 use super::phrasing;
 use super::tools::SLOTS;
 use crate::generate::{Gen, Origin, monday};
-use toolenv_core::World;
-use toolenv_core::date::Date;
-use toolenv_core::phrasing::Template;
-use toolenv_core::{Call, Slot, Task};
-use toolenv_core::{Check, Fact};
+use toolenv_core::{Call, Check, Fact, Slot, Task, World, date::Date, phrasing::Template};
 
 /// Topics meetings are about; with [`SUFFIXES`] they make near-duplicates.
 const TOPICS: [&str; 40] = [

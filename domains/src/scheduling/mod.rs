@@ -18,12 +18,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cheats::{Source, Undo};
-use crate::perturb::Synonym;
-use toolenv_core::Task;
-use toolenv_core::diff::Changes;
-use toolenv_core::drift::Mapping;
-use toolenv_core::{DomainState, Tool};
+use crate::{
+    cheats::{Source, Undo},
+    perturb::Synonym,
+};
+use toolenv_core::{DomainState, Task, Tool, diff::Changes, drift::Mapping};
 
 /// A calendar: date → start time → topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

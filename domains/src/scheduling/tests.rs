@@ -5,8 +5,10 @@ use serde_json::{Value, json};
 
 use super::State;
 use super::tools::{FIRST_START, LAST_START, SLOTS};
-use toolenv_core::date::{Date, format_time};
-use toolenv_core::testing::Answer;
+use toolenv_core::{
+    date::{Date, format_time},
+    testing::Answer,
+};
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
     toolenv_core::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)

@@ -5,10 +5,12 @@ use std::ops::Bound;
 
 use super::State;
 use super::views::{Availability, Day, Meeting, Rescheduled, Slot, SlotTopic};
-use toolenv_core::date::{Date, format_time, parse_time};
-use toolenv_core::json::{Field, Seq};
-use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use toolenv_core::{Context, Reply, Tool};
+use toolenv_core::{
+    Args, Context, DomainError, Param, ParamType, Reply, Tool, ToolSpec,
+    date::{Date, format_time, parse_time},
+    echo,
+    json::{Field, Seq},
+};
 
 /// First and last allowed meeting start, in minutes after midnight.
 pub(super) const FIRST_START: u32 = 9 * 60;

@@ -27,15 +27,10 @@
 //! was feasible at all follows from how the solver ended ([`Solution::feasible`]).
 //! The same policy runs over gRPC through another [`Env`].
 
-use crate::Finish;
-use crate::registry::Extensions;
+use crate::{Finish, registry::Extensions};
 use serde_json::Value;
 
-use toolenv_core::Domain;
-use toolenv_core::Judgement;
-use toolenv_core::Task;
-use toolenv_core::{CallError, CallOptions, CallRecord, Episode};
-use toolenv_core::{FailureCode, Outcome};
+use toolenv_core::{CallError, CallOptions, CallRecord, Domain, Episode, FailureCode, Judgement, Outcome, Task};
 
 #[cfg(test)]
 mod tests;

@@ -11,12 +11,7 @@ use std::sync::{Arc, LazyLock};
 use serde_json::{Value, json};
 
 use crate::generate::{Gen, Origin, monday};
-use toolenv_core::Shared;
-use toolenv_core::World;
-use toolenv_core::date::Date;
-use toolenv_core::phrasing::Template;
-use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::{Check, Fact};
+use toolenv_core::{Call, Check, Fact, Shared, Slot, Task, World, date::Date, phrasing::Template, slots};
 
 const FIRST: [&str; 20] = [
     "Maria", "James", "Priya", "Tom", "Aiko", "Lena", "Omar", "Sofia", "Jonas", "Chen", "Amara", "Lucas", "Nadia", "Pavel", "Grace",

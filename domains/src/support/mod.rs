@@ -33,13 +33,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cheats::{Source, Undo};
-use crate::perturb::Synonym;
-use toolenv_core::Task;
-use toolenv_core::diff::Changes;
-use toolenv_core::drift::Mapping;
-use toolenv_core::{DomainError, echo};
-use toolenv_core::{DomainState, Shared, Tool};
+use crate::{
+    cheats::{Source, Undo},
+    perturb::Synonym,
+};
+use toolenv_core::{DomainError, DomainState, Shared, Task, Tool, diff::Changes, drift::Mapping, echo};
 
 /// Defines a closed set of values spelled the same in the state, the tool
 /// schemas and the error messages.

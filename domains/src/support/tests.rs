@@ -7,12 +7,7 @@ use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
 use crate::agent::{SelfCheck, play_calls};
-use toolenv_core::COLLATERAL_CHECK;
-use toolenv_core::DomainError;
-use toolenv_core::date::Date;
-use toolenv_core::testing::Answer;
-use toolenv_core::{Call, Task};
-use toolenv_core::{Context, DomainState};
+use toolenv_core::{COLLATERAL_CHECK, Call, Context, DomainError, DomainState, Task, date::Date, testing::Answer};
 
 fn ctx() -> Context {
     Context { today: Date::from_ymd(2026, 1, 6).unwrap() }

@@ -5,9 +5,10 @@ use serde_json::Value;
 
 use super::views::{ArticleHit, CustomerView, SearchResult};
 use super::{Article, Category, Priority, State, Status, Ticket, Tier, highest_ticket_number};
-use toolenv_core::json::{Field, Seq};
-use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use toolenv_core::{Context, Reply, Tool};
+use toolenv_core::{
+    Args, Context, DomainError, Param, ParamType, Reply, Tool, ToolSpec, echo,
+    json::{Field, Seq},
+};
 
 /// Longest subject, in characters.
 const MAX_SUBJECT_CHARS: usize = 200;

@@ -12,11 +12,7 @@ use serde_json::{Value, json};
 use super::phrasing;
 use super::tasks::confirmed;
 use crate::generate::{Gen, Origin, monday};
-use toolenv_core::World;
-use toolenv_core::date::Date;
-use toolenv_core::phrasing::Template;
-use toolenv_core::{Call, Slot, Task, slots};
-use toolenv_core::{Check, Fact};
+use toolenv_core::{Call, Check, Fact, Slot, Task, World, date::Date, phrasing::Template, slots};
 
 const CITIES: [&str; 12] = ["LON", "PAR", "FRA", "MAD", "ROM", "AMS", "DUB", "NYC", "LAX", "SFO", "BER", "VIE"];
 const AIRLINES: [&str; 12] = ["AA", "BA", "LH", "AF", "KL", "IB", "AZ", "DL", "UA", "EI", "EZ", "LX"];

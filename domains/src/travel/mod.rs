@@ -28,13 +28,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cheats::{Source, Undo};
-use crate::perturb::Synonym;
-use toolenv_core::Task;
-use toolenv_core::date::Date;
-use toolenv_core::diff::Changes;
-use toolenv_core::drift::Mapping;
-use toolenv_core::{DomainState, Shared, Tool};
+use crate::{
+    cheats::{Source, Undo},
+    perturb::Synonym,
+};
+use toolenv_core::{DomainState, Shared, Task, Tool, date::Date, diff::Changes, drift::Mapping};
 
 /// Most reservations an episode's state may number (`R-9999`).
 const MAX_RESERVATION_NUMBER: u32 = 9999;

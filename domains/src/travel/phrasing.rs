@@ -1,9 +1,11 @@
 //! How the perturbation layer may rephrase travel tasks: each template's
 //! alternative phrasings, and the domain's synonyms and distractor sentences.
 
-use crate::perturb::Synonym;
-use crate::perturb::lexicon::syn;
-use crate::perturb::templates::{P, PR, R, S, SR, V, VR, v};
+use crate::{
+    perturb::Synonym,
+    perturb::lexicon::syn,
+    perturb::templates::{P, PR, R, S, SR, V, VR, v},
+};
 use toolenv_core::phrasing::Template;
 
 /// Meaning-preserving replacements, longest phrases first where they overlap.

@@ -3,10 +3,7 @@
 use serde_json::{Value, json};
 
 use super::phrasing;
-use toolenv_core::Check;
-use toolenv_core::World;
-use toolenv_core::date::Date;
-use toolenv_core::{Call, Task, slots};
+use toolenv_core::{Call, Check, Task, World, date::Date, slots};
 
 fn world(state: Value) -> std::sync::Arc<World> {
     std::sync::Arc::new(World::new::<crate::travel::State>(serde_json::from_value(state).expect("travel task states are valid")))

@@ -7,11 +7,7 @@ use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
 use crate::agent::{play_calls, random_calls};
-use toolenv_core::Call;
-use toolenv_core::DomainError;
-use toolenv_core::date::Date;
-use toolenv_core::testing::Answer;
-use toolenv_core::{COLLATERAL_CHECK, Check};
+use toolenv_core::{COLLATERAL_CHECK, Call, Check, DomainError, date::Date, testing::Answer};
 
 fn call(state: &mut State, tool: &str, args: Value) -> Answer {
     toolenv_core::testing::call(state, Date::from_ymd(2026, 1, 2).unwrap(), tool, args)

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 
 use super::views::{FlightHold, FlightView, Held, Profile, ReservationView, Search};
 use super::{Flight, MAX_RESERVATION_NUMBER, Reservation, State, Status, Traveler};
-use toolenv_core::date::Date;
-use toolenv_core::json::{Field, Seq};
-use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec, echo};
-use toolenv_core::{Context, Reply, Shared, Tool};
+use toolenv_core::{
+    Args, Context, DomainError, Param, ParamType, Reply, Shared, Tool, ToolSpec,
+    date::Date,
+    echo,
+    json::{Field, Seq},
+};
 
 /// Most characters a text argument (a name, a payment method) may have.
 pub(super) const MAX_TEXT_CHARS: usize = 200;

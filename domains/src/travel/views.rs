@@ -23,8 +23,10 @@
 use serde::Serialize;
 
 use super::{Flight, Reservation, Status};
-use toolenv_core::Shared;
-use toolenv_core::drift::{Conv, DateStyle, Field, Mapping, NestedRecord};
+use toolenv_core::{
+    Shared,
+    drift::{Conv, DateStyle, Field, Mapping, NestedRecord},
+};
 
 /// The v2 shape: renamed, nested and reformatted fields (see [`toolenv_core::drift`]).
 pub(super) const DRIFT: Mapping =

@@ -29,8 +29,10 @@ mod tests;
 
 use serde::Serialize;
 
-use crate::metrics::{self, EpisodeResult, InfraConvention, MetricsError, PassK, Population, Surface};
-use crate::report::{Summary, is_ablation};
+use crate::{
+    metrics::{self, EpisodeResult, InfraConvention, MetricsError, PassK, Population, Surface},
+    report::{Summary, is_ablation},
+};
 
 /// What the HTML report shows of one run, all of it serializable: the
 /// numbers on the page are exactly these.

@@ -7,8 +7,10 @@ use std::fmt::Write as _;
 use super::markup::{Fmt, Ptr, count, delta, esc, num, pass, table};
 use super::svg::{self, BarGroup, Cell, Series};
 use super::{AgentCurves, RunFigures};
-use crate::metrics::{BreakdownRow, Surface};
-use crate::report::AgentSummary;
+use crate::{
+    metrics::{BreakdownRow, Surface},
+    report::AgentSummary,
+};
 
 /// One section of the page.
 #[derive(Debug)]

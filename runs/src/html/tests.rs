@@ -5,8 +5,10 @@ use serde_json::Value;
 use toolenv_core::chaos::FaultKind;
 
 use super::*;
-use crate::metrics::tests::episode;
-use crate::metrics::{KindCounts, Outcome, TokenUsage};
+use crate::{
+    metrics::tests::episode,
+    metrics::{KindCounts, Outcome, TokenUsage},
+};
 
 /// A grid of two agents over ε {0, 0.1} × λ {0, 0.2}, 3 trials, two
 /// domains, plus an ablation at λ 0.2, with faults, usage and an infeasible

@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use toolenv::pb;
-use toolenv_core::chaos::FaultKind;
-use toolenv_core::{CallRecord, Domain, Trajectory};
+use toolenv_core::{CallRecord, Domain, Trajectory, chaos::FaultKind};
 
 use crate::PlannedEpisode;
 

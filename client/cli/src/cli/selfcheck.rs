@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use toolenv_core::Domain;
-use toolenv_domains::agent::{RANDOM_AGENT_SEEDS, SelfCheck};
-use toolenv_domains::generate::Suite;
+use toolenv_domains::{
+    agent::{RANDOM_AGENT_SEEDS, SelfCheck},
+    generate::Suite,
+};
 
 use super::args::SelfcheckArgs;
 

@@ -114,8 +114,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::date::{Date, format_time, parse_time};
-use crate::world::Domain;
+use crate::{
+    date::{Date, format_time, parse_time},
+    world::Domain,
+};
 
 /// The top-level key marking a v2 result.
 pub const API_VERSION_KEY: &str = "api_version";

@@ -11,10 +11,12 @@ use serde_json::{Value, json};
 
 use super::roles::Caller;
 use super::{CallError, Episode};
-use crate::delivery::Answer;
-use crate::json;
-use crate::masfire::{Injection, InjectionPoint, MasFault, rewrite};
-use crate::tool::{ArgError, Args, DomainError, Param, ParamType, ToolSpec};
+use crate::{
+    delivery::Answer,
+    json,
+    masfire::{Injection, InjectionPoint, MasFault, rewrite},
+    tool::{ArgError, Args, DomainError, Param, ParamType, ToolSpec},
+};
 
 /// Most messages an episode's agents may send.
 pub const MAX_MESSAGES: u32 = 100;

@@ -24,12 +24,14 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Episode, FaultRecord};
-use crate::World;
-use crate::chaos::{Alteration, FaultKind, Mode, Phase, Purpose, Stop};
-use crate::delivery::{Answer, Delivery, Failure, FailureCode, cut_list, cut_text, rate_limited, reply, reset, suspended, timed_out};
-use crate::json;
-use crate::tool::ToolResult;
-use crate::world::ToolRef;
+use crate::{
+    World,
+    chaos::{Alteration, FaultKind, Mode, Phase, Purpose, Stop},
+    delivery::{Answer, Delivery, Failure, FailureCode, cut_list, cut_text, rate_limited, reply, reset, suspended, timed_out},
+    json,
+    tool::ToolResult,
+    world::ToolRef,
+};
 
 /// Persistent fault states, counted in calls (and virtual milliseconds for
 /// the rate-limit window).

@@ -8,9 +8,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{Episode, FaultStats, Trajectory, ledger};
-use crate::diff::Changes;
-use crate::masfire::MasOutcome;
-use crate::oracle::{CheckOutcome, Verdict};
+use crate::{
+    diff::Changes,
+    masfire::MasOutcome,
+    oracle::{CheckOutcome, Verdict},
+};
 
 /// An episode's judgement: the oracle's [`Verdict`] (which it dereferences
 /// to) with the episode's own checks among its checks, its fault figures,

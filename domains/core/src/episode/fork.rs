@@ -12,10 +12,12 @@ use serde_json::json;
 
 use super::roles::{RoleSpec, TeamError};
 use super::{CallError, CallOptions, CallRecord, Episode, Trajectory};
-use crate::chaos::{Chaos, FaultProfile, ProfileError};
-use crate::masfire::{Injection, MasProfile};
-use crate::phrasing::Applied;
-use crate::task::TaskRef;
+use crate::{
+    chaos::{Chaos, FaultProfile, ProfileError},
+    masfire::{Injection, MasProfile},
+    phrasing::Applied,
+    task::TaskRef,
+};
 
 /// The idempotency key a replay sends for the calls that shared the key of
 /// call `first`: a forked episode knows its recorded writes' keys by these names.

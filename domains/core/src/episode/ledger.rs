@@ -7,8 +7,7 @@
 use serde::Serialize;
 
 use super::CallRecord;
-use crate::chaos::FaultKind;
-use crate::delivery::Outcome;
+use crate::{chaos::FaultKind, delivery::Outcome};
 
 /// Fault recovery figures of an episode (the paper's Table 8 columns).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -20,11 +20,13 @@ pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};
 
-use crate::chaos::{Chaos, Dice, FaultKind};
-use crate::delivery::{Delivery, Outcome};
-use crate::task::{Task, TaskRef};
-use crate::tool::ArgError;
-use crate::world::World;
+use crate::{
+    chaos::{Chaos, Dice, FaultKind},
+    delivery::{Delivery, Outcome},
+    task::{Task, TaskRef},
+    tool::ArgError,
+    world::World,
+};
 use faults::{FaultState, ToolCall};
 
 /// Default for the most calls an episode accepts.

@@ -10,11 +10,13 @@ use serde_json::{Value, json};
 
 use super::bus::{self, Bus};
 use super::{CallError, CallRecord, Episode, Reached};
-use crate::delivery::{Answer, Outcome};
-use crate::json;
-use crate::masfire::{Injection, MasProfileError};
-use crate::masfire::{InjectionPoint, MAX_ROLES, MasDice, MasFault, MasProfile, Purpose, rewrite, valid_name};
-use crate::tool::{ArgError, Args, ToolSpec};
+use crate::{
+    delivery::{Answer, Outcome},
+    json,
+    masfire::{Injection, MasProfileError},
+    masfire::{InjectionPoint, MAX_ROLES, MasDice, MasFault, MasProfile, Purpose, rewrite, valid_name},
+    tool::{ArgError, Args, ToolSpec},
+};
 
 /// Most bytes of a role's system prompt.
 pub const MAX_PROMPT_BYTES: usize = 8 * 1024;

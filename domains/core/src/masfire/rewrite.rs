@@ -10,8 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::date::{Date, format_time, parse_time};
-use crate::tool::ToolSpec;
+use crate::{
+    date::{Date, format_time, parse_time},
+    tool::ToolSpec,
+};
 
 /// Keys whose numbers are amounts (a hallucinated amount is off by a quarter).
 const AMOUNT_KEYS: [&str; 9] = ["price", "fare", "amount", "total", "cost", "balance", "refund", "subtotal", "discount"];

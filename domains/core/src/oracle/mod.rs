@@ -11,9 +11,11 @@ use serde_json::{Value, json};
 
 pub use text::Fact;
 
-use crate::diff::{self, Changes, View};
-use crate::json::{self, Change};
-use crate::task::Task;
+use crate::{
+    diff::{self, Changes, View},
+    json::{self, Change},
+    task::Task,
+};
 
 /// A predicate over the final state (with the initial state for reference).
 #[derive(Debug, Clone, PartialEq, Serialize)]

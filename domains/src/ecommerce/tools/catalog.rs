@@ -3,11 +3,11 @@
 use std::collections::BTreeSet;
 
 use super::{amount, text};
-use crate::ecommerce::views::{Inventory, ProductView, Search};
-use crate::ecommerce::{MAX_SEARCH_RESULTS, Product, State};
-use toolenv_core::json::Seq;
-use toolenv_core::{Args, DomainError, echo};
-use toolenv_core::{Context, Reply};
+use crate::{
+    ecommerce::views::{Inventory, ProductView, Search},
+    ecommerce::{MAX_SEARCH_RESULTS, Product, State},
+};
+use toolenv_core::{Args, Context, DomainError, Reply, echo, json::Seq};
 
 pub(super) fn search_products(s: &State, args: &Args, _ctx: &Context) -> Result<Reply, DomainError> {
     let words: Vec<String> = text(args, "query")?.split_whitespace().map(str::to_lowercase).collect();

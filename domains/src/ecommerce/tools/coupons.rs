@@ -2,10 +2,11 @@
 //! rule orders share.
 
 use super::{amount, text};
-use crate::ecommerce::views::CouponCheck;
-use crate::ecommerce::{Coupon, Money, State};
-use toolenv_core::{Args, DomainError};
-use toolenv_core::{Context, Reply};
+use crate::{
+    ecommerce::views::CouponCheck,
+    ecommerce::{Coupon, Money, State},
+};
+use toolenv_core::{Args, Context, DomainError, Reply};
 
 pub(super) fn apply_coupon(s: &State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (code, coupon) = s.valid_coupon(text(args, "code")?, ctx)?;

@@ -8,8 +8,7 @@ mod orders;
 mod returns;
 
 use super::{MAX_AMOUNT_CENTS, MAX_TEXT_CHARS, Money, REFUND_METHODS, State};
-use toolenv_core::Tool;
-use toolenv_core::{Args, DomainError, Param, ParamType, ToolSpec};
+use toolenv_core::{Args, DomainError, Param, ParamType, Tool, ToolSpec};
 
 const CUSTOMER_ID: Param = Param::required("customer_id", ParamType::String, "Customer id, e.g. C-201.");
 const SKU: Param = Param::required("sku", ParamType::String, "Product sku, e.g. SKU-101.");

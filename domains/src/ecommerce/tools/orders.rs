@@ -6,12 +6,16 @@ use serde_json::Value;
 
 use super::coupons::applicable_discount;
 use super::text;
-use crate::ecommerce::views::{AddressView, CustomerView, LineView, OrderView, Orders, ReturnRecordView};
-use crate::ecommerce::{Customer, MAX_LINES, MAX_QUANTITY, Money, Order, OrderLine, OrderStatus, RETURN_WINDOW_DAYS, State};
-use toolenv_core::date::Date;
-use toolenv_core::json::{Field, Seq};
-use toolenv_core::{Args, DomainError, echo};
-use toolenv_core::{Context, Reply};
+use crate::{
+    ecommerce::views::{AddressView, CustomerView, LineView, OrderView, Orders, ReturnRecordView},
+    ecommerce::{Customer, MAX_LINES, MAX_QUANTITY, Money, Order, OrderLine, OrderStatus, RETURN_WINDOW_DAYS, State},
+};
+use toolenv_core::{
+    Args, Context, DomainError, Reply,
+    date::Date,
+    echo,
+    json::{Field, Seq},
+};
 
 pub(super) fn create_order(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (customer_id, customer) = s.customer(text(args, "customer_id")?)?;

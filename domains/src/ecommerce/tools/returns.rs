@@ -2,11 +2,11 @@
 //! what was paid for them.
 
 use super::text;
-use crate::ecommerce::views::{ReturnView, Returned, ReturnedOrder};
-use crate::ecommerce::{Money, OrderStatus, REFUND_METHODS, RETURN_WINDOW_DAYS, RefundMethod, ReturnRecord, State, unknown_order};
-use toolenv_core::date::Date;
-use toolenv_core::{Args, DomainError, echo};
-use toolenv_core::{Context, Reply};
+use crate::{
+    ecommerce::views::{ReturnView, Returned, ReturnedOrder},
+    ecommerce::{Money, OrderStatus, REFUND_METHODS, RETURN_WINDOW_DAYS, RefundMethod, ReturnRecord, State, unknown_order},
+};
+use toolenv_core::{Args, Context, DomainError, Reply, date::Date, echo};
 
 pub(super) fn process_return(s: &mut State, args: &Args, ctx: &Context) -> Result<Reply, DomainError> {
     let (id, order) = s.order(text(args, "order_id")?)?;

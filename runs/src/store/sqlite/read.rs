@@ -9,9 +9,11 @@ use rusqlite::OptionalExtension as _;
 use toolenv::pb;
 
 use super::Store;
-use crate::PlannedEpisode;
-use crate::metrics::EpisodeResult;
-use crate::store::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result};
+use crate::{
+    PlannedEpisode,
+    metrics::EpisodeResult,
+    store::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result},
+};
 
 impl Store {
     /// Looks a run up by the id a user typed.

@@ -8,9 +8,11 @@ use rusqlite::params;
 use toolenv::pb;
 
 use super::*;
-use crate::PlannedEpisode;
-use crate::metrics::{EpisodeResult, FaultCounts, Outcome};
-use crate::store::StoreError;
+use crate::{
+    PlannedEpisode,
+    metrics::{EpisodeResult, FaultCounts, Outcome},
+    store::StoreError,
+};
 
 fn plan(n: u32) -> Vec<PlannedEpisode> {
     (0..n)

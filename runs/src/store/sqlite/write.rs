@@ -9,9 +9,11 @@ use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
 use toolenv::pb;
 
 use super::Store;
-use crate::PlannedEpisode;
-use crate::metrics::{EpisodeResult, Outcome};
-use crate::store::{RunId, StoreError, finite};
+use crate::{
+    PlannedEpisode,
+    metrics::{EpisodeResult, Outcome},
+    store::{RunId, StoreError, finite},
+};
 
 impl Store {
     /// Records a new run and its plan, and returns its id (the next `run-NNNN`).
