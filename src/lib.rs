@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 /// Generated code of the `toolenv.v1` protobuf package.
-#[allow(missing_docs, missing_debug_implementations, clippy::all)]
+#[allow(missing_docs, missing_debug_implementations, clippy::all, rustdoc::invalid_html_tags)]
 pub mod pb {
     tonic::include_proto!("toolenv.v1");
 

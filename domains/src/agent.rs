@@ -26,7 +26,7 @@ pub fn play_calls(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call
     play_answering(task, seed, trial, calls, None)
 }
 
-/// [`play`], finishing with a final answer.
+/// [`play_calls`], finishing with a final answer.
 pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[Call], answer: Option<&str>) -> Episode {
     play_in(Episode::new(task, seed, trial), calls, answer)
 }

@@ -44,7 +44,7 @@ impl Date {
         civil_from_days(self.days)
     }
 
-    /// The date as [`Date::to_string`] writes it, given the text it was
+    /// The date as its `Display` writes it, given the text it was
     /// parsed from: that text itself when it already is written so (every
     /// digit a digit: no sign, as agents usually send dates), so no string is made.
     pub fn text_of(self, parsed_from: &str) -> std::borrow::Cow<'_, str> {

@@ -17,10 +17,10 @@
 //!   is infeasible from the start.
 //! - Error types follow VerifyMAS/MAST (FM-1.1 … FM-3.3) with finer toolenv
 //!   types beneath ([`ErrorType`]), by rules over the calls, the oracle's
-//!   failed checks and the fault ledger ([`classify`]); an episode can carry
+//!   failed checks and the fault ledger (`classify.rs`); an episode can carry
 //!   several agent–error pairs, the decisive one first.
 //!
-//! The continuation ([`continuation`]) tries the task's remaining reference
+//! The continuation (`continuation.rs`) tries the task's remaining reference
 //! writes (with retries and idempotency keys, skipping the writes the prefix
 //! already applied), then the result-reading solver from where the fork stands.
 

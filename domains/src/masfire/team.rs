@@ -18,7 +18,7 @@
 //!   inbox from the same point and then sends its plan again.
 //!
 //! MAS-FIRE's finding is that "iterative, closed-loop topologies
-//! neutraliz[e] over 40% of the faults that dismantle linear, waterfall-style
+//! neutraliz(e) over 40% of the faults that dismantle linear, waterfall-style
 //! workflows"; the test suite checks the same ordering here.
 
 use serde_json::{Value, json};

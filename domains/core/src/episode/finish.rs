@@ -72,7 +72,7 @@ impl Episode {
         self.trajectory.verdict.insert(judgement)
     }
 
-    /// The verdict [`Episode::finish`] gives (the episode is done with),
+    /// The verdict finishing gives (the episode is done with),
     /// and whether the end state differs from the one the task asks for
     /// outside the task's alternatives (see [`Verdict::judge_compared`]),
     /// given the episode's [`Episode::changes`].

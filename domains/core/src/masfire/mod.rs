@@ -388,7 +388,7 @@ impl MasDice {
 }
 
 /// What one injected MAS-FIRE fault did: the ledger's ground truth, from
-/// which [`judge`] decides detection and repair.
+/// which the judging rules of `toolenv_domains::masfire::judge` decides detection and repair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Injection {

@@ -286,7 +286,7 @@ pub type Leaves = BTreeMap<String, [Option<Value>; 2]>;
 /// The leaves where an end state (given as its changes) differs from the
 /// one the task asks for, outside the task's alternatives, with the end
 /// state as compared (its added records renumbered onto the expected ones,
-/// see [`renumbered`]).
+/// see `renumbered`).
 pub fn unexpected_leaves<'a>(task: &Task, changes: &'a Changes) -> (Cow<'a, Changes>, Leaves) {
     let initial = task.initial_json();
     let expected = task.expected_changes();
