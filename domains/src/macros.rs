@@ -63,8 +63,8 @@ macro_rules! registry {
                 fn undo_rules(self) -> &'static [crate::cheats::Undo];
                 /// Plays a task of the domain with the solver's strategy.
                 fn solve(self, task: &Task, session: &mut crate::solver::Session<'_>) -> crate::solver::Step<()>;
-                /// The generated task of an origin of the domain.
-                fn generate(self, origin: crate::generate::Origin) -> Task;
+                /// The generated task of an origin of the domain, drawn from `g`.
+                fn generate(self, origin: crate::generate::Origin, g: crate::generate::Gen) -> Task;
             }
 
             impl Extensions for Domain {
@@ -91,10 +91,10 @@ macro_rules! registry {
                     TABLE[self.index()](task, session)
                 }
 
-                fn generate(self, origin: crate::generate::Origin) -> Task {
-                    const TABLE: [fn(&crate::generate::Origin) -> Task; COUNT] =
+                fn generate(self, origin: crate::generate::Origin, g: crate::generate::Gen) -> Task {
+                    const TABLE: [fn(&crate::generate::Origin, crate::generate::Gen) -> Task; COUNT] =
                         [$(<super::$module::State as crate::generate::Generator>::generate),+];
-                    TABLE[self.index()](&origin)
+                    TABLE[self.index()](&origin, g)
                 }
             }
         }

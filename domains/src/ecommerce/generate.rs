@@ -19,8 +19,7 @@ use crate::generate::{Gen, Origin, monday};
 use toolenv_core::{Call, Check, Fact, Slot, Task, World, date::Date, phrasing::Template, slots};
 
 /// The generated e-commerce task of an origin.
-pub(super) fn generate(origin: &Origin) -> Task {
-    let mut g = Gen::new(origin);
+pub(super) fn generate(origin: &Origin, mut g: Gen) -> Task {
     let today = monday(&mut g).add_days(2);
     let (products, customers, orders) = match origin.level {
         1 => (g.range(20, 40), g.range(4, 8), g.range(2, 5)),

@@ -13,9 +13,17 @@
 //! or to answer a question.
 //!
 //! Randomness comes only from ChaCha8 seeded by a SHA-256 of the task's
-//! [`Origin`] and [`GENERATOR_VERSION`], so a task is byte-identical on every
-//! machine and run; its id names its origin, so any process resolves it on
-//! demand ([`resolve`]).
+//! [`Origin`] (and [`DRAWS_VERSION`]), so a task is byte-identical on every
+//! machine and run; its id names its origin and [`GENERATOR_VERSION`], so any
+//! process resolves it on demand ([`resolve`]).
+//!
+//! A generated task is sound for every seed, not only the ones the tests
+//! use: no check that counts records ([`Check::Count`]: "one order for
+//! C-201: …") may match a record of the initial state, so what it counts is
+//! what the episode created or changed, and the right outcome never depends
+//! on a look-alike record the customer already had. A draw that breaks the
+//! rule is drawn again from the origin's next stream ([`generate`]);
+//! `tests/soundness.rs` self-checks generated tasks over many seeds.
 
 mod suite;
 
@@ -28,20 +36,33 @@ use sha2::{Digest, Sha256};
 
 pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
 
-use toolenv_core::{Domain, Task};
+use toolenv_core::{Check, Domain, Task, json};
 
 /// The version of every generator: part of each generated task's id and of
 /// every stored run, so results on other tasks are never silently compared.
 /// Bump it whenever a generator's output changes.
-pub const GENERATOR_VERSION: u32 = 1;
+///
+/// Version 2: a draw whose count check matched a record of the initial
+/// state (an order the customer already had, say) is drawn again.
+pub const GENERATOR_VERSION: u32 = 2;
+
+/// The version of the key of every origin's random stream. A generator
+/// change that keeps most tasks (version 2 redraws only the draws it
+/// rejects) keeps it, so the other tasks stay as they were, under new ids.
+pub const DRAWS_VERSION: u32 = 1;
+
+/// Draws of one origin tried before the last is kept as it is (then the
+/// soundness sweep reports it): a redraw is rare, several in a row rarer.
+const MAX_DRAWS: u32 = 16;
 
 /// The levels a generator produces.
 pub const LEVELS: [u8; 3] = [1, 2, 3];
 
 /// How a domain generates tasks: the task of an origin (its `generate.rs`).
 pub(crate) trait Generator {
-    /// The generated task of an origin of this domain.
-    fn generate(origin: &Origin) -> Task;
+    /// The generated task of an origin of this domain, every random choice
+    /// drawn from `g`.
+    fn generate(origin: &Origin, g: Gen) -> Task;
 }
 
 /// Where a generated task comes from: its domain, level, the suite seed and
@@ -94,9 +115,31 @@ impl Origin {
     }
 }
 
-/// Generates the task of an origin.
+/// Generates the task of an origin: the first of its draws that is
+/// unambiguous (see [`ambiguity`]).
 pub fn generate(origin: Origin) -> Task {
-    origin.domain.generate(origin)
+    let mut draw = 0;
+    loop {
+        let task = origin.domain.generate(origin, Gen::new(&origin, draw));
+        draw += 1;
+        if draw == MAX_DRAWS || ambiguity(&task).is_none() {
+            return task;
+        }
+    }
+}
+
+/// Why a task's right outcome is ambiguous, if it is: a check that counts
+/// records ([`Check::Count`]) already matches a record of the initial state,
+/// so it would count a record the episode did not make (the reference
+/// solution's order and the one the customer already had), and an agent
+/// could read the look-alike as the work already done.
+pub fn ambiguity(task: &Task) -> Option<String> {
+    let initial = task.initial_json();
+    task.checks.iter().find_map(|check| {
+        let Check::Count { name, path, pattern, .. } = check else { return None };
+        let found = json::members(initial.pointer(path)).into_iter().filter(|m| json::matches(pattern, m)).count();
+        (found > 0).then(|| format!("'{name}' already matches {found} record(s) of the initial state"))
+    })
 }
 
 /// Generates the task with a generated id, if the id is one this build can
@@ -117,9 +160,12 @@ pub(crate) struct Gen {
 }
 
 impl Gen {
-    /// The random source of one origin.
-    pub(crate) fn new(origin: &Origin) -> Self {
-        let key = format!("toolenv-generator/v{GENERATOR_VERSION}/{}/{}/{}/{}", origin.domain, origin.level, origin.seed, origin.index);
+    /// The random source of one draw of an origin (the first is 0).
+    pub(crate) fn new(origin: &Origin, draw: u32) -> Self {
+        let mut key = format!("toolenv-generator/v{DRAWS_VERSION}/{}/{}/{}/{}", origin.domain, origin.level, origin.seed, origin.index);
+        if draw > 0 {
+            key.push_str(&format!("/draw-{draw}"));
+        }
         let seed: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         Self { rng: ChaCha8Rng::from_seed(seed) }
     }

@@ -87,8 +87,7 @@ const TAKEN: Fact = Fact::Says {
 type Calendar = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The generated scheduling task of an origin.
-pub(super) fn generate(origin: &Origin) -> Task {
-    let mut g = Gen::new(origin);
+pub(super) fn generate(origin: &Origin, mut g: Gen) -> Task {
     let today = monday(&mut g);
     // Two working weeks after today.
     let days: Vec<String> = (1..14).map(|d| today.add_days(d)).filter(|d| d.weekday() < 5).map(|d| d.to_string()).collect();

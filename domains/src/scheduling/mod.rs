@@ -69,7 +69,7 @@ impl crate::cheats::UndoRules for State {
 }
 
 impl crate::generate::Generator for State {
-    fn generate(origin: &crate::generate::Origin) -> Task {
-        generate::generate(origin)
+    fn generate(origin: &crate::generate::Origin, g: crate::generate::Gen) -> Task {
+        generate::generate(origin, g)
     }
 }

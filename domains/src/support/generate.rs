@@ -140,8 +140,7 @@ const NOT_THEIRS: Fact = Fact::Says {
 const THRESHOLD_CENTS: i64 = 50_000;
 
 /// The generated support task of an origin.
-pub(super) fn generate(origin: &Origin) -> Task {
-    let mut g = Gen::new(origin);
+pub(super) fn generate(origin: &Origin, mut g: Gen) -> Task {
     let today = monday(&mut g).add_days(1);
     let (customers, tickets) = match origin.level {
         1 => (g.range(6, 10), g.range(8, 12)),

@@ -45,8 +45,7 @@ const OVER_BUDGET: Fact = Fact::Says {
 };
 
 /// The generated travel task of an origin.
-pub(super) fn generate(origin: &Origin) -> Task {
-    let mut g = Gen::new(origin);
+pub(super) fn generate(origin: &Origin, mut g: Gen) -> Task {
     let today = monday(&mut g);
     let mut b = Builder {
         origin: *origin,
