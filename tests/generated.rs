@@ -110,8 +110,9 @@ async fn bad_suites_and_unknown_generated_ids_are_refused() {
     );
     for (id, code) in [
         ("travel/fare-question/g999-3-1-0000", Code::InvalidArgument),
-        ("travel/no-such-kind/g1-3-1-0000", Code::NotFound),
-        ("travel/fare-question/g1-7-1-0000", Code::NotFound),
+        ("travel/no-such-kind/g2-3-1-0000", Code::NotFound),
+        ("travel/fare-question/g1-3-1-0000", Code::InvalidArgument),
+        ("travel/fare-question/g2-7-1-0000", Code::NotFound),
     ] {
         let status = client.raw().get_task(pb::GetTaskRequest { task_id: id.into() }).await.unwrap_err();
         assert_eq!(status.code(), code, "{id}: {status:?}");
