@@ -375,7 +375,9 @@ mod tests {
     fn only_well_formed_ids_are_keys_and_new_ids_read_back() {
         let id = format!("ep-{:032x}", 0x0123_4567_89ab_cdef_u128 << 64 | 0xfedc);
         assert_eq!(key(&id), Some(0x0123_4567_89ab_cdef_u128 << 64 | 0xfedc));
-        for bad in ["", "ep-", "ep-nope", &id.to_uppercase(), &id.replacen("ep-", "EP-", 1), &format!("{id}0"), &id[..34], &id.replace('e', "+")] {
+        for bad in
+            ["", "ep-", "ep-nope", &id.to_uppercase(), &id.replacen("ep-", "EP-", 1), &format!("{id}0"), &id[..34], &id.replace('e', "+")]
+        {
             assert_eq!(key(bad), None, "{bad}");
         }
         let registry = Registry::new(4);
