@@ -43,6 +43,8 @@ pub use service::RunsService;
 /// The lease timeout of a run that does not choose one.
 pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
+/// A run as the wire shows it: its stored summary with the live counts of
+/// waiting and leased episodes.
 fn run_message(summary: &RunSummary, waiting: u64, leased: u64, agents: Vec<String>) -> pb::Run {
     pb::Run {
         run_id: summary.id.to_string(),
