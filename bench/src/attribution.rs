@@ -83,12 +83,12 @@ fn figures(harder: bool, samples: usize, budget: Duration) -> Option<String> {
     println!("  {corpus}: {} failed episodes; continuations played per episode: mean {mean_continuations:.1}", medians.len());
     println!(
         "  median {}   p90 {}   slowest {} ({}, {} continuations)",
-        super::us(median.0),
-        super::us(p90.0),
-        super::us(worst.0),
+        crate::us(median.0),
+        crate::us(p90.0),
+        crate::us(worst.0),
         worst.1,
         worst.2
     );
     (!harder)
-        .then(|| super::target("attribution of a failed paper-grid episode, median", super::us(median.0), "≤ 1 ms".into(), median.0 <= 1e6))
+        .then(|| crate::target("attribution of a failed paper-grid episode, median", crate::us(median.0), "≤ 1 ms".into(), median.0 <= 1e6))
 }

@@ -21,7 +21,8 @@ use toolenv::pb;
 use toolenv::pb::tool_env_client::ToolEnvClient;
 use toolenv_domains::suite;
 
-use crate::{Error, Servers, channel, client_runtime};
+use crate::Error;
+use crate::servers::{Servers, channel, client_runtime};
 
 fn arg<T: std::str::FromStr>(args: &[String], index: usize, default: T) -> Result<T, Error> {
     match args.get(index) {

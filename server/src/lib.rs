@@ -227,6 +227,11 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
         .build_v1alpha()?;
 
     let mut builder = tonic::transport::Server::builder();
+    // A span per request, only when debug spans are recorded at all: without
+    // a reader, taking each request apart to name its span is pure cost.
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        builder = builder.trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()));
+    }
     // TLS: a server reached beyond loopback keeps its token and traffic private.
     if let Some(tls) = &security.tls {
         builder = builder.tls_config(tls.server_config()).map_err(|e| ServeError::Security(format!("TLS identity: {e}")))?;
@@ -236,7 +241,6 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         // Auth: every service but health needs the bearer token, when one is set.
         .layer(tower::util::option_layer(security.token.as_deref().map(security::BearerLayer::new)))
-        .trace_fn(|request| tracing::debug_span!("rpc", path = %request.uri().path()))
         .add_service(health_service)
         .add_service(reflection)
         .add_service(reflection_alpha)

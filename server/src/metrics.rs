@@ -67,7 +67,32 @@ struct ToolLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RefusalLabels {
     /// The gRPC status code, e.g. `NotFound`.
-    code: String,
+    code: &'static str,
+}
+
+/// A status code's name as its `Debug` form writes it, e.g. `NotFound`,
+/// without writing a string for every refusal.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "Ok",
+        Code::Cancelled => "Cancelled",
+        Code::Unknown => "Unknown",
+        Code::InvalidArgument => "InvalidArgument",
+        Code::DeadlineExceeded => "DeadlineExceeded",
+        Code::NotFound => "NotFound",
+        Code::AlreadyExists => "AlreadyExists",
+        Code::PermissionDenied => "PermissionDenied",
+        Code::ResourceExhausted => "ResourceExhausted",
+        Code::FailedPrecondition => "FailedPrecondition",
+        Code::Aborted => "Aborted",
+        Code::OutOfRange => "OutOfRange",
+        Code::Unimplemented => "Unimplemented",
+        Code::Internal => "Internal",
+        Code::Unavailable => "Unavailable",
+        Code::DataLoss => "DataLoss",
+        Code::Unauthenticated => "Unauthenticated",
+    }
 }
 
 impl CallLabels {
@@ -147,7 +172,7 @@ impl Metrics {
 
     /// A tool call was refused with `code`.
     pub(crate) fn refused(&self, code: tonic::Code) {
-        self.refused.get_or_create(&RefusalLabels { code: format!("{code:?}") }).inc();
+        self.refused.get_or_create(&RefusalLabels { code: code_name(code) }).inc();
     }
 
     /// The metrics as OpenMetrics text.
@@ -273,5 +298,18 @@ fn respond<B>(metrics: &Metrics, request: &hyper::Request<B>) -> hyper::Response
         (&hyper::Method::GET, "/") => reply(200, "text/plain; charset=utf-8", "toolenv: metrics at /metrics\n".to_owned()),
         (_, "/metrics" | "/") => reply(405, "text/plain; charset=utf-8", "only GET\n".to_owned()),
         _ => reply(404, "text/plain; charset=utf-8", "not found; metrics are at /metrics\n".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_names_are_the_debug_names() {
+        for code in 0..=16 {
+            let code = tonic::Code::from_i32(code);
+            assert_eq!(code_name(code), format!("{code:?}"));
+        }
     }
 }

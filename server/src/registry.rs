@@ -2,8 +2,12 @@
 //!
 //! A request locks one shard just long enough to find its episode, then
 //! locks that episode alone; no lock is ever held across an `.await`.
+//! Episode ids are 128 random bits, so a live episode is found by those bits
+//! (parsed from the id, hashed by taking them as they are): a lookup hashes
+//! no text and follows no pointer to compare keys.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -55,11 +59,11 @@ impl Session {
         idempotency_key: Option<&str>,
         declared_wait_ms: Option<u64>,
     ) -> Result<Outgoing, Error> {
-        self.call_as(None, tool, arguments, idempotency_key, declared_wait_ms)
+        self.call_as(Instant::now(), None, tool, arguments, idempotency_key, declared_wait_ms)
     }
 
-    /// Plays one tool call (on behalf of an agent of a multi-agent episode, if
-    /// given) and says what to send back, and when.
+    /// Plays one tool call arriving at `now` (on behalf of an agent of a
+    /// multi-agent episode, if given) and says what to send back, and when.
     ///
     /// The agent's pause since the previous reply goes to the episode in
     /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
@@ -67,13 +71,13 @@ impl Session {
     /// simulated delay, which the caller sleeps with no lock held.
     pub(crate) fn call_as(
         &mut self,
+        now: Instant,
         agent: Option<&str>,
         tool: &str,
         arguments: &str,
         idempotency_key: Option<&str>,
         declared_wait_ms: Option<u64>,
     ) -> Result<Outgoing, Error> {
-        let now = Instant::now();
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
         let options = CallOptions { agent, idempotency_key, waited_ms };
@@ -130,11 +134,56 @@ impl Entry {
 
 type Shared = Arc<Mutex<Entry>>;
 
+/// The 128 random bits of an episode id (`ep-` and 32 lowercase hex digits).
+type Key = u128;
+
+/// The key of a well-formed episode id; any other text names no episode.
+/// (A digit at a time into two halves: `from_str_radix` on a `u128` costs
+/// more than hashing the whole id.)
+fn key(id: &str) -> Option<Key> {
+    let digits: &[u8; 32] = id.strip_prefix("ep-")?.as_bytes().try_into().ok()?;
+    let half = |digits: &[u8]| {
+        digits.iter().try_fold(0u64, |acc, &b| {
+            let nibble = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                _ => return None,
+            };
+            Some(acc << 4 | u64::from(nibble))
+        })
+    };
+    Some(Key::from(half(&digits[..16])?) << 64 | Key::from(half(&digits[16..])?))
+}
+
+/// Hashes a [`Key`] by folding its bits: they are random already (the
+/// server draws them), so no client can choose keys that collide.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u128(&mut self, key: u128) {
+        self.0 = (key as u64) ^ ((key >> 64) as u64);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only keys are hashed; bytes (never written) still spread.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(5) ^ u64::from(b);
+        }
+    }
+}
+
+type Shard = Mutex<HashMap<Key, Shared, BuildHasherDefault<KeyHasher>>>;
+
 /// Episodes by id: live ones, and finished ones in compact form
 /// ([`FinishedEpisodes`]).
 #[derive(Debug)]
 pub(crate) struct Registry {
-    shards: Box<[Mutex<HashMap<String, Shared>>]>,
+    shards: Box<[Shard]>,
     len: AtomicUsize,
     max_episodes: usize,
     finished: FinishedEpisodes,
@@ -162,26 +211,39 @@ impl Registry {
             self.len.fetch_sub(1, Ordering::AcqRel);
             return Err(Error::TooManyEpisodes(self.max_episodes));
         }
-        let Some(id) = new_episode_id() else {
+        let Some(key) = new_key() else {
             self.len.fetch_sub(1, Ordering::AcqRel);
             return Err(Error::Internal("the operating system's random number generator failed"));
         };
         let entry = Arc::new(Mutex::new(Entry { session, last_used: Instant::now() }));
-        self.shard(&id).lock().insert(id.clone(), entry);
-        Ok(id)
+        self.shard(key).lock().insert(key, entry);
+        Ok(format!("ep-{key:032x}"))
     }
 
     /// Runs `f` on a live episode, marking it used.
     pub(crate) fn with<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> Result<T, Error> {
+        self.with_at(id, |session, _| f(session))
+    }
+
+    /// Runs `f` on a live episode with the time it was marked used (one
+    /// clock reading serves both).
+    fn with_at<T>(&self, id: &str, f: impl FnOnce(&mut Session, Instant) -> T) -> Result<T, Error> {
         let entry = self.live(id)?;
         let mut entry = entry.lock();
-        entry.last_used = Instant::now();
-        Ok(f(&mut entry.session))
+        let now = Instant::now();
+        entry.last_used = now;
+        Ok(f(&mut entry.session, now))
+    }
+
+    /// A live episode's entry, if any.
+    fn get(&self, id: &str) -> Option<Shared> {
+        let key = key(id)?;
+        self.shard(key).lock().get(&key).cloned()
     }
 
     /// A live episode's entry; a finished one's id says it is finished.
     fn live(&self, id: &str) -> Result<Shared, Error> {
-        match self.shard(id).lock().get(id).cloned() {
+        match self.get(id) {
             Some(entry) => Ok(entry),
             None if self.finished.contains(id) => Err(Error::EpisodeFinished),
             None => Err(Error::UnknownEpisode(id.to_owned())),
@@ -210,9 +272,11 @@ impl Registry {
         if let Some(trajectory) = &trajectory {
             // Kept as finished before it leaves the live map, so a reader never misses it.
             self.finished.insert(id.to_owned(), trajectory);
-            let mut shard = self.shard(id).lock();
-            if shard.get(id).is_some_and(|entry| Arc::ptr_eq(entry, &shared)) {
-                shard.remove(id);
+            // A live episode's id is a key.
+            let key = key(id).unwrap_or_default();
+            let mut shard = self.shard(key).lock();
+            if shard.get(&key).is_some_and(|entry| Arc::ptr_eq(entry, &shared)) {
+                shard.remove(&key);
                 self.len.fetch_sub(1, Ordering::AcqRel);
             }
         }
@@ -237,9 +301,15 @@ impl Registry {
     /// Runs `f` on an episode still in play: one whose lease did not expire
     /// (a revoked episode refuses every call and finish).
     pub(crate) fn with_live<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
-        self.with(id, |session| match session.revoked {
+        self.with_live_at(id, |session, _| f(session))
+    }
+
+    /// [`Registry::with_live`], with the time the episode was marked used:
+    /// a tool call's arrival ([`Session::call_as`]).
+    pub(crate) fn with_live_at<T>(&self, id: &str, f: impl FnOnce(&mut Session, Instant) -> Result<T, Error>) -> Result<T, Error> {
+        self.with_at(id, |session, now| match session.revoked {
             Some(timeout_ms) => Err(Error::LeaseExpired(timeout_ms)),
-            None => f(session),
+            None => f(session, now),
         })?
     }
 
@@ -250,7 +320,7 @@ impl Registry {
     /// expires under a slow call; a finished episode (being recorded) is
     /// busy too.
     pub(crate) fn idle_for(&self, id: &str) -> Option<std::time::Duration> {
-        let Some(entry) = self.shard(id).lock().get(id).cloned() else {
+        let Some(entry) = self.get(id) else {
             return self.finished.contains(id).then_some(Duration::ZERO);
         };
         let idle = entry.try_lock().map_or(Duration::ZERO, |e| e.idle_for(Instant::now()));
@@ -261,7 +331,7 @@ impl Registry {
     /// `timeout` (its planned episode goes to another worker). The episode
     /// stays readable as refused until it expires.
     pub(crate) fn revoke(&self, id: &str, timeout: Duration) {
-        if let Some(entry) = self.shard(id).lock().get(id).cloned() {
+        if let Some(entry) = self.get(id) {
             let mut entry = entry.lock();
             entry.session.revoked = Some(timeout.as_millis() as u64);
             entry.session.lease = None;
@@ -296,23 +366,18 @@ impl Registry {
         (held, live)
     }
 
-    fn shard(&self, id: &str) -> &Mutex<HashMap<String, Shared>> {
-        // Ids are random, so their first bytes spread evenly over the shards.
-        let index = id.bytes().take(8).fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
-        &self.shards[index % SHARDS]
+    fn shard(&self, key: Key) -> &Shard {
+        // Keys are random: their top bits spread evenly over the shards
+        // (and are not the bits a shard's table indexes by).
+        &self.shards[(key >> 96) as usize % SHARDS]
     }
 }
 
-/// 128 random bits from the operating system, as `ep-` and 32 hex digits.
-fn new_episode_id() -> Option<String> {
+/// 128 random bits from the operating system: an episode id's key.
+fn new_key() -> Option<Key> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    let mut id = String::with_capacity(35);
-    id.push_str("ep-");
-    for b in bytes {
-        id.push_str(&format!("{b:02x}"));
-    }
-    Some(id)
+    Some(Key::from_be_bytes(bytes))
 }
 
 #[cfg(test)]
@@ -321,6 +386,22 @@ mod tests {
 
     fn episode() -> Session {
         Session::new(Episode::new(&toolenv_domains::suite()[0], 0, 0), false, 0.0, None)
+    }
+
+    #[test]
+    fn only_well_formed_ids_are_keys_and_new_ids_read_back() {
+        let id = format!("ep-{:032x}", 0x0123_4567_89ab_cdef_u128 << 64 | 0xfedc);
+        assert_eq!(key(&id), Some(0x0123_4567_89ab_cdef_u128 << 64 | 0xfedc));
+        for bad in
+            ["", "ep-", "ep-nope", &id.to_uppercase(), &id.replacen("ep-", "EP-", 1), &format!("{id}0"), &id[..34], &id.replace('e', "+")]
+        {
+            assert_eq!(key(bad), None, "{bad}");
+        }
+        let registry = Registry::new(4);
+        let id = registry.insert(episode()).unwrap();
+        assert!(id.len() == 35 && key(&id).is_some(), "{id}");
+        assert!(registry.with(&id, |_| ()).is_ok());
+        assert!(matches!(registry.with(&id.to_uppercase(), |_| ()), Err(Error::UnknownEpisode(_))));
     }
 
     #[tokio::test(start_paused = true)]

@@ -187,10 +187,11 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::invalid("arguments_json", message).into());
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
-        let started = std::time::Instant::now();
-        let called = self.registry.with_live(id, |session| {
+        // The clock is read for the latency metric only when there are metrics.
+        let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
+        let called = self.registry.with_live_at(id, |session, now| {
             let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
-            let outgoing = session.call_as(agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)?;
+            let outgoing = session.call_as(now, agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)?;
             let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
             Ok((outgoing, labels))
         });
@@ -208,7 +209,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if !outgoing.delay.is_zero() {
             tokio::time::sleep(outgoing.delay).await;
         }
-        if let (Some(metrics), Some(labels)) = (&self.metrics, &labels) {
+        if let (Some(metrics), Some(labels), Some(started)) = (&self.metrics, &labels, started) {
             metrics.call(labels, started.elapsed());
         }
         Ok(Response::new(outgoing.into_response()?))
