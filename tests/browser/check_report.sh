@@ -20,7 +20,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 chromium --version
 
-cargo build --locked --quiet -p toolenv-client --bin toolenv
+cargo build --locked --quiet -p toolenv-cli --bin toolenv
 toolenv=target/debug/toolenv
 store="$out/runs.db"
 "$toolenv" run --grid paper --agent solver,brittle,reference-no-retry --store "$store" >/dev/null
