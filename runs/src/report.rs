@@ -14,9 +14,19 @@ fn mde_pp(mde: Option<f64>) -> String {
     mde.map_or("-".to_owned(), |m| format!("±{:.1}", m * 100.0))
 }
 
-/// The MDEs of pass^1 and pass^k as `±a/±b pp`.
-fn mde_text(pass_1: &PassK, pass_k: &PassK) -> String {
+/// The MDEs of pass^1 and pass^k as `±a/±b pp` (`±a pp` with one trial,
+/// where the two are the same figure).
+fn mde_text(pass_1: &PassK, pass_k: &PassK, k: u32) -> String {
+    if k == 1 {
+        return format!("{} pp", mde_pp(pass_1.mde));
+    }
     format!("{}/{} pp", mde_pp(pass_1.mde), mde_pp(pass_k.mde))
+}
+
+/// The name of a pair of figures at 1 and at k (`ceiling ^1/^4`), or of the
+/// one figure they are with one trial (`ceiling ^1`).
+fn pair_title(name: &str, k: u32) -> String {
+    if k == 1 { format!("{name} ^1") } else { format!("{name} ^1/^{k}") }
 }
 
 /// Formats a pass^k as a percentage with its Wilson interval.
@@ -61,15 +71,21 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
 
     for agent in &agents {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == agent.label).collect();
+        // With one trial pass^k is pass^1: each figure is named once.
+        let rates = if k == 1 {
+            format!("pass^1 {}", pct(&agent.pass_1))
+        } else {
+            format!("pass^{k} {}, pass^1 {}", pct(&agent.pass_k), pct(&agent.pass_1))
+        };
         let _ = writeln!(
             out,
-            "\n== agent {} ({} episodes): pass^{k} {}, pass^1 {}, ceiling ^1/^{k} {}, MDE ^1/^{k} {}",
+            "\n== agent {} ({} episodes): {rates}, {} {}, {} {}",
             agent.label,
             agent.episodes,
-            pct(&agent.pass_k),
-            pct(&agent.pass_1),
-            ceiling_text(agent),
-            mde_text(&agent.pass_1, &agent.pass_k)
+            pair_title("ceiling", k),
+            ceiling_text(agent, k),
+            pair_title("MDE", k),
+            mde_text(&agent.pass_1, &agent.pass_k, k)
         );
         for (title, by) in [("perturbation ε", Breakdown::Epsilon), ("fault level λ", Breakdown::Lambda), ("domain", Breakdown::Domain)] {
             let rows = metrics::breakdown(mine.iter().copied(), by, k, conv)?;
@@ -77,15 +93,17 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
                 continue;
             }
             let _ = writeln!(out, "  by {title}:");
+            // With one trial the pass^k column would repeat pass^1: it is left out.
             let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str, mde: &str| {
-                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k:<22} {ceiling:<18} {calls:>10}  {mde}")
+                let pass_k = if k == 1 { String::new() } else { format!("{pass_k:<22} ") };
+                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k}{ceiling:<18} {calls:>10}  {mde}")
             };
-            let (ceiling_title, mde_title) = (format!("ceiling ^1/^{k}"), format!("MDE ^1/^{k}"));
+            let (ceiling_title, mde_title) = (pair_title("ceiling", k), pair_title("MDE", k));
             let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls", &mde_title));
             for row in rows {
                 let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
-                let ceiling = ceiling_text(&row);
-                let mde = mde_text(&row.pass_1, &row.pass_k);
+                let ceiling = ceiling_text(&row, k);
+                let mde = mde_text(&row.pass_1, &row.pass_k, k);
                 let _ = writeln!(
                     out,
                     "{}",
@@ -166,12 +184,13 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
     Ok(out)
 }
 
-/// A row's ceilings as `pass^1 / pass^k` percentages (with the infeasible
-/// count), or `-` when feasibility is unknown.
-fn ceiling_text(row: &metrics::BreakdownRow) -> String {
+/// A row's ceilings as `pass^1 / pass^k` percentages (the one figure with
+/// one trial), with the infeasible count, or `-` when feasibility is unknown.
+fn ceiling_text(row: &metrics::BreakdownRow, k: u32) -> String {
     let value = |p: &Option<PassK>| p.as_ref().and_then(|p| p.value).map(|v| format!("{:.1}", v.to_f64() * 100.0));
     match (value(&row.ceiling_1), value(&row.ceiling_k)) {
-        (Some(one), Some(k)) => format!("{one}/{k}% ({} inf.)", row.infeasible),
+        (Some(one), Some(_)) if k == 1 => format!("{one}% ({} inf.)", row.infeasible),
+        (Some(one), Some(at_k)) => format!("{one}/{at_k}% ({} inf.)", row.infeasible),
         _ => "-".to_owned(),
     }
 }
@@ -348,9 +367,16 @@ mod tests {
         assert_eq!(feasible.agents[0].overall.pass_1.value, Some(crate::metrics::tests::r(11, 24)), "mean of 2/3 and 1/4");
         let text = render(&episodes, 1, InfraConvention::CountAsFailure, Population::FeasibleOnly).unwrap();
         assert!(text.contains("infeasible episodes (no agent could pass): 1 (excluded from the rates)"), "{text}");
-        assert!(text.contains("100.0/100.0% (0 inf.)"), "{text}");
+        assert!(text.contains("100.0% (0 inf.)"), "{text}");
         let text = render(&episodes, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
-        assert!(text.contains("ceiling ^1/^1 87.5/87.5% (1 inf.)"), "{text}");
+        assert!(text.contains("ceiling ^1 87.5% (1 inf.)"), "{text}");
+        // With one trial each figure is named once: no "pass^1 …, pass^1 …", no "^1/^1".
+        assert!(
+            !text.contains("^1/^1") && text.matches("pass^1").count() == text.lines().filter(|l| l.contains("pass^1")).count(),
+            "{text}"
+        );
+        let four = render(&episodes, 4, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        assert!(four.contains("pass^4 ") && four.contains("pass^1 ") && four.contains("ceiling ^1/^4 87.5/"), "{four}");
         // Unknown feasibility (runs recorded before it was decided) has no ceiling.
         episodes.iter_mut().for_each(|e| e.feasible = None);
         let rows = metrics::breakdown(&episodes, Breakdown::Agent, 1, InfraConvention::CountAsFailure).unwrap();
