@@ -139,7 +139,15 @@ impl RunningServer {
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
         // Tool calls are small request/response pairs: send them at once
         // (without this, replies over a few KiB wait ~40 ms for delayed ACKs).
-        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        // Agents that vanished without closing their connection are noticed
+        // by the kernel's TCP keepalive (first probe after 30 s idle, dead
+        // after 3 unanswered probes 10 s apart), not by HTTP/2 pings: those
+        // make hyper time every frame of every call.
+        let incoming = TcpIncoming::from(listener)
+            .with_nodelay(Some(true))
+            .with_keepalive(Some(Duration::from_secs(30)))
+            .with_keepalive_interval(Some(Duration::from_secs(10)))
+            .with_keepalive_retries(Some(3));
         let (shutdown, signal) = oneshot::channel::<()>();
         let tls = config.security.tls.is_some();
         let secure = config.security.token.is_some() && config.security.tls.is_some();
@@ -237,8 +245,6 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
         builder = builder.tls_config(tls.server_config()).map_err(|e| ServeError::Security(format!("TLS identity: {e}")))?;
     }
     let router = builder
-        // Notice agents that vanished without closing their connection.
-        .http2_keepalive_interval(Some(Duration::from_secs(30)))
         // Auth: every service but health needs the bearer token, when one is set.
         .layer(tower::util::option_layer(security.token.as_deref().map(security::BearerLayer::new)))
         .add_service(health_service)

@@ -99,6 +99,8 @@ impl ToolSpec {
     pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
         let parsed = if text.trim().is_empty() {
             Parsed::Object { entries: Vec::new(), first_unknown: None, duplicate: None }
+        } else if let Some(entries) = crate::codec::args::read_flat(text, self.params) {
+            Parsed::Object { entries, first_unknown: None, duplicate: None }
         } else {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
@@ -443,6 +445,78 @@ mod tests {
         }
         let nested = TOOL.parse_arguments(r#"{"date": "x", "items": [{"sku": "a", "sku": "b", "quantity": 1}]}"#).unwrap_err();
         assert!(nested.message.contains("given twice"), "{nested:?}");
+    }
+
+    /// The reader without its flat fast path: serde_json all the way.
+    fn through_serde(text: &str) -> Result<String, ArgError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed = ParamsSeed(TOOL.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
+        TOOL.validate(parsed.map_err(|e| ArgError::new("", format!("arguments are not valid json: {e}")))?).map(|args| args.canonical())
+    }
+
+    #[test]
+    fn the_flat_reader_reads_as_serde_json_does() {
+        use rand::{RngExt, SeedableRng};
+        // Flat objects the fast reader takes, and near misses it must leave
+        // to serde_json: each text must read as serde_json reads it.
+        let keys = ["\"date\"", "\"max\"", "\"items\"", "\"other\"", "\"d\\u0061te\"", "date"];
+        let values = [
+            "\"x\"",
+            "\"2026-01-01\"",
+            "\"a\\\"b\"",
+            "\"\"",
+            "\"é €\"",
+            "\"\u{1}\"",
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "007",
+            "-",
+            "1.5",
+            "1e3",
+            "2E1",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "18446744073709551616",
+            "true",
+            "false",
+            "null",
+            "tru",
+            "nul",
+            "[]",
+            "{}",
+            "[{\"sku\": \"a\", \"quantity\": 1}]",
+        ];
+        let spaces = ["", " ", "\n\t ", "\r"];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let mut pick = |items: &[&'static str]| items[rng.random_range(0..items.len())];
+        let (mut flat, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let mut text = format!("{}{{", pick(&spaces));
+            let n = pick(&["0", "1", "2", "3", "4"]).parse::<usize>().unwrap();
+            for i in 0..n {
+                let comma = if i + 1 < n { pick(&[",", ",", ",", ",", ";", ""]) } else { pick(&["", "", "", "", "", ","]) };
+                let colon = pick(&[":", ":", ":", ":", ":", ""]);
+                text += &format!(
+                    "{}{}{}{colon}{}{}{}{comma}",
+                    pick(&spaces),
+                    pick(&keys),
+                    pick(&spaces),
+                    pick(&spaces),
+                    pick(&values),
+                    pick(&spaces)
+                );
+            }
+            text += &format!("{}{}{}", pick(&spaces), pick(&["}", "}", "}", "}", "", "} x", "}}"]), pick(&spaces));
+            total += 1;
+            flat += usize::from(crate::codec::args::read_flat(&text, TOOL.params).is_some());
+            let direct = TOOL.parse_arguments(&text).map(|args| args.canonical());
+            assert_eq!(direct, through_serde(&text), "{text}");
+        }
+        // Both paths are exercised.
+        assert!(flat > total / 20 && flat < total / 2, "{flat} of {total} texts read flat");
     }
 
     #[test]

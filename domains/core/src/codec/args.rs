@@ -25,6 +25,111 @@ pub(crate) enum Parsed {
     NotAnObject,
 }
 
+/// Reads the common argument object without serde: a flat object of the
+/// tool's parameters, each once, whose values are strings without escapes,
+/// integers, `true`, `false` or `null`, as agents nearly always send them.
+/// `None` for anything else (nested values, escapes, fractions, exponents,
+/// unknown or repeated names, any error): [`ParamsSeed`] then reads the
+/// text, so every error and every unusual value is still its own.
+pub(crate) fn read_flat(text: &str, params: &'static [Param]) -> Option<Vec<(Cow<'static, str>, Value)>> {
+    let mut cursor = Cursor { text, at: 0 };
+    let mut entries: Vec<(Cow<'static, str>, Value)> = Vec::with_capacity(params.len());
+    cursor.space();
+    cursor.eat(b'{')?;
+    cursor.space();
+    if cursor.eat(b'}').is_none() {
+        loop {
+            let key = cursor.string()?;
+            let name = params.iter().find(|p| p.name == key)?.name;
+            if entries.iter().any(|(n, _)| n == name) {
+                return None;
+            }
+            cursor.space();
+            cursor.eat(b':')?;
+            cursor.space();
+            entries.push((Cow::Borrowed(name), cursor.value()?));
+            cursor.space();
+            if cursor.eat(b',').is_some() {
+                cursor.space();
+            } else {
+                cursor.eat(b'}')?;
+                break;
+            }
+        }
+    }
+    cursor.space();
+    (cursor.at == text.len()).then_some(entries)
+}
+
+/// A position in argument text, for [`read_flat`].
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek() == Some(byte)).then(|| self.at += 1)
+    }
+
+    /// JSON's whitespace.
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// A string without escapes or control characters.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let len = self.text.as_bytes()[start..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        self.at = start + len;
+        self.eat(b'"')?;
+        self.text.get(start..start + len)
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> Option<Value> {
+        self.text[self.at..].starts_with(word).then(|| {
+            self.at += word.len();
+            value
+        })
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        match self.peek()? {
+            b'"' => self.string().map(|s| Value::String(s.to_owned())),
+            b't' => self.literal("true", Value::Bool(true)),
+            b'f' => self.literal("false", Value::Bool(false)),
+            b'n' => self.literal("null", Value::Null),
+            _ => self.integer(),
+        }
+    }
+
+    /// An integer of at most 18 digits without a leading zero, as serde_json
+    /// reads it (`u64` if not negative); `-0`, fractions and exponents are
+    /// left to serde_json.
+    fn integer(&mut self) -> Option<Value> {
+        let negative = self.eat(b'-').is_some();
+        let start = self.at;
+        let digits = self.text.as_bytes()[start..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let leading_zero = self.peek() == Some(b'0') && (digits > 1 || negative);
+        if digits == 0 || digits > 18 || leading_zero {
+            return None;
+        }
+        self.at += digits;
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let n: u64 = self.text[start..self.at].parse().ok()?;
+        Some(if negative { Value::from(-(n as i64)) } else { Value::from(n) })
+    }
+}
+
 /// Reads an argument object for a tool's parameters.
 pub(crate) struct ParamsSeed(pub(crate) &'static [Param]);
 

@@ -24,9 +24,9 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     // Most strings are short and need no escape (keys, ids, codes, dates):
-    // one look at each byte, one copy.
-    if bytes.len() < 16 && bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0) {
-        out.extend_from_slice(bytes);
+    // one look at them, one copy.
+    if bytes.len() <= 16 && plain_short(bytes) {
+        push_short(out, bytes);
         out.push(b'"');
         return;
     }
@@ -85,6 +85,37 @@ fn needs_escape(word: u64) -> bool {
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
     below_space || has_zero(word ^ (ONES * u64::from(b'"'))) || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// Whether a string of at most 16 bytes needs no escape, read as at most
+/// two overlapping words instead of a byte at a time.
+fn plain_short(bytes: &[u8]) -> bool {
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()));
+    let n = bytes.len();
+    match n {
+        0..4 => bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0),
+        4..8 => !needs_escape(half(0) | half(n - 4) << 32),
+        _ => !needs_escape(word(0)) && !needs_escape(word(n - 8)),
+    }
+}
+
+/// Copies at most 16 bytes as at most two overlapping fixed-size copies,
+/// which compile to plain stores instead of a call to `memcpy`.
+fn push_short(out: &mut Vec<u8>, bytes: &[u8]) {
+    fn overlapping<const N: usize>(out: &mut Vec<u8>, bytes: &[u8]) {
+        let n = bytes.len();
+        let head: [u8; N] = bytes[..N].try_into().unwrap_or([0; N]);
+        let tail: [u8; N] = bytes[n - N..].try_into().unwrap_or([0; N]);
+        out.extend_from_slice(&head);
+        out.truncate(out.len() - (2 * N - n));
+        out.extend_from_slice(&tail);
+    }
+    match bytes.len() {
+        0..4 => bytes.iter().for_each(|&b| out.push(b)),
+        4..8 => overlapping::<4>(out, bytes),
+        _ => overlapping::<8>(out, bytes),
+    }
 }
 
 /// Writes an unsigned integer in decimal.

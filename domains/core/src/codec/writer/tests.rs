@@ -35,6 +35,19 @@ fn strings_are_escaped_as_serde_json_escapes_them() {
 }
 
 #[test]
+fn short_strings_are_escaped_at_every_position() {
+    // Strings of up to 16 bytes take a word-at-a-time look of their own.
+    for len in 1..=17 {
+        for at in 0..len {
+            for c in (0u8..0x20).chain([b'"', b'\\', b' ', b'~', 0x7f]).map(char::from) {
+                let text: String = (0..len).map(|i| if i == at { c } else { 'a' }).collect();
+                same(&text);
+            }
+        }
+    }
+}
+
+#[test]
 fn every_kind_of_value_is_written_as_serde_json_writes_it() {
     #[derive(Serialize)]
     enum Kind {
