@@ -138,21 +138,27 @@ type Shared = Arc<Mutex<Entry>>;
 type Key = u128;
 
 /// The key of a well-formed episode id; any other text names no episode.
-/// (A digit at a time into two halves: `from_str_radix` on a `u128` costs
-/// more than hashing the whole id.)
+/// (A table look-up a digit: `from_str_radix` on a `u128` costs more than
+/// hashing the whole id.)
 fn key(id: &str) -> Option<Key> {
-    let digits: &[u8; 32] = id.strip_prefix("ep-")?.as_bytes().try_into().ok()?;
-    let half = |digits: &[u8]| {
-        digits.iter().try_fold(0u64, |acc, &b| {
-            let nibble = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                _ => return None,
-            };
-            Some(acc << 4 | u64::from(nibble))
-        })
+    /// Each byte's value as a lowercase hex digit; 0xff for any other byte.
+    const DIGIT: [u8; 256] = {
+        let mut table = [0xff; 256];
+        let mut i = 0;
+        while i < 16 {
+            table[b"0123456789abcdef"[i] as usize] = i as u8;
+            i += 1;
+        }
+        table
     };
-    Some(Key::from(half(&digits[..16])?) << 64 | Key::from(half(&digits[16..])?))
+    let digits: &[u8; 32] = id.strip_prefix("ep-")?.as_bytes().try_into().ok()?;
+    let (mut key, mut seen) = (0 as Key, 0u8);
+    for &b in digits {
+        let digit = DIGIT[usize::from(b)];
+        seen |= digit;
+        key = key << 4 | Key::from(digit & 0xf);
+    }
+    (seen < 16).then_some(key)
 }
 
 /// Hashes a [`Key`] by folding its bits: they are random already (the

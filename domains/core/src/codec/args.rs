@@ -34,16 +34,23 @@ pub(crate) enum Parsed {
 pub(crate) fn read_flat(text: &str, params: &'static [Param]) -> Option<Vec<(Cow<'static, str>, Value)>> {
     let mut cursor = Cursor { text, at: 0 };
     let mut entries: Vec<(Cow<'static, str>, Value)> = Vec::with_capacity(params.len());
+    // The parameters seen, by index.
+    let mut seen = 0u64;
+    if params.len() > 64 {
+        return None;
+    }
     cursor.space();
     cursor.eat(b'{')?;
     cursor.space();
     if cursor.eat(b'}').is_none() {
         loop {
             let key = cursor.string()?;
-            let name = params.iter().find(|p| p.name == key)?.name;
-            if entries.iter().any(|(n, _)| n == name) {
+            let index = params.iter().position(|p| p.name == key)?;
+            if seen & 1 << index != 0 {
                 return None;
             }
+            seen |= 1 << index;
+            let name = params[index].name;
             cursor.space();
             cursor.eat(b':')?;
             cursor.space();
@@ -87,7 +94,7 @@ impl<'a> Cursor<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = self.text.as_bytes()[start..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let len = crate::codec::writer::plain_prefix(&self.text.as_bytes()[start..]);
         self.at = start + len;
         self.eat(b'"')?;
         self.text.get(start..start + len)
