@@ -94,7 +94,7 @@ impl<'a> Cursor<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = crate::codec::writer::plain_prefix(&self.text.as_bytes()[start..]);
+        let len = self.text.as_bytes()[start..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
         self.at = start + len;
         self.eat(b'"')?;
         self.text.get(start..start + len)

@@ -57,19 +57,6 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-/// The length of the run of bytes at the start of `bytes` that JSON takes
-/// inside a string as they are (no `"`, `\` or control character), looked
-/// at eight bytes at a time.
-pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(chunk) = bytes[i..].first_chunk::<8>()
-        && !needs_escape(u64::from_le_bytes(*chunk))
-    {
-        i += 8;
-    }
-    i + bytes[i..].iter().take_while(|&&b| ESCAPE[usize::from(b)] == 0).count()
-}
-
 /// The character after the backslash that escapes a byte, 0 for a byte
 /// written as it is; `u` means `\u00XX`.
 const ESCAPE: [u8; 256] = {
