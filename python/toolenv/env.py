@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 from toolenv.client import Arguments, CallResult, Client, pb
 
-__all__ = ["FINISH", "ToolEnv"]
+__all__ = ["FINISH", "ToolEnv", "ledger", "reset_observation"]
 
 #: The action that ends the episode: ``{"tool": "finish"}`` (optionally with ``"arguments": {"answer": ...}``).
 FINISH = "finish"
@@ -28,6 +28,33 @@ def _fault(record) -> Optional[dict]:
     if not record.HasField("fault"):
         return None
     return {"kind": record.fault.kind, "new": record.fault.new, "recoverable": record.fault.recoverable}
+
+
+def ledger(trajectory: pb.Trajectory) -> list:
+    """The fault ledger of a trajectory: ``{"index", "tool", "kind", "new", "recoverable"}`` per call a fault met."""
+    return [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")]
+
+
+def reset_observation(episode: pb.Episode) -> Tuple[dict, dict]:
+    """The observation and info a reset gives for a new episode: its task id, description,
+    today, tools with their JSON Schemas and call budget; its id, fault profile and time scale."""
+    observation = {
+        "task_id": episode.task_id,
+        "description": episode.description,
+        "today": episode.today,
+        "tools": [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": json.loads(tool.parameters_json_schema),
+                "mutates_state": tool.mutates_state,
+            }
+            for tool in episode.tools
+        ],
+        "max_calls": episode.max_calls,
+    }
+    info = {"episode_id": episode.episode_id, "fault_profile": json.loads(episode.fault_profile_json or "null"), "time_scale": episode.time_scale}
+    return observation, info
 
 
 class ToolEnv:
@@ -89,24 +116,7 @@ class ToolEnv:
             time_scale=settings["time_scale"],
         )
         self.verdict, self.calls, self._done = None, 0, False
-        episode = self.episode
-        observation = {
-            "task_id": episode.task_id,
-            "description": episode.description,
-            "today": episode.today,
-            "tools": [
-                {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": json.loads(tool.parameters_json_schema),
-                    "mutates_state": tool.mutates_state,
-                }
-                for tool in episode.tools
-            ],
-            "max_calls": episode.max_calls,
-        }
-        info = {"episode_id": episode.episode_id, "fault_profile": json.loads(episode.fault_profile_json or "null"), "time_scale": episode.time_scale}
-        return observation, info
+        return reset_observation(self.episode)
 
     def step(self, action: Union[Mapping[str, Any], Tuple[str, Arguments]]) -> Tuple[dict, float, bool, bool, dict]:
         """Plays one action: a tool call ``{"tool": name, "arguments": {...}}`` (optionally
@@ -162,7 +172,7 @@ class ToolEnv:
             "retry_after_ms": result.retry_after_ms,
             "retry_after_virtual_ms": result.retry_after_virtual_ms,
         }
-        info["ledger"] = [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")]
+        info["ledger"] = ledger(trajectory)
         return info
 
     def _finish(self, arguments: Mapping[str, Any], *, truncated: bool) -> Tuple[dict, float, bool, bool, dict]:
@@ -182,7 +192,7 @@ class ToolEnv:
             "verdict": self.verdict,
             "passed": self.verdict.passed,
             "feasible": self.verdict.feasible if self.verdict.HasField("feasible") else None,
-            "ledger": [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")],
+            "ledger": ledger(trajectory),
         }
         return observation, reward, not truncated, truncated, info
 
