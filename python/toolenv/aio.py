@@ -266,10 +266,12 @@ class AsyncToolEnv:
         if n < 1:
             raise ValueError(f"branch: n must be at least 1, not {n}")
         episode_id = self.episode_id
-        recorded = len((await self.client.trajectory(episode_id)).calls)
-        at = recorded if at is None else at
-        if not 0 <= at <= recorded:
-            raise ValueError(f"branch: at must be within 0..{recorded} (the episode's recorded calls), not {at}")
+        if at is None or not 0 <= at <= self.steps:
+            # The steps taken bound the calls recorded (a call the server refused before the episode is not recorded).
+            recorded = len((await self.client.trajectory(episode_id)).calls)
+            at = recorded if at is None else at
+            if not 0 <= at <= recorded:
+                raise ValueError(f"branch: at must be within 0..{recorded} (the episode's recorded calls), not {at}")
         time_scale = self.episode.time_scale if self.episode is not None else None
         episodes = await asyncio.gather(*(self.client.fork_episode(episode_id, at, delivery=self._delivery, time_scale=time_scale) for _ in range(n)))
         branches = []
