@@ -24,13 +24,16 @@ import re
 import resource
 import subprocess
 import time
-from typing import Dict, List, Optional, Tuple
+from collections import deque
+from typing import Deque, Dict, Optional, Sequence, Tuple
 
 from toolenv.aio import AsyncClient, normalize_action
 from toolenv.vector import AsyncVectorEnv
 
 TASK = "travel/cheapest-flight/001"
 FINISH = normalize_action({"tool": "finish"})
+#: Latencies kept for the percentiles: the last this many (so that a long run's memory stays flat).
+WINDOW = 100_000
 PLAN = [
     ("search_flights", {"origin": "LON", "dest": "PAR", "date": "2026-01-05"}),
     ("get_traveler_profile", {"name": "Bob"}),
@@ -40,10 +43,10 @@ PLAN = [
 ]
 
 
-def start_server(binary: str) -> Tuple[subprocess.Popen, str]:
+def start_server(binary: str, extra: Sequence[str] = ()) -> Tuple[subprocess.Popen, str]:
     """A server on 127.0.0.1:0 with no store; returns the process and its address."""
     process = subprocess.Popen(
-        [binary, "serve", "--addr", "127.0.0.1:0", "--no-store", "--time-scale", "0"],
+        [binary, "serve", "--addr", "127.0.0.1:0", "--no-store", "--time-scale", "0", *extra],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "RUST_LOG": "warn", "NO_COLOR": "1"},
@@ -73,16 +76,34 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def percentile(values: List[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else 0.0
+
+
+def figures(
+    n: int, steps: int, batch_latencies: Sequence[float], call_latencies: Sequence[float], start: float, cpu_client: float, cpu_server: float, server_pid: int
+) -> Dict[str, float]:
+    """A run's figures, from its counts, latencies and the clocks read at its start."""
+    elapsed = time.perf_counter() - start
+    return {
+        "n": n,
+        "steps": steps,
+        "steps_per_s": steps / elapsed,
+        "step_p50_ms": percentile(batch_latencies, 0.5) * 1e3,
+        "step_p99_ms": percentile(batch_latencies, 0.99) * 1e3,
+        "call_p50_ms": percentile(call_latencies, 0.5) * 1e3,
+        "call_p99_ms": percentile(call_latencies, 0.99) * 1e3,
+        "client_cpu_ms_per_1k": (cpu_seconds() - cpu_client) / steps * 1e6,
+        "server_cpu_ms_per_1k": (cpu_seconds(server_pid) - cpu_server) / steps * 1e6,
+    }
 
 
 class Timed:
     """Wraps a client's call_tool to record each call's latency."""
 
     def __init__(self, client: AsyncClient):
-        self.latencies: List[float] = []
+        self.latencies: Deque[float] = deque(maxlen=WINDOW)
         inner = client.call_tool
 
         async def call_tool(*args, **kwargs):
@@ -102,7 +123,7 @@ async def vector_run(address: str, n: int, steps: int, server_pid: int, report_m
     env = AsyncVectorEnv(client, n, [TASK])
     await env.reset(seed=0)
     position = [0] * n
-    batch_latencies: List[float] = []
+    batch_latencies: Deque[float] = deque(maxlen=WINDOW)
     done_steps, next_report = 0, 100_000
     cpu_client, cpu_server, start = cpu_seconds(), cpu_seconds(server_pid), time.perf_counter()
     while done_steps < steps:
@@ -116,18 +137,7 @@ async def vector_run(address: str, n: int, steps: int, server_pid: int, report_m
         if report_memory and done_steps >= next_report:
             print(f"  {done_steps:>9} steps: client RSS {rss_mib(os.getpid()):7.1f} MiB, server RSS {rss_mib(server_pid):7.1f} MiB", flush=True)
             next_report += 100_000
-    elapsed = time.perf_counter() - start
-    result = {
-        "n": n,
-        "steps": done_steps,
-        "steps_per_s": done_steps / elapsed,
-        "step_p50_ms": percentile(batch_latencies, 0.5) * 1e3,
-        "step_p99_ms": percentile(batch_latencies, 0.99) * 1e3,
-        "call_p50_ms": percentile(timed.latencies, 0.5) * 1e3,
-        "call_p99_ms": percentile(timed.latencies, 0.99) * 1e3,
-        "client_cpu_ms_per_1k": (cpu_seconds() - cpu_client) / done_steps * 1e6,
-        "server_cpu_ms_per_1k": (cpu_seconds(server_pid) - cpu_server) / done_steps * 1e6,
-    }
+    result = figures(n, done_steps, batch_latencies, timed.latencies, start, cpu_client, cpu_server, server_pid)
     await client.close()
     return result
 
@@ -138,7 +148,7 @@ async def branching_run(address: str, n: int, group: int, steps: int, server_pid
     client = AsyncClient(address)
     timed = Timed(client)
     env = AsyncVectorEnv(client, n, [TASK], autoreset_mode="disabled")
-    batch_latencies: List[float] = []
+    batch_latencies: Deque[float] = deque(maxlen=WINDOW)
     done_steps = 0
     cpu_client, cpu_server, start = cpu_seconds(), cpu_seconds(server_pid), time.perf_counter()
     while done_steps < steps:
@@ -158,18 +168,7 @@ async def branching_run(address: str, n: int, group: int, steps: int, server_pid
             done_steps += len(branches)
         # The prefixes are left live: finish them so the server can let them go.
         await asyncio.gather(*(slot.play(FINISH) for slot in env.envs))
-    elapsed = time.perf_counter() - start
-    result = {
-        "n": n * group,
-        "steps": done_steps,
-        "steps_per_s": done_steps / elapsed,
-        "step_p50_ms": percentile(batch_latencies, 0.5) * 1e3,
-        "step_p99_ms": percentile(batch_latencies, 0.99) * 1e3,
-        "call_p50_ms": percentile(timed.latencies, 0.5) * 1e3,
-        "call_p99_ms": percentile(timed.latencies, 0.99) * 1e3,
-        "client_cpu_ms_per_1k": (cpu_seconds() - cpu_client) / done_steps * 1e6,
-        "server_cpu_ms_per_1k": (cpu_seconds(server_pid) - cpu_server) / done_steps * 1e6,
-    }
+    result = figures(n * group, done_steps, batch_latencies, timed.latencies, start, cpu_client, cpu_server, server_pid)
     await client.close()
     return result
 
@@ -191,8 +190,9 @@ def main() -> None:
     parser.add_argument("--branching", action="store_true", help="GRPO-style groups instead of independent episodes")
     parser.add_argument("--group", type=int, default=8, help="continuations per branch point (--branching)")
     parser.add_argument("--million", action="store_true", help="a million steps at N=256, with memory every 100,000")
+    parser.add_argument("--max-episodes", type=int, help="the server's --max-episodes (it keeps that many finished trajectories)")
     args = parser.parse_args()
-    server, address = start_server(args.bin)
+    server, address = start_server(args.bin, ["--max-episodes", str(args.max_episodes)] if args.max_episodes else [])
     try:
         if args.million:
             show("vector (1M steps)", asyncio.run(vector_run(address, 256, 1_000_000, server.pid, report_memory=True)))

@@ -9,13 +9,8 @@ from toolenv import FINISH, ToolEnv
 from toolenv.aio import AsyncClient, AsyncToolEnv, EpisodeOver
 from toolenv.vector import AsyncVectorEnv, BatchError, EpisodeSpec, VectorEnv
 
-CHEAPEST = "travel/cheapest-flight/001"
-REFERENCE = [
-    ("search_flights", {"origin": "LON", "dest": "PAR", "date": "2026-01-05"}),
-    ("get_traveler_profile", {"name": "Bob"}),
-    ("hold_flight", {"flight_id": "AA-500"}),
-    ("confirm_booking", {"flight_id": "AA-500", "passenger": "Bob", "payment_info": "card_4242"}),
-]
+from test_env import CHEAPEST, REFERENCE
+
 
 
 def scripted(tools, slot, step):

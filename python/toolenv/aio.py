@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import grpc
 
 from toolenv.client import Arguments, CallResult, arguments_json, call_request, create_request, fault_delivery, pb, reply_result, status_error
-from toolenv.env import FINISH, _fault, ledger, reset_observation
+from toolenv.env import FINISH, _fault, ledger, reset_observation, reset_settings
 from toolenv.rewards import Reward, reward_info
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
@@ -179,27 +179,16 @@ class AsyncToolEnv:
         return self.episode.episode_id
 
     async def reset(
-        self,
-        task: Optional[str] = None,
-        seed: Optional[int] = 0,
-        epsilon: float = 0.0,
-        faults: Union[str, pb.FaultProfile, None] = None,
-        *,
-        trial: int = 0,
-        only: Sequence[str] = (),
-        delivery: Union[str, int, None] = None,
-        time_scale: Optional[float] = 0.0,
-        options: Optional[Mapping[str, Any]] = None,
+        self, task: Optional[str] = None, seed: Optional[int] = 0, *, options: Optional[Mapping[str, Any]] = None, **settings: Any
     ) -> Tuple[dict, dict]:
-        """Starts an episode of ``task`` under (seed, trial, ε, fault profile λ), as :meth:`toolenv.ToolEnv.reset` does."""
-        settings: Dict[str, Any] = dict(task=task, epsilon=epsilon, faults=faults, trial=trial, only=only, delivery=delivery, time_scale=time_scale)
-        for name, value in (options or {}).items():
-            if name not in settings:
-                raise ValueError(f"reset: unknown option {name!r} (known: {', '.join(settings)})")
-            settings[name] = value
-        task_id = settings.pop("task")
-        if not task_id:
-            raise ValueError("reset: which task? pass task='domain/name/NNN' (see Client.list_tasks)")
+        """Starts an episode of ``task`` under (seed, trial, ε, fault profile λ): the arguments and
+        the returned observation and info of :meth:`toolenv.ToolEnv.reset` (``epsilon``,
+        ``faults``, ``trial``, ``only``, ``delivery``, ``time_scale``, ``options``)."""
+        defaults: Dict[str, Any] = dict(task=task, epsilon=0.0, faults=None, trial=0, only=(), delivery=None, time_scale=0.0)
+        unknown = set(settings) - set(defaults)
+        if unknown:
+            raise TypeError(f"reset() got unexpected keyword argument(s) {sorted(unknown)}")
+        task_id, settings = reset_settings({**defaults, **settings}, options)
         self._delivery = settings["delivery"]
         episode = await self.client.create_episode(task_id, seed=seed or 0, **settings)
         return self._start(episode, 0)

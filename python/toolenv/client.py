@@ -243,22 +243,11 @@ class Client:
     def get_task(self, task_id: str) -> pb.Task:
         return self.env.GetTask(pb.GetTaskRequest(task_id=task_id), metadata=self.metadata)
 
-    def create_episode(
-        self,
-        task_id: str,
-        *,
-        seed: int = 0,
-        trial: int = 0,
-        epsilon: float = 0.0,
-        faults: Union[str, pb.FaultProfile, None] = None,
-        only: Sequence[str] = (),
-        delivery: Union[str, int, None] = None,
-        time_scale: Optional[float] = None,
-    ) -> pb.Episode:
-        """Starts an episode. ``faults`` is a profile name (λ preset, ablation, server profile) or a FaultProfile."""
-        request = create_request(
-            task_id, seed=seed, trial=trial, epsilon=epsilon, faults=faults, only=only, delivery=delivery, time_scale=time_scale
-        )
+    def create_episode(self, task_id: str, **settings: Any) -> pb.Episode:
+        """Starts an episode; ``settings`` are :func:`create_request`'s (seed, trial, epsilon,
+        faults: a profile name (λ preset, ablation, server profile) or a FaultProfile, only,
+        delivery, time_scale)."""
+        request = create_request(task_id, **settings)
         return self.env.CreateEpisode(request, metadata=self.metadata)
 
     def call_tool_raw(

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 from toolenv.client import Arguments, CallResult, Client, pb
 
-__all__ = ["FINISH", "ToolEnv", "ledger", "reset_observation"]
+__all__ = ["FINISH", "ToolEnv", "ledger", "reset_observation", "reset_settings"]
 
 #: The action that ends the episode: ``{"tool": "finish"}`` (optionally with ``"arguments": {"answer": ...}``).
 FINISH = "finish"
@@ -33,6 +33,20 @@ def _fault(record) -> Optional[dict]:
 def ledger(trajectory: pb.Trajectory) -> list:
     """The fault ledger of a trajectory: ``{"index", "tool", "kind", "new", "recoverable"}`` per call a fault met."""
     return [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")]
+
+
+def reset_settings(settings: Mapping[str, Any], options: Optional[Mapping[str, Any]]) -> Tuple[str, dict]:
+    """A reset's task id and episode settings: its keyword arguments, overridden by
+    Gymnasium's ``options``; :class:`ValueError` for an unknown option or no task."""
+    merged = dict(settings)
+    for name, value in (options or {}).items():
+        if name not in merged:
+            raise ValueError(f"reset: unknown option {name!r} (known: {', '.join(merged)})")
+        merged[name] = value
+    task_id = merged.pop("task", None)
+    if not task_id:
+        raise ValueError("reset: which task? pass task='domain/name/NNN' (see Client.list_tasks)")
+    return task_id, merged
 
 
 def reset_observation(episode: pb.Episode) -> Tuple[dict, dict]:
@@ -99,22 +113,8 @@ class ToolEnv:
         JSON Schemas, call budget) and an info dict (episode id, fault profile).
         """
         settings = dict(task=task, epsilon=epsilon, faults=faults, trial=trial, only=only, delivery=delivery, time_scale=time_scale)
-        for name, value in (options or {}).items():
-            if name not in settings:
-                raise ValueError(f"reset: unknown option {name!r} (known: {', '.join(settings)})")
-            settings[name] = value
-        if not settings["task"]:
-            raise ValueError("reset: which task? pass task='domain/name/NNN' (see Client.list_tasks)")
-        self.episode = self.client.create_episode(
-            settings["task"],
-            seed=seed or 0,
-            trial=settings["trial"],
-            epsilon=settings["epsilon"],
-            faults=settings["faults"],
-            only=settings["only"],
-            delivery=settings["delivery"],
-            time_scale=settings["time_scale"],
-        )
+        task_id, settings = reset_settings(settings, options)
+        self.episode = self.client.create_episode(task_id, seed=seed or 0, **settings)
         self.verdict, self.calls, self._done = None, 0, False
         return reset_observation(self.episode)
 
