@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from toolenv import FINISH, ToolEnv
+from toolenv import FINISH, ToolEnv, pb
 from toolenv.aio import AsyncClient, AsyncToolEnv, EpisodeOver
 from toolenv.vector import AsyncVectorEnv, BatchError, EpisodeSpec, VectorEnv
 
@@ -142,3 +142,26 @@ def test_the_async_env_steps_as_the_sync_one_and_refuses_a_step_after_the_end(se
     _, sync_reward, _, _, sync_info = sync.step({"tool": FINISH})
     assert client.trajectory(episode_id).SerializeToString(deterministic=True) == sync.trajectory().SerializeToString(deterministic=True)
     assert (reward, info["ledger"]) == (sync_reward, sync_info["ledger"])
+
+
+def test_a_detailed_step_puts_a_refused_call_next_to_no_ledger_entry(server):
+    async def play():
+        async with AsyncClient(server) as shared:
+            env = AsyncToolEnv(shared, detailed=True)
+            await env.reset(CHEAPEST, seed=0, faults=pb.FaultProfile(failure_rate=1.0, fault_weights={"ConnectionReset": 1.0}))
+            _, _, _, _, faulted = await env.step(REFERENCE[0])
+            _, _, _, _, refused = await env.step(("no_such_tool", {}))
+            return faulted, refused
+
+    faulted, refused = asyncio.run(play())
+    assert faulted["fault"]["kind"] == "ConnectionReset" and len(faulted["ledger"]) == 1
+    assert refused["code"] == "NOT_FOUND" and refused["fault"] is None and len(refused["ledger"]) == 1
+
+
+def test_a_vector_env_that_cannot_start_leaves_no_loop_running():
+    import threading
+
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="num_envs"):
+        VectorEnv("127.0.0.1:1", 0, [CHEAPEST])
+    assert threading.active_count() == before

@@ -170,6 +170,7 @@ class AsyncToolEnv:
         self.steps = 0
         self.done = True
         self._delivery: Union[str, int, None] = None
+        self._recorded = 0  # calls the server has recorded, as last read (detailed steps)
 
     @property
     def episode_id(self) -> str:
@@ -195,6 +196,7 @@ class AsyncToolEnv:
 
     def _start(self, episode: pb.Episode, steps: int) -> Tuple[dict, dict]:
         self.episode, self.verdict, self.steps, self.done = episode, None, steps, False
+        self._recorded = steps
         return reset_observation(episode)
 
     async def step(self, action: Action) -> Tuple[dict, float, bool, bool, dict]:
@@ -229,7 +231,8 @@ class AsyncToolEnv:
         }
         if self.detailed:
             trajectory = await self.client.trajectory(self.episode.episode_id)
-            record = trajectory.calls[-1] if trajectory.calls and result.call_index in (None, trajectory.calls[-1].index) else None
+            record = trajectory.calls[-1] if len(trajectory.calls) > self._recorded else None  # None: refused before the episode
+            self._recorded = len(trajectory.calls)
             info.update(fault=_fault(record) if record is not None else None, ledger=ledger(trajectory))
         if self.steps >= self.episode.max_calls:
             _, reward, _, _, finished = await self._finish(None, truncated=True)

@@ -311,7 +311,11 @@ class VectorEnv:
         async def make() -> AsyncVectorEnv:
             return AsyncVectorEnv(server, num_envs, tasks, **settings)
 
-        self.env = self._run(make())
+        try:
+            self.env = self._run(make())
+        except BaseException:
+            self._stop()
+            raise
 
     @classmethod
     def _sharing(cls, parent: "VectorEnv", env: AsyncVectorEnv) -> "VectorEnv":
@@ -355,11 +359,17 @@ class VectorEnv:
         """Closes the channel and stops the loop (a branch's close leaves its parent's loop running)."""
         if self._thread is None:
             return
-        self._run(self.env.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._thread = None
-        self._loop.close()
+        try:
+            self._run(self.env.close())
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._thread = None
+            self._loop.close()
 
     def __enter__(self) -> "VectorEnv":
         return self
