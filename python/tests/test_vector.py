@@ -22,10 +22,12 @@ def scripted(tools, slot, step):
     return {"tool": tool, "arguments": known.get(tool, {})}
 
 
-def test_the_same_task_seed_and_trial_give_the_same_trajectory_alone_or_in_a_batch_of_256(server, client):
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+def test_the_same_task_seed_and_trial_give_the_same_trajectory_alone_or_in_a_batch_of_256(server, client, streaming):
     every = [t.id for t in client.list_tasks()]
     tasks = every[:: max(len(every) // 16, 1)][:16]
-    env = VectorEnv(server, 256, lambda i, k, seed: EpisodeSpec(tasks[i % 16], seed=seed + i, trial=k, epsilon=0.2, faults="0.3"))
+    schedule = lambda i, k, seed: EpisodeSpec(tasks[i % 16], seed=seed + i, trial=k, epsilon=0.2, faults="0.3")  # noqa: E731
+    env = VectorEnv(server, 256, schedule, streaming=streaming)
     observations, infos = env.reset(seed=100)
     tools = [[t["name"] for t in observation["tools"]] for observation in observations]
     for step in range(7):
@@ -81,8 +83,9 @@ def test_disabled_autoreset_refuses_a_step_of_an_ended_slot_until_reset_by_mask(
         assert terminations == [False, False]
 
 
-def test_bad_actions_are_observations_or_clear_errors_never_a_hung_batch(server):
-    with VectorEnv(server, 3, [CHEAPEST]) as env:
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+def test_bad_actions_are_observations_or_clear_errors_never_a_hung_batch(server, streaming):
+    with VectorEnv(server, 3, [CHEAPEST], streaming=streaming) as env:
         env.reset(seed=0)
         observations, _, _, _, infos = env.step([("no_such_tool", {}), ("search_flights", {"origin": 5}), ("search_flights", "{not json")])
         codes = [json.loads(o["text"])["error"]["code"] for o in observations]
@@ -165,3 +168,29 @@ def test_a_vector_env_that_cannot_start_leaves_no_loop_running():
     with pytest.raises(ValueError, match="num_envs"):
         VectorEnv("127.0.0.1:1", 0, [CHEAPEST])
     assert threading.active_count() == before
+
+
+def test_a_streamed_call_reads_as_the_unary_one_faults_and_retry_advice_included(server):
+    rate_limited = pb.FaultProfile(failure_rate=1.0, fault_weights={"SoftRateLimit": 1.0})
+
+    async def play(streaming):
+        async with AsyncClient(server, streaming=streaming) as shared:
+            env = AsyncToolEnv(shared)
+            results = []
+            for profile in (rate_limited, None):
+                await env.reset(CHEAPEST, seed=0, faults=profile)
+                results += [(await env.step(action))[0] for action in REFERENCE + [("no_such_tool", {})]]
+            return results
+
+    unary, streamed = asyncio.run(play(False)), asyncio.run(play(True))
+    assert streamed == unary
+    assert any("retry_after" in o["text"] for o in unary), "the rate limit's advice is part of what is compared"
+
+
+def test_a_stream_to_a_server_that_is_not_there_fails_each_call_as_a_status():
+    async def play():
+        async with AsyncClient("127.0.0.1:1", streaming=True, timeout=3.0) as shared:
+            return await asyncio.wait_for(asyncio.gather(*(shared.call_tool(f"ep-{i}", "search_flights", {}) for i in range(3))), 20)
+
+    results = asyncio.run(play())
+    assert [r.kind for r in results] == ["status"] * 3 and all(r.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") for r in results)

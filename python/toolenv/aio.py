@@ -39,6 +39,7 @@ import grpc
 from toolenv.client import Arguments, CallResult, arguments_json, call_request, create_request, fault_delivery, pb, reply_result, status_error
 from toolenv.env import FINISH, _fault, ledger, reset_observation, reset_settings
 from toolenv.rewards import Reward, reward_info
+from toolenv.stream import CallBatcher
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
 __all__ = ["Action", "AsyncClient", "AsyncToolEnv", "EpisodeOver", "normalize_action"]
@@ -94,19 +95,26 @@ class AsyncClient:
     """A ``grpc.aio`` connection to a toolenv server (the asyncio twin of :class:`toolenv.Client`).
 
     Create it inside the event loop that uses it. ``timeout`` (seconds, None: no
-    limit) bounds every call.
+    limit) bounds every call. ``streaming=True`` sends tool calls batched over one
+    ``CallTools`` stream (:mod:`toolenv.stream`) instead of one unary CallTool
+    each: the same outcomes and trajectories, less work per call.
     """
 
-    def __init__(self, url: str, *, token: Optional[str] = None, metadata: Sequence = (), timeout: Optional[float] = 30.0):
+    def __init__(
+        self, url: str, *, token: Optional[str] = None, metadata: Sequence = (), timeout: Optional[float] = 30.0, streaming: bool = False
+    ):
         target = url.split("://", 1)[1] if "://" in url else url
         self.url = target
         self.timeout = timeout
         self.channel = grpc.aio.insecure_channel(target)
         self.metadata = tuple(metadata) + ((("authorization", f"Bearer {token}"),) if token else ())
         self.env = pb_grpc.ToolEnvStub(self.channel)
+        self._batcher = CallBatcher(self.env, self.metadata, timeout) if streaming else None
 
     async def close(self) -> None:
-        """Closes the channel."""
+        """Ends the calls stream, if any, and closes the channel."""
+        if self._batcher is not None:
+            await self._batcher.close()
         await self.channel.close()
 
     async def __aenter__(self) -> "AsyncClient":
@@ -129,6 +137,8 @@ class AsyncClient:
     ) -> CallResult:
         """One CallTool, its outcome (error statuses included) as a :class:`CallResult`."""
         request = call_request(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
+        if self._batcher is not None:
+            return await self._batcher.call(request)
         try:
             reply = await self.env.CallTool(request, metadata=self.metadata, timeout=self.timeout)
         except grpc.aio.AioRpcError as error:

@@ -17,7 +17,7 @@ import grpc
 from toolenv.v1 import toolenv_pb2 as pb
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
-__all__ = ["CallResult", "Client", "pb", "status_error", "fault_delivery", "reply_result", "create_request", "call_request"]
+__all__ = ["CallResult", "Client", "pb", "status_error", "status_result", "fault_delivery", "reply_result", "create_request", "call_request"]
 
 Arguments = Union[Mapping[str, Any], str, None]
 
@@ -109,9 +109,8 @@ def _fields(data: bytes):
             return
 
 
-def _error_info(error: grpc.RpcError) -> tuple:
-    """(reason, metadata) of the status's google.rpc.ErrorInfo detail, if any."""
-    details = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+def _error_info(details: bytes) -> tuple:
+    """(reason, metadata) of the google.rpc.ErrorInfo detail of an encoded google.rpc.Status, if any."""
     for number, detail in _fields(details or b""):
         any_fields = dict(_fields(detail))
         if number != 3 or not any_fields.get(1, b"").endswith(b"google.rpc.ErrorInfo"):
@@ -130,13 +129,19 @@ def _error_info(error: grpc.RpcError) -> tuple:
 
 def status_error(error: grpc.RpcError) -> CallResult:
     """An error status as a :class:`CallResult` (kind "status")."""
-    reason, metadata = _error_info(error)
-    pushback = dict(error.trailing_metadata() or ()).get("grpc-retry-pushback-ms")
+    trailers = dict(error.trailing_metadata() or ())
+    pushback = trailers.get("grpc-retry-pushback-ms")
+    return status_result(error.code().name, error.details() or "", trailers.get("grpc-status-details-bin") or b"", None if pushback is None else int(pushback))
+
+
+def status_result(code: str, message: str, details: bytes, retry_after_ms: Optional[int]) -> CallResult:
+    """An error status, given as its code's name, message, encoded google.rpc.Status and
+    retry pushback, as a :class:`CallResult` (kind "status")."""
+    reason, metadata = _error_info(details)
     virtual = metadata.get("retry_after_virtual_ms")
-    body: dict = {"code": error.code().name, "message": error.details() or ""}
+    body: dict = {"code": code, "message": message}
     if reason:
         body["reason"] = reason
-    retry_after_ms = None if pushback is None else int(pushback)
     retry_after_virtual_ms = None if virtual is None else int(virtual)
     if retry_after_ms is not None:
         body["retry_after_ms"] = retry_after_ms
@@ -145,7 +150,7 @@ def status_error(error: grpc.RpcError) -> CallResult:
     return CallResult(
         text=json.dumps({"error": body}, separators=(",", ":")),
         kind="status",
-        code=error.code().name,
+        code=code,
         reason=reason,
         retry_after_ms=retry_after_ms,
         retry_after_virtual_ms=retry_after_virtual_ms,

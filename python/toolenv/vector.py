@@ -137,7 +137,9 @@ class AsyncVectorEnv:
     ``server``: a ``host:port`` address or an :class:`~toolenv.aio.AsyncClient`
     (then shared, not closed by :meth:`close`); ``tasks``: task ids or a
     schedule; ``reward``: how an episode's end is scored; ``timeout``: seconds
-    allowed each call. Create it inside the event loop that steps it.
+    allowed each call; ``streaming``: send each step's calls batched over one
+    ``CallTools`` stream (:mod:`toolenv.stream`). Create it inside the event
+    loop that steps it.
     """
 
     def __init__(
@@ -151,13 +153,14 @@ class AsyncVectorEnv:
         detailed: bool = False,
         token: Optional[str] = None,
         timeout: Optional[float] = 30.0,
+        streaming: bool = False,
     ):
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, not {num_envs}")
         if autoreset_mode not in AUTORESET_MODES:
             raise ValueError(f"autoreset_mode must be one of {AUTORESET_MODES}, not {autoreset_mode!r}")
         self._owns_client = not isinstance(server, AsyncClient)
-        self.client = server if isinstance(server, AsyncClient) else AsyncClient(server, token=token, timeout=timeout)
+        self.client = server if isinstance(server, AsyncClient) else AsyncClient(server, token=token, timeout=timeout, streaming=streaming)
         self.schedule: Optional[Schedule] = tasks if callable(tasks) else cycle(tasks)
         self.num_envs = num_envs
         self.autoreset_mode = autoreset_mode
