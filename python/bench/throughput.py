@@ -3,7 +3,8 @@
 Starts one toolenv server (``--bin``, a release build: ``cargo build --release -p toolenv-cli``),
 then for each N steps an :class:`toolenv.vector.AsyncVectorEnv` of N episodes of
 travel/cheapest-flight/001 with the reference plan (4 calls and ``finish``, autoreset
-on the next step), and prints per N: steps/s, the p50/p99 latency of one step of the
+on the next step), once with unary CallTool and once over the CallTools stream
+(``--calls``), and prints per N: steps/s, the p50/p99 latency of one step of the
 batch and of one CallTool, and the CPU seconds the client and the server spent per
 1,000 steps. ``--branching`` measures GRPO-style groups instead: each slot plays two
 calls, branches into ``--group`` continuations that finish the plan, and starts over.
@@ -116,9 +117,9 @@ class Timed:
         client.call_tool = call_tool  # type: ignore[method-assign]
 
 
-async def vector_run(address: str, n: int, steps: int, server_pid: int, report_memory: bool = False) -> Dict[str, float]:
+async def vector_run(address: str, n: int, steps: int, server_pid: int, report_memory: bool = False, streaming: bool = False) -> Dict[str, float]:
     """Steps N episodes of the plan with next-step autoreset for about ``steps`` env steps."""
-    client = AsyncClient(address)
+    client = AsyncClient(address, streaming=streaming)
     timed = Timed(client)
     env = AsyncVectorEnv(client, n, [TASK])
     await env.reset(seed=0)
@@ -142,10 +143,10 @@ async def vector_run(address: str, n: int, steps: int, server_pid: int, report_m
     return result
 
 
-async def branching_run(address: str, n: int, group: int, steps: int, server_pid: int) -> Dict[str, float]:
+async def branching_run(address: str, n: int, group: int, steps: int, server_pid: int, streaming: bool = False) -> Dict[str, float]:
     """N slots; each round plays two calls per slot, branches each slot into ``group``
     continuations, and steps all N×group branches to the plan's end."""
-    client = AsyncClient(address)
+    client = AsyncClient(address, streaming=streaming)
     timed = Timed(client)
     env = AsyncVectorEnv(client, n, [TASK], autoreset_mode="disabled")
     batch_latencies: Deque[float] = deque(maxlen=WINDOW)
@@ -190,18 +191,23 @@ def main() -> None:
     parser.add_argument("--branching", action="store_true", help="GRPO-style groups instead of independent episodes")
     parser.add_argument("--group", type=int, default=8, help="continuations per branch point (--branching)")
     parser.add_argument("--million", action="store_true", help="a million steps at N=256, with memory every 100,000")
+    parser.add_argument("--calls", choices=["unary", "streaming", "both"], default="both", help="unary CallTool, the CallTools stream, or both")
     parser.add_argument("--max-episodes", type=int, help="the server's --max-episodes (it keeps that many finished trajectories)")
     args = parser.parse_args()
     server, address = start_server(args.bin, ["--max-episodes", str(args.max_episodes)] if args.max_episodes else [])
     try:
-        if args.million:
-            show("vector (1M steps)", asyncio.run(vector_run(address, 256, 1_000_000, server.pid, report_memory=True)))
-        elif args.branching:
-            for n in (1, 8, 32):
-                show(f"branching x{args.group}", asyncio.run(branching_run(address, n, args.group, args.steps, server.pid)))
-        else:
-            for n in (1, 64, 256):
-                show("vector", asyncio.run(vector_run(address, n, args.steps if n > 1 else args.steps // 10, server.pid)))
+        modes = {"unary": [False], "streaming": [True], "both": [False, True]}[args.calls]
+        for streaming in modes:
+            label = "streaming" if streaming else "unary"
+            if args.million:
+                show(f"vector {label} (1M steps)", asyncio.run(vector_run(address, 256, 1_000_000, server.pid, True, streaming)))
+            elif args.branching:
+                for n in (1, 8, 32):
+                    show(f"branching x{args.group} {label}", asyncio.run(branching_run(address, n, args.group, args.steps, server.pid, streaming)))
+            else:
+                for n in (1, 64, 256):
+                    steps = args.steps if n > 1 else args.steps // 10
+                    show(f"vector {label}", asyncio.run(vector_run(address, n, steps, server.pid, streaming=streaming)))
     finally:
         server.terminate()
         server.wait(timeout=10)
