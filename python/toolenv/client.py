@@ -73,8 +73,8 @@ class CallResult:
 
     def in_band_fault(self) -> Optional[Mapping[str, Any]]:
         """An in-band fault's error object (``{"code", "reason", "message", "retry_after_ms"}``), if this is one."""
-        if self.kind != "result":
-            return None
+        if self.kind != "result" or '"error"' not in self.text:
+            return None  # the common case, without parsing the result
         try:
             error = json.loads(self.text).get("error")
         except (ValueError, AttributeError):

@@ -76,10 +76,14 @@ class CallBatcher:
         if not self._pending:
             loop.call_soon(self._schedule_flush)
         self._pending.append((request, future))
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self._timeout)
-        except asyncio.TimeoutError:
-            return _failed("DEADLINE_EXCEEDED", "no reply on the CallTools stream within the client's timeout")
+        return await future
+
+    @staticmethod
+    def _expire(futures: Sequence[asyncio.Future]) -> None:
+        """The deadline of a batch: its calls still unanswered fail as DEADLINE_EXCEEDED (one timer per batch)."""
+        for future in futures:
+            if not future.done():
+                future.set_result(_failed("DEADLINE_EXCEEDED", "no reply on the CallTools stream within the client's timeout"))
 
     def _schedule_flush(self) -> None:
         task = asyncio.ensure_future(self._flush())
@@ -88,6 +92,8 @@ class CallBatcher:
 
     async def _flush(self) -> None:
         pending, self._pending = self._pending, []
+        if self._timeout is not None:
+            asyncio.get_running_loop().call_later(self._timeout, self._expire, [future for _, future in pending])
         if self._write_lock is None:
             self._write_lock = asyncio.Lock()
         async with self._write_lock:
