@@ -30,6 +30,8 @@ mod discovery;
 mod metrics;
 // Two agents compared with paired tests over the tasks both played.
 mod compare;
+// Many calls over one CallTools stream, byte for byte as unary CallTool.
+mod streaming;
 // Fork and replay over gRPC; counterfactual attribution of a real run's failures.
 mod attribution;
 // Built-in LLM agents against a scripted OpenAI-compatible endpoint: protocols, retries, replays.

@@ -9,6 +9,13 @@ a worker for hosted runs, over a toolenv server.
     ...
     observation, reward, terminated, truncated, info = env.step({"tool": "finish"})  # reward: the verdict
 
+For training (RL): :mod:`toolenv.aio` (asyncio client and env, branching),
+:mod:`toolenv.vector` (N episodes stepped at once, Gymnasium's vector
+conventions), :mod:`toolenv.rewards` (verdict, partial credit, penalties),
+:mod:`toolenv.calls` (tools for chat templates, a model's reply read as
+calls), :mod:`toolenv.stream` (calls batched over the CallTools stream) and
+:mod:`toolenv.integrations` (SkyRL-gym).
+
 The gRPC stubs (``toolenv.pb``) are generated from the repository's proto/
 when the package is built.
 """

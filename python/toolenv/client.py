@@ -17,7 +17,7 @@ import grpc
 from toolenv.v1 import toolenv_pb2 as pb
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
-__all__ = ["CallResult", "Client", "pb", "status_error", "fault_delivery"]
+__all__ = ["CallResult", "Client", "pb", "status_error", "status_result", "fault_delivery", "reply_result", "create_request", "call_request"]
 
 Arguments = Union[Mapping[str, Any], str, None]
 
@@ -73,8 +73,8 @@ class CallResult:
 
     def in_band_fault(self) -> Optional[Mapping[str, Any]]:
         """An in-band fault's error object (``{"code", "reason", "message", "retry_after_ms"}``), if this is one."""
-        if self.kind != "result":
-            return None
+        if self.kind != "result" or '"error"' not in self.text:
+            return None  # the common case, without parsing the result
         try:
             error = json.loads(self.text).get("error")
         except (ValueError, AttributeError):
@@ -109,9 +109,8 @@ def _fields(data: bytes):
             return
 
 
-def _error_info(error: grpc.RpcError) -> tuple:
-    """(reason, metadata) of the status's google.rpc.ErrorInfo detail, if any."""
-    details = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+def _error_info(details: bytes) -> tuple:
+    """(reason, metadata) of the google.rpc.ErrorInfo detail of an encoded google.rpc.Status, if any."""
     for number, detail in _fields(details or b""):
         any_fields = dict(_fields(detail))
         if number != 3 or not any_fields.get(1, b"").endswith(b"google.rpc.ErrorInfo"):
@@ -130,13 +129,19 @@ def _error_info(error: grpc.RpcError) -> tuple:
 
 def status_error(error: grpc.RpcError) -> CallResult:
     """An error status as a :class:`CallResult` (kind "status")."""
-    reason, metadata = _error_info(error)
-    pushback = dict(error.trailing_metadata() or ()).get("grpc-retry-pushback-ms")
+    trailers = dict(error.trailing_metadata() or ())
+    pushback = trailers.get("grpc-retry-pushback-ms")
+    return status_result(error.code().name, error.details() or "", trailers.get("grpc-status-details-bin") or b"", None if pushback is None else int(pushback))
+
+
+def status_result(code: str, message: str, details: bytes, retry_after_ms: Optional[int]) -> CallResult:
+    """An error status, given as its code's name, message, encoded google.rpc.Status and
+    retry pushback, as a :class:`CallResult` (kind "status")."""
+    reason, metadata = _error_info(details)
     virtual = metadata.get("retry_after_virtual_ms")
-    body: dict = {"code": error.code().name, "message": error.details() or ""}
+    body: dict = {"code": code, "message": message}
     if reason:
         body["reason"] = reason
-    retry_after_ms = None if pushback is None else int(pushback)
     retry_after_virtual_ms = None if virtual is None else int(virtual)
     if retry_after_ms is not None:
         body["retry_after_ms"] = retry_after_ms
@@ -145,12 +150,69 @@ def status_error(error: grpc.RpcError) -> CallResult:
     return CallResult(
         text=json.dumps({"error": body}, separators=(",", ":")),
         kind="status",
-        code=error.code().name,
+        code=code,
         reason=reason,
         retry_after_ms=retry_after_ms,
         retry_after_virtual_ms=retry_after_virtual_ms,
         details=metadata,
     )
+
+
+def create_request(
+    task_id: str,
+    *,
+    seed: int = 0,
+    trial: int = 0,
+    epsilon: float = 0.0,
+    faults: Union[str, pb.FaultProfile, None] = None,
+    only: Sequence[str] = (),
+    delivery: Union[str, int, None] = None,
+    time_scale: Optional[float] = None,
+) -> pb.CreateEpisodeRequest:
+    """The CreateEpisodeRequest of :meth:`Client.create_episode` (shared with the asyncio client)."""
+    profile = pb.FaultProfile(name=faults, only=list(only)) if isinstance(faults, str) else faults
+    return pb.CreateEpisodeRequest(
+        task_id=task_id,
+        seed=seed,
+        trial=trial,
+        epsilon=epsilon,
+        fault_profile=profile,
+        fault_delivery=fault_delivery(delivery),
+        time_scale=time_scale,
+    )
+
+
+def call_request(
+    episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
+) -> pb.CallToolRequest:
+    """The CallToolRequest of :meth:`Client.call_tool` (shared with the asyncio client)."""
+    return pb.CallToolRequest(
+        episode_id=episode_id,
+        tool_name=tool,
+        arguments_json=arguments_json(arguments),
+        idempotency_key=idempotency_key,
+        waited_ms=waited_ms,
+    )
+
+
+def reply_result(reply: pb.CallToolResponse) -> CallResult:
+    """A CallTool reply (a result or a domain error) as a :class:`CallResult`."""
+    if reply.WhichOneof("outcome") == "error":
+        text = json.dumps({"domain_error": {"code": reply.error.code, "message": reply.error.message}}, separators=(",", ":"))
+        return CallResult(text=text, kind="domain_error", call_index=reply.call_index, code=reply.error.code)
+    result = CallResult(text=reply.result_json, kind="result", call_index=reply.call_index)
+    fault = result.in_band_fault()
+    if fault is not None:
+        return CallResult(
+            text=reply.result_json,
+            kind="result",
+            call_index=reply.call_index,
+            code=str(fault.get("code", "")),
+            reason=str(fault.get("reason", "")),
+            retry_after_ms=fault.get("retry_after_ms"),
+            retry_after_virtual_ms=fault.get("retry_after_virtual_ms"),
+        )
+    return result
 
 
 class Client:
@@ -186,45 +248,18 @@ class Client:
     def get_task(self, task_id: str) -> pb.Task:
         return self.env.GetTask(pb.GetTaskRequest(task_id=task_id), metadata=self.metadata)
 
-    def create_episode(
-        self,
-        task_id: str,
-        *,
-        seed: int = 0,
-        trial: int = 0,
-        epsilon: float = 0.0,
-        faults: Union[str, pb.FaultProfile, None] = None,
-        only: Sequence[str] = (),
-        delivery: Union[str, int, None] = None,
-        time_scale: Optional[float] = None,
-    ) -> pb.Episode:
-        """Starts an episode. ``faults`` is a profile name (λ preset, ablation, server profile) or a FaultProfile."""
-        if isinstance(faults, str):
-            profile = pb.FaultProfile(name=faults, only=list(only))
-        else:
-            profile = faults
-        request = pb.CreateEpisodeRequest(
-            task_id=task_id,
-            seed=seed,
-            trial=trial,
-            epsilon=epsilon,
-            fault_profile=profile,
-            fault_delivery=fault_delivery(delivery),
-            time_scale=time_scale,
-        )
+    def create_episode(self, task_id: str, **settings: Any) -> pb.Episode:
+        """Starts an episode; ``settings`` are :func:`create_request`'s (seed, trial, epsilon,
+        faults: a profile name (λ preset, ablation, server profile) or a FaultProfile, only,
+        delivery, time_scale)."""
+        request = create_request(task_id, **settings)
         return self.env.CreateEpisode(request, metadata=self.metadata)
 
     def call_tool_raw(
         self, episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
     ) -> pb.CallToolResponse:
         """One CallTool; error statuses raise grpc.RpcError."""
-        request = pb.CallToolRequest(
-            episode_id=episode_id,
-            tool_name=tool,
-            arguments_json=arguments_json(arguments),
-            idempotency_key=idempotency_key,
-            waited_ms=waited_ms,
-        )
+        request = call_request(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
         return self.env.CallTool(request, metadata=self.metadata)
 
     def call_tool(
@@ -235,22 +270,14 @@ class Client:
             reply = self.call_tool_raw(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
         except grpc.RpcError as error:
             return status_error(error)
-        if reply.WhichOneof("outcome") == "error":
-            text = json.dumps({"domain_error": {"code": reply.error.code, "message": reply.error.message}}, separators=(",", ":"))
-            return CallResult(text=text, kind="domain_error", call_index=reply.call_index, code=reply.error.code)
-        result = CallResult(text=reply.result_json, kind="result", call_index=reply.call_index)
-        fault = result.in_band_fault()
-        if fault is not None:
-            return CallResult(
-                text=reply.result_json,
-                kind="result",
-                call_index=reply.call_index,
-                code=str(fault.get("code", "")),
-                reason=str(fault.get("reason", "")),
-                retry_after_ms=fault.get("retry_after_ms"),
-                retry_after_virtual_ms=fault.get("retry_after_virtual_ms"),
-            )
-        return result
+        return reply_result(reply)
+
+    def fork_episode(
+        self, episode_id: str, calls: int, *, delivery: Union[str, int, None] = None, time_scale: Optional[float] = None
+    ) -> pb.Episode:
+        """A new live episode in the state ``episode_id`` had after its first ``calls`` calls (ForkEpisode)."""
+        request = pb.ForkEpisodeRequest(episode_id=episode_id, calls=calls, fault_delivery=fault_delivery(delivery), time_scale=time_scale)
+        return self.env.ForkEpisode(request, metadata=self.metadata)
 
     def finish_episode(self, episode_id: str, *, usage: Optional[pb.Usage] = None, **extra: Any) -> pb.Verdict:
         """Ends an episode and returns the verdict. ``extra`` sets further request fields this proto version has."""

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 from toolenv.client import Arguments, CallResult, Client, pb
 
-__all__ = ["FINISH", "ToolEnv"]
+__all__ = ["FINISH", "ToolEnv", "ledger", "reset_observation", "reset_settings"]
 
 #: The action that ends the episode: ``{"tool": "finish"}`` (optionally with ``"arguments": {"answer": ...}``).
 FINISH = "finish"
@@ -28,6 +28,47 @@ def _fault(record) -> Optional[dict]:
     if not record.HasField("fault"):
         return None
     return {"kind": record.fault.kind, "new": record.fault.new, "recoverable": record.fault.recoverable}
+
+
+def ledger(trajectory: pb.Trajectory) -> list:
+    """The fault ledger of a trajectory: ``{"index", "tool", "kind", "new", "recoverable"}`` per call a fault met."""
+    return [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")]
+
+
+def reset_settings(settings: Mapping[str, Any], options: Optional[Mapping[str, Any]]) -> Tuple[str, dict]:
+    """A reset's task id and episode settings: its keyword arguments, overridden by
+    Gymnasium's ``options``; :class:`ValueError` for an unknown option or no task."""
+    merged = dict(settings)
+    for name, value in (options or {}).items():
+        if name not in merged:
+            raise ValueError(f"reset: unknown option {name!r} (known: {', '.join(merged)})")
+        merged[name] = value
+    task_id = merged.pop("task", None)
+    if not task_id:
+        raise ValueError("reset: which task? pass task='domain/name/NNN' (see Client.list_tasks)")
+    return task_id, merged
+
+
+def reset_observation(episode: pb.Episode) -> Tuple[dict, dict]:
+    """The observation and info a reset gives for a new episode: its task id, description,
+    today, tools with their JSON Schemas and call budget; its id, fault profile and time scale."""
+    observation = {
+        "task_id": episode.task_id,
+        "description": episode.description,
+        "today": episode.today,
+        "tools": [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": json.loads(tool.parameters_json_schema),
+                "mutates_state": tool.mutates_state,
+            }
+            for tool in episode.tools
+        ],
+        "max_calls": episode.max_calls,
+    }
+    info = {"episode_id": episode.episode_id, "fault_profile": json.loads(episode.fault_profile_json or "null"), "time_scale": episode.time_scale}
+    return observation, info
 
 
 class ToolEnv:
@@ -72,41 +113,10 @@ class ToolEnv:
         JSON Schemas, call budget) and an info dict (episode id, fault profile).
         """
         settings = dict(task=task, epsilon=epsilon, faults=faults, trial=trial, only=only, delivery=delivery, time_scale=time_scale)
-        for name, value in (options or {}).items():
-            if name not in settings:
-                raise ValueError(f"reset: unknown option {name!r} (known: {', '.join(settings)})")
-            settings[name] = value
-        if not settings["task"]:
-            raise ValueError("reset: which task? pass task='domain/name/NNN' (see Client.list_tasks)")
-        self.episode = self.client.create_episode(
-            settings["task"],
-            seed=seed or 0,
-            trial=settings["trial"],
-            epsilon=settings["epsilon"],
-            faults=settings["faults"],
-            only=settings["only"],
-            delivery=settings["delivery"],
-            time_scale=settings["time_scale"],
-        )
+        task_id, settings = reset_settings(settings, options)
+        self.episode = self.client.create_episode(task_id, seed=seed or 0, **settings)
         self.verdict, self.calls, self._done = None, 0, False
-        episode = self.episode
-        observation = {
-            "task_id": episode.task_id,
-            "description": episode.description,
-            "today": episode.today,
-            "tools": [
-                {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": json.loads(tool.parameters_json_schema),
-                    "mutates_state": tool.mutates_state,
-                }
-                for tool in episode.tools
-            ],
-            "max_calls": episode.max_calls,
-        }
-        info = {"episode_id": episode.episode_id, "fault_profile": json.loads(episode.fault_profile_json or "null"), "time_scale": episode.time_scale}
-        return observation, info
+        return reset_observation(self.episode)
 
     def step(self, action: Union[Mapping[str, Any], Tuple[str, Arguments]]) -> Tuple[dict, float, bool, bool, dict]:
         """Plays one action: a tool call ``{"tool": name, "arguments": {...}}`` (optionally
@@ -162,7 +172,7 @@ class ToolEnv:
             "retry_after_ms": result.retry_after_ms,
             "retry_after_virtual_ms": result.retry_after_virtual_ms,
         }
-        info["ledger"] = [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")]
+        info["ledger"] = ledger(trajectory)
         return info
 
     def _finish(self, arguments: Mapping[str, Any], *, truncated: bool) -> Tuple[dict, float, bool, bool, dict]:
@@ -182,7 +192,7 @@ class ToolEnv:
             "verdict": self.verdict,
             "passed": self.verdict.passed,
             "feasible": self.verdict.feasible if self.verdict.HasField("feasible") else None,
-            "ledger": [dict(index=c.index, tool=c.tool_name, **_fault(c)) for c in trajectory.calls if c.HasField("fault")],
+            "ledger": ledger(trajectory),
         }
         return observation, reward, not truncated, truncated, info
 

@@ -39,6 +39,7 @@ mod registry;
 mod runs;
 pub mod security;
 mod service;
+mod stream;
 mod team;
 
 pub use error::Error;

@@ -158,6 +158,15 @@ fn episode_id(id: &str) -> Result<&str, Error> {
 
 #[tonic::async_trait]
 impl pb::tool_env_server::ToolEnv for ToolEnvService {
+    type CallToolsStream = crate::stream::CallToolsStream;
+
+    async fn call_tools(
+        &self,
+        request: Request<tonic::Streaming<pb::CallToolsRequest>>,
+    ) -> Result<Response<Self::CallToolsStream>, Status> {
+        Ok(Response::new(crate::stream::serve(self.clone(), request.into_inner())))
+    }
+
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
         let request = request.into_inner();
         let (tasks, next_page_token) = self.task_page(&request)?;
