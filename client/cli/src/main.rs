@@ -19,7 +19,7 @@ mod cli;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser as _;
+use clap::FromArgMatches as _;
 use cli::args::{Cli, Command, LogFormat};
 
 /// Episodes, verdicts and wire messages are many small allocations.
@@ -30,7 +30,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// reader of stdout went away early (`toolenv … | head`), or 2 after an error.
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let cli = Cli::parse();
+    let matches = cli::help::command().get_matches();
+    if let Err(message) = cli::help::check_flags(&matches) {
+        eprintln!("error: {message}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
     let logs = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
