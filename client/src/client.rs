@@ -28,6 +28,15 @@ pub enum ClientError {
     /// The CA certificate cannot be used.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsSetupError),
+    /// A hosted run's episodes lack roles the worker's team plays.
+    #[error(
+        "'{agent}' plays the roles {} but the episodes of {run} declare {}: host the run with --roles {} \
+         (or work on it with an agent of its roles)",
+        .needed.join(","),
+        if .declared.is_empty() { "none" } else { .declared.as_str() },
+        .needed.join(",")
+    )]
+    RolesMismatch { agent: String, needed: Vec<String>, declared: String, run: String },
     /// The token cannot be sent as a header (it is not printable ASCII).
     #[error("the token must be printable ASCII")]
     InvalidToken,
