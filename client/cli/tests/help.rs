@@ -81,3 +81,18 @@ fn an_address_in_use_is_said_once_with_what_to_do_and_logs_have_no_colour_codes(
     assert!(stderr.contains("hint: another process"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "colour codes in a log that is not a terminal: {stderr:?}");
 }
+
+#[test]
+fn the_selfcheck_table_is_aligned() {
+    let (ok, _, stdout, stderr) = toolenv(&["selfcheck", "--suite", "generated:3:1", "--random-seeds", "1"]);
+    assert!(ok, "{stderr}");
+    let table: Vec<&str> = stdout.lines().skip_while(|l| !l.starts_with("DOMAIN")).take_while(|l| !l.is_empty()).collect();
+    assert!(table.len() > 4, "{stdout}");
+    let level_end = table[0].find("LEVEL").unwrap() + "LEVEL".len();
+    for row in &table[1..] {
+        assert!(
+            row[..level_end].ends_with(|c: char| c.is_ascii_digit()) && row.as_bytes()[level_end] == b' ',
+            "misaligned: {row:?}\n{stdout}"
+        );
+    }
+}
