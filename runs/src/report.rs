@@ -156,12 +156,12 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
         );
     }
     if !agent.ablation.is_empty() {
-        let _ = writeln!(out, "  fault-type ablation (vs mixed):");
-        let _ = writeln!(out, "    {:<24} {:>8} {:>8}", "fault profile", "pass^1", "vs mixed");
+        let _ = writeln!(out, "  fault-type ablation (Table 9; pooled pass rate of the episodes, vs mixed):");
+        let _ = writeln!(out, "    {:<24} {:>10} {:>10}", "fault profile", "pass rate", "vs mixed");
         for row in &agent.ablation {
             let value = row.pass.rate.value.map_or("n/a".to_owned(), |v| format!("{:.2}%", v * 100.0));
             let delta = row.vs_baseline.map_or(String::new(), |d| format!("{:+.2}%", d * 100.0));
-            let _ = writeln!(out, "    {:<24} {:>8} {:>8}", row.fault_profile, value, delta);
+            let _ = writeln!(out, "    {:<24} {:>10} {:>10}", row.fault_profile, value, delta);
         }
     }
     if let Some(mas) = &agent.mas_fire {

@@ -183,7 +183,7 @@ fn run_plays_a_grid_and_prints_the_report() {
     let out = toolenv(&["run", "--grid", "ablation", "--domain", "scheduling", "--agent", "reference,reference-no-retry"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    for expected in ["80 episodes, pass^2", "== agent reference ", "fault-type ablation (vs mixed)", "rate-limit-only"] {
+    for expected in ["80 episodes, pass^2", "== agent reference ", "fault-type ablation (Table 9", "rate-limit-only"] {
         assert!(stdout.contains(expected), "{expected}:\n{stdout}");
     }
     let out = toolenv(&["run", "--epsilon", "0,0.2", "--agent", "brittle", "--domain", "travel", "--json"]);
