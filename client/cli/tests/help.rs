@@ -96,3 +96,28 @@ fn the_selfcheck_table_is_aligned() {
         );
     }
 }
+
+#[test]
+fn logs_written_to_a_file_or_pipe_have_no_colour_codes() {
+    use std::io::BufRead as _;
+    // Beyond loopback without a token, the server warns: a log line to read.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(["serve", "--addr", "0.0.0.0:0", "--no-store"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("toolenv listening on") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(log.contains("WARN") && log.contains("INFO"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in a piped log: {log:?}");
+}
