@@ -89,7 +89,8 @@ fn error_text(error: &anyhow::Error) -> String {
 }
 
 /// Errors whose message does not say what to do, and what usually fixes them.
-const HINTS: [(&str, &str); 3] = [
+const HINTS: [(&str, &str); 5] = [
+    ("NotFound: task '", "`toolenv tasks` lists the task ids (`--suite standard` or `generated:<seed>:<n>` for generated ones)"),
     ("Address already in use", "another process (maybe another `toolenv serve`) has this address: stop it, or pick another with --addr"),
     (
         "CaUsedAsEndEntity",
@@ -99,6 +100,7 @@ const HINTS: [(&str, &str); 3] = [
         "UnknownIssuer",
         "the server's certificate is not signed by a trusted authority: pass its CA (or the certificate itself) with --ca-cert",
     ),
+    ("cannot connect to ", "is a toolenv server running at that address (`toolenv serve`)? check --url (or TOOLENV_URL)"),
 ];
 
 /// Whether an error is a write to a pipe whose reader closed it.

@@ -121,3 +121,11 @@ fn logs_written_to_a_file_or_pipe_have_no_colour_codes() {
     assert!(log.contains("WARN") && log.contains("INFO"), "{log}");
     assert!(!log.contains('\u{1b}'), "colour codes in a piped log: {log:?}");
 }
+
+#[test]
+fn errors_end_with_what_to_do() {
+    let (ok, _, _, stderr) = toolenv(&["tasks", "--url", "http://127.0.0.1:1"]);
+    assert!(!ok && stderr.contains("cannot connect") && stderr.contains("hint: is a toolenv server running"), "{stderr}");
+    let (ok, _, _, stderr) = toolenv(&["play", "nosuch/task"]);
+    assert!(!ok && stderr.contains("hint: `toolenv tasks` lists the task ids"), "{stderr}");
+}
