@@ -183,12 +183,13 @@ pub fn render_agent(out: &mut String, mas: &MasFireSummary) {
         if rows.is_empty() {
             continue;
         }
+        let width = rows.iter().filter_map(|r| r.group.as_ref()).map(|g| g.chars().count()).max().unwrap_or(0).max(10);
         let _ = writeln!(out, "  MAS-FIRE process metrics by {title} (O_f detected, L_f fixed, S_f succeeded):");
-        let _ = writeln!(out, "    {:<28} {:<10} {:>8} {:>8} {:>8} {:>8}", "fault", "group", "N_total", "O_f", "L_f", "S_f");
+        let _ = writeln!(out, "    {:<28} {:<width$} {:>8} {:>8} {:>8} {:>8}", "fault", "group", "N_total", "O_f", "L_f", "S_f");
         for r in rows {
             let _ = writeln!(
                 out,
-                "    {:<28} {:<10} {:>8} {:>8} {:>8} {:>8}",
+                "    {:<28} {:<width$} {:>8} {:>8} {:>8} {:>8}",
                 r.fault,
                 r.group.as_deref().unwrap_or("-"),
                 r.injected_episodes,

@@ -126,7 +126,7 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
         if rows.iter().any(|r| r.label == metrics::NO_LEVEL) {
             let _ = writeln!(
                 out,
-                "    ({}: episodes whose fault profile has no single level, e.g. MAS-FIRE's or a fault-type ablation's)",
+                "    ({}: episodes whose fault profile has no single level, a MAS-FIRE profile or one from the server's profile file)",
                 metrics::NO_LEVEL
             );
         }

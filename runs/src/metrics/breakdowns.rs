@@ -25,8 +25,8 @@ pub enum Breakdown {
 }
 
 /// The label of the ε or λ group of episodes that have no numeric level: a
-/// fault profile with no single λ (MAS-FIRE's, a fault-type ablation's, a
-/// named one); its `level` is `None`.
+/// fault profile with no single λ (a MAS-FIRE profile, or a named one from
+/// the server's profile file); its `level` is `None`.
 pub const NO_LEVEL: &str = "no level";
 
 /// One group of a [`breakdown`].
