@@ -129,3 +129,20 @@ fn errors_end_with_what_to_do() {
     let (ok, _, _, stderr) = toolenv(&["play", "nosuch/task"]);
     assert!(!ok && stderr.contains("hint: `toolenv tasks` lists the task ids"), "{stderr}");
 }
+
+#[test]
+fn every_profile_the_faults_help_names_is_taken() {
+    for command in ["play", "run", "host", "mcp"] {
+        let text = help(&[command, "--help"]);
+        for profile in toolenv_runs::ABLATION_PROFILES.iter().copied().chain(["0.0", "0.3", "mas:NAME@RATE"]) {
+            assert!(text.contains(profile), "{command} --help lacks {profile}");
+        }
+    }
+    // One episode under a MAS-FIRE label, as a grid takes it.
+    let (ok, _, stdout, stderr) =
+        toolenv(&["play", "travel/cheapest-flight/001", "--agent", "team-closed-loop", "--faults", "mas:hallucination@1.0"]);
+    assert!(ok && stdout.contains("MAS-FIRE"), "{stderr}\n{stdout}");
+    let (ok, _, _, stderr) =
+        toolenv(&["play", "travel/cheapest-flight/001", "--faults", "mas:hallucination@1.0", "--mas-faults", "memory-loss"]);
+    assert!(!ok && stderr.contains("give one of them"), "{stderr}");
+}

@@ -1,6 +1,6 @@
 //! The parts of `--help` that come from the lists the code uses — the
 //! built-in agents ([`Builtin::ALL`]), the MAS-FIRE fault types
-//! ([`MasFault::ALL`]) — and the global flags each command leaves out of
+//! ([`MasFault::ALL`]), the λ presets and ablation profiles — and the global flags each command leaves out of
 //! its help and refuses, because they mean nothing there.
 
 use clap::parser::ValueSource;
@@ -55,6 +55,14 @@ pub(crate) fn command() -> clap::Command {
          each its own fault profile (mas:NAME@RATE) next to the fault-free profile 0.0 its RS_f is measured against",
         mas_faults()
     );
+    let lambdas: Vec<String> = toolenv_runs::LAMBDA_LEVELS.iter().map(|l| format!("{l:.1}")).collect();
+    let profiles = format!(
+        "λ presets ({}), ablations at λ = 0.2 ({}), MAS-FIRE labels mas:NAME@RATE, or names from the server's profile file",
+        lambdas.join(", "),
+        toolenv_runs::ABLATION_PROFILES.join(", ")
+    );
+    let grid_faults = format!("Fault profiles (comma-separated): {profiles}. None by default");
+    let episode_faults = format!("Fault profile: {profiles}");
     let mut command = super::args::Cli::command().after_help(format!("Built-in agents (--agent):\n{}", builtin_agents()));
     for name in ["play", "run", "host", "mcp"] {
         command = command.mut_subcommand(name, |sub| {
@@ -64,6 +72,10 @@ pub(crate) fn command() -> clap::Command {
                 sub
             }
         });
+    }
+    for name in ["play", "run", "host", "mcp"] {
+        let help = if matches!(name, "run" | "host") { &grid_faults } else { &episode_faults };
+        command = command.mut_subcommand(name, |sub| sub.mut_arg("faults", |a| a.help(help.clone())));
     }
     command = command.mut_subcommand("run", |sub| sub.mut_arg("agents", |a| a.help(agents.clone())));
     command = command.mut_subcommand("work", |sub| sub.mut_arg("agent", |a| a.help(agent.clone())));

@@ -122,12 +122,21 @@ pub(crate) fn episode(args: &EpisodeArgs, agent: &str, task_id: &str, server: Se
         ..Grid::single(vec![agent.to_owned()])
     };
     configuration.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, "--agent"))?;
+    // A MAS-FIRE label (`mas:NAME@RATE`) is the episode's MAS-FIRE profile, as in a grid.
+    let labelled = args.faults.as_deref().and_then(toolenv_runs::masfire::wire_profile);
+    let flagged_mas = mas_profile(&delivery.mas_faults, delivery)?.map(|p| pb::MasFaultProfile::from(&p));
+    if labelled.is_some() && flagged_mas.is_some() {
+        anyhow::bail!(
+            "--faults {} and --mas-faults both name MAS-FIRE faults: give one of them",
+            args.faults.as_deref().unwrap_or_default()
+        );
+    }
     Ok(pb::CreateEpisodeRequest {
         task_id: task_id.to_owned(),
         seed: args.seed,
         trial: args.trial,
         epsilon: args.epsilon,
-        fault_profile: args.faults.as_ref().map(|name| pb::FaultProfile {
+        fault_profile: args.faults.as_ref().filter(|_| labelled.is_none()).map(|name| pb::FaultProfile {
             name: name.clone(),
             only: args.only.clone(),
             ..Default::default()
@@ -135,7 +144,7 @@ pub(crate) fn episode(args: &EpisodeArgs, agent: &str, task_id: &str, server: Se
         fault_delivery: delivery_of(delivery.in_band).into(),
         time_scale: Some(delivery.time_scale),
         roles: Vec::new(),
-        mas_faults: mas_profile(&delivery.mas_faults, delivery)?.map(|p| pb::MasFaultProfile::from(&p)),
+        mas_faults: labelled.or(flagged_mas),
     })
 }
 
