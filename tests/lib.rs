@@ -72,3 +72,26 @@ pub async fn run_report(client: &mut Client, run_id: &str) -> (pb::RunReport, Va
     let summary = serde_json::from_str(&report.summary_json).expect("the summary is JSON");
     (report, summary)
 }
+
+/// The README's command blocks marked for checking, in order: each `sh`
+/// block right after a `<!-- readme-check: NAME -->` line, as (NAME, the
+/// block's lines without their indentation).
+pub fn readme_blocks() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README.md");
+    let mut blocks = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.trim().strip_prefix("<!-- readme-check: ").and_then(|l| l.strip_suffix(" -->")) else { continue };
+        let fence = lines.next().unwrap_or_default();
+        assert_eq!(fence.trim(), "```sh", "the block marked {name} does not start with ```sh");
+        let indent = fence.len() - fence.trim_start().len();
+        let body: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").map(|l| l.get(indent..).unwrap_or(l.trim())).collect();
+        blocks.push((name.to_owned(), body.join("\n") + "\n"));
+    }
+    blocks
+}
+
+/// The README block marked `name` (see [`readme_blocks`]).
+pub fn readme_block(name: &str) -> String {
+    readme_blocks().into_iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no README block marked {name}")).1
+}

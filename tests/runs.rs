@@ -73,6 +73,9 @@ async fn the_ablation_grid_reports_each_fault_type_against_mixed() {
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.pass.rate.total == 40));
     let report = toolenv_runs::report::render(&results, 2, InfraConvention::CountAsFailure, Default::default()).unwrap();
-    assert!(report.contains("fault-type ablation (vs mixed)") && report.contains("timeout-only"), "{report}");
+    assert!(
+        report.contains("fault-type ablation (Table 9; pooled pass rate of the episodes, vs mixed)") && report.contains("timeout-only"),
+        "{report}"
+    );
     server.shutdown().await.unwrap();
 }

@@ -46,3 +46,7 @@ mod generated;
 mod hardening;
 // A bearer token on every service but health, TLS from PEM files, real clients.
 mod security;
+// The text report, `report --json` and the HTML page agree on every number of a real run.
+mod report_agreement;
+// TLS with the README's certificate recipe and a plain self-signed certificate; clear errors.
+mod tls;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use toolenv::pb::{self, runs_client::RunsClient, tool_env_client::ToolEnvClient};
 
 /// Why a client request failed.
@@ -20,8 +20,23 @@ pub enum ClientError {
     Connect { url: String, source: tonic::transport::Error },
     /// The server answered with an error status: a fault, a refusal, or an
     /// infrastructure error (see the crate docs).
-    #[error("{:?}: {}", .0.code(), .0.message())]
+    #[error("{}", status_text(.0))]
     Status(tonic::Status),
+    /// A CA certificate was given for a server reached without TLS.
+    #[error("a CA certificate (--ca-cert) is for an https:// server, but the url is '{url}': use https://")]
+    CaWithoutHttps { url: String },
+    /// The CA certificate cannot be used.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsSetupError),
+    /// A hosted run's episodes lack roles the worker's team plays.
+    #[error(
+        "'{agent}' plays the roles {} but the episodes of {run} declare {}: host the run with --roles {} \
+         (or work on it with an agent of its roles)",
+        .needed.join(","),
+        if .declared.is_empty() { "none" } else { .declared.as_str() },
+        .needed.join(",")
+    )]
+    RolesMismatch { agent: String, needed: Vec<String>, declared: String, run: String },
     /// The token cannot be sent as a header (it is not printable ASCII).
     #[error("the token must be printable ASCII")]
     InvalidToken,
@@ -29,6 +44,16 @@ pub enum ClientError {
     /// kept failing): an infrastructure error of the episode.
     #[error(transparent)]
     Agent(#[from] toolenv_agents::AgentError),
+}
+
+/// A status as `Code: message`, with what to do when the message alone
+/// does not say: a connection that broke on its first request is most
+/// often plain HTTP/2 sent to a TLS server.
+fn status_text(status: &tonic::Status) -> String {
+    let broke = matches!(status.code(), tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Unavailable)
+        && (status.message() == "transport error" || status.message().contains("h2 protocol error"));
+    let hint = if broke { " (the connection broke: if the server serves TLS, use an https:// url and --ca-cert)" } else { "" };
+    format!("{:?}: {}{hint}", status.code(), status.message())
 }
 
 // Not `#[from]`: that would also make the status the error's source, and
@@ -97,18 +122,24 @@ impl Client {
         let invalid = |source| ClientError::InvalidUrl { url: url.to_owned(), source };
         let mut endpoint =
             Endpoint::from_shared(url.to_owned()).map_err(invalid)?.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true);
-        if url.starts_with("https://") {
-            let mut tls = ClientTlsConfig::new().with_webpki_roots();
-            if let Some(ca) = &credentials.ca_pem {
-                tls = tls.ca_certificate(Certificate::from_pem(ca));
-            }
-            endpoint = endpoint.tls_config(tls).map_err(invalid)?;
+        let https = url.starts_with("https://");
+        let ca_config = match (&credentials.ca_pem, https) {
+            (Some(ca), true) => Some(crate::tls::client_config(ca)?),
+            (Some(_), false) => return Err(ClientError::CaWithoutHttps { url: url.to_owned() }),
+            (None, _) => None,
+        };
+        if https && ca_config.is_none() {
+            endpoint = endpoint.tls_config(ClientTlsConfig::new().with_webpki_roots()).map_err(invalid)?;
         }
         let token = match &credentials.token {
             Some(token) => Some(format!("Bearer {token}").parse().map_err(|_| ClientError::InvalidToken)?),
             None => None,
         };
-        let channel = endpoint.connect().await.map_err(|source| ClientError::Connect { url: url.to_owned(), source })?;
+        let connect_error = |source| ClientError::Connect { url: url.to_owned(), source };
+        let channel = match ca_config {
+            Some(config) => Channel::connect(crate::tls::connector(config), endpoint).await.map_err(connect_error)?,
+            None => endpoint.connect().await.map_err(connect_error)?,
+        };
         let bearer = Bearer(token);
         Ok(Self {
             inner: ToolEnvClient::with_interceptor(channel.clone(), bearer.clone()),

@@ -36,8 +36,10 @@
 mod client;
 mod play;
 mod remote;
+mod tls;
 pub mod worker;
 
 pub use client::{Bearer, Client, ClientError, Credentials, Transport};
 pub use play::{EpisodeOutcome, play, play_episode, run_plan};
 pub use remote::RemoteEnv;
+pub use tls::TlsSetupError;

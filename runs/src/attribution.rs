@@ -95,6 +95,17 @@ pub fn attribute_run(episodes: &[StoredEpisode], max_calls: u32) -> (Vec<Episode
     (attributed, failed)
 }
 
+/// `text` cut to at most `max` characters at a word boundary, with `…`
+/// when something was left out.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    let at_word = cut.rfind(' ').map_or(cut.as_str(), |space| &cut[..space]);
+    format!("{}…", at_word.trim_end_matches([',', ';', ':']))
+}
+
 /// The attribution table of a run report: error types (toolenv type and its
 /// MAST mode) × responsible party × fault profile, with counts and the first
 /// example of each row; then where the decisive steps fell.
@@ -124,7 +135,7 @@ pub fn table(attributions: &[EpisodeAttribution]) -> String {
     );
     for ((error, party, profile), (decisive, pairs, example)) in &rows {
         let mast = error.mast().map_or("-", Mast::name);
-        let example: String = example.chars().take(110).collect();
+        let example = shorten(example, 110);
         let _ = writeln!(out, "  {:<40} {:<7} {:<20} {:<22} {:>8} {:>6}  {example}", error.name(), mast, party, profile, decisive, pairs);
     }
     let count = |f: &dyn Fn(&Attribution) -> bool| attributions.iter().filter(|e| f(&e.attribution)).count();
@@ -208,4 +219,17 @@ pub fn hypotheses(episode: &EpisodeAttribution) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shorten;
+
+    #[test]
+    fn examples_are_cut_between_words() {
+        assert_eq!(shorten("short enough", 20), "short enough");
+        let cut = shorten("#3 travel/x step 2: called book_flight with the wrong flight number", 40);
+        assert_eq!(cut, "#3 travel/x step 2: called book_flight…");
+        assert!(cut.chars().count() <= 40);
+    }
 }

@@ -87,7 +87,11 @@ pub fn table(episodes: &[EpisodeResult]) -> Vec<CostRow> {
 
 /// Table 10 as text, or nothing when no agent reported usage.
 pub fn render(episodes: &[EpisodeResult]) -> String {
-    let rows = table(episodes);
+    render_rows(&table(episodes))
+}
+
+/// Table 10 as text from its rows ([`table`]), or nothing without rows.
+pub fn render_rows(rows: &[CostRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -115,7 +119,7 @@ pub fn render(episodes: &[EpisodeResult]) -> String {
             "ratio tok/cost"
         ])
     );
-    for row in &rows {
+    for row in rows {
         let per = |total: u32| {
             if row.llm_episodes == 0 { "-".to_owned() } else { format!("{:.1}", f64::from(total) / row.llm_episodes as f64) }
         };

@@ -21,7 +21,9 @@
 //! - S_f = N_f,final_success / N_f,trigger: the triggered episodes that
 //!   "ultimately achieve their intended goal" (the verdict passed).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
 use std::fmt::Write as _;
 
 use toolenv::pb;
@@ -114,32 +116,81 @@ fn pct(rate: &Rate) -> String {
     rate.value.map_or("n/a".to_owned(), |v| format!("{:.1}%", v * 100.0))
 }
 
-/// Writes an agent's MAS-FIRE tables, when its episodes ran under MAS-FIRE
-/// profiles: RS_f by profile (the paper's Table 2 shape), then O_f, L_f,
-/// S_f by fault type, for the agent and by role (its Table 3 shape).
-pub fn render_agent(out: &mut String, mine: &[&EpisodeResult], conv: InfraConvention) -> Result<(), metrics::MetricsError> {
+/// An agent's MAS-FIRE tables, as data: what [`render_agent`] prints and
+/// `report --json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MasFireSummary {
+    /// The fault-free profile RS_f compares against.
+    pub baseline_profile: String,
+    /// Tasks of the baseline profile: 0 when the run has no such profile,
+    /// and every RS_f is then undefined.
+    pub baseline_tasks: u64,
+    /// RS_f per MAS-FIRE profile (the paper's Table 2 shape).
+    pub robustness: Vec<metrics::RobustnessScore>,
+    /// O_f, L_f, S_f per fault type, for the agent (its Table 3 shape).
+    pub by_agent: Vec<metrics::FaultTolerance>,
+    /// The same per role of the agent each fault met.
+    pub by_role: Vec<metrics::FaultTolerance>,
+}
+
+/// The MAS-FIRE tables of an agent's episodes, `None` when none ran under a
+/// MAS-FIRE profile.
+pub fn summary(mine: &[&EpisodeResult], conv: InfraConvention) -> Result<Option<MasFireSummary>, metrics::MetricsError> {
     if !mine.iter().any(|e| is_mas(&e.fault_profile)) {
-        return Ok(());
+        return Ok(None);
     }
     let scores = metrics::robustness_scores(mine.iter().copied(), BASELINE_PROFILE, conv)?;
-    let _ = writeln!(out, "  MAS-FIRE robustness RS_f (vs the fault-free profile {BASELINE_PROFILE}):");
+    let baseline_tasks =
+        mine.iter().filter(|e| e.fault_profile == BASELINE_PROFILE).map(|e| e.task_id.as_str()).collect::<BTreeSet<_>>().len() as u64;
+    let named = |rows: Vec<MasTolerance>| -> Vec<metrics::FaultTolerance> {
+        rows.into_iter()
+            .map(|r| {
+                metrics::FaultTolerance::new(
+                    r.fault.name().to_owned(),
+                    r.group,
+                    [r.injected_episodes, r.triggered, r.fixed, r.final_success],
+                )
+            })
+            .collect()
+    };
+    Ok(Some(MasFireSummary {
+        baseline_profile: BASELINE_PROFILE.to_owned(),
+        baseline_tasks,
+        robustness: scores.into_iter().filter(|s| is_mas(&s.fault_profile)).collect(),
+        by_agent: named(tolerance(mine.iter().copied(), GroupBy::Agent, conv)),
+        by_role: named(tolerance(mine.iter().copied(), GroupBy::Role, conv)),
+    }))
+}
+
+/// Writes an agent's MAS-FIRE tables: RS_f by profile (the paper's Table 2
+/// shape), then O_f, L_f, S_f by fault type, for the agent and by role (its
+/// Table 3 shape).
+pub fn render_agent(out: &mut String, mas: &MasFireSummary) {
+    let base = &mas.baseline_profile;
+    let _ = writeln!(out, "  MAS-FIRE robustness RS_f (vs the fault-free profile {base}):");
+    if mas.baseline_tasks == 0 {
+        let _ = writeln!(
+            out,
+            "    (no episode ran under the fault-free profile {base}, so RS_f is n/a: add `{base}` to the run's fault profiles)"
+        );
+    }
     let _ = writeln!(out, "    {:<48} {:>6} {:>8}", "fault profile", "tasks", "RS_f");
-    for s in scores.iter().filter(|s| is_mas(&s.fault_profile)) {
+    for s in &mas.robustness {
         let score = s.score.map_or("n/a".to_owned(), |r| format!("{:.1}%", r.to_f64() * 100.0));
         let _ = writeln!(out, "    {:<48} {:>6} {:>8}", s.fault_profile, s.tasks, score);
     }
-    for (title, by) in [("the agent", GroupBy::Agent), ("role", GroupBy::Role)] {
-        let rows = tolerance(mine.iter().copied(), by, conv);
+    for (title, rows) in [("the agent", &mas.by_agent), ("role", &mas.by_role)] {
         if rows.is_empty() {
             continue;
         }
+        let width = rows.iter().filter_map(|r| r.group.as_ref()).map(|g| g.chars().count()).max().unwrap_or(0).max(10);
         let _ = writeln!(out, "  MAS-FIRE process metrics by {title} (O_f detected, L_f fixed, S_f succeeded):");
-        let _ = writeln!(out, "    {:<28} {:<10} {:>8} {:>8} {:>8} {:>8}", "fault", "group", "N_total", "O_f", "L_f", "S_f");
+        let _ = writeln!(out, "    {:<28} {:<width$} {:>8} {:>8} {:>8} {:>8}", "fault", "group", "N_total", "O_f", "L_f", "S_f");
         for r in rows {
             let _ = writeln!(
                 out,
-                "    {:<28} {:<10} {:>8} {:>8} {:>8} {:>8}",
-                r.fault.name(),
+                "    {:<28} {:<width$} {:>8} {:>8} {:>8} {:>8}",
+                r.fault,
                 r.group.as_deref().unwrap_or("-"),
                 r.injected_episodes,
                 pct(&r.occurrence),
@@ -148,5 +199,4 @@ pub fn render_agent(out: &mut String, mine: &[&EpisodeResult], conv: InfraConven
             );
         }
     }
-    Ok(())
 }

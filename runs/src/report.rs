@@ -41,23 +41,31 @@ fn pct(pass: &PassK) -> String {
 /// The report of a run's episodes, pass^k at `k` (the number of trials),
 /// infrastructure errors counted as `conv` says and infeasible episodes as
 /// `population` says (both always shown), each rate with its ceiling.
+///
+/// Every figure is read from [`summary`], the same computation `report
+/// --json` and the HTML page show, so the three cannot disagree.
 pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, population: Population) -> Result<String, metrics::MetricsError> {
+    let summary = summary(episodes, k, episodes.len() as u64, conv, population)?;
+    Ok(render_summary(&summary))
+}
+
+/// The text of a [`Summary`].
+pub fn render_summary(summary: &Summary) -> String {
+    let (k, counts) = (summary.k, summary.counts);
     let mut out = String::new();
-    let infra = episodes.iter().filter(|e| e.is_infra_error()).count();
-    let infeasible = episodes.iter().filter(|e| e.feasible == Some(false)).count();
-    let counted = match conv {
+    let counted = match summary.convention {
         InfraConvention::CountAsFailure => "counted as failures",
         InfraConvention::Exclude => "excluded from the rates",
     };
-    let over = match population {
+    let over = match summary.population {
         Population::AllEpisodes => "counted as failures",
         Population::FeasibleOnly => "excluded from the rates",
     };
     let _ = writeln!(
         out,
-        "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {infra} ({counted}); \
-         infeasible episodes (no agent could pass): {infeasible} ({over})",
-        episodes.len()
+        "{} episodes, pass^{k} over tasks with 95% Wilson intervals; infrastructure errors: {} ({counted}); \
+         infeasible episodes (no agent could pass): {} ({over})",
+        counts.recorded, counts.infra_errors, counts.infeasible
     );
     let _ = writeln!(
         out,
@@ -65,123 +73,138 @@ pub fn render(episodes: &[EpisodeResult], k: u32, conv: InfraConvention, populat
          the task as the unit (arcsine test; pass^1 counts trials as far as they disagree within a task)",
         metrics::stats::POWER * 100.0
     );
-    let selected = population.select(episodes);
-    let episodes = &*selected;
-    let agents = metrics::breakdown(episodes, Breakdown::Agent, k, conv)?;
+    for agent in &summary.agents {
+        render_agent(&mut out, agent, k);
+    }
+    out.push_str(&crate::cost::render_rows(&summary.cost));
+    out
+}
 
-    for agent in &agents {
-        let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == agent.label).collect();
-        // With one trial pass^k is pass^1: each figure is named once.
-        let rates = if k == 1 {
-            format!("pass^1 {}", pct(&agent.pass_1))
-        } else {
-            format!("pass^{k} {}, pass^1 {}", pct(&agent.pass_k), pct(&agent.pass_1))
+/// One agent's section of the text report.
+fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
+    let overall = &agent.overall;
+    // With one trial pass^k is pass^1: each figure is named once.
+    let rates = if k == 1 {
+        format!("pass^1 {}", pct(&overall.pass_1))
+    } else {
+        format!("pass^{k} {}, pass^1 {}", pct(&overall.pass_k), pct(&overall.pass_1))
+    };
+    let _ = writeln!(
+        out,
+        "\n== agent {} ({} episodes): {rates}, {} {}, {} {}",
+        agent.agent,
+        overall.episodes,
+        pair_title("ceiling", k),
+        ceiling_text(overall, k),
+        pair_title("MDE", k),
+        mde_text(&overall.pass_1, &overall.pass_k, k)
+    );
+    for (title, rows, always) in
+        [("perturbation ε", &agent.by_epsilon, false), ("fault level λ", &agent.by_lambda, false), ("domain", &agent.by_domain, true)]
+    {
+        if rows.len() < 2 && !always {
+            continue;
+        }
+        let _ = writeln!(out, "  by {title}:");
+        // With one trial the pass^k column would repeat pass^1: it is left out.
+        let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str, mde: &str| {
+            let pass_k = if k == 1 { String::new() } else { format!("{pass_k:<22} ") };
+            format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k}{ceiling:<18} {calls:>10}  {mde}")
         };
-        let _ = writeln!(
-            out,
-            "\n== agent {} ({} episodes): {rates}, {} {}, {} {}",
-            agent.label,
-            agent.episodes,
-            pair_title("ceiling", k),
-            ceiling_text(agent, k),
-            pair_title("MDE", k),
-            mde_text(&agent.pass_1, &agent.pass_k, k)
-        );
-        for (title, by) in [("perturbation ε", Breakdown::Epsilon), ("fault level λ", Breakdown::Lambda), ("domain", Breakdown::Domain)] {
-            let rows = metrics::breakdown(mine.iter().copied(), by, k, conv)?;
-            if rows.len() < 2 && by != Breakdown::Domain {
-                continue;
-            }
-            let _ = writeln!(out, "  by {title}:");
-            // With one trial the pass^k column would repeat pass^1: it is left out.
-            let line = |label: &str, episodes: &str, pass_1: &str, pass_k: &str, ceiling: &str, calls: &str, mde: &str| {
-                let pass_k = if k == 1 { String::new() } else { format!("{pass_k:<22} ") };
-                format!("    {label:<12} {episodes:>8}  {pass_1:<22} {pass_k}{ceiling:<18} {calls:>10}  {mde}")
-            };
-            let (ceiling_title, mde_title) = (pair_title("ceiling", k), pair_title("MDE", k));
-            let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls", &mde_title));
-            for row in rows {
-                let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
-                let ceiling = ceiling_text(&row, k);
-                let mde = mde_text(&row.pass_1, &row.pass_k, k);
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &ceiling, &calls, &mde)
-                );
-            }
-        }
-        let recovery = metrics::fault_recovery(mine.iter().copied());
-        if recovery.injected > 0 {
-            let rate = recovery.recovery_rate.value.map_or("n/a".to_owned(), |v| format!("{:.1}%", v * 100.0));
-            let extra = recovery.extra_calls_per_fault.map_or("n/a".to_owned(), |v| format!("+{v:.2}"));
+        let (ceiling_title, mde_title) = (pair_title("ceiling", k), pair_title("MDE", k));
+        let _ = writeln!(out, "{}", line("", "episodes", "pass^1", &format!("pass^{k}"), &ceiling_title, "avg calls", &mde_title));
+        for row in rows {
+            let calls = row.mean_calls.map_or("-".to_owned(), |c| format!("{c:.1}"));
+            let ceiling = ceiling_text(row, k);
+            let mde = mde_text(&row.pass_1, &row.pass_k, k);
             let _ = writeln!(
                 out,
-                "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}; \
-                 MDE {} pp over {} faults",
-                recovery.injected,
-                recovery.encountered,
-                recovery.recovered,
-                mde_pp(recovery.recovery_rate.mde),
-                recovery.encountered
+                "{}",
+                line(&row.label, &row.episodes.to_string(), &pct(&row.pass_1), &pct(&row.pass_k), &ceiling, &calls, &mde)
             );
         }
-        let usage = metrics::usage_totals(mine.iter().copied());
-        if usage.episodes_with_tokens > 0 || usage.episodes_with_cost > 0 {
-            let per_100 = usage.cost_per_100_episodes_usd.map_or(String::new(), |c| format!(" (${c:.4} per 100 episodes)"));
+        if rows.iter().any(|r| r.label == metrics::NO_LEVEL) {
             let _ = writeln!(
                 out,
-                "  usage: {} input + {} output tokens over {} episodes; cost ${:.4} over {}{per_100}",
-                usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens, usage.cost_usd, usage.episodes_with_cost
+                "    ({}: episodes whose fault profile has no single level, a MAS-FIRE profile or one from the server's profile file)",
+                metrics::NO_LEVEL
             );
-        }
-        let profiles: Vec<&str> = mine.iter().map(|e| e.fault_profile.as_str()).collect();
-        if profiles.contains(&"mixed") {
-            let _ = writeln!(out, "  fault-type ablation (vs mixed):");
-            for row in metrics::ablation(mine.iter().copied(), "mixed", conv) {
-                let value = row.pass.rate.value.map_or("n/a".to_owned(), |v| format!("{:.2}%", v * 100.0));
-                let delta = row.vs_baseline.map_or(String::new(), |d| format!("{:+.2}%", d * 100.0));
-                let _ = writeln!(out, "    {:<24} {:>8} {:>8}", row.fault_profile, value, delta);
-            }
-        }
-        crate::masfire::render_agent(&mut out, &mine, conv)?;
-        let main_grid: Vec<&EpisodeResult> =
-            mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile) && !crate::masfire::is_mas(&e.fault_profile)).collect();
-        let surface = metrics::reliability_surface(main_grid.iter().copied(), &[k], conv)?;
-        if surface.epsilons().len() * surface.lambdas().len() > 1 {
-            if let Some(volume) = metrics::surface_volume(&surface) {
-                let _ = writeln!(
-                    out,
-                    "  surface volume V = {:.3} (trapezoid over the measured grid; grid mean {:.3})",
-                    volume.trapezoid, volume.grid_mean
-                );
-            }
-            let cells: Vec<&PassK> = surface.points.iter().map(|p| &p.pass).filter(|p| p.value.is_some()).collect();
-            let extreme = |values: &mut dyn Iterator<Item = f64>| {
-                values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
-            };
-            let (mde_low, mde_high) = extreme(&mut cells.iter().filter_map(|p| p.mde));
-            let (tasks_low, tasks_high) = extreme(&mut cells.iter().map(|p| p.tasks as f64));
-            if !cells.is_empty() {
-                let range = |low: String, high: String| if low == high { low } else { format!("{low}–{high}") };
-                let mde = if mde_low.is_finite() { range(mde_pp(Some(mde_low)), mde_pp(Some(mde_high))) + " pp" } else { "-".to_owned() };
-                let _ = writeln!(
-                    out,
-                    "  R({k}, ε, λ) per cell: MDE {mde} over {} tasks per cell ({} cells)",
-                    range(tasks_low.to_string(), tasks_high.to_string()),
-                    cells.len()
-                );
-            }
-            let relative = metrics::relative_reliability(&surface, k);
-            let ratios = relative.fault.iter().map(|r| ("R_fault", "λ", r)).chain(relative.prompt.iter().map(|r| ("R_prompt", "ε", r)));
-            for (name, axis, r) in ratios.filter(|(_, _, r)| r.level != 0.0) {
-                let ratio = r.ratio.map_or("n/a".to_owned(), |v| format!("{:.3}", v.to_f64()));
-                let _ = writeln!(out, "  {name}({axis} = {}) = {ratio}", r.level);
-            }
         }
     }
-    out.push_str(&crate::cost::render(episodes));
-    Ok(out)
+    let recovery = &agent.recovery;
+    if recovery.injected > 0 {
+        let rate = recovery.recovery_rate.value.map_or("n/a".to_owned(), |v| format!("{:.1}%", v * 100.0));
+        let extra = recovery.extra_calls_per_fault.map_or("n/a".to_owned(), |v| format!("+{v:.2}"));
+        let _ = writeln!(
+            out,
+            "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}; \
+             MDE {} pp over {} faults",
+            recovery.injected,
+            recovery.encountered,
+            recovery.recovered,
+            mde_pp(recovery.recovery_rate.mde),
+            recovery.encountered
+        );
+    }
+    let usage = &agent.usage;
+    if usage.episodes_with_tokens > 0 || usage.episodes_with_cost > 0 {
+        let per_100 = usage.cost_per_100_episodes_usd.map_or(String::new(), |c| format!(" (${c:.4} per 100 episodes)"));
+        let _ = writeln!(
+            out,
+            "  usage: {} input + {} output tokens over {} episodes; cost ${:.4} over {}{per_100}",
+            usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens, usage.cost_usd, usage.episodes_with_cost
+        );
+    }
+    if !agent.ablation.is_empty() {
+        let _ = writeln!(out, "  fault-type ablation (Table 9; pooled pass rate of the episodes, vs mixed):");
+        let _ = writeln!(out, "    {:<24} {:>10} {:>10}", "fault profile", "pass rate", "vs mixed");
+        for row in &agent.ablation {
+            let value = row.pass.rate.value.map_or("n/a".to_owned(), |v| format!("{:.2}%", v * 100.0));
+            let delta = row.vs_baseline.map_or(String::new(), |d| format!("{:+.2}%", d * 100.0));
+            let _ = writeln!(out, "    {:<24} {:>10} {:>10}", row.fault_profile, value, delta);
+        }
+    }
+    if let Some(mas) = &agent.mas_fire {
+        crate::masfire::render_agent(out, mas);
+    }
+    render_surface(out, agent, k);
+}
+
+/// The surface's summary figures: V, the per-cell MDEs, R_fault and R_prompt.
+fn render_surface(out: &mut String, agent: &AgentSummary, k: u32) {
+    let surface = &agent.surface;
+    if surface.epsilons().len() * surface.lambdas().len() < 2 {
+        return;
+    }
+    if let Some(volume) = agent.surface_volume {
+        let ks = surface.ks().iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(
+            out,
+            "  surface volume V = {:.3} (trapezoid over k ∈ {{{ks}}} and the measured ε, λ; grid mean {:.3})",
+            volume.trapezoid, volume.grid_mean
+        );
+    }
+    let cells: Vec<&PassK> = surface.points.iter().filter(|p| p.point.k == k).map(|p| &p.pass).filter(|p| p.value.is_some()).collect();
+    let extreme =
+        |values: &mut dyn Iterator<Item = f64>| values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (mde_low, mde_high) = extreme(&mut cells.iter().filter_map(|p| p.mde));
+    let (tasks_low, tasks_high) = extreme(&mut cells.iter().map(|p| p.tasks as f64));
+    if !cells.is_empty() {
+        let range = |low: String, high: String| if low == high { low } else { format!("{low}–{high}") };
+        let mde = if mde_low.is_finite() { range(mde_pp(Some(mde_low)), mde_pp(Some(mde_high))) + " pp" } else { "-".to_owned() };
+        let _ = writeln!(
+            out,
+            "  R({k}, ε, λ) per cell: MDE {mde} over {} tasks per cell ({} cells)",
+            range(tasks_low.to_string(), tasks_high.to_string()),
+            cells.len()
+        );
+    }
+    let relative = &agent.relative;
+    let ratios = relative.fault.iter().map(|r| ("R_fault", "λ", r)).chain(relative.prompt.iter().map(|r| ("R_prompt", "ε", r)));
+    for (name, axis, r) in ratios.filter(|(_, _, r)| r.level != 0.0) {
+        let ratio = r.ratio.map_or("n/a".to_owned(), |v| format!("{:.3}", v.to_f64()));
+        let _ = writeln!(out, "  {name}({axis} = {}) = {ratio}", r.level);
+    }
 }
 
 /// A row's ceilings as `pass^1 / pass^k` percentages (the one figure with
@@ -254,9 +277,10 @@ pub struct AgentSummary {
     pub by_domain: Vec<metrics::BreakdownRow>,
     /// By fault profile.
     pub by_fault_profile: Vec<metrics::BreakdownRow>,
-    /// pass^1 and pass^k per (ε, λ) cell of the main grid (ablation profiles left out).
+    /// pass^1 and pass^k per (ε, λ) cell of the main grid ([`in_main_grid`]).
     pub surface: metrics::Surface,
-    /// The surface's volume, when the grid has more than one cell.
+    /// The surface's volume over k ∈ {1, k} and the measured ε, λ, when the
+    /// grid has more than one (ε, λ) cell.
     pub surface_volume: Option<metrics::SurfaceVolume>,
     /// R_fault and R_prompt at pass^k.
     pub relative: metrics::RelativeReliability,
@@ -266,6 +290,16 @@ pub struct AgentSummary {
     pub ablation: Vec<metrics::AblationRow>,
     /// Tokens and cost, over the episodes whose agent reported them (Table 10).
     pub usage: metrics::UsageTotals,
+    /// MAS-FIRE's tables, when the agent ran under MAS-FIRE profiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mas_fire: Option<crate::masfire::MasFireSummary>,
+}
+
+/// Whether an episode is a point of the main (ε, λ) grid the surface is
+/// drawn over: not a fault-type ablation, not a MAS-FIRE profile, and at a
+/// numeric ε and λ (a named profile has no single λ).
+pub fn in_main_grid(e: &EpisodeResult) -> bool {
+    !is_ablation(&e.fault_profile) && !crate::masfire::is_mas(&e.fault_profile) && e.epsilon.is_finite() && e.lambda.is_finite()
 }
 
 /// The summary of a run's recorded episodes, of which `planned` were
@@ -294,7 +328,7 @@ pub fn summary(
     for overall in metrics::breakdown(episodes, Breakdown::Agent, k, conv)? {
         let mine: Vec<&EpisodeResult> = episodes.iter().filter(|e| e.agent == overall.label).collect();
         let by = |by| metrics::breakdown(mine.iter().copied(), by, k, conv);
-        let main_grid = mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile));
+        let main_grid = mine.iter().copied().filter(|e| in_main_grid(e));
         let surface = metrics::reliability_surface(main_grid, &[1, k], conv)?;
         let cells = surface.epsilons().len() * surface.lambdas().len();
         let with_mixed = mine.iter().any(|e| e.fault_profile == "mixed");
@@ -310,6 +344,7 @@ pub fn summary(
             recovery: metrics::fault_recovery(mine.iter().copied()),
             ablation: if with_mixed { metrics::ablation(mine.iter().copied(), "mixed", conv) } else { Vec::new() },
             usage: metrics::usage_totals(mine.iter().copied()),
+            mas_fire: crate::masfire::summary(&mine, conv)?,
             overall,
         });
     }

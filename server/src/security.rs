@@ -122,8 +122,13 @@ where
         if request.uri().path().starts_with(OPEN_PREFIX) || authorized(request.headers(), &self.expected) {
             return Box::pin(self.inner.call(request));
         }
-        tracing::debug!(path = %request.uri().path(), "refused a request without the bearer token");
-        let status = tonic::Status::unauthenticated("this server needs `authorization: Bearer <token>` (see `toolenv serve --token`)");
+        let given = request.headers().contains_key("authorization");
+        tracing::debug!(path = %request.uri().path(), given, "refused a request without the right bearer token");
+        let status = tonic::Status::unauthenticated(if given {
+            "wrong token: the `authorization: Bearer <token>` sent is not this server's (`toolenv serve --token`); check `--token` or TOOLENV_TOKEN"
+        } else {
+            "this server needs a token: send `authorization: Bearer <token>` (`--token` or TOOLENV_TOKEN; see `toolenv serve --token`)"
+        });
         let refusal: Response<ResBody> = status.into_http();
         Box::pin(std::future::ready(Ok(refusal)))
     }

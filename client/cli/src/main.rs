@@ -19,7 +19,7 @@ mod cli;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser as _;
+use clap::FromArgMatches as _;
 use cli::args::{Cli, Command, LogFormat};
 
 /// Episodes, verdicts and wire messages are many small allocations.
@@ -30,11 +30,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// reader of stdout went away early (`toolenv … | head`), or 2 after an error.
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let cli = Cli::parse();
+    let matches = cli::help::command().get_matches();
+    if let Err(message) = cli::help::check_flags(&matches) {
+        eprintln!("error: {message}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let default_level = if matches!(cli.command, Command::Serve(_)) { "info" } else { "warn" };
     let logs = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colour codes only for a person reading a terminal, not in log files.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match cli.log_format {
         LogFormat::Text => logs.init(),
         // Structured: one object per line, the event's fields flattened, its spans listed.
@@ -46,11 +56,52 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_text(&error));
             ExitCode::from(2)
         }
     }
 }
+
+/// An error and its causes on one line, each said once: a cause whose
+/// text its parent already printed (`Address already in use (os error 98)`
+/// wrapped by an error that repeats it) is left out; then a hint where the
+/// error has a usual cause the user can fix.
+fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if cause.is_empty() || text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    for (symptom, hint) in HINTS {
+        if text.contains(symptom) {
+            text.push_str("\nhint: ");
+            text.push_str(hint);
+            break;
+        }
+    }
+    text
+}
+
+/// Errors whose message does not say what to do, and what usually fixes them.
+const HINTS: [(&str, &str); 5] = [
+    ("NotFound: task '", "`toolenv tasks` lists the task ids (`--suite standard` or `generated:<seed>:<n>` for generated ones)"),
+    ("Address already in use", "another process (maybe another `toolenv serve`) has this address: stop it, or pick another with --addr"),
+    (
+        "CaUsedAsEndEntity",
+        "the server's certificate is marked CA:TRUE: pass that same certificate with --ca-cert, or make a CA and a leaf (README, \"TLS\")",
+    ),
+    (
+        "UnknownIssuer",
+        "the server's certificate is not signed by a trusted authority: pass its CA (or the certificate itself) with --ca-cert",
+    ),
+    ("cannot connect to ", "is a toolenv server running at that address (`toolenv serve`)? check --url (or TOOLENV_URL)"),
+];
 
 /// Whether an error is a write to a pipe whose reader closed it.
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -158,11 +158,32 @@ fn a_hosted_run_is_played_by_workers_and_reported_by_the_server() {
 }
 
 #[test]
+fn workers_say_why_they_cannot_play_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = serve(dir.path());
+    let host = ["host", "--url", &url, "--domain", "travel", "--roles", "planner,executor", "--label", "team", "--no-wait"];
+    let out = toolenv(&host);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // The closed loop needs a verifier the run's episodes do not declare: said at once, nothing scored.
+    let out = toolenv(&["work", &run, "--url", &url, "--agent", "team-closed-loop", "--label", "team", "--workers", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'team-closed-loop' plays the roles planner,executor,verifier") && stderr.contains("--roles"), "{stderr}");
+    assert!(stderr.contains("played 0 episodes"), "{stderr}");
+    // An MCP client asking for a label the run does not plan is told which it does.
+    let out = toolenv(&["mcp", "--url", &url, "--run", &run, "--label", "claude"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("plans no episode for 'claude'; its agents are: team"), "{stderr}");
+}
+
+#[test]
 fn run_plays_a_grid_and_prints_the_report() {
     let out = toolenv(&["run", "--grid", "ablation", "--domain", "scheduling", "--agent", "reference,reference-no-retry"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    for expected in ["80 episodes, pass^2", "== agent reference ", "fault-type ablation (vs mixed)", "rate-limit-only"] {
+    for expected in ["80 episodes, pass^2", "== agent reference ", "fault-type ablation (Table 9", "rate-limit-only"] {
         assert!(stdout.contains(expected), "{expected}:\n{stdout}");
     }
     let out = toolenv(&["run", "--epsilon", "0,0.2", "--agent", "brittle", "--domain", "travel", "--json"]);

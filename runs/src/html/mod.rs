@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::{
     metrics::{self, EpisodeResult, InfraConvention, MetricsError, PassK, Population, Surface},
-    report::{Summary, is_ablation},
+    report::{Summary, in_main_grid},
 };
 
 /// What the HTML report shows of one run, all of it serializable: the
@@ -78,7 +78,7 @@ pub fn figures(
     for agent in &report.agents {
         let mine: Vec<&EpisodeResult> = selected.iter().filter(|e| e.agent == agent.agent).collect();
         let overall = ks.iter().map(|&j| metrics::pass_hat_k(mine.iter().copied(), j, conv)).collect::<Result<Vec<_>, _>>()?;
-        let main_grid = mine.iter().copied().filter(|e| !is_ablation(&e.fault_profile));
+        let main_grid = mine.iter().copied().filter(|e| in_main_grid(e));
         let cells = metrics::reliability_surface(main_grid, &ks, conv)?;
         curves.push(AgentCurves { agent: agent.agent.clone(), overall, cells });
     }

@@ -24,12 +24,18 @@ pub enum Breakdown {
     FaultProfile,
 }
 
+/// The label of the ε or λ group of episodes that have no numeric level: a
+/// fault profile with no single λ (a MAS-FIRE profile, or a named one from
+/// the server's profile file); its `level` is `None`.
+pub const NO_LEVEL: &str = "no level";
+
 /// One group of a [`breakdown`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BreakdownRow {
-    /// The group: the agent, domain or profile name, or the level as written by `{}`.
+    /// The group: the agent, domain or profile name, or the level as written
+    /// by `{}` ([`NO_LEVEL`] for episodes without a numeric level).
     pub label: String,
-    /// The level, when grouping by ε or λ.
+    /// The level, when grouping by ε or λ and the episodes have one.
     pub level: Option<f64>,
     /// Episodes in the group, infrastructure errors included.
     pub episodes: u64,
@@ -73,8 +79,12 @@ pub fn breakdown<'a>(
         .map(|((level, name), group)| {
             let calls: u64 = group.iter().map(|e| u64::from(e.calls)).sum();
             Ok(BreakdownRow {
-                label: if numeric { level.0.to_string() } else { name.to_owned() },
-                level: numeric.then_some(level.0),
+                label: match (numeric, level.0.is_nan()) {
+                    (false, _) => name.to_owned(),
+                    (true, false) => level.0.to_string(),
+                    (true, true) => NO_LEVEL.to_owned(),
+                },
+                level: (numeric && !level.0.is_nan()).then_some(level.0),
                 episodes: group.len() as u64,
                 pass_1: pass_hat_k(group.iter().copied(), 1, convention)?,
                 pass_k: pass_hat_k(group.iter().copied(), k, convention)?,
@@ -129,5 +139,22 @@ mod tests {
         let rows = breakdown(&episodes, Breakdown::Epsilon, 2, InfraConvention::default()).unwrap();
         let got: Vec<_> = rows.iter().map(|r| (r.label.as_str(), r.level, r.pass_1.value)).collect();
         assert_eq!(got, [("0", Some(0.0), Some(Ratio::ONE)), ("0.1", Some(0.1), Some(Ratio::ZERO)), ("0.2", Some(0.2), Some(r(1, 2)))]);
+    }
+
+    #[test]
+    fn episodes_without_a_level_are_one_named_group_never_nan() {
+        let mut episodes = task("x/a", 1, 2);
+        episodes.extend(task("x/b", 2, 2).into_iter().map(|mut e| {
+            e.lambda = f64::NAN;
+            e.epsilon = f64::NAN;
+            e
+        }));
+        for by in [Breakdown::Lambda, Breakdown::Epsilon] {
+            let rows = breakdown(&episodes, by, 2, InfraConvention::default()).unwrap();
+            let got: Vec<_> = rows.iter().map(|r| (r.label.as_str(), r.level, r.episodes)).collect();
+            assert_eq!(got, [("0", Some(0.0), 2), (NO_LEVEL, None, 2)], "{by:?}");
+            let json = serde_json::to_string(&rows).unwrap();
+            assert!(!json.contains("NaN") && json.contains(r#""level":null"#), "{json}");
+        }
     }
 }

@@ -47,7 +47,7 @@ pub mod usage;
 
 use serde::{Deserialize, Serialize};
 
-pub use breakdowns::{Breakdown, BreakdownRow, breakdown};
+pub use breakdowns::{Breakdown, BreakdownRow, NO_LEVEL, breakdown};
 pub use faults::{
     AblationRow, FaultRecovery, FaultTolerance, FaultToleranceReport, RobustnessScore, ablation, fault_recovery, fault_tolerance,
     robustness_scores,

@@ -277,8 +277,9 @@ impl pb::runs_server::Runs for RunsService {
             })
             .await?;
         let metrics_error = |e: toolenv_runs::metrics::MetricsError| Error::Store(format!("computing the report: {e}"));
-        let text = report::render(&results, k, conv, population).map_err(metrics_error)?;
+        // One computation: the text is printed from the figures the JSON carries.
         let figures = report::summary(&results, k, summary.planned, conv, population).map_err(metrics_error)?;
+        let text = report::render_summary(&figures);
         let summary_json = serde_json::json!({"run": summary, "report": figures}).to_string();
         let run = match self.host().loaded(summary.id.as_str()) {
             Some(queue) => queue.progress(),

@@ -28,8 +28,9 @@ pub(crate) struct Cli {
     /// Prefer the environment variable, which `ps` does not show.
     #[arg(long, global = true, env = "TOOLENV_TOKEN", hide_env_values = true)]
     pub(crate) token: Option<String>,
-    /// PEM certificate authority to trust for an https:// --url server (a
-    /// self-signed certificate); public web roots are trusted anyway.
+    /// PEM certificate to trust for an https:// --url server: its private
+    /// CA, or its own self-signed certificate (trusted as exactly that
+    /// certificate); public web roots are trusted anyway.
     #[arg(long, global = true, env = "TOOLENV_CA_CERT")]
     pub(crate) ca_cert: Option<std::path::PathBuf>,
     #[command(subcommand)]
@@ -247,8 +248,7 @@ pub(crate) enum ClientCommand {
     Work {
         /// The run's id, e.g. run-0003.
         run: String,
-        /// The agent to play with: a built-in agent, or react@MODEL /
-        /// reflexion@MODEL (see the LLM agents' flags).
+        /// The agent to play with; the help lists them (`help::command`).
         #[arg(long, default_value = "reference", value_parser = super::llm::parse_agent_spec)]
         agent: super::llm::AgentSpec,
         /// Play the episodes planned for this label (default: the agent's name).
@@ -297,6 +297,12 @@ pub(crate) struct HostArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RunArgs {
+    /// Agents to compare (comma-separated); the help lists them (`help::command`).
+    #[arg(long = "agent", value_delimiter = ',', default_value = "reference", value_parser = super::llm::parse_agent_spec)]
+    pub(crate) agents: Vec<super::llm::AgentSpec>,
+    /// Episodes played at once.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) concurrency: usize,
     #[command(flatten)]
     pub(crate) filter: Filter,
     #[command(flatten)]
@@ -444,10 +450,9 @@ pub(crate) struct EpisodeArgs {
     pub(crate) delivery: DeliveryArgs,
 }
 
-/// The MAS-FIRE fault rate of one episode's profile, unless --mas-rate says.
-pub(crate) const EPISODE_MAS_RATE: f64 = 1.0;
-/// The MAS-FIRE fault rate of a grid's profiles, unless --mas-rate says.
-pub(crate) const GRID_MAS_RATE: f64 = 0.3;
+/// The MAS-FIRE fault rate of a profile, unless --mas-rate says: the
+/// rate of MAS-FIRE's presets (and of the `mas-fire` grid).
+pub(crate) const MAS_RATE: f64 = toolenv_core::masfire::PRESET_RATE;
 
 /// How faults reach the agents (`play`, `run`, `host`, `mcp`): in-band or
 /// as statuses, at what time scale, and which MAS-FIRE faults.
@@ -463,18 +468,15 @@ pub(crate) struct DeliveryArgs {
     /// "toolenv/waited_ms").
     #[arg(long, default_value_t = 0.0)]
     pub(crate) time_scale: f64,
-    /// MAS-FIRE fault types to inject (comma-separated, e.g.
-    /// hallucination,message-storm; the README lists them): for one
-    /// episode, one profile holding them all; in a grid, each its own fault
-    /// profile (`mas:NAME@RATE`) next to the fault-free profile 0.0 its RS_f
-    /// is measured against (--faults also takes such labels directly).
+    /// MAS-FIRE fault types to inject (comma-separated); the help lists
+    /// them (`help::command`).
     #[arg(long, value_delimiter = ',', value_name = "FAULT")]
     pub(crate) mas_faults: Vec<String>,
     /// Probability that each tool call, message or inbox read of a targeted
-    /// agent meets one of the --mas-faults (prompt faults always apply);
-    /// 1 for one episode and 0.3 in a grid by default.
-    #[arg(long, requires = "mas_faults")]
-    pub(crate) mas_rate: Option<f64>,
+    /// agent meets one of the --mas-faults (prompt faults always apply):
+    /// MAS-FIRE's rate, for one episode as for a grid.
+    #[arg(long, requires = "mas_faults", default_value_t = MAS_RATE)]
+    pub(crate) mas_rate: f64,
     /// Roles whose agents the --mas-faults target (comma-separated); all by default.
     #[arg(long, value_delimiter = ',', requires = "mas_faults")]
     pub(crate) mas_roles: Vec<String>,
@@ -482,11 +484,6 @@ pub(crate) struct DeliveryArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct GridArgs {
-    /// Agents to compare (comma-separated): built-in agents (reference,
-    /// reference-no-retry, brittle, random, idle, solver) or LLM agents
-    /// react@MODEL and reflexion@MODEL (see the LLM agents' flags).
-    #[arg(long = "agent", value_delimiter = ',', default_value = "reference", value_parser = super::llm::parse_agent_spec)]
-    pub(crate) agents: Vec<super::llm::AgentSpec>,
     /// Perturbation levels ε (comma-separated): 0, 0.1, 0.2, 0.3.
     #[arg(long = "epsilon", value_delimiter = ',', default_value = "0")]
     pub(crate) epsilons: Vec<f64>,
@@ -514,9 +511,6 @@ pub(crate) struct GridArgs {
     pub(crate) seeds: u32,
     #[command(flatten)]
     pub(crate) delivery: DeliveryArgs,
-    /// Episodes played at once.
-    #[arg(long, default_value_t = 16)]
-    pub(crate) concurrency: usize,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -39,6 +39,16 @@ pub(crate) async fn host(client: &mut Client, request: pb::CreateRunRequest, no_
 }
 
 /// Works on a hosted run with built-in agents until nothing is left for the label.
+/// The hosted run `run`, if it plans episodes for `label`; otherwise an
+/// error naming the labels it plans (`work`, `mcp --run --label`).
+pub(crate) async fn planned_for(client: &mut Client, run: &str, label: &str) -> anyhow::Result<pb::Run> {
+    let found = client.runs().get_run(pb::GetRunRequest { run_id: run.to_owned() }).await.map_err(ClientError::from)?.into_inner();
+    if !found.agents.iter().any(|a| a == label) {
+        bail!("{run} plans no episode for '{label}'; its agents are: {} (choose one with --label)", found.agents.join(", "));
+    }
+    Ok(found)
+}
+
 pub(crate) async fn work(
     client: &mut Client,
     run: &str,
@@ -47,11 +57,7 @@ pub(crate) async fn work(
     workers: u32,
 ) -> anyhow::Result<ExitCode> {
     let label = label.unwrap_or_else(|| agent.label());
-    let first = client.runs().get_run(pb::GetRunRequest { run_id: run.to_owned() }).await.map_err(ClientError::from)?;
-    let first = first.into_inner();
-    if !first.agents.contains(&label) {
-        bail!("{run} plans no episode for '{label}'; its agents are: {} (choose one with --label)", first.agents.join(", "));
-    }
+    let first = planned_for(client, run, &label).await?;
     let bar = render::progress_bar(first.planned, "episodes");
     bar.set_position(first.passed + first.failed);
     let mut tasks = tokio::task::JoinSet::new();

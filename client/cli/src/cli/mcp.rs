@@ -59,7 +59,12 @@ pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<Ex
     {
         anyhow::bail!("invalid --http {addr}: the MCP endpoint has no authentication, so it listens on loopback addresses only");
     }
-    let session = super::Session::open(url).await?;
+    let mut session = super::Session::open(url).await?;
+    if let Some(run) = &args.run
+        && !args.label.is_empty()
+    {
+        super::hosted::planned_for(&mut session.client, run, &args.label).await?;
+    }
     let bridge = Bridge::start(session.client.clone(), source).await?;
     let served = match args.http {
         None => toolenv_mcp::serve_stdio(bridge).await.map_err(anyhow::Error::from),

@@ -10,7 +10,7 @@ use toolenv_core::Domain;
 use toolenv_domains::generate::Suite;
 use toolenv_runs::{Grid, GridError};
 
-use super::args::{DeliveryArgs, EPISODE_MAS_RATE, EpisodeArgs, Filter, GRID_MAS_RATE, GridArgs, GridPreset, HostArgs, RunArgs};
+use super::args::{DeliveryArgs, EpisodeArgs, Filter, GridArgs, GridPreset, HostArgs, RunArgs};
 
 /// Which fault profile names the server playing the episodes knows beyond
 /// the presets and ablations: an embedded server knows none; a server at
@@ -76,7 +76,7 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
     let episodes = match &store.resume {
         Some(run) => Episodes::Resume { run: run.clone(), store: store.store.store.clone() },
         None => {
-            let agents = args.grid.agents.iter().map(|agent| agent.0.clone()).collect();
+            let agents = args.agents.iter().map(|agent| agent.0.clone()).collect();
             Episodes::New {
                 grid: grid(&args.grid, agents, server, "--agent")?,
                 tasks: Tasks::from(&args.filter),
@@ -85,8 +85,8 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
         }
     };
     // Checked now (endpoints, prices), before any episode is played.
-    let llm = super::llm::agents(args.grid.agents.iter().map(|a| a.0.as_str()), &args.llm)?;
-    Ok(RunPlan { episodes, concurrency: args.grid.concurrency, json: args.json, llm, llm_args: (*args.llm).clone() })
+    let llm = super::llm::agents(args.agents.iter().map(|a| a.0.as_str()), &args.llm)?;
+    Ok(RunPlan { episodes, concurrency: args.concurrency, json: args.json, llm, llm_args: (*args.llm).clone() })
 }
 
 /// What `toolenv host` asks the server to plan.
@@ -122,12 +122,21 @@ pub(crate) fn episode(args: &EpisodeArgs, agent: &str, task_id: &str, server: Se
         ..Grid::single(vec![agent.to_owned()])
     };
     configuration.validate(|name| server.knows_profile(name)).map_err(|error| flagged(error, "--agent"))?;
+    // A MAS-FIRE label (`mas:NAME@RATE`) is the episode's MAS-FIRE profile, as in a grid.
+    let labelled = args.faults.as_deref().and_then(toolenv_runs::masfire::wire_profile);
+    let flagged_mas = mas_profile(&delivery.mas_faults, delivery)?.map(|p| pb::MasFaultProfile::from(&p));
+    if labelled.is_some() && flagged_mas.is_some() {
+        anyhow::bail!(
+            "--faults {} and --mas-faults both name MAS-FIRE faults: give one of them",
+            args.faults.as_deref().unwrap_or_default()
+        );
+    }
     Ok(pb::CreateEpisodeRequest {
         task_id: task_id.to_owned(),
         seed: args.seed,
         trial: args.trial,
         epsilon: args.epsilon,
-        fault_profile: args.faults.as_ref().map(|name| pb::FaultProfile {
+        fault_profile: args.faults.as_ref().filter(|_| labelled.is_none()).map(|name| pb::FaultProfile {
             name: name.clone(),
             only: args.only.clone(),
             ..Default::default()
@@ -135,7 +144,7 @@ pub(crate) fn episode(args: &EpisodeArgs, agent: &str, task_id: &str, server: Se
         fault_delivery: delivery_of(delivery.in_band).into(),
         time_scale: Some(delivery.time_scale),
         roles: Vec::new(),
-        mas_faults: mas_profile(&delivery.mas_faults, delivery, EPISODE_MAS_RATE)?.map(|p| pb::MasFaultProfile::from(&p)),
+        mas_faults: labelled.or(flagged_mas),
     })
 }
 
@@ -154,7 +163,7 @@ fn grid(args: &GridArgs, agents: Vec<String>, server: Server, agents_flag: &str)
             grid.fault_profiles.insert(0, toolenv_runs::masfire::BASELINE_PROFILE.to_owned());
         }
         for name in &delivery.mas_faults {
-            let profile = mas_profile(std::slice::from_ref(name), delivery, GRID_MAS_RATE)?;
+            let profile = mas_profile(std::slice::from_ref(name), delivery)?;
             grid.fault_profiles.extend(profile.map(|p| p.label()));
         }
     }
@@ -186,11 +195,11 @@ fn flagged(error: GridError, agents_flag: &str) -> anyhow::Error {
 
 /// The MAS-FIRE profile of `faults` at `--mas-rate` (else `default_rate`)
 /// for `--mas-roles`; `None` without faults.
-fn mas_profile(faults: &[String], delivery: &DeliveryArgs, default_rate: f64) -> anyhow::Result<Option<toolenv_core::masfire::MasProfile>> {
+fn mas_profile(faults: &[String], delivery: &DeliveryArgs) -> anyhow::Result<Option<toolenv_core::masfire::MasProfile>> {
     if faults.is_empty() {
         return Ok(None);
     }
-    let rate = delivery.mas_rate.unwrap_or(default_rate);
+    let rate = delivery.mas_rate;
     let mut profile =
         toolenv_core::masfire::MasProfile::new(faults, rate).map_err(|e| anyhow::Error::new(e).context("invalid --mas-faults"))?;
     profile.roles = delivery.mas_roles.clone();

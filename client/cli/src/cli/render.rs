@@ -223,8 +223,8 @@ pub(crate) fn stored_report(
     conv: InfraConvention,
     population: Population,
 ) -> anyhow::Result<()> {
+    let report = toolenv_runs::report::summary(results, k, summary.planned, conv, population)?;
     if json {
-        let report = toolenv_runs::report::summary(results, k, summary.planned, conv, population)?;
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": summary, "report": report}))?);
     } else {
         println!(
@@ -237,7 +237,7 @@ pub(crate) fn stored_report(
             summary.sessions,
             summary.description
         );
-        print!("{}", toolenv_runs::report::render(results, k, conv, population)?);
+        print!("{}", toolenv_runs::report::render_summary(&report));
     }
     Ok(())
 }

@@ -65,10 +65,11 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
             })
             .await;
             render::results(&played, Shape::of(&episodes), plan.json)?;
-            match recording {
-                Some(recording) => recording.finish(),
-                None => Ok(ExitCode::SUCCESS),
-            }
+            let stored = match recording {
+                Some(recording) => recording.finish()?,
+                None => ExitCode::SUCCESS,
+            };
+            Ok(all_infra_errors(&played).unwrap_or(stored))
         }
         Episodes::Resume { run, store } => resume(client, store, run, &plan).await,
     }
@@ -109,7 +110,23 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
         })
         .collect();
     render::results(&played, Shape::of(&plan), json)?;
-    recording.finish()
+    let stored = recording.finish()?;
+    Ok(all_infra_errors(&played).unwrap_or(stored))
+}
+
+/// Exit status 3, with a line saying why, when every episode ended in an
+/// infrastructure error: the run measured nothing about the agent.
+fn all_infra_errors(played: &[Played]) -> Option<ExitCode> {
+    let errors: Vec<&str> = played
+        .iter()
+        .map(|p| match &p.result.outcome {
+            Outcome::InfraError(message) => Some(message.as_str()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let first = errors.first()?;
+    eprintln!("error: all {} episodes ended in an infrastructure error, so the run measured nothing; the first: {first}", errors.len());
+    Some(ExitCode::from(3))
 }
 
 /// Plays planned episodes concurrently with a progress bar; returns them as
