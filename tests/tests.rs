@@ -44,3 +44,5 @@ mod generated;
 mod hardening;
 // A bearer token on every service but health, TLS from PEM files, real clients.
 mod security;
+// The PostgreSQL store (a real cluster from initdb): same reports as SQLite, copies, clear errors.
+mod pg_store;

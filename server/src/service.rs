@@ -32,7 +32,7 @@ pub struct ToolEnvService {
 }
 
 impl ToolEnvService {
-    pub(crate) fn new(config: Config, store: toolenv_runs::store::Store) -> Self {
+    pub(crate) fn new(config: Config, store: toolenv_runs::store::AnyStore) -> Self {
         let (registry, runs) = (Arc::new(Registry::new(config.max_episodes)), Arc::new(RunHost::new(store)));
         let metrics = config.metrics_addr.map(|_| Arc::new(Metrics::new(registry.clone(), runs.clone())));
         Self { registry, config: Arc::new(config), runs, metrics }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use toolenv::pb;
-use toolenv_runs::store::{RunSummary, Store, StoreError};
+use toolenv_runs::store::{AnyStore, RunSummary, StoreError};
 
 use crate::error::Error;
 use crate::limits;
@@ -72,20 +72,20 @@ fn with_suite<'a>(mut run: pb::Run, task_ids: impl IntoIterator<Item = &'a str>)
 /// The hosted runs of a server, over its store.
 #[derive(Debug)]
 pub(crate) struct RunHost {
-    store: Arc<std::sync::Mutex<Store>>,
+    store: Arc<std::sync::Mutex<AnyStore>>,
     /// Runs loaded so far, by id.
     queues: Mutex<HashMap<String, Arc<Queue>>>,
 }
 
 impl RunHost {
-    pub(crate) fn new(store: Store) -> Self {
+    pub(crate) fn new(store: AnyStore) -> Self {
         Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default() }
     }
 
     /// Runs `f` on the store on a blocking thread.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&AnyStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, Error> {
         let store = self.store.clone();
         let joined = tokio::task::spawn_blocking(move || {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::Store;
+use toolenv_runs::store::AnyStore;
 use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
 
 use super::leases::{LeaseTag, Pick, Queue};
@@ -293,7 +293,7 @@ impl pb::runs_server::Runs for RunsService {
         limits::text("run_b", &run_b, limits::MAX_ID_BYTES)?;
         limits::list("agents", &agents, limits::MAX_NAME_BYTES)?;
         let run_b = Some(run_b).filter(|b| !b.is_empty());
-        let read = move |store: &Store| {
+        let read = move |store: &AnyStore| {
             let mut sides = Vec::new();
             for id in std::iter::once(run_a).chain(run_b) {
                 let run = store.find_run(&id)?;
