@@ -16,19 +16,33 @@ use toolenv_server::Config;
 use toolenv_tests::postgres::{PASSWORD, TempPostgres};
 use toolenv_tests::start_with;
 
-/// Plays a small paper grid as a hosted run on a server storing runs at
-/// `store`, with two workers; returns the run's report.
-async fn hosted_run(store: std::path::PathBuf) -> pb::RunReport {
-    let (server, mut client) = start_with(Config { store: Some(store), ..Config::default() }).await;
-    let request = pb::CreateRunRequest {
-        description: "pg test".into(),
+/// The small paper grid the tests host: scheduling, the reference and brittle agents (120 episodes).
+pub(crate) fn grid() -> pb::CreateRunRequest {
+    pb::CreateRunRequest {
+        description: "hosted".into(),
         agents: vec!["reference".into(), "brittle".into()],
         preset: "paper".into(),
         domain: pb::Domain::Scheduling.into(),
         time_scale: Some(0.0),
+        // Short: a replica's test stops one and its leases go to other workers soon.
+        lease_timeout_ms: 1500,
         ..Default::default()
-    };
-    let run = client.runs().create_run(request).await.expect("run created").into_inner();
+    }
+}
+
+/// A report without when its run was created: what two stores of the same run share.
+pub(crate) fn without_time(report: &pb::RunReport) -> (serde_json::Value, String, Vec<u8>) {
+    let mut summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
+    summary["run"]["created_at"] = serde_json::Value::Null;
+    let run = pb::Run { created_at: String::new(), ..report.run.clone().unwrap() };
+    (summary, report.text.clone(), run.encode_to_vec())
+}
+
+/// Plays [`grid`] as a hosted run on a server storing runs at `store`, with
+/// two workers; returns the run's report.
+pub(crate) async fn hosted_run(store: std::path::PathBuf) -> pb::RunReport {
+    let (server, mut client) = start_with(Config { store: Some(store), ..Config::default() }).await;
+    let run = client.runs().create_run(grid()).await.expect("run created").into_inner();
     let mut workers = tokio::task::JoinSet::new();
     for (i, agent) in [Builtin::Reference, Builtin::Brittle].into_iter().enumerate() {
         let (mut client, run_id) = (client.clone(), run.run_id.clone());
@@ -61,12 +75,6 @@ async fn a_postgres_store_reads_back_as_sqlite_does_and_takes_copies() {
     let from_sqlite = hosted_run(sqlite.clone()).await;
     let from_postgres = hosted_run(url.clone().into()).await;
     // The same report but for when each run was created.
-    let without_time = |report: &pb::RunReport| {
-        let mut summary: serde_json::Value = serde_json::from_str(&report.summary_json).unwrap();
-        summary["run"]["created_at"] = serde_json::Value::Null;
-        let run = pb::Run { created_at: String::new(), ..report.run.clone().unwrap() };
-        (summary, report.text.clone(), run.encode_to_vec())
-    };
     let (sqlite_report, pg_report) = (without_time(&from_sqlite), without_time(&from_postgres));
     assert_eq!(sqlite_report.0["report"]["counts"]["recorded"], 120);
     assert!(sqlite_report == pg_report, "the reports differ");

@@ -46,3 +46,5 @@ mod hardening;
 mod security;
 // The PostgreSQL store (a real cluster from initdb): same reports as SQLite, copies, clear errors.
 mod pg_store;
+// Replicas on one PostgreSQL store: episodes move and continue byte for byte; a shared hosted run survives a replica.
+mod replicas;

@@ -36,6 +36,7 @@ mod fork;
 pub mod limits;
 mod metrics;
 mod registry;
+mod replica;
 mod runs;
 pub mod security;
 mod service;

@@ -18,7 +18,7 @@ pub enum AnyStore {
     /// The embedded default.
     Sqlite(Store),
     /// A database shared by replicas.
-    Postgres(PgStore),
+    Postgres(std::sync::Arc<PgStore>),
 }
 
 impl From<Store> for AnyStore {
@@ -42,7 +42,7 @@ impl AnyStore {
     /// or a SQLite file's path.
     pub fn open(location: impl AsRef<Path>) -> Result<AnyStore, StoreError> {
         match location.as_ref().to_str().filter(|l| postgres::is_url(l)) {
-            Some(url) => PgStore::connect(url).map(AnyStore::Postgres),
+            Some(url) => PgStore::connect(url).map(|store| AnyStore::Postgres(store.into())),
             None => Store::open(location).map(AnyStore::Sqlite),
         }
     }
@@ -51,13 +51,13 @@ impl AnyStore {
     /// be there; a database must be reachable).
     pub fn open_existing(location: impl AsRef<Path>) -> Result<AnyStore, StoreError> {
         match location.as_ref().to_str().filter(|l| postgres::is_url(l)) {
-            Some(url) => PgStore::connect(url).map(AnyStore::Postgres),
+            Some(url) => PgStore::connect(url).map(|store| AnyStore::Postgres(store.into())),
             None => Store::open_existing(location).map(AnyStore::Sqlite),
         }
     }
 
     /// The PostgreSQL store, when it is one (replicas share its log and leases).
-    pub fn postgres(&self) -> Option<&PgStore> {
+    pub fn postgres(&self) -> Option<&std::sync::Arc<PgStore>> {
         match self {
             AnyStore::Postgres(store) => Some(store),
             AnyStore::Sqlite(_) => None,

@@ -37,7 +37,7 @@ mod leases;
 mod service;
 
 pub(crate) use leases::LeaseTag;
-use leases::Queue;
+pub(crate) use leases::Queue;
 pub use service::RunsService;
 
 /// The lease timeout of a run that does not choose one.
@@ -75,11 +75,15 @@ pub(crate) struct RunHost {
     store: Arc<std::sync::Mutex<AnyStore>>,
     /// Runs loaded so far, by id.
     queues: Mutex<HashMap<String, Arc<Queue>>>,
+    /// The store is shared by replicas: a run's progress is the store's,
+    /// not what this server's queue saw.
+    shared: bool,
 }
 
 impl RunHost {
     pub(crate) fn new(store: AnyStore) -> Self {
-        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default() }
+        let shared = store.postgres().is_some();
+        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default(), shared }
     }
 
     /// Runs `f` on the store on a blocking thread.
@@ -102,7 +106,7 @@ impl RunHost {
     }
 
     /// A hosted run's queue, loaded from the store on first use.
-    pub(super) async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
+    pub(crate) async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
         limits::id("run_id", run_id)?;
         if let Some(queue) = self.queues.lock().get(run_id) {
             return Ok(queue.clone());
@@ -125,8 +129,12 @@ impl RunHost {
         Ok(self.queues.lock().entry(run_id.to_owned()).or_insert(queue).clone())
     }
 
-    /// A run's queue, if it is loaded.
+    /// A run's queue, if it is loaded (never with a shared store: the
+    /// store's counts are the progress there).
     pub(super) fn loaded(&self, run_id: &str) -> Option<Arc<Queue>> {
+        if self.shared {
+            return None;
+        }
         self.queues.lock().get(run_id).cloned()
     }
 

@@ -134,7 +134,12 @@ impl pb::runs_server::Runs for RunsService {
 
     async fn get_run(&self, request: Request<pb::GetRunRequest>) -> Result<Response<pb::Run>, Status> {
         let run_id = request.into_inner().run_id;
-        match self.host().queue(&run_id).await {
+        // Replicas: the shared store's counts, not this server's view.
+        let queue = match self.env.replica() {
+            Some(_) => Err(Error::RunNotHosted(run_id.clone())),
+            None => self.host().queue(&run_id).await,
+        };
+        match queue {
             Ok(queue) => Ok(Response::new(queue.progress())),
             // A run the command-line tool played: as stored.
             Err(Error::RunNotHosted(_)) => {
@@ -177,6 +182,10 @@ impl pb::runs_server::Runs for RunsService {
         limits::text("worker", &request.worker, limits::MAX_NAME_BYTES)?;
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         let queue = self.host().queue(&request.run_id).await?;
+        // Replicas on a shared store claim plan entries in the database.
+        if let (Some(replica), true) = (self.env.replica(), request.role.is_empty()) {
+            return Ok(Response::new(replica.next_episode(&self.env, &queue, &request.agent, &request.worker).await?));
+        }
         let registry = self.env.registry();
         if !request.role.is_empty() {
             let planned_roles =

@@ -68,13 +68,15 @@ impl PgStore {
 
     /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
     /// to an episode's log, and renews the lease of its plan entry if it has
-    /// one. A call logged before is left as it was (a retried append).
+    /// one; returns how many were appended. A call index logged before is
+    /// left as it was: fewer appended than given means another replica
+    /// played the episode further (this copy is stale).
     pub fn append_calls(
         &self,
         episode_id: String,
         first: u32,
         records: Vec<Vec<u8>>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send + 'static {
         let (pool, url) = (self.pool.clone(), self.url.clone());
         self.background(async move {
             let client = client(&pool, &url).await?;
@@ -84,13 +86,31 @@ impl PgStore {
                     "WITH logged AS (
                          INSERT INTO call_log (episode_id, call_index, record)
                          SELECT $1, call_index, record FROM unnest($2::INTEGER[], $3::BYTEA[]) AS c (call_index, record)
-                         ON CONFLICT DO NOTHING)
-                     UPDATE leases SET renewed_at = now() WHERE episode_id = $1",
+                         ON CONFLICT DO NOTHING RETURNING 1),
+                     renewed AS (UPDATE leases SET renewed_at = now() WHERE episode_id = $1)
+                     SELECT COUNT(*) FROM logged",
                 )
                 .await
                 .map_err(pg(&url))?;
-            client.execute(&statement, &[&episode_id, &indices, &records]).await.map_err(pg(&url))?;
-            Ok(())
+            let row = client.query_one(&statement, &[&episode_id, &indices, &records]).await.map_err(pg(&url))?;
+            Ok(row.get::<_, i64>(0).max(0) as usize)
+        })
+    }
+
+    /// How many calls of the episode are in the log (`None`: not logged).
+    pub fn logged_calls(&self, episode_id: String) -> impl Future<Output = Result<Option<usize>, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let row = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM episode_log WHERE episode_id = $1),
+                            (SELECT COUNT(*) FROM call_log WHERE episode_id = $1)",
+                    &[&episode_id],
+                )
+                .await
+                .map_err(pg(&url))?;
+            Ok(row.get::<_, bool>(0).then(|| row.get::<_, i64>(1).max(0) as usize))
         })
     }
 
