@@ -38,6 +38,6 @@ mod play;
 mod remote;
 pub mod worker;
 
-pub use client::{Bearer, Client, ClientError, Credentials, Transport};
+pub use client::{Bearer, Client, ClientError, Credentials, EPISODE_HEADER, Transport};
 pub use play::{EpisodeOutcome, play, play_episode, run_plan};
 pub use remote::RemoteEnv;
