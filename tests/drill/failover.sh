@@ -38,6 +38,7 @@ pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     [ -n "${pg_data:-}" ] && as_pg "$pgbin/pg_ctl" stop -D "$pg_data" -m immediate >/dev/null 2>&1 || true
+    [ -n "${pg_dir:-}" ] && rm -rf "$pg_dir"
 }
 trap cleanup EXIT
 
