@@ -21,13 +21,12 @@ pub enum Claim {
     Done,
 }
 
-/// Claims the first claimable entry: no verdict, and no lease or an expired one.
+/// Claims the first claimable entry: no verdict (`NOT done`, read from the
+/// partial index of pending entries), and no lease or an expired one.
 const CLAIM: &str = "
 WITH pick AS (
     SELECT p.plan_index FROM planned_episodes p
-    WHERE p.run_id = $1 AND ($2 = '' OR p.agent = $2)
-      AND NOT EXISTS (SELECT 1 FROM episodes e
-                      WHERE e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL)
+    WHERE p.run_id = $1 AND NOT p.done AND ($2 = '' OR p.agent = $2)
       AND NOT EXISTS (SELECT 1 FROM leases l
                       WHERE l.run_id = p.run_id AND l.plan_index = p.plan_index
                         AND l.renewed_at > now() - $3 * INTERVAL '1 millisecond')
@@ -45,9 +44,7 @@ SELECT COUNT(*), MIN(EXTRACT(EPOCH FROM (l.renewed_at + $3 * INTERVAL '1 millise
        COUNT(*) FILTER (WHERE l.plan_index IS NULL)
 FROM planned_episodes p
 LEFT JOIN leases l ON l.run_id = p.run_id AND l.plan_index = p.plan_index
-WHERE p.run_id = $1 AND ($2 = '' OR p.agent = $2)
-  AND NOT EXISTS (SELECT 1 FROM episodes e
-                  WHERE e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL)";
+WHERE p.run_id = $1 AND NOT p.done AND ($2 = '' OR p.agent = $2)";
 
 impl PgStore {
     /// Claims a planned episode of `run` for `agent` (any when empty) whose

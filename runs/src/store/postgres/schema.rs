@@ -10,10 +10,11 @@ use super::{client, pg};
 use crate::store::StoreError;
 
 /// The schema this code reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 1;
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// The migrations, in order: `MIGRATIONS[n]` brings version `n` to `n + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = ["
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
+    "
 CREATE TABLE runs (
     seq         BIGINT  PRIMARY KEY,            -- run-0001 is seq 1
     id          TEXT    NOT NULL UNIQUE,
@@ -79,7 +80,17 @@ CREATE TABLE call_log (
     record      BYTEA   NOT NULL,               -- toolenv.v1.ToolCallRecord
     PRIMARY KEY (episode_id, call_index)
 );
-"];
+",
+    "
+-- Version 2: a plan entry knows it has a verdict, so that a lease claim
+-- reads only the entries still pending (a partial index), not the plan
+-- from its start.
+ALTER TABLE planned_episodes ADD COLUMN done BOOLEAN NOT NULL DEFAULT false;
+UPDATE planned_episodes p SET done = true FROM episodes e
+    WHERE e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL;
+CREATE INDEX planned_pending ON planned_episodes (run_id, plan_index) WHERE NOT done;
+",
+];
 
 /// An arbitrary key for `pg_advisory_xact_lock`: migrations run one at a time.
 const MIGRATION_LOCK: i64 = 0x0074_6f6f_6c65_6e76;

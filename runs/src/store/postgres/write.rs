@@ -170,6 +170,13 @@ impl PgStore {
                 .await
                 .map_err(pg(url))?;
             }
+            tx.execute(
+                "UPDATE planned_episodes p SET done = true FROM episodes e
+                 WHERE p.run_id = $1 AND e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL",
+                &[&id],
+            )
+            .await
+            .map_err(pg(url))?;
             tx.commit().await.map_err(pg(url))?;
             Ok(RunId(id))
         })
@@ -209,19 +216,25 @@ impl PgStore {
 async fn record(pool: &deadpool_postgres::Pool, url: &str, run: &str, row: EpisodeRow) -> Result<Option<u64>, StoreError> {
     let client = client(pool, url).await?;
     let changed = client
-        .execute(
-            "INSERT INTO episodes (run_id, plan_index, session, passed, infra_error, result, trajectory)
-             VALUES ($1, $2, COALESCE((SELECT sessions FROM runs WHERE id = $1), 1), $3, $4, $5, $6)
-             ON CONFLICT (run_id, plan_index) DO UPDATE SET
-                 session = excluded.session, passed = excluded.passed, infra_error = excluded.infra_error,
-                 result = excluded.result, trajectory = excluded.trajectory,
-                 replaced_infra_errors = episodes.replaced_infra_errors + 1
-             WHERE episodes.infra_error IS NOT NULL",
+        .query_one(
+            "WITH recorded AS (
+                 INSERT INTO episodes (run_id, plan_index, session, passed, infra_error, result, trajectory)
+                 VALUES ($1, $2, COALESCE((SELECT sessions FROM runs WHERE id = $1), 1), $3, $4, $5, $6)
+                 ON CONFLICT (run_id, plan_index) DO UPDATE SET
+                     session = excluded.session, passed = excluded.passed, infra_error = excluded.infra_error,
+                     result = excluded.result, trajectory = excluded.trajectory,
+                     replaced_infra_errors = episodes.replaced_infra_errors + 1
+                 WHERE episodes.infra_error IS NOT NULL
+                 RETURNING passed),
+             done AS (
+                 UPDATE planned_episodes SET done = true
+                 WHERE run_id = $1 AND plan_index = $2 AND EXISTS (SELECT 1 FROM recorded WHERE passed IS NOT NULL))
+             SELECT COUNT(*) FROM recorded",
             &[&run, &row.plan_index, &row.passed, &row.infra_error, &row.result, &row.trajectory],
         )
         .await;
     match changed {
-        Ok(changed) => Ok(Some(changed)),
+        Ok(row) => Ok(Some(row.get::<_, i64>(0).max(0) as u64)),
         Err(error) if error.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Ok(None),
         Err(error) => Err(pg(url)(error)),
     }
