@@ -50,3 +50,7 @@ mod security;
 mod report_agreement;
 // TLS with the README's certificate recipe and a plain self-signed certificate; clear errors.
 mod tls;
+// The PostgreSQL store (a real cluster from initdb): same reports as SQLite, copies, clear errors.
+mod pg_store;
+// Replicas on one PostgreSQL store: episodes move and continue byte for byte; a shared hosted run survives a replica.
+mod replicas;

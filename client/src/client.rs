@@ -209,6 +209,7 @@ impl Client {
     /// multi-agent episode). What comes back is a result, a rejection, a
     /// fault, a refusal or an infrastructure error (see the crate docs).
     pub async fn call(&mut self, request: pb::CallToolRequest) -> Result<pb::CallToolResponse, ClientError> {
+        let request = routed(request, |r| &r.episode_id);
         Ok(self.inner.call_tool(request).await?.into_inner())
     }
 
@@ -231,6 +232,7 @@ impl Client {
     /// Finishes an episode as the request says (the agent's final answer,
     /// what it spent, its conversation) and returns the verdict.
     pub async fn finish(&mut self, request: pb::FinishEpisodeRequest) -> Result<pb::Verdict, ClientError> {
+        let request = routed(request, |r| &r.episode_id);
         Ok(self.inner.finish_episode(request).await?.into_inner())
     }
 
@@ -238,12 +240,13 @@ impl Client {
     /// `CallToolRequest.agent_id`), its system prompt, the description and the tools.
     pub async fn join(&mut self, episode_id: &str, role: &str) -> Result<pb::JoinEpisodeResponse, ClientError> {
         let request = pb::JoinEpisodeRequest { episode_id: episode_id.to_owned(), role: role.to_owned() };
-        Ok(self.inner.join_episode(request).await?.into_inner())
+        Ok(self.inner.join_episode(routed(request, |r| &r.episode_id)).await?.into_inner())
     }
 
     /// Returns an episode's trajectory.
     pub async fn trajectory(&mut self, episode_id: &str) -> Result<pb::Trajectory, ClientError> {
-        Ok(self.inner.get_trajectory(pb::GetTrajectoryRequest { episode_id: episode_id.to_owned() }).await?.into_inner())
+        let request = routed(pb::GetTrajectoryRequest { episode_id: episode_id.to_owned() }, |r| &r.episode_id);
+        Ok(self.inner.get_trajectory(request).await?.into_inner())
     }
 
     /// Leases the next episode of a hosted run planned for `agent` (empty:
@@ -266,4 +269,20 @@ impl Client {
             }
         }
     }
+}
+
+/// The metadata header that carries a request's episode id, so that a proxy
+/// in front of replicas keeps an episode on one replica by hashing it
+/// (HAProxy's `balance hdr(x-toolenv-episode)`, Envoy's ring hash) without
+/// parsing protobuf. Servers ignore it.
+pub const EPISODE_HEADER: &str = "x-toolenv-episode";
+
+/// `message` as a request with its episode id in [`EPISODE_HEADER`].
+fn routed<T>(message: T, episode_id: fn(&T) -> &String) -> tonic::Request<T> {
+    let value = tonic::metadata::MetadataValue::try_from(episode_id(&message).as_str());
+    let mut request = tonic::Request::new(message);
+    if let Ok(value) = value {
+        request.metadata_mut().insert(EPISODE_HEADER, value);
+    }
+    request
 }

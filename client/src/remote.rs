@@ -85,6 +85,12 @@ impl RemoteEnv {
             }
         };
         let Some(info) = status.get_details_error_info() else {
+            // UNAVAILABLE without a fault's ErrorInfo comes from the transport
+            // (a replica or proxy gone), not the episode: an infrastructure error.
+            if code == FailureCode::Unavailable {
+                self.error = Some(ClientError::Status(status));
+                return Observation::Closed("infrastructure error".into());
+            }
             // No fault's ErrorInfo: a quota of the episode (its call limit).
             return Observation::Closed(status.message().to_owned());
         };

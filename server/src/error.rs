@@ -51,6 +51,10 @@ pub enum Error {
     /// The store of runs failed.
     #[error("the store of runs failed: {}", cut_long(.0))]
     Store(String),
+    /// The durable log (a replica's PostgreSQL store) could not be written
+    /// or read: the call was not acknowledged; try again.
+    #[error("the durable episode log is unavailable: {}", cut_long(.0))]
+    Unavailable(String),
     /// The server itself failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -139,6 +143,7 @@ impl From<Error> for Status {
             ),
             // Not the client's doing.
             Error::Store(_) | Error::Internal(_) => Status::internal(message),
+            Error::Unavailable(_) => Status::unavailable(message),
             // A multi-agent episode's quota (messages sent, agents joined) is used up.
             Error::BusLimit(_) => Status::resource_exhausted(message),
         }

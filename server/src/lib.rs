@@ -36,6 +36,7 @@ mod fork;
 pub mod limits;
 mod metrics;
 mod registry;
+mod replica;
 mod runs;
 pub mod security;
 mod service;
@@ -213,8 +214,8 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
         security::check_token(token).map_err(ServeError::Security)?;
     }
     let store = match &config.store {
-        Some(path) => toolenv_runs::store::Store::open(path)?,
-        None => toolenv_runs::store::Store::open_in_memory()?,
+        Some(path) => toolenv_runs::store::AnyStore::open(path)?,
+        None => toolenv_runs::store::Store::open_in_memory()?.into(),
     };
     let service = ToolEnvService::new(config, store);
     let metrics = service.metrics().cloned();
@@ -260,7 +261,7 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
 /// without the background expiry): for driving the handlers in-process, as
 /// the fuzz harness does. A real server is [`RunningServer`].
 pub fn in_process(config: Config) -> Result<(ToolEnvService, RunsService), ServeError> {
-    let store = toolenv_runs::store::Store::open_in_memory()?;
+    let store = toolenv_runs::store::Store::open_in_memory()?.into();
     let service = ToolEnvService::new(config, store);
     let runs = RunsService::new(service.clone());
     Ok((service, runs))

@@ -131,8 +131,11 @@ fn latency_histogram() -> Histogram {
 
 impl Metrics {
     /// Metrics over the episodes of `episodes` and the runs of `runs`.
-    pub(crate) fn new(episodes: Arc<Registry>, runs: Arc<RunHost>) -> Metrics {
+    pub(crate) fn new(episodes: Arc<Registry>, runs: Arc<RunHost>, rebuilt: Option<Counter>) -> Metrics {
         let mut registry = MetricRegistry::with_prefix("toolenv");
+        if let Some(rebuilt) = rebuilt {
+            registry.register("episodes_rebuilt", "Episodes this replica rebuilt from the durable log by replay", rebuilt);
+        }
         let created = Family::<DomainLabels, Counter>::default();
         registry.register("episodes_created", "Episodes created, by domain", created.clone());
         let finished = Family::<VerdictLabels, Counter>::default();

@@ -42,12 +42,15 @@ pub(crate) struct Session {
     pub(crate) usage: Option<toolenv::pb::Usage>,
     /// The conversation a built-in LLM agent reported with its first finish.
     pub(crate) conversation: Option<toolenv::pb::Conversation>,
+    /// With a PostgreSQL store: how many of its calls are in the durable log
+    /// (`crate::replica`), behind a lock held while more are appended.
+    pub(crate) logged: Option<Arc<tokio::sync::Mutex<usize>>>,
 }
 
 impl Session {
     /// A new episode's session: no call made, nothing revoked or reported.
     pub(crate) fn new(episode: Episode, in_band: bool, time_scale: f64, lease: Option<LeaseTag>) -> Self {
-        Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None, conversation: None }
+        Self { episode, in_band, time_scale, last_reply: None, lease, revoked: None, usage: None, conversation: None, logged: None }
     }
 
     /// A call with no agent id, as a single-agent episode gets it.
@@ -224,6 +227,40 @@ impl Registry {
         let entry = Arc::new(Mutex::new(Entry { session, last_used: Instant::now() }));
         self.shard(key).lock().insert(key, entry);
         Ok(format!("ep-{key:032x}"))
+    }
+
+    /// Whether an episode of this id is held here, live or finished.
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.get(id).is_some() || self.finished.contains(id)
+    }
+
+    /// Stores an episode under a given id (one rebuilt from the durable log);
+    /// an episode held under that id already stays.
+    pub(crate) fn insert_as(&self, id: &str, session: Session) -> Result<(), Error> {
+        let key = key(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+        if self.len.fetch_add(1, Ordering::AcqRel) >= self.max_episodes {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::TooManyEpisodes(self.max_episodes));
+        }
+        match self.shard(key).lock().entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.len.fetch_sub(1, Ordering::AcqRel);
+            }
+            std::collections::hash_map::Entry::Vacant(place) => {
+                place.insert(Arc::new(Mutex::new(Entry { session, last_used: Instant::now() })));
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops a live episode: its durable log fell behind it, so its next
+    /// request rebuilds it from the log.
+    pub(crate) fn evict(&self, id: &str) {
+        if let Some(key) = key(id)
+            && self.shard(key).lock().remove(&key).is_some()
+        {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     /// Runs `f` on a live episode, marking it used.

@@ -18,6 +18,7 @@ use crate::{
     fault, limits,
     metrics::{CallLabels, Metrics},
     registry::{Registry, Session},
+    replica::{Replica, Synced},
     runs::{LeaseTag, RunHost},
 };
 
@@ -29,13 +30,29 @@ pub struct ToolEnvService {
     runs: Arc<RunHost>,
     /// Prometheus metrics, when the server exposes them.
     metrics: Option<Arc<Metrics>>,
+    /// The durable episode log, when replicas share a PostgreSQL store.
+    replica: Option<Arc<Replica>>,
 }
 
 impl ToolEnvService {
-    pub(crate) fn new(config: Config, store: toolenv_runs::store::Store) -> Self {
+    pub(crate) fn new(config: Config, store: toolenv_runs::store::AnyStore) -> Self {
+        let replica = store.postgres().map(|store| Arc::new(Replica::new(store.clone())));
         let (registry, runs) = (Arc::new(Registry::new(config.max_episodes)), Arc::new(RunHost::new(store)));
-        let metrics = config.metrics_addr.map(|_| Arc::new(Metrics::new(registry.clone(), runs.clone())));
-        Self { registry, config: Arc::new(config), runs, metrics }
+        let rebuilt = replica.as_ref().map(|replica| replica.rebuilt.clone());
+        let metrics = config.metrics_addr.map(|_| Arc::new(Metrics::new(registry.clone(), runs.clone(), rebuilt)));
+        Self { registry, config: Arc::new(config), runs, metrics, replica }
+    }
+
+    pub(crate) fn replica(&self) -> Option<&Arc<Replica>> {
+        self.replica.as_ref()
+    }
+
+    /// With replicas: an episode this server does not hold, rebuilt from the log.
+    async fn held(&self, id: &str) -> Result<(), Error> {
+        match &self.replica {
+            Some(replica) => replica.ensure(&self.registry, &self.runs, id, self.config.max_calls_per_episode).await,
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn metrics(&self) -> Option<&Arc<Metrics>> {
@@ -179,7 +196,11 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
     }
 
     async fn create_episode(&self, request: Request<pb::CreateEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
-        Ok(Response::new(self.open_episode(request.into_inner(), None)?))
+        let episode = self.open_episode(request.into_inner(), None)?;
+        if let Some(replica) = &self.replica {
+            replica.created(&self.registry, &episode.episode_id).await?;
+        }
+        Ok(Response::new(episode))
     }
 
     async fn call_tool(&self, request: Request<pb::CallToolRequest>) -> Result<Response<pb::CallToolResponse>, Status> {
@@ -196,14 +217,27 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::invalid("arguments_json", message).into());
         }
         let key = Some(request.idempotency_key.as_str()).filter(|k| !k.is_empty());
+        if self.replica.is_some() {
+            self.held(id).await?;
+        }
         // The clock is read for the latency metric only when there are metrics.
         let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
-        let called = self.registry.with_live_at(id, |session, now| {
+        let play = |session: &mut Session, now| {
             let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
             let outgoing = session.call_as(now, agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)?;
             let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
             Ok((outgoing, labels))
-        });
+        };
+        let mut called = self.registry.with_live_at(id, play);
+        // With replicas, the call is in the durable log before its reply goes;
+        // a stale copy is rebuilt from the log and plays the call again.
+        if let Some(replica) = &self.replica
+            && replica.sync(&self.registry, id).await? == Synced::Stale
+        {
+            self.held(id).await?;
+            called = self.registry.with_live_at(id, play);
+            replica.sync(&self.registry, id).await?;
+        }
         let (outgoing, labels) = match called {
             Ok(called) => called,
             Err(error) => {
@@ -232,6 +266,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         if let Some(answer) = &request.answer {
             limits::text("answer", answer, limits::MAX_ANSWER_BYTES)?;
+        }
+        if let Some(replica) = &self.replica {
+            replica.drop_if_stale(&self.registry, id).await?;
+            self.held(id).await?;
         }
         let finished = self.registry.finish(id, |session| {
             let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
@@ -271,18 +309,35 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             return Err(Error::MissingField("role").into());
         }
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
-        let reply = self.registry.with_live(id, |session| crate::team::join(session, &request.role))?;
+        self.held(id).await?;
+        let reply = self.registry.with_live(id, |session| crate::team::join(session, &request.role));
+        if let Some(replica) = &self.replica {
+            replica.sync(&self.registry, id).await?;
+        }
+        let reply = reply?;
         tracing::debug!(episode_id = %id, agent_id = %reply.agent_id, "agent joined");
         Ok(Response::new(reply))
     }
 
     async fn get_trajectory(&self, request: Request<pb::GetTrajectoryRequest>) -> Result<Response<pb::Trajectory>, Status> {
         let id = episode_id(&request.get_ref().episode_id)?;
+        if let Some(replica) = &self.replica {
+            replica.drop_if_stale(&self.registry, id).await?;
+            self.held(id).await?;
+        }
         let trajectory = self.registry.trajectory(id)?;
         Ok(Response::new(trajectory))
     }
 
     async fn fork_episode(&self, request: Request<pb::ForkEpisodeRequest>) -> Result<Response<pb::Episode>, Status> {
-        Ok(Response::new(self.fork_episode(request.into_inner())?))
+        let request = request.into_inner();
+        if !request.episode_id.is_empty() {
+            self.held(episode_id(&request.episode_id)?).await?;
+        }
+        let episode = self.fork_episode(request)?;
+        if let Some(replica) = &self.replica {
+            replica.created(&self.registry, &episode.episode_id).await?;
+        }
+        Ok(Response::new(episode))
     }
 }

@@ -10,11 +10,15 @@
 //!
 //! This module holds what does not depend on where runs are kept: the
 //! error, run ids, a run's summary, a recorded episode as read back, and
-//! the JSON-lines export (`export`). The backend is [`sqlite`], an embedded
-//! file and the default ([`Store`]); another backend (PostgreSQL, for
-//! replicas) sits beside it as a sibling module with the same methods.
+//! the JSON-lines export (`export`). The backends are [`sqlite`], an embedded
+//! file and the default ([`Store`]), and [`postgres`], a database that
+//! several servers (replicas) share ([`PgStore`]), with the same methods;
+//! [`AnyStore`] is either, chosen by the location a user gives (a path or a
+//! `postgres://` URL).
 
+mod any;
 mod export;
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::PathBuf;
@@ -24,6 +28,8 @@ use serde::Serialize;
 use toolenv::pb;
 
 use crate::metrics::EpisodeResult;
+pub use any::AnyStore;
+pub use postgres::PgStore;
 pub use sqlite::{DEFAULT_PATH, SCHEMA_VERSION, Store};
 
 /// Why a store operation failed.
@@ -38,6 +44,15 @@ pub enum StoreError {
     /// The file was written by another version of the schema.
     #[error("the store at {path} has schema version {found}; this toolenv reads version {SCHEMA_VERSION}")]
     SchemaVersion { path: PathBuf, found: i64 },
+    /// The PostgreSQL store cannot be reached or refused a statement.
+    #[error("PostgreSQL store {url}: {message}")]
+    Postgres { url: String, message: String },
+    /// The database was migrated by a newer toolenv.
+    #[error(
+        "the PostgreSQL store {url} has schema version {found}; this toolenv reads version {} (upgrade toolenv)",
+        postgres::PG_SCHEMA_VERSION
+    )]
+    PgSchemaVersion { url: String, found: i64 },
     /// No run of that id.
     #[error("no run '{run}' in the store at {path} (`toolenv runs --store {path}` lists them)")]
     UnknownRun { run: String, path: PathBuf },

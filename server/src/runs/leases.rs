@@ -21,8 +21,8 @@ use crate::registry::Registry;
 /// Marks an episode as a run's planned episode: finishing it records it.
 #[derive(Debug, Clone)]
 pub(crate) struct LeaseTag {
-    pub(super) queue: Arc<Queue>,
-    pub(super) index: usize,
+    pub(crate) queue: Arc<Queue>,
+    pub(crate) index: usize,
 }
 
 /// The state of one planned episode.
@@ -39,8 +39,8 @@ enum Slot {
 /// A hosted run in memory: its plan and the state of each planned episode.
 #[derive(Debug)]
 pub(crate) struct Queue {
-    pub(super) run: RunId,
-    pub(super) plan: Vec<PlannedEpisode>,
+    pub(crate) run: RunId,
+    pub(crate) plan: Vec<PlannedEpisode>,
     /// The plan's agent labels, in plan order.
     agents: Vec<String>,
     /// The plan indices a worker may get, by the agent label it asks for
@@ -48,7 +48,7 @@ pub(crate) struct Queue {
     lanes: HashMap<String, Vec<usize>>,
     /// Woken when a slot is done or waiting again, for long-polling workers.
     pub(super) changed: tokio::sync::Notify,
-    pub(super) lease_timeout: Duration,
+    pub(crate) lease_timeout: Duration,
     state: Mutex<QueueState>,
 }
 
@@ -237,7 +237,7 @@ impl Queue {
     }
 
     /// The run's progress as the wire shows it.
-    pub(super) fn progress(&self) -> pb::Run {
+    pub(crate) fn progress(&self) -> pb::Run {
         let run = self.state.lock().progress(&self.agents);
         with_suite(run, self.plan.iter().map(|p| p.request.task_id.as_str()))
     }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use toolenv::pb;
-use toolenv_runs::store::{RunSummary, Store, StoreError};
+use toolenv_runs::store::{AnyStore, RunSummary, StoreError};
 
 use crate::error::Error;
 use crate::limits;
@@ -37,7 +37,7 @@ mod leases;
 mod service;
 
 pub(crate) use leases::LeaseTag;
-use leases::Queue;
+pub(crate) use leases::Queue;
 pub use service::RunsService;
 
 /// The lease timeout of a run that does not choose one.
@@ -72,20 +72,24 @@ fn with_suite<'a>(mut run: pb::Run, task_ids: impl IntoIterator<Item = &'a str>)
 /// The hosted runs of a server, over its store.
 #[derive(Debug)]
 pub(crate) struct RunHost {
-    store: Arc<std::sync::Mutex<Store>>,
+    store: Arc<std::sync::Mutex<AnyStore>>,
     /// Runs loaded so far, by id.
     queues: Mutex<HashMap<String, Arc<Queue>>>,
+    /// The store is shared by replicas: a run's progress is the store's,
+    /// not what this server's queue saw.
+    shared: bool,
 }
 
 impl RunHost {
-    pub(crate) fn new(store: Store) -> Self {
-        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default() }
+    pub(crate) fn new(store: AnyStore) -> Self {
+        let shared = store.postgres().is_some();
+        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default(), shared }
     }
 
     /// Runs `f` on the store on a blocking thread.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&AnyStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, Error> {
         let store = self.store.clone();
         let joined = tokio::task::spawn_blocking(move || {
@@ -102,7 +106,7 @@ impl RunHost {
     }
 
     /// A hosted run's queue, loaded from the store on first use.
-    pub(super) async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
+    pub(crate) async fn queue(&self, run_id: &str) -> Result<Arc<Queue>, Error> {
         limits::id("run_id", run_id)?;
         if let Some(queue) = self.queues.lock().get(run_id) {
             return Ok(queue.clone());
@@ -125,8 +129,12 @@ impl RunHost {
         Ok(self.queues.lock().entry(run_id.to_owned()).or_insert(queue).clone())
     }
 
-    /// A run's queue, if it is loaded.
+    /// A run's queue, if it is loaded (never with a shared store: the
+    /// store's counts are the progress there).
     pub(super) fn loaded(&self, run_id: &str) -> Option<Arc<Queue>> {
+        if self.shared {
+            return None;
+        }
         self.queues.lock().get(run_id).cloned()
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::Store;
+use toolenv_runs::store::AnyStore;
 use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
 
 use super::leases::{LeaseTag, Pick, Queue};
@@ -134,7 +134,12 @@ impl pb::runs_server::Runs for RunsService {
 
     async fn get_run(&self, request: Request<pb::GetRunRequest>) -> Result<Response<pb::Run>, Status> {
         let run_id = request.into_inner().run_id;
-        match self.host().queue(&run_id).await {
+        // Replicas: the shared store's counts, not this server's view.
+        let queue = match self.env.replica() {
+            Some(_) => Err(Error::RunNotHosted(run_id.clone())),
+            None => self.host().queue(&run_id).await,
+        };
+        match queue {
             Ok(queue) => Ok(Response::new(queue.progress())),
             // A run the command-line tool played: as stored.
             Err(Error::RunNotHosted(_)) => {
@@ -177,6 +182,10 @@ impl pb::runs_server::Runs for RunsService {
         limits::text("worker", &request.worker, limits::MAX_NAME_BYTES)?;
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         let queue = self.host().queue(&request.run_id).await?;
+        // Replicas on a shared store claim plan entries in the database.
+        if let (Some(replica), true) = (self.env.replica(), request.role.is_empty()) {
+            return Ok(Response::new(replica.next_episode(&self.env, &queue, &request.agent, &request.worker).await?));
+        }
         let registry = self.env.registry();
         if !request.role.is_empty() {
             let planned_roles =
@@ -294,7 +303,7 @@ impl pb::runs_server::Runs for RunsService {
         limits::text("run_b", &run_b, limits::MAX_ID_BYTES)?;
         limits::list("agents", &agents, limits::MAX_NAME_BYTES)?;
         let run_b = Some(run_b).filter(|b| !b.is_empty());
-        let read = move |store: &Store| {
+        let read = move |store: &AnyStore| {
             let mut sides = Vec::new();
             for id in std::iter::once(run_a).chain(run_b) {
                 let run = store.find_run(&id)?;

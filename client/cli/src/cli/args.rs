@@ -87,6 +87,16 @@ pub(crate) enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Copy every run of a store (--store, a SQLite file) into a PostgreSQL
+    /// store, as new runs there (their ids are printed old → new), so that
+    /// replicas (`toolenv serve --store postgres://…`) and reports read them.
+    CopyStore {
+        /// The PostgreSQL store to copy into: postgres://user:password@host:port/db.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     #[command(flatten)]
     Client(ClientCommand),
     /// Serve an episode, or a hosted run's episodes, to an MCP client over
@@ -194,8 +204,9 @@ pub(crate) struct ReplayArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct StoreArgs {
-    /// The SQLite file runs are stored in.
-    #[arg(long, value_name = "PATH", default_value = toolenv_runs::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    /// Where runs are stored: a SQLite file, or a PostgreSQL database
+    /// shared by replicas (postgres://user:password@host:port/db).
+    #[arg(long, value_name = "PATH|URL", default_value = toolenv_runs::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
     pub(crate) store: std::path::PathBuf,
 }
 

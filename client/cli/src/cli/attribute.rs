@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
-use toolenv_runs::store::Store;
+use toolenv_runs::store::AnyStore;
 
 /// The run's failed episodes, attributed; episodes that could not be are reported on stderr.
 fn attributed(
@@ -17,7 +17,7 @@ fn attributed(
     run: &str,
     max_calls: u32,
 ) -> anyhow::Result<(Vec<toolenv_runs::store::StoredEpisode>, Vec<EpisodeAttribution>)> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let episodes = store.episodes(&run)?;
     let (attributed, unattributed) = attribution::attribute_run(&episodes, max_calls);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use toolenv_runs::compare;
 use toolenv_runs::metrics::InfraConvention;
-use toolenv_runs::store::Store;
+use toolenv_runs::store::AnyStore;
 
 /// What to compare and how to print it.
 pub(crate) struct CompareRequest<'a> {
@@ -24,7 +24,7 @@ pub(crate) struct CompareRequest<'a> {
 
 /// `toolenv compare RUN_A [RUN_B]` over the local store.
 pub(crate) fn compare_stored(path: &Path, request: &CompareRequest) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let run_a = store.find_run(request.run_a)?;
     let run_b = request.run_b.map(|id| store.find_run(id)).transpose()?;
     let agents_a = store.agents(&run_a)?;

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::Store;
+use toolenv_runs::store::AnyStore;
 use toolenv_runs::{html, trials_of};
 
 /// Writes the page of `runs` (the first is the baseline) to `file`.
 pub(crate) fn report(path: &Path, runs: &[String], file: &Path, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let mut figures = Vec::with_capacity(runs.len());
     for run in runs {
         let id = store.find_run(run)?;

@@ -68,6 +68,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             None => store::report(&store.store, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
         },
         Command::Export { run, store } => store::export(&store.store, &run),
+        Command::CopyStore { to, store } => store::copy(&store.store, &to),
         Command::Compare(args) => {
             let request = compare::CompareRequest {
                 run_a: &args.run_a,

@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_client::Client;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, Outcome};
-use toolenv_runs::store::{RunId, Store, StoreError};
+use toolenv_runs::store::{AnyStore, RunId, StoreError};
 
 use super::plan::{Episodes, RunPlan};
 use super::render::{self, Shape};
@@ -78,7 +78,7 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
 /// Continues a stored run: plays its pending episodes, then shows the results of all of them.
 async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyhow::Result<ExitCode> {
     let (concurrency, json) = (plan.concurrency, plan.json);
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let before = store.summary(&run)?;
     if before.lease_timeout.is_some() {
@@ -163,7 +163,7 @@ async fn play_episodes(
 
 /// A run being recorded in the store as its episodes finish.
 struct Recording {
-    store: Store,
+    store: AnyStore,
     run: RunId,
     /// The first failure to record, reported when the run ends; playing goes on.
     error: Option<StoreError>,
@@ -173,7 +173,7 @@ struct Recording {
 impl Recording {
     /// Stores a new run of `plan` and says how to resume it.
     fn create(path: &Path, plan: &[PlannedEpisode]) -> anyhow::Result<Recording> {
-        let store = Store::open(path)?;
+        let store = AnyStore::open(path)?;
         let run = store.create_run(plan, &super::command_line())?;
         eprintln!("run {run}: {} episodes; resume with `toolenv run --resume {run}{}`", plan.len(), store_flag(path));
         Ok(Recording { store, run, error: None, recorded: 0 })
@@ -194,7 +194,8 @@ impl Recording {
 
     /// Says where the run is stored and what is left of it; fails if an episode could not be stored.
     fn finish(self) -> anyhow::Result<ExitCode> {
-        let path = self.store.path().to_path_buf();
+        let location = self.store.location();
+        let path = Path::new(&location);
         if let Some(error) = self.error {
             return Err(anyhow::Error::new(error).context(format!("storing episodes of {} in {}", self.run, path.display())));
         }
@@ -213,7 +214,7 @@ impl Recording {
                 "{} episodes ended in an infrastructure error; `toolenv run --resume {}{}` plays them again",
                 summary.infra_errors,
                 self.run,
-                store_flag(&path)
+                store_flag(path)
             );
         }
         Ok(ExitCode::SUCCESS)

@@ -45,7 +45,11 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Res
         security: security(&args, token)?,
     };
     let server = RunningServer::bind(args.addr, config).await?;
-    let kept = if args.no_store { "in memory only".to_owned() } else { format!("in {}", args.store.store.display()) };
+    let kept = if args.no_store {
+        "in memory only".to_owned()
+    } else {
+        format!("in {}", toolenv_runs::store::postgres::redact(&args.store.store.display().to_string()))
+    };
     eprintln!("toolenv listening on {} (Ctrl-C to stop); hosted runs are kept {kept}", server.url());
     if let Some(addr) = server.metrics_addr() {
         eprintln!("Prometheus metrics at http://{addr}/metrics");

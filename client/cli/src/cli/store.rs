@@ -1,24 +1,24 @@
-//! Commands over the local store of runs: `runs`, `report` and `export`.
+//! Commands over the store of runs: `runs`, `report`, `export` and `copy-store`.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::{Store, StoreError};
+use toolenv_runs::store::{AnyStore, StoreError};
 use toolenv_runs::trials_of;
 
 use super::render;
 
 /// `toolenv runs`: the store's runs.
 pub(crate) fn list_runs(path: &Path) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     render::stored_runs(&store.runs()?);
     Ok(ExitCode::SUCCESS)
 }
 
 /// `toolenv report RUN`: a stored run's report.
 pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let summary = store.summary(&run)?;
     let results = store.results(&run)?;
@@ -38,7 +38,7 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
 
 /// `toolenv export RUN`: a stored run's episodes as JSON lines on stdout.
 pub(crate) fn export(path: &Path, run: &str) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(path)?;
+    let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match store.export_jsonl(&run, stdout) {
@@ -48,4 +48,19 @@ pub(crate) fn export(path: &Path, run: &str) -> anyhow::Result<ExitCode> {
         Err(StoreError::Json(error)) if error.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
         Err(error) => Err(error.into()),
     }
+}
+
+/// `toolenv copy-store --to URL`: every run of the store, copied into PostgreSQL.
+pub(crate) fn copy(path: &Path, to: &str) -> anyhow::Result<ExitCode> {
+    if !toolenv_runs::store::postgres::is_url(to) {
+        anyhow::bail!("--to must be a PostgreSQL URL (postgres://user:password@host:port/db), got {to:?}");
+    }
+    let from = AnyStore::open_existing(path)?;
+    let into = toolenv_runs::store::PgStore::connect(to)?;
+    let copied = from.copy_into(&into)?;
+    for (old, new) in &copied {
+        println!("{old} -> {new}");
+    }
+    eprintln!("copied {} run{} from {} into {}", copied.len(), if copied.len() == 1 { "" } else { "s" }, from.location(), into.url());
+    Ok(ExitCode::SUCCESS)
 }

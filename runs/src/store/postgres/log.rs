@@ -1,0 +1,149 @@
+//! The durable log of live episodes, for replicas: how an episode was
+//! created (its trajectory before any call) and every call it accepted,
+//! appended before the call's reply is sent. A replica that does not hold an
+//! episode reads it back here and rebuilds it by replay.
+//!
+//! These are asynchronous (a server awaits them on its request path); each
+//! runs on the store's runtime.
+
+use std::future::Future;
+
+use prost::Message as _;
+use toolenv::pb;
+
+use super::{PgStore, big, client, index, pg};
+use crate::store::StoreError;
+
+/// An episode as the log holds it.
+#[derive(Debug, Clone)]
+pub struct LoggedEpisode {
+    /// Its trajectory: the header as created, with every logged call (in
+    /// order, up to the first gap).
+    pub trajectory: pb::Trajectory,
+    /// Faults arrive in band.
+    pub in_band: bool,
+    /// Its time scale.
+    pub time_scale: f64,
+    /// For a hosted run's episode: the run and plan index it plays.
+    pub lease: Option<(String, usize)>,
+}
+
+impl PgStore {
+    /// Runs `future` on the store's runtime; the returned future (awaitable
+    /// from any runtime) resolves to its output.
+    pub fn background<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        let (handle, url) = (self.handle.spawn(future), self.url.clone());
+        async move { handle.await.unwrap_or_else(|_| Err(StoreError::Postgres { url, message: "the store's task stopped".into() })) }
+    }
+
+    /// Logs a new episode: its trajectory before any call, how its faults
+    /// arrive, its time scale and, for a hosted run's episode, its plan entry.
+    pub fn log_episode(
+        &self,
+        episode_id: String,
+        header: &pb::Trajectory,
+        in_band: bool,
+        time_scale: f64,
+        lease: Option<(String, usize)>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+        let header = header.encode_to_vec();
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let (run, plan_index) = lease.map_or((None, None), |(run, index)| (Some(run), Some(big(index))));
+            client
+                .execute(
+                    "INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index) VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (episode_id) DO NOTHING",
+                    &[&episode_id, &header, &in_band, &time_scale, &run, &plan_index],
+                )
+                .await
+                .map_err(pg(&url))?;
+            Ok(())
+        })
+    }
+
+    /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
+    /// to an episode's log, and renews the lease of its plan entry if it has
+    /// one; returns how many were appended. A call index logged before is
+    /// left as it was: fewer appended than given means another replica
+    /// played the episode further (this copy is stale).
+    pub fn append_calls(
+        &self,
+        episode_id: String,
+        first: u32,
+        records: Vec<Vec<u8>>,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let indices: Vec<i32> = (0..records.len()).map(|i| i32::try_from(first as usize + i).unwrap_or(i32::MAX)).collect();
+            let statement = client
+                .prepare_cached(
+                    "WITH logged AS (
+                         INSERT INTO call_log (episode_id, call_index, record)
+                         SELECT $1, call_index, record FROM unnest($2::INTEGER[], $3::BYTEA[]) AS c (call_index, record)
+                         ON CONFLICT DO NOTHING RETURNING 1),
+                     renewed AS (UPDATE leases SET renewed_at = now() WHERE episode_id = $1)
+                     SELECT COUNT(*) FROM logged",
+                )
+                .await
+                .map_err(pg(&url))?;
+            let row = client.query_one(&statement, &[&episode_id, &indices, &records]).await.map_err(pg(&url))?;
+            Ok(row.get::<_, i64>(0).max(0) as usize)
+        })
+    }
+
+    /// How many calls of the episode are in the log (`None`: not logged).
+    pub fn logged_calls(&self, episode_id: String) -> impl Future<Output = Result<Option<usize>, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let row = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM episode_log WHERE episode_id = $1),
+                            (SELECT COUNT(*) FROM call_log WHERE episode_id = $1)",
+                    &[&episode_id],
+                )
+                .await
+                .map_err(pg(&url))?;
+            Ok(row.get::<_, bool>(0).then(|| row.get::<_, i64>(1).max(0) as usize))
+        })
+    }
+
+    /// An episode as logged, or `None` when no replica logged it.
+    pub fn load_episode(&self, episode_id: String) -> impl Future<Output = Result<Option<LoggedEpisode>, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let Some(row) = client
+                .query_opt("SELECT header, in_band, time_scale, run_id, plan_index FROM episode_log WHERE episode_id = $1", &[&episode_id])
+                .await
+                .map_err(pg(&url))?
+            else {
+                return Ok(None);
+            };
+            let corrupt = |what: &str, error: prost::DecodeError| StoreError::Corrupt(format!("episode {episode_id}: {what}: {error}"));
+            let mut trajectory = pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?;
+            let lease = match (row.get::<_, Option<String>>(3), row.get::<_, Option<i64>>(4)) {
+                (Some(run), Some(plan_index)) => Some((run, index(plan_index)?)),
+                _ => None,
+            };
+            let calls = client
+                .query("SELECT call_index, record FROM call_log WHERE episode_id = $1 ORDER BY call_index", &[&episode_id])
+                .await
+                .map_err(pg(&url))?;
+            for call in &calls {
+                // Only the calls in order: a gap ends what was acknowledged.
+                if call.get::<_, i32>(0) as usize != trajectory.calls.len() {
+                    break;
+                }
+                trajectory.calls.push(pb::ToolCallRecord::decode(call.get::<_, &[u8]>(1)).map_err(|e| corrupt("call", e))?);
+            }
+            Ok(Some(LoggedEpisode { trajectory, in_band: row.get(1), time_scale: row.get(2), lease }))
+        })
+    }
+}

@@ -1,0 +1,120 @@
+//! The PostgreSQL schema as numbered migrations: a new database gets them
+//! all, an older one the ones it lacks, each in the transaction that bumps
+//! `schema_version`; a database from a newer build is refused. Replicas that
+//! start together take an advisory lock, so one migrates and the others
+//! find it done.
+
+use deadpool_postgres::Pool;
+
+use super::{client, pg};
+use crate::store::StoreError;
+
+/// The schema this code reads and writes.
+pub const PG_SCHEMA_VERSION: i64 = 2;
+
+/// The migrations, in order: `MIGRATIONS[n]` brings version `n` to `n + 1`.
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
+    "
+CREATE TABLE runs (
+    seq         BIGINT  PRIMARY KEY,            -- run-0001 is seq 1
+    id          TEXT    NOT NULL UNIQUE,
+    description TEXT    NOT NULL,
+    planned     BIGINT  NOT NULL,
+    sessions    INTEGER NOT NULL DEFAULT 1,
+    created_at  TEXT    NOT NULL DEFAULT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+    lease_timeout_ms BIGINT                     -- hosted for workers; NULL: played by the CLI
+);
+CREATE TABLE planned_episodes (
+    run_id        TEXT    NOT NULL REFERENCES runs (id),
+    plan_index    BIGINT  NOT NULL,
+    agent         TEXT    NOT NULL,
+    task_id       TEXT    NOT NULL,
+    epsilon       DOUBLE PRECISION NOT NULL,
+    trial         BIGINT  NOT NULL,
+    fault_profile TEXT    NOT NULL,
+    lambda        DOUBLE PRECISION,             -- NULL: unknown (NaN)
+    request       BYTEA   NOT NULL,             -- toolenv.v1.CreateEpisodeRequest
+    PRIMARY KEY (run_id, plan_index)
+);
+-- At most one row per plan entry (the key); a row with a verdict is never
+-- replaced (the writers' upsert only replaces infrastructure errors).
+CREATE TABLE episodes (
+    run_id               TEXT    NOT NULL,
+    plan_index           BIGINT  NOT NULL,
+    session              INTEGER NOT NULL,
+    passed               BOOLEAN,               -- NULL for an infrastructure error
+    infra_error          TEXT,
+    replaced_infra_errors INTEGER NOT NULL DEFAULT 0,
+    result               TEXT    NOT NULL,      -- metrics::EpisodeResult as JSON
+    trajectory           BYTEA,                 -- toolenv.v1.Trajectory
+    PRIMARY KEY (run_id, plan_index),
+    FOREIGN KEY (run_id, plan_index) REFERENCES planned_episodes (run_id, plan_index),
+    CHECK ((passed IS NULL) = (infra_error IS NOT NULL))
+);
+-- The lease of a hosted run's planned episode: which live episode plays it
+-- and when a call last renewed it.
+CREATE TABLE leases (
+    run_id      TEXT        NOT NULL,
+    plan_index  BIGINT      NOT NULL,
+    episode_id  TEXT        NOT NULL,
+    renewed_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, plan_index),
+    FOREIGN KEY (run_id, plan_index) REFERENCES planned_episodes (run_id, plan_index)
+);
+CREATE INDEX leases_episode ON leases (episode_id);
+-- The durable log of live episodes: how each was created (a trajectory
+-- without calls) and every call it accepted, in order. Any replica rebuilds
+-- an episode from it by replay.
+CREATE TABLE episode_log (
+    episode_id  TEXT        PRIMARY KEY,
+    header      BYTEA       NOT NULL,           -- toolenv.v1.Trajectory, no calls
+    in_band     BOOLEAN     NOT NULL,
+    time_scale  DOUBLE PRECISION NOT NULL,
+    run_id      TEXT,                           -- a hosted run's episode: its plan entry
+    plan_index  BIGINT,
+    created_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE call_log (
+    episode_id  TEXT    NOT NULL REFERENCES episode_log (episode_id),
+    call_index  INTEGER NOT NULL,
+    record      BYTEA   NOT NULL,               -- toolenv.v1.ToolCallRecord
+    PRIMARY KEY (episode_id, call_index)
+);
+",
+    "
+-- Version 2: a plan entry knows it has a verdict, so that a lease claim
+-- reads only the entries still pending (a partial index), not the plan
+-- from its start.
+ALTER TABLE planned_episodes ADD COLUMN done BOOLEAN NOT NULL DEFAULT false;
+UPDATE planned_episodes p SET done = true FROM episodes e
+    WHERE e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL;
+CREATE INDEX planned_pending ON planned_episodes (run_id, plan_index) WHERE NOT done;
+",
+];
+
+/// An arbitrary key for `pg_advisory_xact_lock`: migrations run one at a time.
+const MIGRATION_LOCK: i64 = 0x0074_6f6f_6c65_6e76;
+
+/// Brings the database to [`PG_SCHEMA_VERSION`], or refuses a newer one.
+pub(super) async fn migrate(pool: &Pool, url: &str) -> Result<(), StoreError> {
+    let mut client = client(pool, url).await?;
+    let tx = client.transaction().await.map_err(pg(url))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(pg(url))?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)").await.map_err(pg(url))?;
+    let found: Option<i64> = tx.query_opt("SELECT version FROM schema_version", &[]).await.map_err(pg(url))?.map(|row| row.get(0));
+    let found = match found {
+        Some(found) if found > PG_SCHEMA_VERSION => {
+            return Err(StoreError::PgSchemaVersion { url: url.to_owned(), found });
+        }
+        Some(found) => found,
+        None => {
+            tx.execute("INSERT INTO schema_version (version) VALUES (0)", &[]).await.map_err(pg(url))?;
+            0
+        }
+    };
+    for (from, migration) in MIGRATIONS.iter().enumerate().skip(usize::try_from(found).unwrap_or(0)) {
+        tx.batch_execute(migration).await.map_err(pg(url))?;
+        tx.execute("UPDATE schema_version SET version = $1", &[&(from as i64 + 1)]).await.map_err(pg(url))?;
+    }
+    tx.commit().await.map_err(pg(url))
+}

@@ -1,0 +1,163 @@
+//! Replicas: several servers on one PostgreSQL store form one service.
+//!
+//! An episode is a pure function of how it was created and the calls it
+//! accepted, so its durability is its call log, not a copy of its state.
+//! With a PostgreSQL store, a server logs each episode it creates (its
+//! trajectory before any call) and **every call an episode accepts is
+//! appended to the log before the call's reply is sent**: a reply a client
+//! received is in the log (a call whose append failed is answered
+//! UNAVAILABLE, and the episode is dropped here so that its next request
+//! rebuilds it from the log, without that call). A server asked about an
+//! episode it does not hold reads the log and rebuilds the episode by
+//! replay (`toolenv::fork`, each replayed call checked byte for byte against
+//! its record), then answers; it continues byte-identically.
+//!
+//! Calls of one episode are logged in order: a per-episode lock (held only
+//! by the episode's own requests, across the append) lets a call's reply go
+//! only once its record, and every record before it, is in the log. Not
+//! logged: the real time between calls (at time scale 0, which hosted runs
+//! use, only declared waits count, and those are in the records), and the
+//! usage an agent reports at finish (it comes with the finish request).
+//!
+//! Without a PostgreSQL store nothing here runs: the single-process path
+//! has no new per-call cost.
+
+mod runs;
+
+use std::sync::Arc;
+
+use prometheus_client::metrics::counter::Counter;
+use prost::Message as _;
+use toolenv::pb;
+use toolenv_runs::store::PgStore;
+
+use crate::error::Error;
+use crate::registry::{Registry, Session};
+use crate::runs::{LeaseTag, RunHost};
+
+/// What [`Replica::sync`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Synced {
+    /// Every call of the episode is in the log.
+    Logged,
+    /// This copy was stale and is dropped: rebuild it and play the call again.
+    Stale,
+}
+
+/// The durable log of a replica's episodes, over the shared store.
+#[derive(Debug)]
+pub(crate) struct Replica {
+    store: Arc<PgStore>,
+    /// Episodes this server rebuilt from the log (`toolenv_episodes_rebuilt_total`).
+    pub(crate) rebuilt: Counter,
+}
+
+fn unavailable(error: toolenv_runs::store::StoreError) -> Error {
+    Error::Unavailable(error.to_string())
+}
+
+impl Replica {
+    pub(crate) fn new(store: Arc<PgStore>) -> Self {
+        Self { store, rebuilt: Counter::default() }
+    }
+
+    /// Logs an episode just created here, before its id is sent; for a
+    /// hosted run's episode, with the plan entry it plays.
+    pub(crate) async fn created(&self, registry: &Registry, id: &str) -> Result<(), Error> {
+        let (header, in_band, time_scale, lease, logged) = registry.with(id, |session| {
+            let logged = Arc::new(tokio::sync::Mutex::new(session.episode.trajectory().calls.len()));
+            session.logged = Some(logged.clone());
+            let lease = session.lease.as_ref().map(|tag| (tag.queue.run.to_string(), tag.index));
+            (session.trajectory(), session.in_band, session.time_scale, lease, logged)
+        })?;
+        let calls = header.calls.iter().map(|c| c.encode_to_vec()).collect::<Vec<_>>();
+        let header = pb::Trajectory { calls: Vec::new(), ..header };
+        let logged_calls = logged.lock().await;
+        let result = self.store.log_episode(id.to_owned(), &header, in_band, time_scale, lease).await;
+        // A fork starts with calls: they are logged with it.
+        let result = match result {
+            Ok(()) if !calls.is_empty() => self.store.append_calls(id.to_owned(), 0, calls).await.map(drop),
+            other => other,
+        };
+        drop(logged_calls);
+        result.map_err(|error| {
+            registry.evict(id);
+            unavailable(error)
+        })
+    }
+
+    /// Appends the calls the episode accepted since its last append, before
+    /// the caller replies. A failed append drops the episode here (its next
+    /// request rebuilds it from the log) and is UNAVAILABLE; so is a copy
+    /// found stale (another replica played it further): [`Synced::Stale`],
+    /// dropped here, to be rebuilt and the call played again.
+    pub(crate) async fn sync(&self, registry: &Registry, id: &str) -> Result<Synced, Error> {
+        let Ok(Some(gate)) = registry.with(id, |session| session.logged.clone()) else { return Ok(Synced::Logged) };
+        let mut logged = gate.lock().await;
+        let first = *logged;
+        let pending = registry.with(id, |session| {
+            let calls = &session.episode.trajectory().calls;
+            calls.get(first..).unwrap_or_default().iter().map(|c| pb::ToolCallRecord::from(c).encode_to_vec()).collect::<Vec<_>>()
+        });
+        // Finished or gone meanwhile: its calls were logged by the request that got there first.
+        let Ok(pending) = pending else { return Ok(Synced::Logged) };
+        if pending.is_empty() {
+            return Ok(Synced::Logged);
+        }
+        let count = pending.len();
+        match self.store.append_calls(id.to_owned(), first as u32, pending).await {
+            Ok(appended) if appended == count => {
+                *logged = first + count;
+                Ok(Synced::Logged)
+            }
+            Ok(_) => {
+                registry.evict(id);
+                tracing::info!(episode_id = %id, "stale copy (another replica played the episode further); rebuilding it");
+                Ok(Synced::Stale)
+            }
+            Err(error) => {
+                registry.evict(id);
+                tracing::warn!(episode_id = %id, %error, "call not logged; the episode is dropped here and rebuilt from the log");
+                Err(unavailable(error))
+            }
+        }
+    }
+
+    /// Drops this server's copy of the episode if the log holds more calls
+    /// than it (another replica played it further), so that [`Replica::ensure`]
+    /// rebuilds it: before finishing, when a stale copy would judge the wrong state.
+    pub(crate) async fn drop_if_stale(&self, registry: &Registry, id: &str) -> Result<(), Error> {
+        let Ok(Some(held)) = registry.with(id, |session| session.logged.is_some().then(|| session.episode.trajectory().calls.len())) else {
+            return Ok(());
+        };
+        if let Some(logged) = self.store.logged_calls(id.to_owned()).await.map_err(unavailable)?
+            && logged > held
+        {
+            registry.evict(id);
+        }
+        Ok(())
+    }
+
+    /// Makes sure the episode is held here: one this server does not hold
+    /// is rebuilt from the log by replay. An id no replica logged is left
+    /// for the caller to refuse (NOT_FOUND).
+    pub(crate) async fn ensure(&self, registry: &Registry, runs: &RunHost, id: &str, max_calls: u32) -> Result<(), Error> {
+        if registry.holds(id) {
+            return Ok(());
+        }
+        let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(unavailable)? else { return Ok(()) };
+        let calls = logged.trajectory.calls.len();
+        let episode = toolenv::fork::fork(&logged.trajectory, calls, max_calls)
+            .map_err(|error| Error::Store(format!("episode {id} cannot be rebuilt from its log: {error}")))?;
+        let lease = match logged.lease {
+            Some((run, index)) => Some(LeaseTag { queue: runs.queue(&run).await?, index }),
+            None => None,
+        };
+        let mut session = Session::new(episode, logged.in_band, logged.time_scale, lease);
+        session.logged = Some(Arc::new(tokio::sync::Mutex::new(calls)));
+        registry.insert_as(id, session)?;
+        self.rebuilt.inc();
+        tracing::info!(episode_id = %id, calls, "episode rebuilt from the durable log");
+        Ok(())
+    }
+}

@@ -1,0 +1,232 @@
+//! A real PostgreSQL for the tests: a fresh cluster made by `initdb` in a
+//! temporary directory, listening on a loopback port, with a password
+//! (SCRAM), stopped when dropped. Debian's `postgresql` package provides the
+//! binaries (under /usr/lib/postgresql/*/bin); it is installed with apt-get
+//! when missing and this process may (root). PostgreSQL refuses to run as
+//! root, so as root the cluster runs as the `postgres` user (`runuser`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The password of the `toolenv` superuser of every test cluster.
+pub const PASSWORD: &str = "toolenv-test-password";
+
+/// A running test cluster.
+#[derive(Debug)]
+pub struct TempPostgres {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Option<Child>,
+    as_postgres: bool,
+}
+
+/// The directory of PostgreSQL's server binaries, installing them if missing.
+fn binaries() -> Result<PathBuf, String> {
+    let find = || {
+        let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path().join("bin"))
+            .filter(|bin| bin.join("initdb").is_file() && bin.join("postgres").is_file())
+            .collect();
+        found.sort();
+        found.pop()
+    };
+    if let Some(bin) = find() {
+        return Ok(bin);
+    }
+    if !is_root() {
+        return Err("PostgreSQL is not installed and this test is not root (apt-get install postgresql)".into());
+    }
+    eprintln!("installing Debian's postgresql (the PostgreSQL store's tests)");
+    let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+    let installed = Command::new("apt-get")
+        .args(["install", "-y", "-qq", "postgresql"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("apt-get: {e}"))?;
+    if !installed.success() {
+        return Err(format!("apt-get install postgresql failed ({installed})"));
+    }
+    find().ok_or_else(|| "postgresql installed, but no initdb under /usr/lib/postgresql/*/bin".into())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"))
+}
+
+/// A free loopback port (the cluster binds it right after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+impl TempPostgres {
+    /// Starts a fresh cluster, or says on stderr why PostgreSQL cannot be had
+    /// here and returns `None` (the caller skips).
+    pub fn start() -> Option<TempPostgres> {
+        let bin = match binaries() {
+            Ok(bin) => bin,
+            Err(why) => {
+                eprintln!("SKIPPED: no PostgreSQL for this test: {why}");
+                return None;
+            }
+        };
+        let as_postgres = is_root();
+        let dir = tempfile::Builder::new().prefix("toolenv-pg").tempdir().expect("a temporary directory");
+        if as_postgres {
+            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().expect("chown");
+            assert!(status.success(), "chown of the cluster's directory failed");
+        }
+        std::fs::write(dir.path().join("pwfile"), PASSWORD).expect("the password file");
+        let mut cluster = TempPostgres { bin, dir, port: free_port(), child: None, as_postgres };
+        if as_postgres {
+            let _ = Command::new("chown").args(["postgres:postgres"]).arg(cluster.dir.path().join("pwfile")).status();
+        }
+        let data = cluster.data();
+        let initdb = cluster
+            .command("initdb")
+            .args(["-U", "toolenv", "--auth=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"])
+            .arg(format!("--pwfile={}", cluster.dir.path().join("pwfile").display()))
+            .arg("-D")
+            .arg(&data)
+            .stdout(Stdio::null())
+            .output()
+            .expect("initdb runs");
+        assert!(initdb.status.success(), "initdb failed: {}", String::from_utf8_lossy(&initdb.stderr));
+        cluster.launch();
+        Some(cluster)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// A command for one of the server binaries, as the cluster's owner.
+    fn command(&self, name: &str) -> Command {
+        let program = self.bin.join(name);
+        if self.as_postgres {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(program);
+            command
+        } else {
+            Command::new(program)
+        }
+    }
+
+    /// Starts the server on the cluster and waits until it accepts connections.
+    fn launch(&mut self) {
+        let log = std::fs::File::create(self.dir.path().join("postgres.log")).expect("the server's log");
+        let child = self
+            .command("postgres")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"])
+            .arg("-k")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("postgres starts");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = Command::new(self.bin.join("pg_isready"))
+                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ready {
+                return;
+            }
+            assert!(Instant::now() < deadline, "PostgreSQL did not start: {}", self.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("postgres.log")).unwrap_or_default()
+    }
+
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The URL of database `name` as the `toolenv` superuser.
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://toolenv:{PASSWORD}@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Creates an empty database and returns its URL.
+    pub fn database(&self, name: &str) -> String {
+        self.psql("postgres", &format!("CREATE DATABASE \"{name}\""));
+        self.url(name)
+    }
+
+    /// Runs SQL in database `name` with psql and returns its output (unaligned, no headers).
+    pub fn psql(&self, name: &str, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "toolenv",
+                "-d",
+                name,
+            ])
+            .args(["-c", sql])
+            .env("PGPASSWORD", PASSWORD)
+            .output()
+            .expect("psql runs");
+        assert!(out.status.success(), "psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Stops the server (fast shutdown: clients are disconnected).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = self.command("pg_ctl").arg("stop").arg("-D").arg(self.data()).args(["-m", "fast", "-w"]).stdout(Stdio::null()).status();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops and starts the server again on the same port and data.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    /// The cluster's directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for TempPostgres {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = self
+                .command("pg_ctl")
+                .arg("stop")
+                .arg("-D")
+                .arg(self.data())
+                .args(["-m", "immediate", "-w"])
+                .stdout(Stdio::null())
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Replicas on one PostgreSQL store (a real cluster from initdb): an
+//! episode moves between servers mid-play and continues byte for byte as in
+//! a single process (rebuilt from the durable call log by replay, a stale
+//! copy detected and rebuilt); a hosted run shared by two replicas, one of
+//! them shut down mid-run, ends with exactly one verdict per plan entry and
+//! the report of a single SQLite process.
+
+use prost::Message as _;
+use toolenv::pb;
+use toolenv_agents::Builtin;
+use toolenv_client::Client;
+use toolenv_client::worker::work;
+use toolenv_domains::suite;
+use toolenv_server::{Config, RunningServer};
+use toolenv_tests::postgres::TempPostgres;
+use toolenv_tests::{finishing, start};
+
+use crate::pg_store::{grid, hosted_run, without_time};
+
+async fn replica(url: &str) -> (RunningServer, Client) {
+    toolenv_tests::start_with(Config { store: Some(url.into()), ..Config::default() }).await
+}
+
+/// An episode request with faults (λ = 0.2), so the fault schedule must survive the moves too.
+fn faulty(task_id: &str, seed: u64) -> pb::CreateEpisodeRequest {
+    pb::CreateEpisodeRequest {
+        fault_profile: Some(pb::FaultProfile { name: "0.2".into(), ..Default::default() }),
+        time_scale: Some(0.0),
+        ..toolenv_tests::new_episode(task_id, seed, 0)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_episode_moves_between_replicas_and_continues_byte_for_byte() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("moves");
+    let (single, mut reference) = start().await;
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    for (n, task) in suite().iter().take(8).enumerate() {
+        let calls = toolenv_domains::agent::random_calls(task, n as u64, 12);
+        let seed = 100 + n as u64;
+        // The single process: the whole episode on one server.
+        let expected_episode = reference.create(faulty(&task.id, seed)).await.unwrap();
+        let mut expected_replies = Vec::new();
+        for call in &calls {
+            let reply = reference.call_json(&expected_episode.episode_id, call.tool, &call.arguments.to_string()).await;
+            expected_replies.push(reply.is_ok());
+        }
+        let expected_verdict = reference.finish(finishing(&expected_episode.episode_id)).await.unwrap();
+        let expected = reference.trajectory(&expected_episode.episode_id).await.unwrap();
+
+        // Replicas: created on A, three calls on A, three on B (rebuilt
+        // there from the log), three on A again (a stale copy there), the
+        // rest on B, finished on A.
+        let episode = on_a.create(faulty(&task.id, seed)).await.unwrap();
+        assert_eq!(episode.description, expected_episode.description);
+        let id = episode.episode_id.clone();
+        let mut replies = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let client = if (i / 3) % 2 == 0 { &mut on_a } else { &mut on_b };
+            replies.push(client.call_json(&id, call.tool, &call.arguments.to_string()).await.is_ok());
+        }
+        assert_eq!(replies, expected_replies, "{}: the replies differ", task.id);
+        let verdict = on_a.finish(finishing(&id)).await.unwrap();
+        assert_eq!(verdict.encode_to_vec(), expected_verdict.encode_to_vec(), "{}: the verdicts differ", task.id);
+        let moved = on_a.trajectory(&id).await.unwrap();
+        assert_eq!(moved.calls.len(), 12);
+        assert!(moved.encode_to_vec() == expected.encode_to_vec(), "{}: the trajectories differ", task.id);
+        assert_eq!(pg.psql("moves", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}'")), "12");
+    }
+    // An id no replica logged is still NOT_FOUND.
+    let unknown = on_b.call_json("ep-0123456789abcdef0123456789abcdef", "x", "{}").await.unwrap_err();
+    assert!(format!("{unknown:?}").contains("NotFound"), "{unknown:?}");
+    for server in [single, a, b] {
+        server.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_run_shared_by_replicas_survives_one_and_reports_as_one_process() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("shared");
+    let dir = tempfile::tempdir().unwrap();
+    let single = hosted_run(dir.path().join("single.db")).await;
+
+    let (a, mut on_a) = replica(&url).await;
+    let (b, on_b) = replica(&url).await;
+    let run = on_a.runs().create_run(grid()).await.unwrap().into_inner();
+    let spawn = |workers: &mut tokio::task::JoinSet<_>, i: usize, agent: Builtin, client: &Client| {
+        let (mut client, run_id) = (client.clone(), run.run_id.clone());
+        workers.spawn(async move { (i, agent, work(&mut client, &run_id, agent, agent.name(), &format!("w{i}"), |_, _, _| ()).await) });
+    };
+    let mut workers = tokio::task::JoinSet::new();
+    for (i, agent) in [Builtin::Reference, Builtin::Brittle, Builtin::Reference, Builtin::Brittle].into_iter().enumerate() {
+        spawn(&mut workers, i, agent, if i < 2 { &on_a } else { &on_b });
+    }
+    // A stops after a few episodes; its workers end (in error, or done) and come back on B.
+    while pg.psql("shared", "SELECT COUNT(*) FROM episodes").parse::<u32>().unwrap() < 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    a.shutdown().await.unwrap();
+    while let Some(joined) = workers.join_next().await {
+        match joined.unwrap() {
+            (i @ (0 | 1), agent, _) => spawn(&mut workers, i + 10, agent, &on_b),
+            (i, _, outcome) => assert!(outcome.is_ok(), "worker {i} on B: {outcome:?}"),
+        }
+    }
+    assert_eq!(pg.psql("shared", "SELECT COUNT(*), COUNT(DISTINCT plan_index) FROM episodes WHERE passed IS NOT NULL"), "120|120");
+    let report = pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() };
+    let shared = on_b.clone().runs().get_run_report(report).await.unwrap().into_inner();
+    assert!(without_time(&shared) == without_time(&single), "the replicas' report differs from a single process's");
+    b.shutdown().await.unwrap();
+}
