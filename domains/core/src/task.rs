@@ -218,6 +218,13 @@ impl Task {
         self.expected.commitment.get_or_init(|| crate::oracle::Commitment::of(self))
     }
 
+    /// The values of the task's state an answer must not name: the other
+    /// candidates of the kinds its reference answer names (other tickets,
+    /// topics, skus, flights), in a fixed order.
+    pub fn answer_candidates(&self) -> &[String] {
+        self.commitment().others()
+    }
+
     /// The task's kind: the middle part of its id (`cheapest-flight` in
     /// `travel/cheapest-flight/001`).
     pub fn kind(&self) -> &str {

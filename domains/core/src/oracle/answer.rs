@@ -133,6 +133,11 @@ impl Commitment {
         commitment
     }
 
+    /// The other candidates of the kinds the reference answer names.
+    pub(crate) fn others(&self) -> &[String] {
+        &self.others
+    }
+
     /// What a read answer states that it must not: hedges, other
     /// candidates, other dates, times, counts or amounts.
     pub(crate) fn breaches(&self, read: &Read<'_>) -> Option<(&'static str, Value)> {
