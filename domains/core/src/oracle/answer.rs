@@ -54,13 +54,14 @@ const MIN_DISTINCT_PERCENT: usize = 60;
 /// per task from its state, slots and reference answer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Commitment {
-    /// The year of the task's "today": a date written without one is in it.
-    year: Option<i64>,
     /// Values of the task the answer may name: its slots, and the state's
     /// values the reference answer names.
     allowed: Vec<String>,
     /// The other candidates of the kinds the reference answer names.
     others: Vec<String>,
+    /// The words of `allowed` and of `others`, read once.
+    allowed_words: Vec<Vec<String>>,
+    others_words: Vec<Vec<String>>,
     /// When the answer must state a date: the date words it may state.
     dates: Option<Vec<String>>,
     /// When it must state a time: the time words it may state.
@@ -78,7 +79,7 @@ impl Commitment {
         let year = Some(task.today.ymd().0);
         let description = task.description();
         let asked = Read::new(&description, year, []);
-        let mut commitment = Commitment { year, allowed: task.slots.iter().map(|s| s.value.clone()).collect(), ..Self::default() };
+        let mut commitment = Commitment { allowed: task.slots.iter().map(|s| s.value.clone()).collect(), ..Self::default() };
         let described = |kind: Kind| asked.words.iter().filter(move |w| w.kind == kind).map(|w| w.text.clone());
         for fact in facts {
             match fact {
@@ -130,6 +131,9 @@ impl Commitment {
                 }
             }
         }
+        let read = |values: &[String]| values.iter().map(|v| words::read(v, year).into_iter().map(|w| w.text).collect()).collect();
+        commitment.allowed_words = read(&commitment.allowed);
+        commitment.others_words = read(&commitment.others);
         commitment
     }
 
@@ -142,19 +146,17 @@ impl Commitment {
     /// candidates, other dates, times, counts or amounts.
     pub(crate) fn breaches(&self, read: &Read<'_>) -> Option<(&'static str, Value)> {
         let free = |i: usize| !read.named.get(i).copied().unwrap_or(false);
-        let hedges: Vec<&str> = HEDGES.iter().copied().filter(|h| read.find(h).any(free)).collect();
+        let hedges: Vec<&str> = HEDGES.iter().copied().filter(|h| read.find_words(&h.split(' ').collect::<Vec<_>>()).any(free)).collect();
         // Words inside a value the answer may name are that value's.
         let mut allowed = vec![false; read.words.len()];
-        for value in &self.allowed {
-            let len = words::read(value, self.year).len();
-            for at in read.find(value) {
-                allowed[at..at + len].iter_mut().for_each(|a| *a = true);
+        for value in &self.allowed_words {
+            for at in read.find_words(value) {
+                allowed[at..at + value.len()].iter_mut().for_each(|a| *a = true);
             }
         }
         let mut others: Vec<String> = Vec::new();
-        for value in &self.others {
-            let len = words::read(value, self.year).len();
-            if read.find(value).any(|at| !allowed[at..at + len].iter().all(|a| *a)) {
+        for (value, words) in self.others.iter().zip(&self.others_words) {
+            if read.find_words(words).any(|at| !allowed[at..at + words.len()].iter().all(|a| *a)) {
                 others.push(value.clone());
             }
         }

@@ -128,12 +128,20 @@ impl<'t> Read<'t> {
     }
 
     /// Where a phrase's words start.
-    pub(crate) fn find(&self, phrase: &str) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn find(&self, phrase: &str) -> std::vec::IntoIter<usize> {
         let phrase: Vec<String> = words::read(phrase, self.year).into_iter().map(|w| w.text).collect();
+        self.find_words(&phrase)
+    }
+
+    /// Where a phrase, given as its words, starts.
+    pub(crate) fn find_words<S: AsRef<str>>(&self, phrase: &[S]) -> std::vec::IntoIter<usize> {
+        let Some(first) = phrase.first() else { return Vec::new().into_iter() };
         let words = &self.words;
-        (0..words.len()).filter(move |&i| {
-            !phrase.is_empty() && words.len() - i >= phrase.len() && phrase.iter().zip(&words[i..]).all(|(p, w)| *p == w.text)
-        })
+        let fits = words.len().saturating_sub(phrase.len() - 1);
+        (0..fits)
+            .filter(|&i| words[i].text == first.as_ref() && phrase.iter().zip(&words[i..]).all(|(p, w)| p.as_ref() == w.text))
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 
     /// Whether the phrase appears asserted: in a clause with no negation
