@@ -243,6 +243,7 @@ fn lower_first(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Finish;
     use crate::generate::{Origin, generate};
     use toolenv_core::{Episode, TaskRef};
 
@@ -269,12 +270,12 @@ mod tests {
         let tasks = answer_tasks(30);
         let kinds: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.kind()).collect();
         assert!(kinds.len() >= 8, "every kind of answer task is sampled: {kinds:?}");
-        let mut classes = std::collections::BTreeMap::<&str, usize>::new();
+        let mut classes = std::collections::BTreeMap::<String, usize>::new();
         for task in &tasks {
             assert!(passes(task, task.reference_answer().unwrap()), "{}", task.id);
             for (label, answer) in wrong(task) {
                 assert!(!passes(task, &answer), "{}: {label}: {answer:?} passes", task.id);
-                *classes.entry(label.split(':').next().unwrap_or_default()).or_default() += 1;
+                *classes.entry(label.split(':').next().unwrap_or_default().to_owned()).or_default() += 1;
             }
             for (label, answer) in right(task) {
                 assert!(passes(task, &answer), "{}: {label}: {answer:?} fails", task.id);
@@ -292,7 +293,9 @@ mod tests {
         for task in answer_tasks(30) {
             let example = task.reference_answer().unwrap();
             let others = task.answer_candidates().iter().take(8).cloned().collect::<Vec<_>>().join(", ");
-            assert!(!passes(&task, &format!("{example} Other matches: {others}.")), "{}", task.id);
+            if !others.is_empty() {
+                assert!(!passes(&task, &format!("{example} Other matches: {others}.")), "{}", task.id);
+            }
             if task.kind() == "refuse-booking" {
                 let negated = example.replace("is already taken", "is not already taken");
                 assert_ne!(negated, example);
