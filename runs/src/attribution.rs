@@ -222,17 +222,7 @@ mod tests {
         let call =
             |agent_id: &str| pb::ToolCallRecord { tool_name: "search_flights".into(), agent_id: agent_id.into(), ..Default::default() };
         let trajectory = pb::Trajectory { calls: vec![call("planner-1"), call("executor-1"), call("")], ..Default::default() };
-        let attribution = Attribution {
-            passed: false,
-            steps: 3,
-            decisive_step: None,
-            infeasible_from_start: false,
-            premature_stop: false,
-            responsible: None,
-            fault_step: None,
-            errors: Vec::new(),
-            continuations: 0,
-        };
+        let attribution = Attribution { steps: 3, ..Attribution::default() };
         let episode = EpisodeAttribution {
             plan_index: 0,
             task_id: "travel/cheapest-flight/001".into(),
