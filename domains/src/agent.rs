@@ -157,6 +157,10 @@ pub struct SelfCheck {
     pub random_passes: Vec<u64>,
     /// The cheat corpus, played: every wrong one must fail.
     pub cheats: Vec<PlayedCheat>,
+    /// Right answers written otherwise than the reference's (see
+    /// [`crate::answers::right`]), each with whether the oracle passes it
+    /// after the reference's calls: all should.
+    pub right_answers: Vec<(String, bool)>,
 }
 
 impl SelfCheck {
@@ -185,9 +189,18 @@ impl SelfCheck {
             .collect();
         let mut prefixes = cheats::Prefixes::new(task);
         let cheats = cheats::cheats(task).into_iter().map(|cheat| prefixes.play_cheat(cheat)).collect();
+        let right_answers = crate::answers::right(task)
+            .into_iter()
+            .map(|(label, answer)| {
+                let mut steps: Vec<cheats::Step> = task.reference.iter().cloned().map(cheats::Step::Call).collect();
+                steps.push(cheats::Step::Answer(Some(answer)));
+                let passed = prefixes.play_cheat(cheats::Cheat { label: label.clone(), steps }).verdict.passed;
+                (label, passed)
+            })
+            .collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
-        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats }
+        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, right_answers }
     }
 
     /// What is wrong with the task's oracle, if anything.
@@ -211,6 +224,18 @@ impl SelfCheck {
             problems.push(format!("a cheat passes: {}", played.cheat.label));
         }
         problems
+    }
+
+    /// The answer cheats played (wrong final answers after the right calls)
+    /// and how many of them pass: `(played, passing)`.
+    pub fn answer_cheats(&self) -> (usize, usize) {
+        let answered = self.cheats.iter().filter(|p| p.wrong && matches!(p.cheat.steps.last(), Some(cheats::Step::Answer(_))));
+        answered.fold((0, 0), |(n, passing), p| (n + 1, passing + usize::from(p.verdict.passed)))
+    }
+
+    /// The right answers written otherwise the oracle rejects, by label.
+    pub fn rejected_right_answers(&self) -> impl Iterator<Item = &str> {
+        self.right_answers.iter().filter(|(_, passed)| !passed).map(|(label, _)| label.as_str())
     }
 }
 

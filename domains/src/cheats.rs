@@ -200,6 +200,9 @@ fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
             steps: answered(format!("{example} Or {wrong}.")),
         });
     }
+    for (label, answer) in crate::answers::wrong(task) {
+        out.push(Cheat { label: format!("the right calls, answer {label}"), steps: answered(answer) });
+    }
     out
 }
 
@@ -401,7 +404,7 @@ fn look_alikes<'s>(strings: &'s [String], values: &[(String, String)]) -> Vec<BT
 
 /// A string's shape: each run of uppercase, lowercase, digits or one other
 /// character as one symbol (`C-104` → `A-9`, `Tom Becker` → `Aa Aa`).
-fn shape(text: &str) -> String {
+pub(crate) fn shape(text: &str) -> String {
     let mut out = String::new();
     shape_into(text, &mut out, usize::MAX);
     out

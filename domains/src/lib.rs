@@ -38,6 +38,7 @@ use std::sync::OnceLock;
 use toolenv_core::Task;
 
 pub mod agent;
+pub mod answers;
 pub mod attribution;
 pub mod cheats;
 mod finish;

@@ -106,13 +106,20 @@ def parse_text(text: str, tools: Sequence[str]) -> Tuple:
         return action
     fenced = _fenced_blocks(text)
     form, candidates = ("fenced_json", fenced) if fenced else ("bare_json", _json_objects(text))
-    calls, meant = [], False
+    calls, meant, imagined = [], False, False
     for candidate in candidates:
+        if imagined:
+            break
         value = _lenient(candidate)
         if value is None:
             meant = meant or (form == "fenced_json" and _looks_like_call(candidate))
             continue
         for obj in _call_objects(value):
+            if _made_up_result(obj):
+                # The model imagined the call's result: what follows is its
+                # imagined continuation, not calls.
+                meant, imagined = True, True
+                break
             call = _call_of(obj)
             if call is None:
                 meant = meant or _looks_like_call(candidate)
@@ -125,6 +132,16 @@ def parse_text(text: str, tools: Sequence[str]) -> Tuple:
     if meant or (candidates and _looks_like_call(text)):
         return ("malformed", 'the reply looks like a tool call but is not a JSON object with "name" and "arguments"')
     return ("final", text.strip())
+
+
+RESULT_KEYS = ("result", "results", "output", "observation", "response", "return", "content")
+
+
+def _made_up_result(obj):
+    """Whether an object is a call's result the model wrote itself."""
+    return isinstance(obj, dict) and (
+        any(k in obj for k in RESULT_KEYS) or obj.get("role") in ("tool", "function", "ipython")
+    )
 
 
 def _call_objects(value):

@@ -167,10 +167,13 @@ fn history_content(call: &pb::ToolCallRecord) -> String {
 /// One failed episode in Who&When's JSON shape: `question`, `ground_truth`,
 /// `history` (one entry per call — its request and reply — then the agent's
 /// finish, so `mistake_step` indexes it), `mistake_agent`, `mistake_step`,
-/// `mistake_reason`; toolenv's own labels under `toolenv`.
+/// `mistake_reason`; toolenv's own labels under `toolenv`. Each call's entry
+/// names the team member that made it (its agent id); the run's agent label
+/// names the episode's only agent.
 pub fn who_when(episode: &EpisodeAttribution, trajectory: &pb::Trajectory) -> Value {
+    let caller = |call: &pb::ToolCallRecord| if call.agent_id.is_empty() { episode.agent.clone() } else { call.agent_id.clone() };
     let mut history: Vec<Value> =
-        trajectory.calls.iter().map(|c| json!({"name": episode.agent, "role": "assistant", "content": history_content(c)})).collect();
+        trajectory.calls.iter().map(|c| json!({"name": caller(c), "role": "assistant", "content": history_content(c)})).collect();
     history.push(json!({"name": episode.agent, "role": "assistant", "content": "finish"}));
     let ground_truth: Vec<String> =
         trajectory.verdict.iter().flat_map(|v| &v.checks).map(|c| format!("{}: {}", c.name, c.expected_json)).collect();
@@ -223,7 +226,25 @@ pub fn hypotheses(episode: &EpisodeAttribution) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::shorten;
+    use super::*;
+
+    #[test]
+    fn a_team_s_history_names_each_member() {
+        let call =
+            |agent_id: &str| pb::ToolCallRecord { tool_name: "search_flights".into(), agent_id: agent_id.into(), ..Default::default() };
+        let trajectory = pb::Trajectory { calls: vec![call("planner-1"), call("executor-1"), call("")], ..Default::default() };
+        let attribution = Attribution { steps: 3, ..Attribution::default() };
+        let episode = EpisodeAttribution {
+            plan_index: 0,
+            task_id: "travel/cheapest-flight/001".into(),
+            agent: "team".into(),
+            fault_profile: "none".into(),
+            epsilon: 0.0,
+            attribution,
+        };
+        let names: Vec<Value> = who_when(&episode, &trajectory)["history"].as_array().unwrap().iter().map(|h| h["name"].clone()).collect();
+        assert_eq!(names, [json!("planner-1"), json!("executor-1"), json!("team"), json!("team")]);
+    }
 
     #[test]
     fn examples_are_cut_between_words() {

@@ -196,6 +196,10 @@ pub(crate) struct Registry {
     len: AtomicUsize,
     max_episodes: usize,
     finished: FinishedEpisodes,
+    /// Episodes whose lease expired, by key, with the lease timeout in
+    /// milliseconds: no longer live (their place is free), kept readable
+    /// among the finished ones, and refused as expired.
+    revoked: Mutex<HashMap<Key, u64, BuildHasherDefault<KeyHasher>>>,
 }
 
 impl Registry {
@@ -205,6 +209,7 @@ impl Registry {
             len: AtomicUsize::new(0),
             max_episodes,
             finished: FinishedEpisodes::new(max_episodes),
+            revoked: Mutex::default(),
         }
     }
 
@@ -286,10 +291,14 @@ impl Registry {
 
     /// A live episode's entry; a finished one's id says it is finished.
     fn live(&self, id: &str) -> Result<Shared, Error> {
+        let revoked = || key(id).and_then(|key| self.revoked.lock().get(&key).copied());
         match self.get(id) {
             Some(entry) => Ok(entry),
-            None if self.finished.contains(id) => Err(Error::EpisodeFinished),
-            None => Err(Error::UnknownEpisode(id.to_owned())),
+            None => match revoked() {
+                Some(timeout_ms) => Err(Error::LeaseExpired(timeout_ms)),
+                None if self.finished.contains(id) => Err(Error::EpisodeFinished),
+                None => Err(Error::UnknownEpisode(id.to_owned())),
+            },
         }
     }
 
@@ -329,7 +338,7 @@ impl Registry {
     /// An episode's trajectory, live or finished.
     pub(crate) fn trajectory(&self, id: &str) -> Result<toolenv::pb::Trajectory, Error> {
         match self.with(id, |session| session.trajectory()) {
-            Err(Error::EpisodeFinished | Error::UnknownEpisode(_)) => {
+            Err(Error::EpisodeFinished | Error::UnknownEpisode(_) | Error::LeaseExpired(_)) => {
                 self.finished.get(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))
             }
             other => other,
@@ -371,29 +380,57 @@ impl Registry {
     }
 
     /// Refuses every further request on an episode whose lease expired after
-    /// `timeout` (its planned episode goes to another worker). The episode
-    /// stays readable as refused until it expires.
+    /// `timeout` (its planned episode goes to another worker), and frees its
+    /// live place at once. The episode stays readable, as refused, among the
+    /// finished ones until it expires.
     pub(crate) fn revoke(&self, id: &str, timeout: Duration) {
-        if let Some(entry) = self.get(id) {
-            let mut entry = entry.lock();
-            entry.session.revoked = Some(timeout.as_millis() as u64);
+        let (Some(key), Some(shared)) = (key(id), self.get(id)) else { return };
+        let timeout_ms = timeout.as_millis() as u64;
+        let trajectory = {
+            let mut entry = shared.lock();
+            entry.session.revoked = Some(timeout_ms);
             entry.session.lease = None;
+            entry.session.trajectory()
+        };
+        // Refused as expired before it leaves the live map, so a request never sees it unknown.
+        self.revoked.lock().insert(key, timeout_ms);
+        self.finished.insert(id.to_owned(), &trajectory);
+        let mut shard = self.shard(key).lock();
+        if shard.get(&key).is_some_and(|entry| Arc::ptr_eq(entry, &shared)) {
+            shard.remove(&key);
+            self.len.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
-    /// Drops episodes idle for longer than `idle`; returns how many.
+    /// Drops episodes idle for longer than `idle`, and revokes those whose
+    /// run lease expired (handing their planned episodes back to the run);
+    /// returns how many were dropped.
     pub(crate) fn expire(&self, idle: Duration) -> usize {
         let now = Instant::now();
         let mut removed = 0;
+        let mut lapsed: Vec<(String, LeaseTag)> = Vec::new();
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
             let before = shard.len();
             // An episode busy in a call is in use, not idle: skip it.
-            shard.retain(|_, entry| entry.try_lock().is_none_or(|e| e.idle_for(now) < idle));
+            shard.retain(|key, entry| {
+                let Some(entry) = entry.try_lock() else { return true };
+                let idle_for = entry.idle_for(now);
+                if let Some(lease) = entry.session.lease.as_ref().filter(|lease| idle_for >= lease.timeout()) {
+                    lapsed.push((format!("ep-{key:032x}"), lease.clone()));
+                }
+                idle_for < idle
+            });
             removed += before - shard.len();
         }
         self.len.fetch_sub(removed, Ordering::AcqRel);
-        removed + self.finished.expire(idle)
+        for (id, lease) in lapsed {
+            self.revoke(&id, lease.timeout());
+            lease.release(&id);
+        }
+        let removed = removed + self.finished.expire(idle);
+        self.revoked.lock().retain(|key, _| self.finished.contains(&format!("ep-{key:032x}")));
+        removed
     }
 
     /// Episodes held (live, or finished and kept readable), and of those the
@@ -483,6 +520,24 @@ mod tests {
 
         registry.revoke(&id, Duration::from_secs(3));
         assert!(matches!(registry.with_live(&id, |s| s.call("check_calendar", "{}", None, None)), Err(Error::LeaseExpired(3000))));
-        assert_eq!(registry.with(&id, |s| s.episode.trajectory().calls.len()).unwrap(), 2, "a refused call is not played");
+        assert_eq!(registry.trajectory(&id).unwrap().calls.len(), 2, "a refused call is not played");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_episode_whose_lease_expired_frees_its_live_place_at_once() {
+        let registry = Registry::new(1);
+        let id = registry.insert(episode()).unwrap();
+        assert!(matches!(registry.insert(episode()), Err(Error::TooManyEpisodes(1))));
+        registry.revoke(&id, Duration::from_secs(3));
+        assert_eq!(registry.len(), 0, "no longer live");
+        let next = registry.insert(episode()).expect("its place is free for the worker that takes the planned episode over");
+        assert!(matches!(registry.with_live(&id, |_| Ok(())), Err(Error::LeaseExpired(3000))), "still refused as expired");
+        assert!(matches!(registry.finish(&id, |_| Ok(())), Err(Error::LeaseExpired(3000))));
+        assert!(registry.trajectory(&id).is_ok(), "still readable");
+        assert!(registry.with_live(&next, |_| Ok(())).is_ok());
+        tokio::time::advance(Duration::from_secs(120)).await;
+        registry.with(&next, |_| ()).unwrap();
+        registry.expire(Duration::from_secs(60));
+        assert!(matches!(registry.with_live(&id, |_| Ok(())), Err(Error::UnknownEpisode(_))), "forgotten once it expires");
     }
 }

@@ -96,6 +96,10 @@ pub enum BridgeError {
 #[derive(Debug, Clone)]
 pub struct Bridge {
     inner: Arc<Inner>,
+    /// Whether this session was initialized: a second `initialize` is
+    /// answered with an error and the session goes on. Each HTTP session
+    /// gets its own ([`Bridge::session`]).
+    initialized: Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[derive(Debug)]
@@ -126,7 +130,13 @@ impl Bridge {
             let Source::Run { run_id, .. } = &source else { unreachable!("a single episode is always created") };
             return Err(BridgeError::RunComplete(run_id.clone()));
         };
-        Ok(Bridge { inner: Arc::new(Inner { client, source, current: Mutex::new(Arc::new(first)) }) })
+        let inner = Arc::new(Inner { client, source, current: Mutex::new(Arc::new(first)) });
+        Ok(Bridge { inner, initialized: Arc::default() })
+    }
+
+    /// The bridge for a new MCP session: the same episode, not yet initialized.
+    pub fn session(&self) -> Bridge {
+        Bridge { inner: Arc::clone(&self.inner), initialized: Arc::default() }
     }
 
     /// The current episode's id (for `ToolEnv.GetTrajectory`).
@@ -399,6 +409,19 @@ fn briefing(current: &Current, source: &Source) -> String {
 }
 
 impl ServerHandler for Bridge {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        if self.initialized.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            // MCP: initialize is the session's first request, sent once. Refused, the session stays.
+            return Err(ErrorData::invalid_request("the session is already initialized: initialize is sent once per session", None));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build();
         let mut info = ServerConfig::new(capabilities).with_server_info(Implementation::new("toolenv", env!("CARGO_PKG_VERSION")));
@@ -479,7 +502,7 @@ pub async fn serve_http(
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     let service = StreamableHttpService::new(
-        move || Ok(bridge.clone()),
+        move || Ok(bridge.session()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

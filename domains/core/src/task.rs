@@ -93,6 +93,8 @@ pub struct Derived {
     initial_hash: OnceLock<String>,
     /// Every string of S0 (keys included) in document order.
     strings: OnceLock<Vec<String>>,
+    /// What the final answer may state besides what it must.
+    commitment: OnceLock<crate::oracle::Commitment>,
 }
 
 /// A task an episode plays: one of the paper suite's (which live for the
@@ -208,6 +210,19 @@ impl Task {
             Check::Answer { example, .. } => Some(example.as_str()),
             _ => None,
         })
+    }
+
+    /// What the task's final answer may state besides what it must (its
+    /// candidates and values of the asked kinds), derived once.
+    pub(crate) fn commitment(&self) -> &crate::oracle::Commitment {
+        self.expected.commitment.get_or_init(|| crate::oracle::Commitment::of(self))
+    }
+
+    /// The values of the task's state an answer must not name: the other
+    /// candidates of the kinds its reference answer names (other tickets,
+    /// topics, skus, flights), in a fixed order.
+    pub fn answer_candidates(&self) -> &[String] {
+        self.commitment().others()
     }
 
     /// The task's kind: the middle part of its id (`cheapest-flight` in

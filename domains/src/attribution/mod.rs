@@ -85,7 +85,7 @@ impl AttributedError {
 }
 
 /// The attribution of one episode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Attribution {
     /// Whether the episode passed (then nothing is attributed).
     pub passed: bool,

@@ -25,6 +25,20 @@ pub(crate) struct LeaseTag {
     pub(crate) index: usize,
 }
 
+impl LeaseTag {
+    /// How long the episode may go unused before its lease expires.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.queue.lease_timeout
+    }
+
+    /// Hands the planned episode back to the run's queue: its episode's lease
+    /// expired (and the episode was revoked).
+    pub(crate) fn release(&self, episode_id: &str) {
+        tracing::info!(run = %self.queue.run, index = self.index, %episode_id, "lease expired; the episode is handed out again");
+        self.queue.free(self.index, Some(episode_id));
+    }
+}
+
 /// The state of one planned episode.
 #[derive(Debug, Clone, PartialEq)]
 enum Slot {

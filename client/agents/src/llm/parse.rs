@@ -89,13 +89,19 @@ pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
     let (form, candidates) = if fenced.is_empty() { (CallForm::BareJson, json_objects(text)) } else { (CallForm::FencedJson, fenced) };
     let mut calls = Vec::new();
     let mut meant = false;
-    for candidate in &candidates {
+    'candidates: for candidate in &candidates {
         let Some(value) = lenient_object(candidate) else {
             // A fenced block is meant as something; an unbalanced `{` in prose is not.
             meant |= form == CallForm::FencedJson && looks_like_call(candidate);
             continue;
         };
         for object in call_objects(&value) {
+            if made_up_result(object) {
+                // The model imagined the call's result: what follows is its
+                // imagined continuation, not calls.
+                meant = true;
+                break 'candidates;
+            }
             match call_of(object) {
                 Some((name, arguments)) => {
                     if let Some(error) = unknown_tool(&name, tools) {
@@ -114,6 +120,16 @@ pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
         return Reply::Malformed("the reply looks like a tool call but is not a JSON object with \"name\" and \"arguments\"".into());
     }
     Reply::Final(text.trim().to_owned())
+}
+
+/// Keys of a call's result, which a model sometimes writes itself after its
+/// call (with the call's `name` and `arguments` beside them).
+const RESULT_KEYS: [&str; 7] = ["result", "results", "output", "observation", "response", "return", "content"];
+
+/// Whether an object is a call's result the model wrote itself.
+fn made_up_result(object: &Value) -> bool {
+    RESULT_KEYS.iter().any(|k| object.get(*k).is_some())
+        || object.get("role").and_then(Value::as_str).is_some_and(|role| matches!(role, "tool" | "function" | "ipython"))
 }
 
 /// The objects a parsed value holds as calls: itself, or each element of an

@@ -37,6 +37,9 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     let mut problems = Vec::new();
     // Per (domain, level): tasks checked, tasks rejected, and rejects by cause.
     let mut cells: BTreeMap<(Domain, u8), Cell> = BTreeMap::new();
+    // Per (domain, level): the answer cheats and the right answers written otherwise.
+    let mut answer_cells: BTreeMap<(Domain, u8), Answers> = BTreeMap::new();
+    let mut rejected_right = Vec::new();
     for check in &checked {
         if verbose {
             println!("{}", check.row);
@@ -48,6 +51,9 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
             *cell.2.entry(cause).or_default() += 1;
         }
         problems.extend(check.problems.iter().map(|p| format!("{}: {p}", check.id)));
+        let answers = answer_cells.entry((check.domain, check.level)).or_default();
+        answers.add(&check.answers);
+        rejected_right.extend(check.answers.rejected.iter().map(|label| format!("{}: {label}", check.id)));
     }
     println!(
         "\n{} tasks of the {suite} suite generated and checked in {:.2} s ({random_seeds} random-agent episodes per task)",
@@ -61,6 +67,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         // A domain's Display ignores widths: padded as text.
         println!("{:<11} {level:>5} {tasks:>6} {rejected:>8}  {causes}", domain.to_string());
     }
+    print_answers(&answer_cells, &rejected_right);
     if problems.is_empty() {
         println!("\nevery oracle passes the reference solution and the solver, and fails inaction, random agents and every cheat");
         ExitCode::SUCCESS
@@ -70,6 +77,59 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
             println!("problem: {problem}");
         }
         ExitCode::FAILURE
+    }
+}
+
+/// The answer corpus's figures, per domain and level: answer cheats that
+/// must fail and right answers written otherwise that must pass.
+#[derive(Debug, Default)]
+struct Answers {
+    /// Answer cheats played.
+    cheats: usize,
+    /// Of those, how many passed (target 0).
+    cheats_passing: usize,
+    /// Right answers played.
+    right: usize,
+    /// The labels of the right answers rejected (target under 1 %).
+    rejected: Vec<String>,
+}
+
+impl Answers {
+    fn of(check: &SelfCheck) -> Self {
+        let (cheats, cheats_passing) = check.answer_cheats();
+        let rejected = check.rejected_right_answers().map(str::to_owned).collect();
+        Answers { cheats, cheats_passing, right: check.right_answers.len(), rejected }
+    }
+
+    fn add(&mut self, other: &Answers) {
+        self.cheats += other.cheats;
+        self.cheats_passing += other.cheats_passing;
+        self.right += other.right;
+        self.rejected.extend(other.rejected.iter().cloned());
+    }
+}
+
+/// The answer table: per domain and level with answer tasks, the answer
+/// cheats passing and the right answers rejected, with their rates; then
+/// every right answer rejected.
+fn print_answers(cells: &BTreeMap<(Domain, u8), Answers>, rejected: &[String]) {
+    let rate = |n: usize, of: usize| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+    println!(
+        "\n{:<11} {:>5} {:>14} {:>8} {:>14} {:>8}  (answers: cheats must fail, right answers written otherwise must pass)",
+        "DOMAIN", "LEVEL", "ANSWER CHEATS", "PASSING", "RIGHT ANSWERS", "REJECTED"
+    );
+    for ((domain, level), a) in cells.iter().filter(|(_, a)| a.cheats + a.right > 0) {
+        let (passing, rejected) = (rate(a.cheats_passing, a.cheats), rate(a.rejected.len(), a.right));
+        println!(
+            "{domain:<11} {level:>5} {:>14} {:>7.2}% {:>14} {:>7.2}%",
+            format!("{}/{}", a.cheats_passing, a.cheats),
+            passing,
+            format!("{}/{}", a.rejected.len(), a.right),
+            rejected
+        );
+    }
+    for label in rejected {
+        println!("right answer rejected: {label}");
     }
 }
 
@@ -89,6 +149,7 @@ struct Checked {
     row: String,
     causes: Vec<&'static str>,
     problems: Vec<String>,
+    answers: Answers,
 }
 
 impl Checked {
@@ -113,6 +174,7 @@ impl Checked {
             row: format!("{:<40} {reference:<9} {solver:<6} {inaction:<9} {random:<13} {cheats}", task.id),
             causes: causes(check),
             problems: check.problems(),
+            answers: Answers::of(check),
         }
     }
 }

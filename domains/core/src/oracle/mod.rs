@@ -1,7 +1,9 @@
 //! State-based oracles: checks over (S0, Sf), content checks on free text,
 //! the exact collateral check, verdicts.
 
+mod answer;
 mod text;
+mod words;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub(crate) use answer::Commitment;
 pub use text::Fact;
 
 use crate::{
@@ -109,12 +112,15 @@ impl Check {
     }
 
     /// Evaluates the check against a final state and the agent's final answer.
+    /// Without its task, an answer is held to its facts only, not to what
+    /// it commits to (see [`Verdict::judge_answered`]).
     pub fn evaluate_with(&self, final_state: &Value, answer: Option<&str>) -> CheckOutcome {
-        self.evaluate_in(View::of(final_state), answer)
+        self.evaluate_in(View::of(final_state), answer, None)
     }
 
-    /// Evaluates the check against an end state given as its changes.
-    fn evaluate_in(&self, final_state: View<'_>, answer: Option<&str>) -> CheckOutcome {
+    /// Evaluates the check against an end state given as its changes; an
+    /// answer is held to what it commits to when `task` is given.
+    fn evaluate_in(&self, final_state: View<'_>, answer: Option<&str>, task: Option<&Task>) -> CheckOutcome {
         let at = |path: &str| final_state.get(path);
         match self {
             Check::Equals { name, path, expected } => {
@@ -147,7 +153,15 @@ impl Check {
                 }
             }
             Check::Answer { name, facts, .. } => {
-                let (passed, actual) = text::judge(answer, facts);
+                let (passed, actual) = match task {
+                    Some(task) => {
+                        let commitment = task.commitment();
+                        let year = Some(task.today.ymd().0);
+                        let names: Vec<&str> = task.slots.iter().map(|s| s.value.as_str()).collect();
+                        text::judge_named(answer, facts, year, &names, |read| commitment.breaches(read))
+                    }
+                    None => text::judge(answer, facts),
+                };
                 CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
         }
@@ -218,7 +232,7 @@ impl Verdict {
     pub fn judge_compared(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> (Self, bool) {
         let initial = task.initial_json();
         let end = View { initial, changes };
-        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer)).collect();
+        let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer, Some(task))).collect();
         let leaves = unexpected_leaves(task, changes).1;
         let differs = !leaves.is_empty();
         let stray = stray_changes(task, leaves);

@@ -1,20 +1,33 @@
-//! Content checks on free text: what a resolution, a reason or a note must
-//! say, judged deterministically.
+//! Content checks on free text: what a resolution, a reason, a note or a
+//! final answer must say, judged deterministically.
 //!
-//! A text is read as lowercase words (letters and digits; everything else
-//! separates words). A phrase is found when its words appear in a row; a
-//! required phrase counts only when none of the two words before it negates
-//! it ("not approved", "no refund", "wasn't approved"). An amount is found in
-//! any common format: `$45`, `45.00`, `USD 45`, `45 dollars`, `1,200.50`,
-//! `45,00`. A placeholder (no word of two letters or more besides words like
-//! "n/a", "none", "tbd") never passes.
+//! A text is read as lowercase words in clauses (see [`super::words`]). A
+//! phrase is found when its words appear in a row; a required phrase counts
+//! only when asserted: no negation stands in its own clause ("not approved",
+//! "I booked nothing", "is not already taken by …", "wasn't approved"), words
+//! in quotes and names the check knows (a ticket's subject "… not received")
+//! aside. A contrary phrase ([`Fact::Never`], [`Fact::Omits`]) fails
+//! anywhere, negated or not. An amount is found in any common format: `$45`,
+//! `45.00`, `USD 45`, `45 dollars`, `1,200.50`, `45,00`; a date or a time in
+//! any common format too. A placeholder (no word of two letters or more
+//! besides words like "n/a", "none", "tbd") never passes. A final answer is
+//! also held to what it commits to (see [`super::answer`]).
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// Words that negate the phrase right after them (within two words); "n't"
-/// is read as "not".
-const NEGATIONS: [&str; 7] = ["not", "no", "never", "cannot", "without", "nor", "neither"];
+use super::words::{self, Word};
+
+/// Words that negate what their clause states before them or right after
+/// ("I booked nothing"); "n't" is read as "not".
+const NEGATIONS: [&str; 10] = ["not", "no", "never", "cannot", "nor", "neither", "nothing", "nobody", "none", "nowhere"];
+
+/// Words that negate only the phrase right after them ("without approval").
+const LOCAL_NEGATIONS: [&str; 1] = ["without"];
+
+/// How far after a phrase a negation still reaches in its clause (further
+/// on it is another statement's: "a country the customer never visited").
+const AFTER: usize = 2;
 
 /// Words that alone make a text a placeholder.
 const PLACEHOLDERS: [&str; 9] = ["n", "a", "na", "none", "tbd", "todo", "xxx", "test", "placeholder"];
@@ -23,7 +36,8 @@ const PLACEHOLDERS: [&str; 9] = ["n", "a", "na", "none", "tbd", "todo", "xxx", "
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fact {
-    /// At least one of the phrases, not negated: a decision, a reason.
+    /// At least one of the phrases, asserted (not negated in its clause): a
+    /// decision, a reason.
     Says {
         /// What the phrases stand for ("approval").
         label: &'static str,
@@ -43,7 +57,7 @@ pub enum Fact {
         any_of: &'static [&'static str],
     },
     /// A value of the task's own (a flight number, a topic, a time), its
-    /// words in a row and not negated: what an answer must name.
+    /// words in a row and asserted: what an answer must name.
     Mentions {
         /// What the value is ("the cheapest flight").
         label: String,
@@ -72,30 +86,133 @@ impl Fact {
         }
     }
 
-    /// Whether `words` (of one text) satisfy the fact.
-    fn holds(&self, words: &[String], amounts: &[i64]) -> bool {
+    /// Whether a text read as `text` satisfies the fact.
+    fn holds(&self, text: &Read<'_>) -> bool {
         match self {
-            Fact::Says { any_of, .. } => any_of.iter().any(|phrase| find(words, phrase).any(|at| !negated(words, at))),
-            Fact::Amount { cents } => amounts.contains(cents),
-            Fact::Never { any_of, .. } => !any_of.iter().any(|phrase| find(words, phrase).next().is_some()),
-            Fact::Mentions { phrase, .. } => find(words, phrase).any(|at| !negated(words, at)),
-            Fact::Omits { phrase, .. } => find(words, phrase).next().is_none(),
+            Fact::Says { any_of, .. } => any_of.iter().any(|phrase| text.asserts(phrase)),
+            Fact::Amount { cents } => text.amounts.contains(cents),
+            Fact::Never { any_of, .. } => !any_of.iter().any(|phrase| text.find(phrase).next().is_some()),
+            Fact::Mentions { phrase, .. } => text.asserts(phrase),
+            Fact::Omits { phrase, .. } => text.find(phrase).next().is_none(),
         }
     }
 }
 
-/// Judges a text against facts: (passed, what was found).
+/// A text read for judging: its words, which of them are names (where no
+/// negation is read), its amounts, and the year a date without one is in.
+pub(crate) struct Read<'t> {
+    pub(crate) words: Vec<Word>,
+    /// Per word: inside a name the check knows, or in quotes.
+    pub(crate) named: Vec<bool>,
+    pub(crate) amounts: Vec<i64>,
+    pub(crate) year: Option<i64>,
+    pub(crate) text: &'t str,
+}
+
+impl<'t> Read<'t> {
+    /// Reads `text`; `names` are values whose words are never read as a
+    /// negation (a subject "Package not received").
+    pub(crate) fn new<'n>(text: &'t str, year: Option<i64>, names: impl IntoIterator<Item = &'n str>) -> Self {
+        let words = words::read(text, year);
+        let mut named: Vec<bool> = words.iter().map(|w| w.quoted).collect();
+        let mut read = Read { words, named: Vec::new(), amounts: amounts(text), year, text };
+        for name in names {
+            let len = words::read(name, year).len();
+            let starts: Vec<usize> = read.find(name).collect();
+            for at in starts {
+                named[at..at + len].iter_mut().for_each(|n| *n = true);
+            }
+        }
+        read.named = named;
+        read
+    }
+
+    /// Where a phrase's words start.
+    pub(crate) fn find(&self, phrase: &str) -> std::vec::IntoIter<usize> {
+        let phrase: Vec<String> = words::read(phrase, self.year).into_iter().map(|w| w.text).collect();
+        self.find_words(&phrase)
+    }
+
+    /// Where a phrase, given as its words, starts.
+    pub(crate) fn find_words<S: AsRef<str>>(&self, phrase: &[S]) -> std::vec::IntoIter<usize> {
+        let Some(first) = phrase.first() else { return Vec::new().into_iter() };
+        let words = &self.words;
+        let fits = words.len().saturating_sub(phrase.len() - 1);
+        (0..fits)
+            .filter(|&i| words[i].text == first.as_ref() && phrase.iter().zip(&words[i..]).all(|(p, w)| p.as_ref() == w.text))
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    /// Whether the phrase appears asserted: in a clause with no negation
+    /// besides its own words and names.
+    pub(crate) fn asserts(&self, phrase: &str) -> bool {
+        let len = words::read(phrase, self.year).len();
+        self.find(phrase).any(|at| !self.negated(at, len))
+    }
+
+    fn negated(&self, at: usize, len: usize) -> bool {
+        let clause = self.words[at].clause;
+        self.words.iter().enumerate().any(|(i, w)| {
+            let negation = if i < at {
+                NEGATIONS.contains(&w.text.as_str()) || (i + 2 >= at && LOCAL_NEGATIONS.contains(&w.text.as_str()))
+            } else {
+                i >= at + len && i < at + len + AFTER && NEGATIONS.contains(&w.text.as_str())
+            };
+            negation && w.clause == clause && !self.named.get(i).copied().unwrap_or(false)
+        })
+    }
+
+    fn is_placeholder(&self) -> bool {
+        !self.words.iter().any(|w| w.text.chars().filter(|c| c.is_alphabetic()).count() >= 2 && !PLACEHOLDERS.contains(&w.text.as_str()))
+    }
+}
+
+/// Judges a text against facts: (passed, what was found). `names` are the
+/// values whose words are never read as negations.
 pub(crate) fn judge(text: Option<&str>, facts: &[Fact]) -> (bool, Value) {
+    judge_read(text, facts, None, |_| None)
+}
+
+/// [`judge`], with the year of dates written without one and a further
+/// judgement of the read text (a final answer's commitment): what it found
+/// wrong, if anything, as a key and a value of the verdict.
+pub(crate) fn judge_read(
+    text: Option<&str>,
+    facts: &[Fact],
+    year: Option<i64>,
+    further: impl FnOnce(&Read<'_>) -> Option<(&'static str, Value)>,
+) -> (bool, Value) {
+    judge_named(text, facts, year, &[], further)
+}
+
+/// [`judge_read`] with further names never read as negations.
+pub(crate) fn judge_named(
+    text: Option<&str>,
+    facts: &[Fact],
+    year: Option<i64>,
+    names: &[&str],
+    further: impl FnOnce(&Read<'_>) -> Option<(&'static str, Value)>,
+) -> (bool, Value) {
     let Some(text) = text else {
         return (false, json!({"text": Value::Null, "missing": expected(facts)}));
     };
-    let words = words(text);
-    if is_placeholder(&words) {
+    let phrases = facts.iter().filter_map(|f| match f {
+        Fact::Mentions { phrase, .. } => Some(phrase.as_str()),
+        _ => None,
+    });
+    let read = Read::new(text, year, phrases.chain(names.iter().copied()));
+    if read.is_placeholder() {
         return (false, json!({"text": text, "placeholder": true}));
     }
-    let amounts = amounts(text);
-    let missing: Vec<String> = facts.iter().filter(|f| !f.holds(&words, &amounts)).map(Fact::describe).collect();
-    (missing.is_empty(), json!({"text": text, "missing": missing}))
+    let missing: Vec<String> = facts.iter().filter(|f| !f.holds(&read)).map(Fact::describe).collect();
+    let mut passed = missing.is_empty();
+    let mut found = json!({"text": text, "missing": missing});
+    if let Some((key, value)) = further(&read) {
+        passed = false;
+        found[key] = value;
+    }
+    (passed, found)
 }
 
 /// What the facts ask for, as the verdict shows it.
@@ -103,31 +220,14 @@ pub(crate) fn expected(facts: &[Fact]) -> Value {
     Value::from(facts.iter().map(Fact::describe).collect::<Vec<_>>())
 }
 
-fn words(text: &str) -> Vec<String> {
-    // "wasn't" is "was not"; a lone "t" (of "T-0043", say) negates nothing.
-    let mut text = text.to_lowercase();
-    if text.contains("n't") || text.contains("n\u{2019}t") {
-        text = text.replace("n't", " not").replace("n\u{2019}t", " not");
-    }
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect()
-}
-
-fn is_placeholder(words: &[String]) -> bool {
-    !words.iter().any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2 && !PLACEHOLDERS.contains(&w.as_str()))
-}
-
-/// Where a phrase's words start in `words`.
-fn find<'a>(words: &'a [String], phrase: &str) -> impl Iterator<Item = usize> + 'a {
-    let phrase: Vec<String> = self::words(phrase);
-    (0..words.len()).filter(move |&i| !phrase.is_empty() && words[i..].starts_with(&phrase))
-}
-
-fn negated(words: &[String], at: usize) -> bool {
-    words[at.saturating_sub(2)..at].iter().any(|w| NEGATIONS.contains(&w.as_str()))
-}
-
 /// Every amount written in the text, in cents.
-fn amounts(text: &str) -> Vec<i64> {
+pub(crate) fn amounts(text: &str) -> Vec<i64> {
+    money(text).into_iter().map(|(cents, _)| cents).collect()
+}
+
+/// Every amount written in the text, in cents, and whether it is marked as
+/// money: a currency sign or word next to it, or two decimals.
+pub(crate) fn money(text: &str) -> Vec<(i64, bool)> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;
@@ -141,7 +241,13 @@ fn amounts(text: &str) -> Vec<i64> {
             i += 1;
         }
         let token = text[start..i].trim_end_matches(['.', ',']);
-        found.extend(parse_amount(token));
+        let before = text[..start].trim_end().to_ascii_lowercase();
+        let after = text[start + token.len()..].trim_start().to_ascii_lowercase();
+        let decimals = token.rfind(['.', ',']).is_some_and(|at| token.len() - at - 1 == 2);
+        let marked = decimals
+            || ["$", "\u{20ac}", "\u{a3}", "usd", "eur", "gbp"].iter().any(|m| before.ends_with(m))
+            || ["dollar", "usd", "eur", "euro", "gbp", "pound", "$", "\u{20ac}"].iter().any(|m| after.starts_with(m));
+        found.extend(parse_amount(token).map(|cents| (cents, marked)));
     }
     found
 }
