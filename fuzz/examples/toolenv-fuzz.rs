@@ -56,11 +56,17 @@ fn main() -> ExitCode {
         let started = Instant::now();
         let deadline = started + Duration::from_secs(seconds);
         let (mut done, mut crashes) = (0u64, Vec::new());
-        // Chunks, so the time bound holds.
+        // Chunks, so the time bound holds and progress shows every 10 s.
+        let mut next_report = started + Duration::from_secs(10);
         while done < executions && Instant::now() < deadline && crashes.len() < 10 {
             let chunk = (executions - done).min(10_000);
             crashes.extend(run(target, seed.wrapping_add(done), chunk, 10 - crashes.len()));
             done += chunk;
+            if Instant::now() >= next_report {
+                next_report += Duration::from_secs(10);
+                let secs = started.elapsed().as_secs();
+                eprintln!("{:<9} {done:>12} of {executions} executions, {secs} of at most {seconds} s…", target.name());
+            }
         }
         let secs = started.elapsed().as_secs_f64();
         println!("{:<9} {done:>12} executions in {secs:>7.1} s ({:>9.0}/s), {} crashes", target.name(), done as f64 / secs, crashes.len());
