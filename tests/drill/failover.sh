@@ -80,8 +80,13 @@ done
 until (echo >"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null; do sleep 0.1; done
 proxy=http://127.0.0.1:$proxy_port
 
-grid=(--agent reference --epsilon 0,0.1,0.2 --faults 0.0,0.2 --trials 9 --time-scale 0)
-run=$("$toolenv" --url "$proxy" host "${grid[@]}" --label reference --lease-timeout-secs 2 --no-wait 2>"$out/host.log" | grep -o 'run-[0-9]*' | head -1)
+grid=(--epsilon 0,0.1,0.2 --faults 0.0,0.2 --trials 9 --time-scale 0)
+run=$("$toolenv" --url "$proxy" host "${grid[@]}" --label reference --lease-timeout-secs 2 --no-wait 2>"$out/host.log" | grep -o 'run-[0-9]*' | head -1) || true
+if [ -z "$run" ]; then
+    echo "failover drill: host planned no run; its output:" >&2
+    cat "$out/host.log" >&2
+    exit 1
+fi
 planned=$("$toolenv" --url "$proxy" runs 2>/dev/null | awk -v r="$run" '$1 == r {print}' | grep -o '[0-9]*/[0-9]*' | head -1 | cut -d/ -f2)
 echo "hosted $run ($planned episodes) on three replicas behind HAProxy; 16 workers"
 
@@ -124,7 +129,7 @@ counts=$(PGPASSWORD=drill-password "$pgbin/psql" -X -q -A -t -h 127.0.0.1 -p "$p
 # The report equals a single process's, byte for byte (the figures; the run's
 # own id, description and times differ by nature).
 "$toolenv" report "$run" --json --store "$url" >"$out/replicas.json"
-"$toolenv" run "${grid[@]}" --store "$out/single.db" >/dev/null 2>&1
+"$toolenv" run --agent reference "${grid[@]}" --store "$out/single.db" >/dev/null 2>&1
 "$toolenv" report run-0001 --json --store "$out/single.db" >"$out/single.json"
 python3 - "$out/replicas.json" "$out/single.json" <<'PY'
 import json, sys
