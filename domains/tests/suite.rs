@@ -82,3 +82,12 @@ fn random_call_sequences_never_panic_and_rejected_calls_change_nothing() {
         }
     }
 }
+
+#[test]
+fn names_shown_in_tables_take_the_width_asked_for() {
+    // Reports and the self-check align their columns with `{:<N}`.
+    let domain = toolenv_domains::registry::TRAVEL;
+    assert_eq!(format!("{domain:<10}|{domain:>8}|"), "travel    |  travel|");
+    let kind = toolenv_core::chaos::FaultKind::TransientTimeout;
+    assert_eq!(format!("{kind:<20}|"), "TransientTimeout    |");
+}

@@ -64,8 +64,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     for ((domain, level), (tasks, rejected, causes)) in &cells {
         let causes: Vec<String> = causes.iter().map(|(cause, n)| format!("{cause}: {n}")).collect();
         let causes = if causes.is_empty() { "none".to_owned() } else { causes.join(", ") };
-        // A domain's Display ignores widths: padded as text.
-        println!("{:<11} {level:>5} {tasks:>6} {rejected:>8}  {causes}", domain.to_string());
+        println!("{domain:<11} {level:>5} {tasks:>6} {rejected:>8}  {causes}");
     }
     print_answers(&answer_cells, &rejected_right);
     if problems.is_empty() {

@@ -123,7 +123,7 @@ impl MasFault {
 
 impl std::fmt::Display for MasFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
