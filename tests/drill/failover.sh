@@ -129,6 +129,7 @@ counts=$(PGPASSWORD=drill-password "$pgbin/psql" -X -q -A -t -h 127.0.0.1 -p "$p
 # The report equals a single process's, byte for byte (the figures; the run's
 # own id, description and times differ by nature).
 "$toolenv" report "$run" --json --store "$url" >"$out/replicas.json"
+"$toolenv" export "$run" --store "$url" >"$out/replicas.jsonl"   # every episode, to read when the reports differ
 "$toolenv" run --agent reference "${grid[@]}" --store "$out/single.db" >/dev/null 2>&1
 "$toolenv" report run-0001 --json --store "$out/single.db" >"$out/single.json"
 python3 - "$out/replicas.json" "$out/single.json" <<'PY'
