@@ -17,6 +17,16 @@ pub mod fork;
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 
+/// The `ErrorInfo` domain of an injected fault's status: a status with
+/// another domain, or none, is not a fault of the episode (it comes from the
+/// server, a proxy or the transport).
+pub const FAULT_DOMAIN: &str = "toolenv.chaos";
+
+/// The subject of the `QuotaFailure` a server answers RESOURCE_EXHAUSTED with
+/// when it holds as many live episodes as it may: the server's quota, not
+/// the episode's.
+pub const SERVER_QUOTA: &str = "server:live-episodes";
+
 /// The prefix of every `Domain` value's name in `toolenv.v1`.
 const DOMAIN_PREFIX: &str = "DOMAIN_";
 

@@ -337,6 +337,10 @@ async fn finished_episodes_free_their_place_at_once() {
     let toolenv_client::ClientError::Status(status) = refused else { panic!("{refused:?}") };
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("finishing an episode frees its place at once"), "{}", status.message());
+    // Marked as the server's quota, so an agent's client never takes it for its episode's.
+    use tonic_types::StatusExt as _;
+    let quota = status.get_details_quota_failure().expect("a QuotaFailure detail");
+    assert_eq!(quota.violations.iter().map(|v| v.subject.as_str()).collect::<Vec<_>>(), [toolenv::SERVER_QUOTA]);
     server.shutdown().await.unwrap();
 }
 

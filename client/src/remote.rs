@@ -58,57 +58,74 @@ impl RemoteEnv {
         self.error.map_or(Ok(self.answer), Err)
     }
 
-    /// Real milliseconds back to the episode's virtual ones.
-    fn virtual_ms(&self, ms: i64) -> i64 {
-        if ms > 0 && self.time_scale > 0.0 { (ms as f64 / self.time_scale).round() as i64 } else { ms }
-    }
-
-    /// A fault's status as the agent observes it, or an infrastructure error.
+    /// A status as the agent observes it; one that is not the episode's
+    /// doing stops the play as an infrastructure error.
     fn observe_status(&mut self, status: tonic::Status) -> Observation {
-        let code = match status.code() {
-            tonic::Code::InvalidArgument | tonic::Code::NotFound => {
-                return Observation::Invalid { field: String::new(), message: status.message().to_owned() };
-            }
-            // The episode went to another worker: nothing this play does counts any more.
-            tonic::Code::FailedPrecondition if crate::worker::is_lease_expired(&status) => {
+        match observation_of(&status, self.time_scale) {
+            Ok(observation) => observation,
+            Err(why) => {
                 self.error = Some(ClientError::Status(status));
-                return Observation::Closed("the lease expired".into());
+                Observation::Closed(why.into())
             }
-            tonic::Code::FailedPrecondition => return Observation::Closed(status.message().to_owned()),
-            tonic::Code::DeadlineExceeded => FailureCode::DeadlineExceeded,
-            tonic::Code::Unavailable => FailureCode::Unavailable,
-            tonic::Code::ResourceExhausted => FailureCode::ResourceExhausted,
-            tonic::Code::PermissionDenied => FailureCode::PermissionDenied,
-            _ => {
-                self.error = Some(ClientError::Status(status));
-                return Observation::Closed("infrastructure error".into());
-            }
-        };
-        let Some(info) = status.get_details_error_info() else {
-            // UNAVAILABLE without a fault's ErrorInfo comes from the transport
-            // (a replica or proxy gone), not the episode: an infrastructure error.
-            if code == FailureCode::Unavailable {
-                self.error = Some(ClientError::Status(status));
-                return Observation::Closed("infrastructure error".into());
-            }
-            // No fault's ErrorInfo: a quota of the episode (its call limit).
-            return Observation::Closed(status.message().to_owned());
-        };
-        let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
-        let retry_after_ms = pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
-        // A suspension's -1 stays; a delay is read in virtual milliseconds where given.
-        let advised = info
-            .metadata
-            .get("retry_after_virtual_ms")
-            .and_then(|ms| ms.parse::<i64>().ok())
-            .filter(|ms| *ms >= 0 && retry_after_ms.is_none_or(|ms| ms >= 0));
-        Observation::Failure(Fault {
-            code,
-            reason: info.reason,
-            message: status.message().to_owned(),
-            retry_after_ms: advised.or(retry_after_ms.map(|ms| self.virtual_ms(ms))),
-        })
+        }
     }
+}
+
+/// A status as the agent observes it, or why it is an infrastructure error.
+///
+/// Only a status with a fault's `ErrorInfo` ([`toolenv::FAULT_DOMAIN`]) is a
+/// fault; of the rest, what the episode itself decides (a malformed call, an
+/// unknown tool, a finished episode, the episode's own quotas) is observed,
+/// and everything else (the episode gone, its lease expired, the server
+/// full, a store, proxy or transport failure) is not the agent's doing and
+/// must never be scored as such.
+fn observation_of(status: &tonic::Status, time_scale: f64) -> Result<Observation, &'static str> {
+    let refused = || Observation::Closed(status.message().to_owned());
+    let invalid = || Observation::Invalid { field: String::new(), message: status.message().to_owned() };
+    let info = status.get_details_error_info().filter(|info| info.domain == toolenv::FAULT_DOMAIN);
+    let code = match status.code() {
+        tonic::Code::InvalidArgument => return Ok(invalid()),
+        tonic::Code::NotFound if status.get_details_resource_info().is_some_and(|r| r.resource_type == "tool") => return Ok(invalid()),
+        // The episode went to another worker: nothing this play does counts any more.
+        tonic::Code::FailedPrecondition if crate::worker::is_lease_expired(status) => return Err("the lease expired"),
+        tonic::Code::FailedPrecondition => return Ok(refused()),
+        // A quota of the episode (its calls, its messages), not the server's.
+        tonic::Code::ResourceExhausted
+            if status.get_details_error_info().is_none() && !status.get_details_quota_failure().is_some_and(|q| is_server_quota(&q)) =>
+        {
+            return Ok(refused());
+        }
+        tonic::Code::DeadlineExceeded => FailureCode::DeadlineExceeded,
+        tonic::Code::Unavailable => FailureCode::Unavailable,
+        tonic::Code::ResourceExhausted => FailureCode::ResourceExhausted,
+        tonic::Code::PermissionDenied => FailureCode::PermissionDenied,
+        _ => return Err("infrastructure error"),
+    };
+    let Some(info) = info else { return Err("infrastructure error") };
+    let pushback = status.metadata().get("grpc-retry-pushback-ms").and_then(|v| v.to_str().ok()?.parse::<i64>().ok());
+    let retry_after_ms = pushback.or_else(|| status.get_details_retry_info().and_then(|r| r.retry_delay).map(|d| d.as_millis() as i64));
+    // A suspension's -1 stays; a delay is read in virtual milliseconds where given.
+    let advised = info
+        .metadata
+        .get("retry_after_virtual_ms")
+        .and_then(|ms| ms.parse::<i64>().ok())
+        .filter(|ms| *ms >= 0 && retry_after_ms.is_none_or(|ms| ms >= 0));
+    Ok(Observation::Failure(Fault {
+        code,
+        reason: info.reason,
+        message: status.message().to_owned(),
+        retry_after_ms: advised.or(retry_after_ms.map(|ms| virtual_ms(ms, time_scale))),
+    }))
+}
+
+/// Real milliseconds back to the episode's virtual ones.
+fn virtual_ms(ms: i64, time_scale: f64) -> i64 {
+    if ms > 0 && time_scale > 0.0 { (ms as f64 / time_scale).round() as i64 } else { ms }
+}
+
+/// Whether a quota failure is the server's (its live episodes), not the episode's.
+fn is_server_quota(quota: &tonic_types::QuotaFailure) -> bool {
+    quota.violations.iter().any(|v| v.subject == toolenv::SERVER_QUOTA)
 }
 
 impl Env for RemoteEnv {
@@ -144,7 +161,7 @@ impl Env for RemoteEnv {
                         Some(fault) => {
                             let advised =
                                 value.and_then(|v| v.pointer("/error/retry_after_virtual_ms").and_then(serde_json::Value::as_i64));
-                            let retry_after_ms = advised.or(fault.retry_after_ms.map(|ms| self.virtual_ms(ms)));
+                            let retry_after_ms = advised.or(fault.retry_after_ms.map(|ms| virtual_ms(ms, self.time_scale)));
                             Observation::Failure(Fault { retry_after_ms, ..fault })
                         }
                         None => Observation::Result(text),
@@ -184,5 +201,63 @@ impl TeamEnv for RemoteEnv {
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         agent.clone_into(&mut self.agent_id);
         Env::call(self, tool, arguments_json, request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic::Code;
+    use tonic_types::{ErrorDetails, StatusExt as _};
+
+    use super::*;
+
+    fn read(status: &tonic::Status) -> Result<Observation, &'static str> {
+        observation_of(status, 0.0)
+    }
+
+    #[test]
+    fn only_a_fault_of_the_chaos_domain_is_a_fault() {
+        let fault = |code, domain: &str| {
+            tonic::Status::with_error_details(
+                code,
+                "m",
+                ErrorDetails::with_error_info("RATE_LIMIT_EXCEEDED", domain, std::collections::HashMap::new()),
+            )
+        };
+        for code in [Code::DeadlineExceeded, Code::Unavailable, Code::ResourceExhausted, Code::PermissionDenied] {
+            assert!(matches!(read(&fault(code, toolenv::FAULT_DOMAIN)), Ok(Observation::Failure(_))), "{code:?}");
+            // The same code from elsewhere (a proxy, the transport, another domain) is no fault.
+            assert_eq!(read(&fault(code, "example.com")).err(), Some("infrastructure error"), "{code:?}");
+            assert_eq!(read(&tonic::Status::new(code, "m")).err().is_some(), code != Code::ResourceExhausted, "{code:?}");
+        }
+        for code in [Code::Unknown, Code::Internal, Code::Aborted, Code::Cancelled, Code::Unauthenticated, Code::DataLoss] {
+            assert!(read(&fault(code, toolenv::FAULT_DOMAIN)).is_err(), "{code:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_episode_decides_is_observed_and_the_rest_stops_the_play() {
+        let resource =
+            |kind: &str| tonic::Status::with_error_details(Code::NotFound, "m", ErrorDetails::with_resource_info(kind, "x", "", ""));
+        assert!(matches!(read(&resource("tool")), Ok(Observation::Invalid { .. })));
+        // The episode gone (expired, or on a replica that cannot rebuild it) is not the agent's bad call.
+        assert!(read(&resource("episode")).is_err());
+        assert!(read(&tonic::Status::not_found("m")).is_err());
+        assert!(matches!(read(&tonic::Status::invalid_argument("m")), Ok(Observation::Invalid { .. })));
+        assert!(matches!(read(&tonic::Status::failed_precondition("finished")), Ok(Observation::Closed(_))));
+        let expired = tonic::Status::with_error_details(
+            Code::FailedPrecondition,
+            "m",
+            ErrorDetails::with_error_info("LEASE_EXPIRED", "toolenv.runs", std::collections::HashMap::new()),
+        );
+        assert_eq!(read(&expired).err(), Some("the lease expired"));
+        // The episode's call limit ends the play as observed; a full server does not.
+        assert!(matches!(read(&tonic::Status::resource_exhausted("call limit")), Ok(Observation::Closed(_))));
+        let full = tonic::Status::with_error_details(
+            Code::ResourceExhausted,
+            "m",
+            ErrorDetails::with_quota_failure_violation(toolenv::SERVER_QUOTA, "m"),
+        );
+        assert!(read(&full).is_err());
     }
 }

@@ -126,7 +126,11 @@ impl From<Error> for Status {
             // A per-episode quota is used up.
             Error::CallLimit(_) => Status::resource_exhausted(message),
             // A server-wide quota is used up.
-            Error::TooManyEpisodes(_) => Status::resource_exhausted(message),
+            Error::TooManyEpisodes(_) => Status::with_error_details(
+                Code::ResourceExhausted,
+                message.clone(),
+                ErrorDetails::with_quota_failure_violation(toolenv::SERVER_QUOTA, message),
+            ),
             // The client named a run that does not exist.
             Error::UnknownRun(id) => Status::with_error_details(
                 Code::NotFound,

@@ -16,9 +16,6 @@ use toolenv_core::{
 
 use crate::{error::Error, limits};
 
-/// The `ErrorInfo` domain of injected faults.
-const ERROR_DOMAIN: &str = "toolenv.chaos";
-
 /// Builds the fault profile a create-episode request asks for. `named` holds
 /// the profiles of the server's profile file, which shadow the presets.
 pub(crate) fn chaos(spec: Option<&pb::FaultProfile>, named: &BTreeMap<String, FaultProfile>) -> Result<Chaos, Error> {
@@ -117,8 +114,11 @@ fn status(failure: &Failure, time_scale: f64) -> Status {
     // The delay in the episode's virtual milliseconds: the wait to declare
     // (`CallToolRequest.waited_ms`), which at time scale 0 no real delay shows.
     let virtual_ms = failure.retry_after_ms.map(|ms| ("retry_after_virtual_ms".to_owned(), ms.to_string()));
-    let mut details =
-        ErrorDetails::with_error_info(failure.reason, ERROR_DOMAIN, virtual_ms.into_iter().collect::<std::collections::HashMap<_, _>>());
+    let mut details = ErrorDetails::with_error_info(
+        failure.reason,
+        toolenv::FAULT_DOMAIN,
+        virtual_ms.into_iter().collect::<std::collections::HashMap<_, _>>(),
+    );
     let mut metadata = MetadataMap::new();
     if let Some(ms) = failure.retry_after_real_ms(time_scale) {
         if ms >= 0 {
