@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
 
-from toolenv.client import Arguments, CallResult, arguments_json, call_request, create_request, fault_delivery, pb, reply_result, status_error
+from toolenv.client import Arguments, CallResult, arguments_json, call_request, create_request, fault_delivery, pb, reply_result, routed, status_error
 from toolenv.env import FINISH, _fault, ledger, reset_observation, reset_settings
 from toolenv.rewards import Reward, reward_info
 from toolenv.stream import CallBatcher
@@ -140,7 +140,7 @@ class AsyncClient:
         if self._batcher is not None:
             return await self._batcher.call(request)
         try:
-            reply = await self.env.CallTool(request, metadata=self.metadata, timeout=self.timeout)
+            reply = await self.env.CallTool(request, metadata=routed(self.metadata, episode_id), timeout=self.timeout)
         except grpc.aio.AioRpcError as error:
             return status_error(error)
         return reply_result(reply)
@@ -150,16 +150,17 @@ class AsyncClient:
     ) -> pb.Episode:
         """A new live episode in the state ``episode_id`` had after its first ``calls`` calls."""
         request = pb.ForkEpisodeRequest(episode_id=episode_id, calls=calls, fault_delivery=fault_delivery(delivery), time_scale=time_scale)
-        return await self.env.ForkEpisode(request, metadata=self.metadata, timeout=self.timeout)
+        return await self.env.ForkEpisode(request, metadata=routed(self.metadata, episode_id), timeout=self.timeout)
 
     async def finish_episode(self, episode_id: str, *, answer: Optional[str] = None) -> pb.Verdict:
         """Ends an episode and returns the verdict."""
         request = pb.FinishEpisodeRequest(episode_id=episode_id, answer=answer)
-        return await self.env.FinishEpisode(request, metadata=self.metadata, timeout=self.timeout)
+        return await self.env.FinishEpisode(request, metadata=routed(self.metadata, episode_id), timeout=self.timeout)
 
     async def trajectory(self, episode_id: str) -> pb.Trajectory:
         """An episode's trajectory, as the server recorded it."""
-        return await self.env.GetTrajectory(pb.GetTrajectoryRequest(episode_id=episode_id), metadata=self.metadata, timeout=self.timeout)
+        metadata = routed(self.metadata, episode_id)
+        return await self.env.GetTrajectory(pb.GetTrajectoryRequest(episode_id=episode_id), metadata=metadata, timeout=self.timeout)
 
 
 class AsyncToolEnv:

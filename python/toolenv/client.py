@@ -215,6 +215,19 @@ def reply_result(reply: pb.CallToolResponse) -> CallResult:
     return result
 
 
+#: The metadata header that carries a request's episode id, so that a proxy in
+#: front of replicas keeps an episode on one replica by hashing it (HAProxy's
+#: ``balance hdr(x-toolenv-episode)``, Envoy's ring hash). Servers ignore it.
+EPISODE_HEADER = "x-toolenv-episode"
+
+
+def routed(metadata: Sequence, episode_id: str) -> tuple:
+    """``metadata`` with the episode id in :data:`EPISODE_HEADER` (left out when it cannot be a header value)."""
+    if episode_id and episode_id.isascii() and episode_id.isprintable():
+        return tuple(metadata) + ((EPISODE_HEADER, episode_id),)
+    return tuple(metadata)
+
+
 class Client:
     """A connection to a toolenv server.
 
@@ -260,7 +273,7 @@ class Client:
     ) -> pb.CallToolResponse:
         """One CallTool; error statuses raise grpc.RpcError."""
         request = call_request(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
-        return self.env.CallTool(request, metadata=self.metadata)
+        return self.env.CallTool(request, metadata=routed(self.metadata, episode_id))
 
     def call_tool(
         self, episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
@@ -277,7 +290,7 @@ class Client:
     ) -> pb.Episode:
         """A new live episode in the state ``episode_id`` had after its first ``calls`` calls (ForkEpisode)."""
         request = pb.ForkEpisodeRequest(episode_id=episode_id, calls=calls, fault_delivery=fault_delivery(delivery), time_scale=time_scale)
-        return self.env.ForkEpisode(request, metadata=self.metadata)
+        return self.env.ForkEpisode(request, metadata=routed(self.metadata, episode_id))
 
     def finish_episode(self, episode_id: str, *, usage: Optional[pb.Usage] = None, **extra: Any) -> pb.Verdict:
         """Ends an episode and returns the verdict. ``extra`` sets further request fields this proto version has."""
@@ -285,10 +298,10 @@ class Client:
         for name, value in extra.items():
             if value is not None:
                 setattr(request, name, value)  # an unknown field raises AttributeError
-        return self.env.FinishEpisode(request, metadata=self.metadata)
+        return self.env.FinishEpisode(request, metadata=routed(self.metadata, episode_id))
 
     def trajectory(self, episode_id: str) -> pb.Trajectory:
-        return self.env.GetTrajectory(pb.GetTrajectoryRequest(episode_id=episode_id), metadata=self.metadata)
+        return self.env.GetTrajectory(pb.GetTrajectoryRequest(episode_id=episode_id), metadata=routed(self.metadata, episode_id))
 
     # Runs
 
