@@ -2,6 +2,9 @@
 //! run's store keeps them): the domain's [`Episode::fork`] with every
 //! replayed call checked against its stored record, byte for byte.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use prost::Message;
 use toolenv_core::{
     Episode, ForkError, ReplayCall, Source,
@@ -74,22 +77,34 @@ pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result
         return Err(ForkError::PastEnd { steps, recorded: trajectory.calls.len() });
     }
     let mut episode = Episode::recreate(&source)?;
+    // The keys as the agent sent them, where the records keep them (a replica's log).
+    let keys: BTreeMap<u32, &str> = trajectory.calls[..steps]
+        .iter()
+        .filter(|c| !c.idempotency_key.is_empty())
+        .filter_map(|c| Some((c.idempotency_key_call?, c.idempotency_key.as_str())))
+        .collect();
     for (index, recorded) in trajectory.calls[..steps].iter().enumerate() {
         let call = ReplayCall {
             tool: recorded.tool_name.clone(),
             arguments: recorded.arguments_json.clone(),
             idempotency_key_call: recorded.idempotency_key_call,
+            idempotency_key: recorded.idempotency_key_call.and_then(|first| keys.get(&first)).map(|&key| key.to_owned()),
             waited_ms: recorded.waited_ms,
             agent: Some(recorded.agent_id.clone()).filter(|a| !a.is_empty()),
             role: Some(recorded.role.clone()).filter(|r| !r.is_empty()),
         };
         let replayed = pb::ToolCallRecord::from(episode.replay_call(&call).map_err(|error| ForkError::Refused { index, error })?);
+        // The key is the log's, never a replay's: compared without it.
+        let recorded = match recorded.idempotency_key.is_empty() {
+            true => Cow::Borrowed(recorded),
+            false => Cow::Owned(pb::ToolCallRecord { idempotency_key: String::new(), ..recorded.clone() }),
+        };
         if replayed.encode_to_vec() != recorded.encode_to_vec() {
             let json = |r: &pb::ToolCallRecord| {
                 let t = pb::Trajectory { calls: vec![r.clone()], ..Default::default() };
                 t.to_json()["calls"][0].to_string()
             };
-            return Err(ForkError::Diverged { index, expected: json(recorded), actual: json(&replayed) });
+            return Err(ForkError::Diverged { index, expected: json(&recorded), actual: json(&replayed) });
         }
     }
     Ok(episode)

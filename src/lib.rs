@@ -170,6 +170,8 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
             drawn_without_effect: record.drawn_without_effect.map(|k| k.name().to_owned()).unwrap_or_default(),
             waited_ms: record.waited_ms,
             idempotency_key_call: record.idempotency_key_call,
+            // Kept by a replica's log only (keys may hold ids).
+            idempotency_key: String::new(),
             agent_id: record.agent.clone().unwrap_or_default(),
             role: record.role.clone().unwrap_or_default(),
             mas_faults: record.mas_faults.iter().map(Into::into).collect(),

@@ -77,6 +77,58 @@ async fn an_episode_moves_between_replicas_and_continues_byte_for_byte() {
     }
 }
 
+/// An agent's idempotency keys survive a move: a retry sent with the same
+/// key to the replica that rebuilt the episode is recognised as a retry
+/// (the log keeps the key as sent; trajectories keep only its first call).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_idempotency_keys_survive_a_move_between_replicas() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("keys");
+    let (single, mut reference) = start().await;
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let task = suite().iter().find(|t| t.id == "travel/cheapest-flight/001").expect("the task");
+    // The reference's calls, each write sent twice with one key (a retry), moving between replicas at every call.
+    let mut calls = Vec::new();
+    for (n, call) in task.reference.iter().enumerate() {
+        let writes = task.domain.tool(call.tool).is_some_and(|t| t.spec().mutates_state);
+        let key = if writes { format!("agent-key-{n}") } else { String::new() };
+        calls.push((call.tool, call.arguments.to_string(), key.clone()));
+        if writes {
+            calls.push((call.tool, call.arguments.to_string(), key));
+        }
+    }
+    let mut trajectories = Vec::new();
+    for clients in [vec![&mut reference], vec![&mut on_a, &mut on_b]] {
+        let mut clients = clients;
+        let episode = clients[0].create(faulty(&task.id, 7)).await.unwrap();
+        let mut replies = Vec::new();
+        for (i, (tool, arguments, key)) in calls.iter().enumerate() {
+            let n = clients.len();
+            let request = pb::CallToolRequest {
+                episode_id: episode.episode_id.clone(),
+                tool_name: (*tool).to_owned(),
+                arguments_json: arguments.clone(),
+                idempotency_key: key.clone(),
+                ..Default::default()
+            };
+            replies.push(format!("{:?}", clients[i % n].call(request).await.map(|r| r.outcome)));
+        }
+        clients[0].finish(finishing(&episode.episode_id)).await.unwrap();
+        let trajectory = clients[0].trajectory(&episode.episode_id).await.unwrap();
+        trajectories.push((replies, trajectory));
+    }
+    let [(expected_replies, expected), (replies, moved)] = <[_; 2]>::try_from(trajectories).unwrap();
+    assert_eq!(replies, expected_replies);
+    let retries = expected.calls.iter().filter(|c| c.idempotency_key_call.is_some_and(|first| first != c.index)).count();
+    assert!(retries >= 2, "the retries were recognised in the single process: {retries}");
+    assert!(moved.encode_to_vec() == expected.encode_to_vec(), "the trajectories differ:\n{moved:?}\n{expected:?}");
+    assert!(moved.calls.iter().all(|c| c.idempotency_key.is_empty()), "keys stay in the log, out of trajectories");
+    for server in [single, a, b] {
+        server.shutdown().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hosted_run_shared_by_replicas_survives_one_and_reports_as_one_process() {
     let Some(pg) = TempPostgres::start() else { return };

@@ -9,7 +9,8 @@
 # single-process run of the same grid byte for byte. Prints how many
 # episodes the replicas rebuilt by replay.
 #
-# Installs Debian's postgresql and haproxy when missing (apt-get, as root).
+# The cluster is tests/drill/cluster.sh's, which installs Debian's postgresql
+# and haproxy when missing (apt-get, as root).
 # Usage: tests/drill/failover.sh   (from anywhere; run by .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,67 +18,14 @@ out=$PWD/target/drill
 rm -rf "$out" && mkdir -p "$out"
 started=$SECONDS
 
-sudo=""
-[ "$(id -u)" = 0 ] || sudo="sudo"
-need() { # package, then a command or path that shows it is there
-    if ! ls $2 >/dev/null 2>&1 && ! command -v "$2" >/dev/null 2>&1; then
-        echo "installing Debian's $1 (the failover drill)"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1" >/dev/null
-    fi
-}
-need postgresql "/usr/lib/postgresql/*/bin/initdb"
-need haproxy haproxy
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-
 cargo build --locked --quiet -p toolenv-cli --bin toolenv
 toolenv=$PWD/target/debug/toolenv
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    [ -n "${pg_data:-}" ] && as_pg "$pgbin/pg_ctl" stop -D "$pg_data" -m immediate >/dev/null 2>&1 || true
-    [ -n "${pg_dir:-}" ] && rm -rf "$pg_dir"
-}
-trap cleanup EXIT
-
-# PostgreSQL: a fresh cluster, owned by `postgres` when this runs as root.
-pg_dir=$(mktemp -d /tmp/toolenv-drill-pg.XXXXXX)
-pg_data=$pg_dir/data
-if [ "$(id -u)" = 0 ]; then
-    chown postgres:postgres "$pg_dir"
-    as_pg() { runuser -u postgres -- "$@"; }
-else
-    as_pg() { "$@"; }
-fi
-echo drill-password >"$pg_dir/pw" && chmod 644 "$pg_dir/pw"
-as_pg "$pgbin/initdb" -U toolenv --auth=scram-sha-256 --pwfile="$pg_dir/pw" --no-sync -E UTF8 --locale=C.UTF-8 -D "$pg_data" >/dev/null
-pg_port=$(free_port)
-pg_start() {
-    as_pg "$pgbin/pg_ctl" start -D "$pg_data" -w -l "$pg_dir/log" \
-        -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" >/dev/null
-}
-pg_start
-url="postgres://toolenv:drill-password@127.0.0.1:$pg_port/postgres"
+source tests/drill/cluster.sh
 
 # Three replicas and the proxy.
-declare -a ports replica_pids
-start_replica() { # number
-    RUST_LOG=info "$toolenv" --log-format json serve --addr "127.0.0.1:${ports[$1]}" --store "$url" --time-scale 0 \
-        >>"$out/replica$1.log" 2>&1 &
-    replica_pids[$1]=$!
-    pids+=("$!")
-}
-for n in 1 2 3; do ports[$n]=$(free_port); start_replica "$n"; done
-proxy_port=$(free_port)
-PROXY_ADDR=127.0.0.1:$proxy_port REPLICA_1=127.0.0.1:${ports[1]} REPLICA_2=127.0.0.1:${ports[2]} REPLICA_3=127.0.0.1:${ports[3]} \
-    haproxy -f deploy/haproxy/haproxy.cfg -db >"$out/haproxy.log" 2>&1 &
-pids+=("$!")
-for n in 1 2 3; do
-    until (echo >"/dev/tcp/127.0.0.1/${ports[$n]}") 2>/dev/null; do sleep 0.1; done
-done
-until (echo >"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null; do sleep 0.1; done
+for n in 1 2 3; do start_replica "$n"; done
+for n in 1 2 3; do wait_port "${ports[$n]}"; done
+start_proxy 3
 proxy=http://127.0.0.1:$proxy_port
 
 grid=(--epsilon 0,0.1,0.2 --faults 0.0,0.2 --trials 9 --time-scale 0)
@@ -102,8 +50,7 @@ for w in $(seq 1 16); do
     workers+=("$!")
 done
 
-verdicts() { PGPASSWORD=drill-password "$pgbin/psql" -X -q -A -t -h 127.0.0.1 -p "$pg_port" -U toolenv -d postgres \
-    -c "SELECT COUNT(*) FROM episodes WHERE run_id = '$run' AND passed IS NOT NULL" 2>/dev/null || echo 0; }
+verdicts() { psql_run -c "SELECT COUNT(*) FROM episodes WHERE run_id = '$run' AND passed IS NOT NULL" 2>/dev/null || echo 0; }
 deadline=$((SECONDS + 170))
 wait_for() {
     while [ "$(verdicts)" -lt "$1" ]; do
@@ -122,8 +69,7 @@ for pid in "${workers[@]}"; do wait "$pid" || { echo "FAILED: a worker kept fail
 echo "every worker done at $(verdicts) verdicts"
 
 # Exactly one verdict per planned episode (the key allows no second row).
-counts=$(PGPASSWORD=drill-password "$pgbin/psql" -X -q -A -t -h 127.0.0.1 -p "$pg_port" -U toolenv -d postgres \
-    -c "SELECT COUNT(*), COUNT(DISTINCT plan_index), COUNT(*) FILTER (WHERE passed IS NULL) FROM episodes WHERE run_id = '$run'")
+counts=$(psql_run -c "SELECT COUNT(*), COUNT(DISTINCT plan_index), COUNT(*) FILTER (WHERE passed IS NULL) FROM episodes WHERE run_id = '$run'")
 [ "$counts" = "$planned|$planned|0" ] || { echo "FAILED: episodes (rows|distinct|infra errors) = $counts, planned $planned"; exit 1; }
 
 # The report equals a single process's, byte for byte (the figures; the run's

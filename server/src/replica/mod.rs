@@ -56,6 +56,17 @@ fn unavailable(error: toolenv_runs::store::StoreError) -> Error {
     Error::Unavailable(error.to_string())
 }
 
+/// A call as the log keeps it: its wire record, with the idempotency key as
+/// the agent sent it on the call that sent it first (a rebuilt episode must
+/// recognise the agent's retries; trajectories record only the index).
+fn logged_record(episode: &toolenv_core::Episode, call: &toolenv_core::CallRecord) -> Vec<u8> {
+    let mut record = pb::ToolCallRecord::from(call);
+    if let Some(key) = call.idempotency_key_call.filter(|&first| first == call.index).and_then(|first| episode.idempotency_key(first)) {
+        key.clone_into(&mut record.idempotency_key);
+    }
+    record.encode_to_vec()
+}
+
 impl Replica {
     pub(crate) fn new(store: Arc<PgStore>) -> Self {
         Self { store, rebuilt: Counter::default() }
@@ -64,17 +75,17 @@ impl Replica {
     /// Logs an episode just created here, before its id is sent; for a
     /// hosted run's episode, with the plan entry it plays.
     pub(crate) async fn created(&self, registry: &Registry, id: &str) -> Result<(), Error> {
-        let (header, in_band, time_scale, lease, logged) = registry.with(id, |session| {
+        let (header, calls, in_band, time_scale, lease, logged) = registry.with(id, |session| {
             let logged = Arc::new(tokio::sync::Mutex::new(session.episode.trajectory().calls.len()));
             session.logged = Some(logged.clone());
             let lease = session.lease.as_ref().map(|tag| (tag.queue.run.to_string(), tag.index));
-            (session.trajectory(), session.in_band, session.time_scale, lease, logged)
+            // A fork starts with calls: they are logged with it.
+            let calls = session.episode.trajectory().calls.iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>();
+            let header = pb::Trajectory { calls: Vec::new(), ..session.trajectory() };
+            (header, calls, session.in_band, session.time_scale, lease, logged)
         })?;
-        let calls = header.calls.iter().map(|c| c.encode_to_vec()).collect::<Vec<_>>();
-        let header = pb::Trajectory { calls: Vec::new(), ..header };
         let logged_calls = logged.lock().await;
         let result = self.store.log_episode(id.to_owned(), &header, in_band, time_scale, lease).await;
-        // A fork starts with calls: they are logged with it.
         let result = match result {
             Ok(()) if !calls.is_empty() => self.store.append_calls(id.to_owned(), 0, calls).await.map(drop),
             other => other,
@@ -97,7 +108,7 @@ impl Replica {
         let first = *logged;
         let pending = registry.with(id, |session| {
             let calls = &session.episode.trajectory().calls;
-            calls.get(first..).unwrap_or_default().iter().map(|c| pb::ToolCallRecord::from(c).encode_to_vec()).collect::<Vec<_>>()
+            calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>()
         });
         // Finished or gone meanwhile: its calls were logged by the request that got there first.
         let Ok(pending) = pending else { return Ok(Synced::Logged) };

@@ -99,6 +99,9 @@ pub struct ReplayCall {
     pub arguments: String,
     /// The first call that sent this call's idempotency key, if it had one.
     pub idempotency_key_call: Option<u32>,
+    /// That key as the agent sent it, when known (a replica's durable log
+    /// keeps it); otherwise the replay sends [`replay_key`] of the first call.
+    pub idempotency_key: Option<String>,
     /// Virtual milliseconds waited before the call.
     pub waited_ms: u64,
     /// The agent that made it, in a multi-agent episode.
@@ -113,6 +116,7 @@ impl From<&CallRecord> for ReplayCall {
             tool: record.tool.clone(),
             arguments: record.arguments.clone(),
             idempotency_key_call: record.idempotency_key_call,
+            idempotency_key: None,
             waited_ms: record.waited_ms,
             agent: record.agent.clone(),
             role: record.role.clone(),
@@ -191,10 +195,11 @@ impl Episode {
     }
 
     /// Makes one recorded call again, with its recorded wait and its
-    /// idempotency key (as [`replay_key`] names it), and returns its new record.
+    /// idempotency key (as the agent sent it when known, else as
+    /// [`replay_key`] names it), and returns its new record.
     /// A call the tools reject as malformed is recorded, as it was the first time.
     pub fn replay_call(&mut self, call: &ReplayCall) -> Result<&CallRecord, CallError> {
-        let key = call.idempotency_key_call.map(replay_key);
+        let key = call.idempotency_key.clone().or_else(|| call.idempotency_key_call.map(replay_key));
         let options = CallOptions { agent: call.agent.as_deref(), idempotency_key: key.as_deref(), waited_ms: Some(call.waited_ms) };
         let index = self.trajectory.calls.len();
         if call.tool == super::bus::JOIN

@@ -317,6 +317,14 @@ impl Episode {
         &self.trajectory
     }
 
+    /// The idempotency key call `first` sent first, as the agent sent it
+    /// (trajectories record only the index: keys may hold ids). A replica's
+    /// durable log keeps it, so that an episode rebuilt there recognises the
+    /// agent's retries.
+    pub fn idempotency_key(&self, first: u32) -> Option<&str> {
+        self.faults.key_calls.iter().find(|(_, call)| **call == first).map(|(key, _)| key.as_str())
+    }
+
     /// The judgement, once finished.
     pub fn verdict(&self) -> Option<&Judgement> {
         self.trajectory.verdict.as_ref()
