@@ -137,3 +137,46 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
     assert!(serve_error.contains("store"), "{serve_error}");
     assert!(started.elapsed() < Duration::from_secs(20), "errors came slowly: {:?}", started.elapsed());
 }
+
+/// Leases claimed in the database: sixteen claimers at once get every plan
+/// entry exactly once; an expired lease is claimed again, a released one at
+/// once, and a run with every entry leased answers when the soonest expires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_claims_take_each_entry_once_and_expired_leases_come_back() {
+    use toolenv_runs::store::postgres::Claim;
+    let Some(pg) = TempPostgres::start() else { return };
+    let store = std::sync::Arc::new(PgStore::connect(&pg.database("claims")).expect("the store"));
+    let plan = toolenv_runs::Grid { trials: 20, ..toolenv_runs::Grid::single(vec!["reference".into()]) }
+        .plan(toolenv_domains::suite().iter().map(|t| t.id.as_str()));
+    let long = Duration::from_secs(600);
+    let run = store.host_run(&plan, "claims", long).expect("a run").to_string();
+    let mut claimers = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let (store, run) = (store.clone(), run.clone());
+        claimers.spawn(async move {
+            let mut claimed = Vec::new();
+            while let Claim::Slot(index) = store.claim(run.clone(), String::new(), long).await.expect("a claim") {
+                claimed.push(index);
+            }
+            claimed
+        });
+    }
+    let mut claimed = Vec::new();
+    while let Some(done) = claimers.join_next().await {
+        claimed.extend(done.unwrap());
+    }
+    claimed.sort_unstable();
+    assert_eq!(claimed, (0..plan.len()).collect::<Vec<_>>(), "every entry once, none twice");
+
+    let short = Duration::from_millis(400);
+    let run = store.host_run(&plan[..2], "expiry", short).expect("a run").to_string();
+    let claim = || store.claim(run.clone(), String::new(), short);
+    assert_eq!(claim().await.unwrap(), Claim::Slot(0));
+    assert_eq!(claim().await.unwrap(), Claim::Slot(1));
+    let Claim::Busy(left) = claim().await.unwrap() else { panic!("every entry is leased") };
+    assert!(left <= short, "{left:?}");
+    store.release(run.clone(), 1).await.unwrap();
+    assert_eq!(claim().await.unwrap(), Claim::Slot(1), "a released entry at once");
+    tokio::time::sleep(short + Duration::from_millis(100)).await;
+    assert_eq!(claim().await.unwrap(), Claim::Slot(0), "an expired lease comes back");
+}

@@ -22,29 +22,31 @@ pub enum Claim {
 }
 
 /// Claims the first claimable entry: no verdict (`NOT done`, read from the
-/// partial index of pending entries), and no lease or an expired one.
+/// partial index of pending entries), and no lease or an expired one. The
+/// entry's own row is locked and its lease set in one statement: a claimer
+/// that meets an entry another just claimed rechecks it and moves on.
 const CLAIM: &str = "
-WITH pick AS (
-    SELECT p.plan_index FROM planned_episodes p
-    WHERE p.run_id = $1 AND NOT p.done AND ($2 = '' OR p.agent = $2)
-      AND NOT EXISTS (SELECT 1 FROM leases l
-                      WHERE l.run_id = p.run_id AND l.plan_index = p.plan_index
-                        AND l.renewed_at > now() - $3 * INTERVAL '1 millisecond')
-    ORDER BY p.plan_index LIMIT 1
-    FOR UPDATE OF p SKIP LOCKED)
+WITH claimed AS (
+    UPDATE planned_episodes SET leased_until = now() + $3 * INTERVAL '1 millisecond'
+    WHERE run_id = $1 AND plan_index = (
+        SELECT plan_index FROM planned_episodes
+        WHERE run_id = $1 AND NOT done AND ($2 = '' OR agent = $2)
+          AND (leased_until IS NULL OR leased_until <= now())
+        ORDER BY plan_index LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING plan_index)
 INSERT INTO leases (run_id, plan_index, episode_id, renewed_at)
-SELECT $1, plan_index, '', now() FROM pick
+SELECT $1, plan_index, '', now() FROM claimed
 ON CONFLICT (run_id, plan_index) DO UPDATE SET episode_id = '', renewed_at = now()
-    WHERE leases.renewed_at <= now() - $3 * INTERVAL '1 millisecond'
 RETURNING plan_index";
 
-/// Without a claimable entry: how many lack a verdict, and when the soonest lease expires (ms).
+/// Without a claimable entry: how many lack a verdict, when the soonest
+/// lease expires (ms), and how many are not leased.
 const STATUS: &str = "
-SELECT COUNT(*), MIN(EXTRACT(EPOCH FROM (l.renewed_at + $3 * INTERVAL '1 millisecond' - now())) * 1000)::DOUBLE PRECISION,
-       COUNT(*) FILTER (WHERE l.plan_index IS NULL)
-FROM planned_episodes p
-LEFT JOIN leases l ON l.run_id = p.run_id AND l.plan_index = p.plan_index
-WHERE p.run_id = $1 AND NOT p.done AND ($2 = '' OR p.agent = $2)";
+SELECT COUNT(*), MIN(EXTRACT(EPOCH FROM (leased_until - now())) * 1000)::DOUBLE PRECISION,
+       COUNT(*) FILTER (WHERE leased_until IS NULL OR leased_until <= now())
+FROM planned_episodes
+WHERE run_id = $1 AND NOT done AND ($2 = '' OR agent = $2)";
 
 impl PgStore {
     /// Claims a planned episode of `run` for `agent` (any when empty) whose
@@ -65,7 +67,7 @@ impl PgStore {
                 if let Some(row) = claimed {
                     return Ok(Claim::Slot(index(row.get(0))?));
                 }
-                let status = client.query_one(STATUS, &[&run, &agent, &timeout_ms]).await.map_err(pg(&url))?;
+                let status = client.query_one(STATUS, &[&run, &agent]).await.map_err(pg(&url))?;
                 let (pending, soonest, unleased): (i64, Option<f64>, i64) = (status.get(0), status.get(1), status.get(2));
                 if pending == 0 {
                     return Ok(Claim::Done);
@@ -92,7 +94,9 @@ impl PgStore {
             let client = client(&pool, &url).await?;
             client
                 .execute(
-                    "UPDATE leases SET episode_id = $3, renewed_at = now() WHERE run_id = $1 AND plan_index = $2",
+                    "WITH noted AS (UPDATE leases SET episode_id = $3, renewed_at = now() WHERE run_id = $1 AND plan_index = $2)
+                     UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                     FROM runs r WHERE p.run_id = $1 AND p.plan_index = $2 AND r.id = $1",
                     &[&run, &big(plan_index), &episode_id],
                 )
                 .await
@@ -107,29 +111,14 @@ impl PgStore {
         self.background(async move {
             let client = client(&pool, &url).await?;
             client
-                .execute("DELETE FROM leases WHERE run_id = $1 AND plan_index = $2", &[&run, &big(plan_index)])
-                .await
-                .map_err(pg(&url))?;
-            Ok(())
-        })
-    }
-
-    /// Leases of `run` now held (not expired), for progress reports.
-    pub fn leased_count(&self, run: String, lease_timeout: Duration) -> impl Future<Output = Result<u64, StoreError>> + Send + 'static {
-        let (pool, url) = (self.pool.clone(), self.url.clone());
-        let timeout_ms = lease_timeout.as_millis() as f64;
-        self.background(async move {
-            let client = client(&pool, &url).await?;
-            let row = client
-                .query_one(
-                    "SELECT COUNT(*) FROM leases l WHERE l.run_id = $1 AND l.renewed_at > now() - $2 * INTERVAL '1 millisecond'
-                       AND NOT EXISTS (SELECT 1 FROM episodes e
-                                       WHERE e.run_id = l.run_id AND e.plan_index = l.plan_index AND e.infra_error IS NULL)",
-                    &[&run, &timeout_ms],
+                .execute(
+                    "WITH released AS (DELETE FROM leases WHERE run_id = $1 AND plan_index = $2)
+                     UPDATE planned_episodes SET leased_until = NULL WHERE run_id = $1 AND plan_index = $2",
+                    &[&run, &big(plan_index)],
                 )
                 .await
                 .map_err(pg(&url))?;
-            Ok(row.get::<_, i64>(0).max(0) as u64)
+            Ok(())
         })
     }
 }

@@ -87,7 +87,9 @@ impl PgStore {
                          INSERT INTO call_log (episode_id, call_index, record)
                          SELECT $1, call_index, record FROM unnest($2::INTEGER[], $3::BYTEA[]) AS c (call_index, record)
                          ON CONFLICT DO NOTHING RETURNING 1),
-                     renewed AS (UPDATE leases SET renewed_at = now() WHERE episode_id = $1)
+                     renewed AS (UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                                 FROM leases l, runs r
+                                 WHERE l.episode_id = $1 AND p.run_id = l.run_id AND p.plan_index = l.plan_index AND r.id = l.run_id)
                      SELECT COUNT(*) FROM logged",
                 )
                 .await

@@ -10,7 +10,7 @@ use super::{client, pg};
 use crate::store::StoreError;
 
 /// The schema this code reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 2;
+pub const PG_SCHEMA_VERSION: i64 = 3;
 
 /// The migrations, in order: `MIGRATIONS[n]` brings version `n` to `n + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
@@ -89,6 +89,16 @@ ALTER TABLE planned_episodes ADD COLUMN done BOOLEAN NOT NULL DEFAULT false;
 UPDATE planned_episodes p SET done = true FROM episodes e
     WHERE e.run_id = p.run_id AND e.plan_index = p.plan_index AND e.infra_error IS NULL;
 CREATE INDEX planned_pending ON planned_episodes (run_id, plan_index) WHERE NOT done;
+",
+    "
+-- Version 3: a plan entry holds until when it is leased, so that a claim
+-- locks and rechecks one row (FOR UPDATE SKIP LOCKED on the entry itself):
+-- two claimers never race for the same entry and retry. `leases` keeps
+-- which episode plays it (renewals find the entry by episode id).
+ALTER TABLE planned_episodes ADD COLUMN leased_until TIMESTAMPTZ;
+UPDATE planned_episodes p SET leased_until = l.renewed_at + r.lease_timeout_ms * INTERVAL '1 millisecond'
+    FROM leases l, runs r
+    WHERE l.run_id = p.run_id AND l.plan_index = p.plan_index AND r.id = p.run_id AND r.lease_timeout_ms IS NOT NULL;
 ",
 ];
 
