@@ -164,3 +164,38 @@ async fn a_hosted_run_shared_by_replicas_survives_one_and_reports_as_one_process
     assert!(without_time(&shared) == without_time(&single), "the replicas' report differs from a single process's");
     b.shutdown().await.unwrap();
 }
+
+/// A hosted episode whose lease expired and whose entry another worker
+/// claimed is refused on every replica, not only the one that saw it idle:
+/// its next call, on a replica that rebuilds it from the log, is
+/// LEASE_EXPIRED, and the new episode plays on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_replica() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("lost");
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
+    let run = on_a.runs().create_run(request).await.unwrap().into_inner().run_id;
+    let (first, _) = on_a.lease(&run, "reference", "w1").await.unwrap().expect("a lease");
+    let old = first.episode.clone().unwrap();
+    let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
+    let call = &task.reference[0];
+    let (tool, arguments) = (call.tool, call.arguments.to_string());
+    let _ = on_a.call_json(&old.episode_id, tool, &arguments).await;
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    let (second, _) = on_b.lease(&run, "reference", "w2").await.unwrap().expect("the expired entry again");
+    assert_eq!(second.plan_index, first.plan_index, "the lowest claimable entry is the expired one");
+    let new = second.episode.unwrap().episode_id;
+    assert_ne!(new, old.episode_id);
+    let refused = on_b.call_json(&old.episode_id, tool, &arguments).await.unwrap_err();
+    let toolenv_client::ClientError::Status(status) = &refused else { panic!("{refused:?}") };
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains("lease"), "{status:?}");
+    let refused_again = on_b.call_json(&old.episode_id, tool, &arguments).await.unwrap_err();
+    assert!(format!("{refused_again:?}").contains("FailedPrecondition"), "still refused: {refused_again:?}");
+    on_b.call_json(&new, tool, &arguments).await.expect("the new episode plays on");
+    for server in [a, b] {
+        server.shutdown().await.unwrap();
+    }
+}

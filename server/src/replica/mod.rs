@@ -108,16 +108,26 @@ impl Replica {
         let first = *logged;
         let pending = registry.with(id, |session| {
             let calls = &session.episode.trajectory().calls;
-            calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>()
+            let pending = calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>();
+            (pending, session.lease.as_ref().map(LeaseTag::timeout))
         });
         // Finished or gone meanwhile: its calls were logged by the request that got there first.
-        let Ok(pending) = pending else { return Ok(Synced::Logged) };
+        let Ok((pending, lease_timeout)) = pending else { return Ok(Synced::Logged) };
         if pending.is_empty() {
             return Ok(Synced::Logged);
         }
         let count = pending.len();
         match self.store.append_calls(id.to_owned(), first as u32, pending).await {
-            Ok(appended) if appended == count => {
+            // A hosted episode whose entry another worker claimed (its lease
+            // expired, on any replica): refused from now on, as in one process.
+            Ok(appended) if appended.calls == count && !appended.lease_held && lease_timeout.is_some() => {
+                *logged = first + count;
+                let timeout = lease_timeout.unwrap_or_default();
+                registry.revoke(id, timeout);
+                tracing::info!(episode_id = %id, "lease lost to another worker; the episode is revoked");
+                Err(Error::LeaseExpired(timeout.as_millis() as u64))
+            }
+            Ok(appended) if appended.calls == count => {
                 *logged = first + count;
                 Ok(Synced::Logged)
             }

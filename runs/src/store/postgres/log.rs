@@ -28,6 +28,17 @@ pub struct LoggedEpisode {
     pub lease: Option<(String, usize)>,
 }
 
+/// What [`PgStore::append_calls`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// How many of the given calls were appended.
+    pub calls: usize,
+    /// Whether the episode still holds a lease of a hosted run (renewed
+    /// now); false for an episode of no run, or one whose entry another
+    /// worker claimed after its lease expired.
+    pub lease_held: bool,
+}
+
 impl PgStore {
     /// Runs `future` on the store's runtime; the returned future (awaitable
     /// from any runtime) resolves to its output.
@@ -67,16 +78,16 @@ impl PgStore {
     }
 
     /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
-    /// to an episode's log, and renews the lease of its plan entry if it has
-    /// one; returns how many were appended. A call index logged before is
-    /// left as it was: fewer appended than given means another replica
-    /// played the episode further (this copy is stale).
+    /// to an episode's log, and renews the lease of its plan entry if it
+    /// still holds it. A call index logged before is left as it was: fewer
+    /// appended than given means another replica played the episode further
+    /// (this copy is stale).
     pub fn append_calls(
         &self,
         episode_id: String,
         first: u32,
         records: Vec<Vec<u8>>,
-    ) -> impl Future<Output = Result<usize, StoreError>> + Send + 'static {
+    ) -> impl Future<Output = Result<Appended, StoreError>> + Send + 'static {
         let (pool, url) = (self.pool.clone(), self.url.clone());
         self.background(async move {
             let client = client(&pool, &url).await?;
@@ -89,13 +100,14 @@ impl PgStore {
                          ON CONFLICT DO NOTHING RETURNING 1),
                      renewed AS (UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
                                  FROM leases l, runs r
-                                 WHERE l.episode_id = $1 AND p.run_id = l.run_id AND p.plan_index = l.plan_index AND r.id = l.run_id)
-                     SELECT COUNT(*) FROM logged",
+                                 WHERE l.episode_id = $1 AND p.run_id = l.run_id AND p.plan_index = l.plan_index AND r.id = l.run_id
+                                 RETURNING 1)
+                     SELECT (SELECT COUNT(*) FROM logged), (SELECT COUNT(*) FROM renewed)",
                 )
                 .await
                 .map_err(pg(&url))?;
             let row = client.query_one(&statement, &[&episode_id, &indices, &records]).await.map_err(pg(&url))?;
-            Ok(row.get::<_, i64>(0).max(0) as usize)
+            Ok(Appended { calls: row.get::<_, i64>(0).max(0) as usize, lease_held: row.get::<_, i64>(1) > 0 })
         })
     }
 
