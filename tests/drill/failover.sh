@@ -14,12 +14,16 @@
 # Usage: tests/drill/failover.sh   (from anywhere; run by .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=$PWD/target/drill
+out=${DRILL_OUT:-$PWD/target/drill}
 rm -rf "$out" && mkdir -p "$out"
 started=$SECONDS
 
-cargo build --locked --quiet -p toolenv-cli --bin toolenv
-toolenv=$PWD/target/debug/toolenv
+# TOOLENV_BIN: a toolenv binary to drill instead of building this checkout's.
+toolenv=${TOOLENV_BIN:-}
+if [ -z "$toolenv" ]; then
+    cargo build --locked --quiet -p toolenv-cli --bin toolenv
+    toolenv=$PWD/target/debug/toolenv
+fi
 source tests/drill/cluster.sh
 
 # Three replicas and the proxy.

@@ -3,12 +3,18 @@
 //! durable log, the log's bytes per call, lease claims per second, and the
 //! time to rebuild an episode by replay as a function of its length.
 //!
-//! Needs a PostgreSQL database to write into (it creates runs and logs):
+//! `bench/replicas.sh` runs it all against a cluster it starts. By hand, it
+//! needs a PostgreSQL database to write into (it creates runs and logs):
 //!
 //!     TOOLENV_BENCH_PG=postgres://user:password@127.0.0.1:5432/db \
 //!         cargo run --release -p toolenv-bench --bin toolenv-bench-replicas
 //!
 //! Prints one tab-separated line per figure.
+//!
+//! With `TOOLENV_BENCH_TARGETS=label=URL,label=URL,…` it measures only
+//! calls and episodes per second against each running server or proxy, in
+//! turn (`bench/replicas.sh` starts them: a single process, and HAProxy
+//! in front of 1, 2 and 3 replicas).
 #![forbid(unsafe_code)]
 
 use std::time::{Duration, Instant};
@@ -60,8 +66,32 @@ async fn play(clients: &[Client], episodes: usize, concurrency: usize) -> (f64, 
     (total / started.elapsed().as_secs_f64(), busy.as_secs_f64() * 1e6 / total)
 }
 
+/// Calls and episodes per second against each `label=URL` target, 16 clients.
+async fn targets(targets: &str) {
+    for target in targets.split(',') {
+        let Some((label, url)) = target.split_once('=') else {
+            eprintln!("TOOLENV_BENCH_TARGETS: '{target}' is not label=URL");
+            std::process::exit(2);
+        };
+        let client = match Client::connect(url).await {
+            Ok(client) => client,
+            Err(error) => {
+                eprintln!("{label}: cannot connect to {url}: {error}");
+                std::process::exit(2);
+            }
+        };
+        let clients = vec![client; 16];
+        play(&clients, 32, 16).await;
+        let (rate, micros) = play(&clients, 800, 16).await;
+        println!("target\t{label}\t16 clients\t{rate:.0} calls/s\t{:.0} episodes/s\t{micros:.0} µs/call", rate / CALLS as f64);
+    }
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    if let Ok(list) = std::env::var("TOOLENV_BENCH_TARGETS") {
+        return targets(&list).await;
+    }
     let Ok(url) = std::env::var("TOOLENV_BENCH_PG") else {
         eprintln!("set TOOLENV_BENCH_PG=postgres://user:password@host:port/db (a database this benchmark may write into)");
         std::process::exit(2);
