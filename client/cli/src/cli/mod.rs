@@ -12,6 +12,7 @@ mod hosted;
 mod html;
 mod llm;
 mod mcp;
+mod otlp;
 mod plan;
 mod render;
 mod run;
@@ -67,7 +68,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::report(&mut connect(url).await?, &run, json, infra.exclude_infra_errors, feasible_only).await,
             None => store::report(&store.store, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
         },
-        Command::Export { run, store } => store::export(&store.store, &run),
+        Command::Export { run, format, store } => store::export(&store.store, &run, format),
         Command::CopyStore { to, store } => store::copy(&store.store, &to),
         Command::Compare(args) => {
             let request = compare::CompareRequest {
