@@ -93,6 +93,10 @@ pub(crate) enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Write a static results site of stored runs into a directory: a
+    /// leaderboard per suite and generator version, each run's report page,
+    /// and comparisons; open DIR/index.html.
+    Site(super::site::SiteArgs),
     /// Copy every run of a store (--store, a SQLite file) into a PostgreSQL
     /// store, as new runs there (their ids are printed old → new), so that
     /// replicas (`toolenv serve --store postgres://…`) and reports read them.

@@ -18,6 +18,7 @@ mod render;
 mod run;
 mod selfcheck;
 mod serve;
+mod site;
 mod store;
 
 use std::process::ExitCode;
@@ -70,6 +71,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Export { run, format, store } => store::export(&store.store, &run, format),
         Command::CopyStore { to, store } => store::copy(&store.store, &to),
+        Command::Site(args) => site::site(&args),
         Command::Compare(args) => {
             let request = compare::CompareRequest {
                 run_a: &args.run_a,
