@@ -11,7 +11,6 @@ tokens the SDK counted, and prints what `finish` returned (the verdict).
         --model gpt-4o-mini --base-url https://api.openai.com/v1   # OPENAI_API_KEY
 """
 
-import argparse
 import asyncio
 import json
 import os
@@ -19,6 +18,8 @@ import os
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from agents.mcp import MCPServerStdio, create_static_tool_filter
 from openai import AsyncOpenAI
+
+from episode_args import parse  # beside this script
 
 
 async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=None, max_turns=30):
@@ -49,16 +50,7 @@ async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=No
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("task", help="a task id, e.g. travel/cheapest-flight/001")
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"))
-    parser.add_argument("--toolenv", default="toolenv", help="the toolenv binary")
-    parser.add_argument("--url", help="a toolenv server (default: toolenv mcp embeds one)")
-    parser.add_argument("--faults", default="0.0", help="the fault profile, e.g. 0.2")
-    parser.add_argument("--seed", default="0")
-    args = parser.parse_args()
-    mcp_args = ["--faults", args.faults, "--seed", args.seed, *(["--url", args.url] if args.url else [])]
+    args, mcp_args = parse(__doc__.split("\n\n")[0])
     finished = asyncio.run(play(args.task, args.model, args.base_url, args.toolenv, mcp_args))
     print(json.dumps(finished))
 

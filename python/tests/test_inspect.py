@@ -9,16 +9,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 
+from test_env import CHEAPEST, REFERENCE
 from toolenv.integrations.inspect_tasks import toolenv_suite
 
-CHEAPEST = "travel/cheapest-flight/001"
 OTHER = "travel/direct-booking/002"
-REFERENCE = [
-    ("search_flights", {"origin": "LON", "dest": "PAR", "date": "2026-01-05"}),
-    ("get_traveler_profile", {"name": "Bob"}),
-    ("hold_flight", {"flight_id": "AA-500"}),
-    ("confirm_booking", {"flight_id": "AA-500", "passenger": "Bob", "payment_info": "card_4242"}),
-]
 
 
 def scripted(input, tools, tool_choice, config):

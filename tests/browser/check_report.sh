@@ -11,13 +11,8 @@ cd "$(dirname "$0")/../.."
 out=target/browser
 rm -rf "$out" && mkdir -p "$out"
 
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "installing Debian's chromium (headless rendering of the report)"
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+# shellcheck source=tests/browser/chromium.sh
+source tests/browser/chromium.sh
 chromium --version
 
 cargo build --locked --quiet -p toolenv-cli --bin toolenv
@@ -31,14 +26,6 @@ store="$out/runs.db"
 "$toolenv" report run-0002 --json --store "$store" >"$out/run-0002.json"
 
 # Headless, offline, with a throwaway profile: nothing is fetched or kept.
-render() { # page, then chromium's output flag (--dump-dom or --screenshot=FILE)
-    local profile
-    profile=$(mktemp -d)
-    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-        --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$profile" --window-size=1400,2600 --hide-scrollbars "$2" "file://$PWD/$1" 2>>"$out/chromium.log"
-    rm -rf "$profile"
-}
 for page in report compare; do
     render "$out/$page.html" --dump-dom >"$out/$page.dom.html"
     render "$out/$page.html" --screenshot="$PWD/$out/$page.png" >/dev/null

@@ -11,13 +11,8 @@ cd "$(dirname "$0")/../.."
 out=target/browser-site
 rm -rf "$out" && mkdir -p "$out"
 
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "installing Debian's chromium (headless rendering of the site)"
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+# shellcheck source=tests/browser/chromium.sh
+source tests/browser/chromium.sh
 
 cargo build --locked --quiet -p toolenv-cli --bin toolenv
 toolenv=target/debug/toolenv
@@ -30,14 +25,7 @@ for run in run-0001 run-0002 run-0003; do
     "$toolenv" report "$run" --json --store "$store" >"$out/$run.json"
 done
 
-render() { # page, then chromium's output flag (--dump-dom or --screenshot=FILE)
-    local profile
-    profile=$(mktemp -d)
-    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-        --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$profile" --window-size=1400,1400 --hide-scrollbars "$2" "file://$PWD/$1" 2>>"$out/chromium.log"
-    rm -rf "$profile"
-}
+window=1400,1400
 render "$out/site/index.html" --dump-dom >"$out/index.dom.html"
 render "$out/site/index.html" --screenshot="$PWD/$out/index.png" >/dev/null
 render "$out/site/runs/run-0003.html" --dump-dom >"$out/run-0003.dom.html"
