@@ -2,6 +2,8 @@
 endpoint, and the flags passed on to `toolenv mcp`."""
 
 import argparse
+import asyncio
+import json
 import os
 
 
@@ -18,3 +20,10 @@ def parse(description):
     args = parser.parse_args()
     mcp_args = ["--faults", args.faults, "--seed", args.seed, *(["--url", args.url] if args.url else [])]
     return args, mcp_args
+
+
+def main(play, description):
+    """Plays the episode the command line names with `play` and prints what `finish` returned."""
+    args, mcp_args = parse(description)
+    finished = asyncio.run(play(args.task, args.model, args.base_url, args.toolenv, mcp_args))
+    print(json.dumps(finished))

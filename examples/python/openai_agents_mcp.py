@@ -11,7 +11,6 @@ tokens the SDK counted, and prints what `finish` returned (the verdict).
         --model gpt-4o-mini --base-url https://api.openai.com/v1   # OPENAI_API_KEY
 """
 
-import asyncio
 import json
 import os
 
@@ -19,7 +18,7 @@ from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabl
 from agents.mcp import MCPServerStdio, create_static_tool_filter
 from openai import AsyncOpenAI
 
-from episode_args import parse  # beside this script
+from episode_args import main  # beside this script
 
 
 async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=None, max_turns=30):
@@ -49,11 +48,5 @@ async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=No
         return json.loads(finished.content[0].text)
 
 
-def main():
-    args, mcp_args = parse(__doc__.split("\n\n")[0])
-    finished = asyncio.run(play(args.task, args.model, args.base_url, args.toolenv, mcp_args))
-    print(json.dumps(finished))
-
-
 if __name__ == "__main__":
-    main()
+    main(play, __doc__.split("\n\n")[0])
