@@ -14,6 +14,9 @@ fn episodes(agent: &str, passes: [u32; 2]) -> Vec<EpisodeResult> {
         for trial in 0..2u32 {
             let mut e = episode(task, trial, if trial < passes { Outcome::Passed } else { Outcome::Failed });
             e.agent = agent.to_owned();
+            if agent == "solver" {
+                e.cost_usd = Some(0.02);
+            }
             out.push(e);
         }
     }
@@ -83,6 +86,13 @@ fn each_suite_and_generator_version_has_its_own_leaderboard() {
             let shown: f64 = cell.attribute("data-value").unwrap().parse().unwrap();
             assert_eq!(Some(shown), rate.as_f64(), "{field} of {}", agent.agent);
         }
+        let volume = agent.surface_volume.as_ref().map(|v| v.trapezoid);
+        for (field, value) in [("volume", volume), ("cost", agent.usage.cost_per_100_episodes_usd)] {
+            let cell = row.children().find(|c| c.attribute("data-field") == Some(field)).unwrap();
+            let shown: Option<f64> = cell.attribute("data-value").map(|v| v.parse().unwrap());
+            assert_eq!(shown, value, "{field} of {}", agent.agent);
+        }
+        assert_eq!(agent.usage.cost_per_100_episodes_usd.is_some(), agent.agent == "solver", "only the solver reported cost");
     }
     assert!(index.contains(r#"href="compare/run-0004-vs-run-0001.html""#) && index.contains(r#"href="runs/run-0003.html""#));
 }
