@@ -20,19 +20,7 @@ pub fn venv(scratch: &Path) -> PathBuf {
     if let Some(python) = ready.as_ref() {
         return python.clone();
     }
-    let requirements = repository().join("python/requirements-test.txt");
-    let wanted = std::fs::read_to_string(&requirements).expect("python/requirements-test.txt");
-    let venv = scratch.join("python-venv");
-    let python = venv.join("bin/python");
-    let marker = venv.join("installed-requirements.txt");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
-        run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv), "python3 -m venv");
-        run(
-            Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements),
-            "pip install",
-        );
-        std::fs::write(&marker, wanted).expect("writing the venv's marker");
-    }
+    let python = installed(&scratch.join("python-venv"), &repository().join("python/requirements-test.txt"));
     // The package, with stubs generated from proto/ by its build, using the
     // venv's pinned grpcio-tools (no isolated build environment to download).
     run(
@@ -51,6 +39,32 @@ pub fn venv(scratch: &Path) -> PathBuf {
         "pip install ./python",
     );
     *ready = Some(python.clone());
+    python
+}
+
+/// A venv of its own under `scratch/name` with the pinned packages of
+/// `requirements` (a path from the repository's root) and not the toolenv
+/// package: for examples whose packages cannot share the tests' venv.
+pub fn venv_of(scratch: &Path, name: &str, requirements: &str) -> PathBuf {
+    static READY: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = READY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    installed(&scratch.join(name), &repository().join(requirements))
+}
+
+/// The Python of `venv`, with the packages of `requirements` installed
+/// (again only when the file changed since, or the venv is missing).
+fn installed(venv: &Path, requirements: &Path) -> PathBuf {
+    let wanted = std::fs::read_to_string(requirements).unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
+    let python = venv.join("bin/python");
+    let marker = venv.join("installed-requirements.txt");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
+        run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(venv), "python3 -m venv");
+        run(
+            Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(requirements),
+            "pip install",
+        );
+        std::fs::write(&marker, wanted).expect("writing the venv's marker");
+    }
     python
 }
 

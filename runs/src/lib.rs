@@ -14,6 +14,7 @@ pub mod cost;
 pub mod html;
 pub mod masfire;
 pub mod metrics;
+pub mod otlp;
 pub mod report;
 pub mod store;
 

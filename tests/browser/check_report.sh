@@ -11,13 +11,8 @@ cd "$(dirname "$0")/../.."
 out=target/browser
 rm -rf "$out" && mkdir -p "$out"
 
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "installing Debian's chromium (headless rendering of the report)"
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+# shellcheck source=tests/browser/chromium.sh
+source tests/browser/chromium.sh
 chromium --version
 
 cargo build --locked --quiet -p toolenv-cli --bin toolenv
@@ -31,22 +26,17 @@ store="$out/runs.db"
 "$toolenv" report run-0002 --json --store "$store" >"$out/run-0002.json"
 
 # Headless, offline, with a throwaway profile: nothing is fetched or kept.
-render() { # page, then chromium's output flag (--dump-dom or --screenshot=FILE)
-    local profile
-    profile=$(mktemp -d)
-    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-        --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$profile" --window-size=1400,2600 --hide-scrollbars "$2" "file://$PWD/$1" 2>>"$out/chromium.log"
-    rm -rf "$profile"
-}
 for page in report compare; do
     render "$out/$page.html" --dump-dom >"$out/$page.dom.html"
     render "$out/$page.html" --screenshot="$PWD/$out/$page.png" >/dev/null
 done
 
 python3 - "$out" <<'PY'
-import json, sys, zlib
+import json, sys
 from html.parser import HTMLParser
+
+sys.path.insert(0, "tests/browser")
+from checks import expect, failures, png_is_a_picture
 
 out = sys.argv[1]
 
@@ -91,12 +81,6 @@ def ratio(value):
 def pct(value, decimals=1):
     return "n/a" if value is None else f"{value * 100:.{decimals}f}%"
 
-failures = []
-def expect(what, shown, wanted):
-    status = "ok  " if shown == wanted else "FAIL"
-    print(f"{status} {what}: rendered {shown!r}, report says {wanted!r}")
-    if shown != wanted:
-        failures.append(what)
 
 def check_run(page, run, summary):
     report = summary["report"]
@@ -118,22 +102,6 @@ def check_run(page, run, summary):
             shown = page.text.get(f"{run}-a{a}-ablation-{row['fault_profile']}", "").strip()
             expect(f"{run} {agent['agent']} ablation {row['fault_profile']}", shown, pct(row["pass"]["rate"]["value"], 2))
 
-def png_is_a_picture(name):
-    """The screenshot decodes to pixels of many values (not a blank page)."""
-    with open(f"{out}/{name}.png", "rb") as f:
-        data = f.read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{name}.png is not a PNG"
-    pos, idat = 8, b""
-    while pos < len(data):
-        length = int.from_bytes(data[pos:pos + 4], "big")
-        kind = data[pos + 4:pos + 8]
-        if kind == b"IDAT":
-            idat += data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-    pixels = zlib.decompress(idat)
-    distinct = len(set(pixels))
-    expect(f"{name}.png has varied pixels (>100 byte values)", distinct > 100, True)
-
 summaries = [json.load(open(f"{out}/run-000{i}.json")) for i in (1, 2)]
 report = dom("report")
 check_run(report, "r0", summaries[0])
@@ -154,8 +122,8 @@ for a, agent in enumerate(summaries[1]["report"]["agents"]):
         now, before = ratio(agent["overall"]["pass_k"]["value"]), ratio(base[agent["agent"]]["overall"]["pass_k"]["value"])
         expect(f"delta pass^k {agent['agent']}", compare.text.get(f"r1-a{a}-delta-pass_k", "").strip(), f"{(now - before) * 100:+.2f} pp")
 
-png_is_a_picture("report")
-png_is_a_picture("compare")
+png_is_a_picture(f"{out}/report.png", 100)
+png_is_a_picture(f"{out}/compare.png", 100)
 if failures:
     sys.exit(f"{len(failures)} check(s) failed: {', '.join(failures)}")
 print(f"browser check: the reports rendered as expected; screenshots in {out}/report.png and {out}/compare.png")

@@ -2,6 +2,9 @@
 
 - :mod:`toolenv.integrations.skyrl`: SkyRL-gym's ``BaseTextEnv`` (text in, text out),
   for SkyRL's trainer and anything else that steps SkyRL-gym environments.
+- :mod:`toolenv.integrations.inspect_tasks`: the suite as Inspect AI tasks
+  (``inspect eval .../inspect_tasks.py@toolenv_suite``): a sample per episode,
+  the verdict as the score, pass^k from Inspect's log.
 
 Another framework plugs in the same way: wrap :class:`toolenv.Client` (or
 :class:`toolenv.aio.AsyncToolEnv` where the framework is asyncio-native) in the

@@ -23,11 +23,15 @@
 mod markup;
 mod page;
 mod sections;
+mod site;
+#[cfg(test)]
+mod site_tests;
 mod svg;
 #[cfg(test)]
 mod tests;
 
 use serde::Serialize;
+pub use site::{SitePage, SiteRun, site};
 
 use crate::{
     metrics::{self, EpisodeResult, InfraConvention, MetricsError, PassK, Population, Surface},

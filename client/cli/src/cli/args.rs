@@ -80,13 +80,23 @@ pub(crate) enum Command {
         store: StoreArgs,
     },
     /// Write a stored run's episodes to stdout as JSON lines: one object per
-    /// episode with its plan entry, result and trajectory.
+    /// episode with its plan entry, result and trajectory, or (--format
+    /// otlp-json) one OpenTelemetry trace per episode with the GenAI
+    /// semantic conventions' spans, as OTLP/JSON (an
+    /// ExportTraceServiceRequest a line).
     Export {
         /// The run's id, e.g. run-0003.
         run: String,
+        /// What each line is.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: super::store::ExportFormat,
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Write a static results site of stored runs into a directory: a
+    /// leaderboard per suite and generator version, each run's report page,
+    /// and comparisons; open DIR/index.html.
+    Site(super::site::SiteArgs),
     /// Copy every run of a store (--store, a SQLite file) into a PostgreSQL
     /// store, as new runs there (their ids are printed old → new), so that
     /// replicas (`toolenv serve --store postgres://…`) and reports read them.
@@ -323,6 +333,10 @@ pub(crate) struct RunArgs {
     /// Print one JSON object per episode instead of tables.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Send each episode's trace, as it ends, to this OpenTelemetry
+    /// collector (OTLP/HTTP JSON, a POST to URL/v1/traces).
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
     #[command(flatten)]
     pub(crate) llm: Box<super::llm::LlmArgs>,
 }
@@ -373,6 +387,10 @@ pub(crate) struct ServeArgs {
     /// Keep hosted runs in memory only: they are lost when the server stops.
     #[arg(long)]
     pub(crate) no_store: bool,
+    /// Send the trace of each episode workers record in the store, as it is
+    /// recorded, to this OpenTelemetry collector (OTLP/HTTP JSON, URL/v1/traces).
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub(crate) otlp_endpoint: Option<String>,
     /// Serve TLS with this PEM certificate chain (with --tls-key).
     #[arg(long, requires = "tls_key")]
     pub(crate) tls_cert: Option<std::path::PathBuf>,

@@ -11,10 +11,11 @@ use toolenv_core::masfire::MasFault;
 /// Global flags that do not apply to a command: (command, flags' ids).
 /// `serve` is the server (its --addr says where), `selfcheck` runs in
 /// process, and the store commands read the local store file.
-const NOT_FOR: [(&str, &[&str]); 5] = [
+const NOT_FOR: [(&str, &[&str]); 6] = [
     ("serve", &["url", "ca_cert"]),
     ("selfcheck", &["url", "token", "ca_cert"]),
     ("export", &["url", "token", "ca_cert"]),
+    ("site", &["url", "token", "ca_cert"]),
     ("attribute", &["url", "token", "ca_cert"]),
     ("score-attribution", &["url", "token", "ca_cert"]),
 ];

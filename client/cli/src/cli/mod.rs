@@ -12,11 +12,13 @@ mod hosted;
 mod html;
 mod llm;
 mod mcp;
+mod otlp;
 mod plan;
 mod render;
 mod run;
 mod selfcheck;
 mod serve;
+mod site;
 mod store;
 
 use std::process::ExitCode;
@@ -67,8 +69,9 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::report(&mut connect(url).await?, &run, json, infra.exclude_infra_errors, feasible_only).await,
             None => store::report(&store.store, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
         },
-        Command::Export { run, store } => store::export(&store.store, &run),
+        Command::Export { run, format, store } => store::export(&store.store, &run, format),
         Command::CopyStore { to, store } => store::copy(&store.store, &to),
+        Command::Site(args) => site::site(&args),
         Command::Compare(args) => {
             let request = compare::CompareRequest {
                 run_a: &args.run_a,

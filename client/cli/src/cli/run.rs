@@ -13,6 +13,7 @@ use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, Outcome};
 use toolenv_runs::store::{AnyStore, RunId, StoreError};
 
+use super::otlp;
 use super::plan::{Episodes, RunPlan};
 use super::render::{self, Shape};
 
@@ -58,12 +59,20 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
                 Some(path) => Some(Recording::create(path, &episodes)?),
                 None => None,
             };
+            let exporter = plan.otlp.clone().map(otlp::Exporter::start).transpose()?;
+            let run_id = recording.as_ref().map_or_else(|| "unstored".to_owned(), |r| r.run.to_string());
             let played = play_episodes(client, &episodes, plan.concurrency, &plan.llm, |index, result, trajectory| {
                 if let Some(recording) = &mut recording {
                     recording.record(index, result, trajectory);
                 }
+                if let Some(exporter) = &exporter {
+                    exporter.send(&run_id, index, episodes.get(index), result, trajectory);
+                }
             })
             .await;
+            if let Some(exporter) = exporter {
+                exporter.finish().await;
+            }
             render::results(&played, Shape::of(&episodes), plan.json)?;
             let stored = match recording {
                 Some(recording) => recording.finish()?,
@@ -95,9 +104,19 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
     );
     let episodes: Vec<PlannedEpisode> = pending.iter().map(|(_, planned)| planned.clone()).collect();
     let llm = super::llm::agents(episodes.iter().map(|e| e.agent.as_str()), &plan.llm_args)?;
+    let exporter = plan.otlp.clone().map(otlp::Exporter::start).transpose()?;
+    let run_id = run.to_string();
     let mut recording = Recording { store, run, error: None, recorded: 0 };
-    play_episodes(client, &episodes, concurrency, &llm, |index, result, trajectory| recording.record(pending[index].0, result, trajectory))
-        .await;
+    play_episodes(client, &episodes, concurrency, &llm, |index, result, trajectory| {
+        recording.record(pending[index].0, result, trajectory);
+        if let Some(exporter) = &exporter {
+            exporter.send(&run_id, pending[index].0, episodes.get(index), result, trajectory);
+        }
+    })
+    .await;
+    if let Some(exporter) = exporter {
+        exporter.finish().await;
+    }
     eprintln!("played {} episodes in this session", episodes.len());
     let plan = recording.store.plan(&recording.run)?;
     let played: Vec<Played> = recording

@@ -44,7 +44,9 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Res
         metrics_addr: args.metrics_addr,
         security: security(&args, token)?,
     };
+    let traces_url = args.otlp_endpoint.as_deref().map(super::otlp::traces_url).transpose()?;
     let server = RunningServer::bind(args.addr, config).await?;
+    let watcher = traces_url.map(|url| super::otlp::StoreWatcher::start(args.store.store.clone(), url)).transpose()?;
     let kept = if args.no_store {
         "in memory only".to_owned()
     } else {
@@ -57,6 +59,9 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Res
     shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;
+    if let Some(watcher) = watcher {
+        watcher.stop().await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

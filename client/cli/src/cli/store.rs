@@ -36,12 +36,26 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `toolenv export RUN`: a stored run's episodes as JSON lines on stdout.
-pub(crate) fn export(path: &Path, run: &str) -> anyhow::Result<ExitCode> {
+/// What `toolenv export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// One object per episode: plan entry, result, trajectory.
+    Jsonl,
+    /// One OTLP/JSON ExportTraceServiceRequest per episode.
+    OtlpJson,
+}
+
+/// `toolenv export RUN`: a stored run's episodes as JSON lines on stdout,
+/// or their traces as OTLP/JSON lines.
+pub(crate) fn export(path: &Path, run: &str, format: ExportFormat) -> anyhow::Result<ExitCode> {
     let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    match store.export_jsonl(&run, stdout) {
+    let written = match format {
+        ExportFormat::Jsonl => store.export_jsonl(&run, stdout),
+        ExportFormat::OtlpJson => toolenv_runs::otlp::write_jsonl(&run, &store.plan(&run)?, &store.episodes(&run)?, stdout),
+    };
+    match written {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // `toolenv export RUN | head` is not an error.
         Err(StoreError::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

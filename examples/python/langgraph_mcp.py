@@ -1,0 +1,53 @@
+"""One toolenv episode played by a LangGraph ReAct agent through
+`toolenv mcp`, its tools loaded by `langchain-mcp-adapters`, against any
+OpenAI-compatible chat-completions endpoint; prints the verdict as JSON.
+
+The agent gets the episode's tools (not `finish`): when it stops, this
+script ends the episode with the agent's last message as the answer and
+prints what `finish` returned (the verdict).
+
+    pip install -r examples/python/requirements-frameworks.txt
+    python examples/python/langgraph_mcp.py travel/cheapest-flight/001 \
+        --model gpt-4o-mini --base-url https://api.openai.com/v1   # OPENAI_API_KEY
+"""
+
+import json
+import os
+
+from langchain_mcp_adapters.tools import load_mcp_tools
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from episode_args import main  # beside this script
+
+
+async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=None, recursion_limit=60):
+    """Plays `task` with `model` at `base_url`; returns what `finish` returned (a dict)."""
+    parameters = StdioServerParameters(command=toolenv, args=["mcp", task, *mcp_args], env={**os.environ, "RUST_LOG": "warn"})
+    async with stdio_client(parameters) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            prompt = await session.get_prompt("task")
+            tools = [t for t in await load_mcp_tools(session) if t.name != "finish"]
+            llm = ChatOpenAI(model=model, base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none", temperature=0)
+            agent = create_react_agent(llm, tools)
+            state = await agent.ainvoke(
+                {"messages": [("user", prompt.messages[0].content.text)]}, {"recursion_limit": recursion_limit}
+            )
+            last = state["messages"][-1]
+            usage = [m.usage_metadata for m in state["messages"] if getattr(m, "usage_metadata", None)]
+            finished = await session.call_tool(
+                "finish",
+                {
+                    "answer": str(last.content or ""),
+                    "input_tokens": sum(u["input_tokens"] for u in usage),
+                    "output_tokens": sum(u["output_tokens"] for u in usage),
+                },
+            )
+            return json.loads(finished.content[0].text)
+
+
+if __name__ == "__main__":
+    main(play, __doc__.split("\n\n")[0])

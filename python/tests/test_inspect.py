@@ -1,0 +1,85 @@
+"""toolenv suites as Inspect AI tasks (toolenv.integrations.inspect_tasks),
+evaluated by Inspect against a real server with Inspect's mockllm model
+playing a script: no network."""
+
+import json
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
+
+from test_env import CHEAPEST, REFERENCE
+from toolenv.integrations.inspect_tasks import toolenv_suite
+
+OTHER = "travel/direct-booking/002"
+
+
+def scripted(input, tools, tool_choice, config):
+    """The reference of CHEAPEST, one call per turn (the turn is the number of tool results read), then an answer."""
+    step = sum(1 for m in input if isinstance(m, ChatMessageTool))
+    if step < len(REFERENCE):
+        name, arguments = REFERENCE[step]
+        output = ModelOutput.for_tool_call("mockllm/model", name, arguments)
+    else:
+        output = ModelOutput.from_content("mockllm/model", "Booked AA-500 for Bob.")
+    output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+    return output
+
+
+def run(server, tmp_path, **parameters):
+    model = get_model("mockllm/model", custom_outputs=scripted)
+    [log] = inspect_eval(
+        toolenv_suite(server=server, **parameters), model=model, log_dir=str(tmp_path), display="none", max_samples=2
+    )
+    assert log.status == "success", log.error
+    # What a user reads back: the log file Inspect wrote.
+    return read_eval_log(log.location)
+
+
+def metric(log, reducer):
+    [score] = [s for s in log.results.scores if s.reducer == reducer]
+    return score.metrics["mean"].value
+
+
+def test_the_verdict_is_the_score_and_pass_k_comes_out_of_inspects_log(server, tmp_path):
+    log = run(server, tmp_path, tasks=f"{CHEAPEST},{OTHER}", trials=2)
+    assert log.eval.task_args["trials"] == 2 and log.eval.config.epochs == 2
+    by_sample = {}
+    for sample in log.samples:
+        [score] = sample.scores.values()
+        by_sample.setdefault(sample.metadata["task_id"], []).append(score.value)
+        checks = score.metadata["checks"]
+        assert checks and all({"name", "passed"} <= set(c) for c in checks)
+        if sample.metadata["task_id"] == CHEAPEST:
+            assert score.value == 1.0 and score.explanation == "passed"
+            # The episode's tools were the model's: every scripted call reached the server and succeeded.
+            results = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
+            assert [m.function for m in results] == [name for name, _ in REFERENCE]
+            assert all(m.error is None for m in results)
+        else:
+            assert score.value == 0.0 and score.explanation.startswith("failed: ")
+    assert by_sample == {CHEAPEST: [1.0, 1.0], OTHER: [0.0, 0.0]}
+    assert metric(log, "mean") == pytest.approx(0.5)
+    # pass^2 = mean over tasks of C(c, 2) / C(2, 2): 1 for CHEAPEST, 0 for OTHER.
+    assert metric(log, "pass_k_2") == pytest.approx(0.5)
+
+
+def test_faults_reach_the_model_as_tool_errors_and_are_counted_in_the_score(server, tmp_path):
+    log = run(server, tmp_path, tasks=CHEAPEST, faults="0.3", trials=4, seed=1)
+    errors, injected = 0, 0
+    for sample in log.samples:
+        [score] = sample.scores.values()
+        injected += score.metadata["fault_stats"].get("injected", 0)
+        for message in sample.messages:
+            if isinstance(message, ChatMessageTool) and message.error is not None:
+                errors += 1
+                assert json.loads(message.error.message)["error"]["code"], message.error
+    assert injected > 0 and errors > 0, (injected, errors)
+
+
+def test_bad_parameters_are_refused_with_what_to_give(server):
+    with pytest.raises(ValueError, match="unknown domain 'nowhere'"):
+        toolenv_suite(server=server, domain="nowhere")
+    with pytest.raises(ValueError, match="tasks not in suite"):
+        toolenv_suite(server=server, tasks="travel/none/000")
