@@ -157,6 +157,10 @@ pub struct SelfCheck {
     pub random_passes: Vec<u64>,
     /// The cheat corpus, played: every wrong one must fail.
     pub cheats: Vec<PlayedCheat>,
+    /// The verdict on the solver that guesses a conversational task's
+    /// withheld slots (wrongly) instead of asking the user: must fail. `None`
+    /// when the task withholds nothing.
+    pub guesser: Option<Judgement>,
     /// Right answers written otherwise than the reference's (see
     /// [`crate::answers::right`]), each with whether the oracle passes it
     /// after the reference's calls: all should.
@@ -199,8 +203,13 @@ impl SelfCheck {
             })
             .collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
+        let guesser = guessed(task).map(|guessed| {
+            let mut played = episode(0);
+            let _ = crate::solver::run(&guessed, &mut played);
+            played.finish().clone()
+        });
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
-        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, right_answers }
+        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, guesser, right_answers }
     }
 
     /// What is wrong with the task's oracle, if anything.
@@ -213,6 +222,9 @@ impl SelfCheck {
         if !self.solver.passed {
             let failed: Vec<&str> = self.solver.failures().map(|c| c.name.as_str()).collect();
             problems.push(format!("the solver fails: {}", failed.join("; ")));
+        }
+        if self.guesser.as_ref().is_some_and(|g| g.passed) {
+            problems.push("an agent that guesses the withheld slots instead of asking passes".to_owned());
         }
         if self.inaction.passed {
             problems.push("doing nothing passes".to_owned());
@@ -237,6 +249,32 @@ impl SelfCheck {
     pub fn rejected_right_answers(&self) -> impl Iterator<Item = &str> {
         self.right_answers.iter().filter(|(_, passed)| !passed).map(|(label, _)| label.as_str())
     }
+}
+
+/// A conversational task as an agent that guesses instead of asking sees
+/// it: each withheld slot filled with a look-alike of the same kind (a value
+/// of the task's state, or a day after today), never the true value, and
+/// nothing left to ask. `None` when the task withholds nothing.
+pub fn guessed(task: &Task) -> Option<Task> {
+    let conversation = task.conversation.as_ref().filter(|c| !c.withheld.is_empty())?;
+    let mut guessed = task.clone();
+    for withheld in &conversation.withheld {
+        let entity = withheld.entity;
+        let from_state = task
+            .state_strings()
+            .iter()
+            .find(|s| **s != withheld.value && toolenv_core::user::Entity::of(withheld.slot, s) == entity && s.len() < 40)
+            .cloned();
+        let guess = from_state.unwrap_or_else(|| {
+            let day = (1..).map(|d| task.today.add_days(d).to_string()).find(|d| *d != withheld.value).unwrap_or_default();
+            if entity == toolenv_core::user::Entity::Date { day } else { format!("{}-guess", withheld.value.len()) }
+        });
+        if let Some(slot) = guessed.slots.iter_mut().find(|s| s.name == withheld.slot) {
+            slot.value = guess;
+        }
+    }
+    guessed.conversation = Some(toolenv_core::user::Conversation { withheld: Vec::new(), actions: conversation.actions.clone() });
+    Some(guessed)
 }
 
 #[cfg(test)]

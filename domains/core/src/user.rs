@@ -212,7 +212,7 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
 
     let mut told = BTreeMap::new();
     let mut texts = Vec::new();
-    for w in named(&conversation.withheld.iter().map(|w| (w.slot, w.entity)).collect::<Vec<_>>(), &has) {
+    for w in named(&conversation.withheld.iter().map(|w| (w.slot, w.entity)).collect::<Vec<_>>(), &words) {
         let withheld = &conversation.withheld[w];
         texts.push(format!("The {} is {}.", readable(withheld.slot), withheld.value));
         told.insert(withheld.slot, withheld.value.clone());
@@ -240,7 +240,7 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
         .map(|s| (s.name, Entity::of(s.name, &s.value)))
         .filter(|(_, e)| e.withholdable())
         .collect();
-    if !named(&given, &has).is_empty() {
+    if !named(&given, &words).is_empty() {
         return plain(Heard::AlreadyGiven, "That is already in my request; I have nothing to add to it.");
     }
     if BROAD.iter().any(|w| has(w)) {
@@ -249,12 +249,15 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
     plain(Heard::Unknown, "I don't know that; I can only tell you the details of my own request.")
 }
 
-/// The indices of the slots of `candidates` a question (its words, by
-/// `has`) names: by every word of the slot's name, or by a word of its
-/// entity when no other candidate has that entity; a slot whose name's
+/// The indices of the slots of `candidates` a question (its lowercase
+/// words) names: by every word of the slot's name, or by a word of its
+/// entity when no other candidate has that entity. A slot whose name's
 /// words are a strict part of another named slot's (`date` in `new date`)
-/// is left out.
-fn named(candidates: &[(&'static str, Entity)], has: &dyn Fn(&str) -> bool) -> Vec<usize> {
+/// counts only if its last word is said more often than the longer names
+/// that hold it ("the date and the new date" names both).
+fn named(candidates: &[(&'static str, Entity)], words: &[String]) -> Vec<usize> {
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let count = |w: &str| words.iter().filter(|x| *x == w).count();
     let name_words = |slot: &str| -> Vec<String> {
         readable(slot).split(' ').filter(|w| *w != "id" && !w.is_empty()).map(str::to_owned).collect()
     };
@@ -269,10 +272,14 @@ fn named(candidates: &[(&'static str, Entity)], has: &dyn Fn(&str) -> bool) -> V
         .copied()
         .filter(|&i| {
             let mine = name_words(candidates[i].0);
-            !hits.iter().any(|&j| {
-                let theirs = name_words(candidates[j].0);
-                j != i && by_name[j] && theirs.len() > mine.len() && mine.iter().all(|w| theirs.contains(w))
-            })
+            let longer = hits
+                .iter()
+                .filter(|&&j| {
+                    let theirs = name_words(candidates[j].0);
+                    j != i && by_name[j] && theirs.len() > mine.len() && mine.iter().all(|w| theirs.contains(w))
+                })
+                .count();
+            longer == 0 || mine.last().is_some_and(|w| count(w) > longer)
         })
         .collect()
 }
@@ -326,6 +333,8 @@ mod tests {
         assert_eq!(h.text, "The new date is 2026-03-06.");
         let h = hear(&c, &[], "Which order is it, and what is the date?");
         assert_eq!(h.told.keys().copied().collect::<Vec<_>>(), ["date", "order_id"]);
+        let h = hear(&c, &[], "What are the date and the new date?");
+        assert_eq!(h.told.keys().copied().collect::<Vec<_>>(), ["date", "new_date"]);
         let h = hear(&c, &[], "Tell me everything I need to know.");
         assert_eq!(h.heard, Heard::TooBroad);
         assert!(h.told.is_empty());

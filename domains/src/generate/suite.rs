@@ -1,7 +1,9 @@
 //! Suites: named, reproducible sets of tasks. `paper` is the paper's 20
 //! tasks, unchanged; `generated:<seed>:<n>` is `n` generated tasks per
 //! domain and level from `seed`; `standard` is the preset
-//! `generated:2026:100`.
+//! `generated:2026:100`; `conversational:<seed>:<n>` is the conversational
+//! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
+//! `conversational` those of the standard suite.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -33,13 +35,22 @@ pub enum Suite {
         /// Tasks per domain and level.
         per_cell: u32,
     },
+    /// The conversational variants of `generated:<seed>:<per_cell>`.
+    Conversational {
+        /// The suite's seed.
+        seed: u64,
+        /// Tasks per domain and level.
+        per_cell: u32,
+    },
 }
 
 /// Why a suite or a generated task id cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SuiteError {
     /// The suite's name is not `paper`, `standard` or `generated:<seed>:<n>`.
-    #[error("unknown suite '{0}': use paper, standard or generated:<seed>:<n> (n from 1 to {MAX_PER_CELL})")]
+    #[error(
+        "unknown suite '{0}': use paper, standard, generated:<seed>:<n>, conversational or conversational:<seed>:<n> (n from 1 to {MAX_PER_CELL})"
+    )]
     UnknownSuite(String),
     /// No task has this id.
     #[error("unknown task '{0}'")]
@@ -62,15 +73,19 @@ impl std::str::FromStr for Suite {
         match name {
             "" | "paper" => Ok(Suite::Paper),
             "standard" => Ok(Suite::Standard),
+            "conversational" => Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }),
             _ => {
-                let rest = name.strip_prefix("generated:").ok_or_else(unknown)?;
+                let (conversational, rest) = match name.strip_prefix("conversational:") {
+                    Some(rest) => (true, rest),
+                    None => (false, name.strip_prefix("generated:").ok_or_else(unknown)?),
+                };
                 let (seed, per_cell) = rest.split_once(':').ok_or_else(unknown)?;
                 let seed: u64 = seed.parse().map_err(|_| unknown())?;
                 let per_cell: u32 = per_cell.parse().map_err(|_| unknown())?;
                 if per_cell == 0 || per_cell > MAX_PER_CELL {
                     return Err(unknown());
                 }
-                Ok(Suite::Generated { seed, per_cell })
+                Ok(if conversational { Suite::Conversational { seed, per_cell } } else { Suite::Generated { seed, per_cell } })
             }
         }
     }
@@ -82,6 +97,8 @@ impl std::fmt::Display for Suite {
             Suite::Paper => f.write_str("paper"),
             Suite::Standard => f.write_str("standard"),
             Suite::Generated { seed, per_cell } => write!(f, "generated:{seed}:{per_cell}"),
+            Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL } => f.write_str("conversational"),
+            Suite::Conversational { seed, per_cell } => write!(f, "conversational:{seed}:{per_cell}"),
         }
     }
 }
@@ -92,8 +109,13 @@ impl Suite {
         match self {
             Suite::Paper => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
-            Suite::Generated { seed, per_cell } => Some((seed, per_cell)),
+            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell } => Some((seed, per_cell)),
         }
+    }
+
+    /// Whether the suite's tasks are conversational variants.
+    pub fn conversational(self) -> bool {
+        matches!(self, Suite::Conversational { .. })
     }
 
     /// The generator version of a generated suite's tasks (`None` for the paper's).
@@ -140,7 +162,10 @@ impl Suite {
                 .filter(|o| wanted(o.domain, o.level))
                 .skip(skip)
                 .take(take)
-                .map(|o| TaskRef::from(super::generate(o)))
+                .map(|o| {
+                    let task = super::generate(o);
+                    TaskRef::from(if self.conversational() { super::conversation::variant(task, &o) } else { task })
+                })
                 .collect(),
         }
     }
@@ -199,29 +224,36 @@ struct Cache {
 /// or `mixed` for ids of several suites or versions.
 pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
     let mut paper = false;
-    let mut generated: Option<(u64, u32, u32)> = None;
+    let mut generated: Option<(u64, u32, u32, bool)> = None;
     let mut mixed = false;
     for id in task_ids {
         if crate::task(id).is_some() {
             paper = true;
             continue;
         }
-        let Some((version, seed, index)) = generated_parts(id) else {
+        let conversational = super::conversation::generated_id(id);
+        let Some((version, seed, index)) = generated_parts(conversational.as_deref().unwrap_or(id)) else {
             mixed = true;
             continue;
         };
+        let conversational = conversational.is_some();
         match &mut generated {
-            None => generated = Some((seed, version, index)),
-            Some((s, v, highest)) if *s == seed && *v == version => *highest = (*highest).max(index),
+            None => generated = Some((seed, version, index, conversational)),
+            Some((s, v, highest, c)) if *s == seed && *v == version && *c == conversational => *highest = (*highest).max(index),
             Some(_) => mixed = true,
         }
     }
     match (paper, generated, mixed) {
-        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)),
+        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _, _)| v)),
         (_, None, false) => ("paper".to_owned(), 0),
-        (false, Some((seed, version, highest)), false) => {
-            let suite = Suite::Generated { seed, per_cell: highest + 1 };
-            let name = if suite.generated() == Suite::Standard.generated() { Suite::Standard.to_string() } else { suite.to_string() };
+        (false, Some((seed, version, highest, conversational)), false) => {
+            let per_cell = highest + 1;
+            let suite = if conversational { Suite::Conversational { seed, per_cell } } else { Suite::Generated { seed, per_cell } };
+            let name = if suite == (Suite::Generated { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }) {
+                Suite::Standard.to_string()
+            } else {
+                suite.to_string()
+            };
             (name, version)
         }
     }
@@ -230,6 +262,11 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
 /// The (generator version, seed, index) a generated task id names, whatever its version.
 fn generated_parts(id: &str) -> Option<(u32, u64, u32)> {
     let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    parts_of(tail)
+}
+
+/// The (generator version, seed, index) of a generated or conversational task id's last part, after its letter.
+fn parts_of(tail: &str) -> Option<(u32, u64, u32)> {
     let mut fields = tail.split('-');
     let version = fields.next()?.parse().ok()?;
     let _level: u8 = fields.next()?.parse().ok()?;
@@ -245,7 +282,8 @@ pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
         return Some((task.domain, task.level));
     }
     let domain = crate::registry::parse(id.split('/').next()?)?;
-    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let tail = id.rsplit('/').next()?;
+    let tail = tail.strip_prefix('g').or_else(|| tail.strip_prefix('c'))?;
     let level = tail.split('-').nth(1)?.parse().ok()?;
-    generated_parts(id).map(|_| (domain, level))
+    parts_of(tail).map(|_| (domain, level))
 }

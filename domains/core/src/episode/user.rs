@@ -83,10 +83,16 @@ impl Episode {
             };
             text = if text.is_empty() { said } else { format!("{text} {said}") };
         }
-        reached.user = acted;
         let told: serde_json::Map<String, Value> = hearing.told.into_iter().map(|(k, v)| (k.to_owned(), Value::from(v))).collect();
         let heard = serde_json::to_value(&hearing.heard).unwrap_or_default();
-        let reply = json!({"answer": text, "heard": heard, "told": told});
+        let mut reply = json!({"answer": text, "heard": heard, "told": told});
+        // What the user's own call returned, for the agent to read on.
+        match acted.as_ref().map(|call| &call.outcome) {
+            Some(Outcome::Result(result)) => reply["result"] = serde_json::from_str(result).unwrap_or(Value::Null),
+            Some(Outcome::Error(e)) => reply["error"] = json!({"code": e.code, "message": e.message}),
+            _ => {}
+        }
+        reached.user = acted;
         Ok((reached, Delivery::Reply(Answer::Result(json::canonical(&reply)))))
     }
 
