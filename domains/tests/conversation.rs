@@ -51,14 +51,12 @@ fn variants_withhold_from_the_description_and_keep_the_task() {
 
 #[test]
 fn the_self_check_holds_for_conversational_tasks() {
-    let mut guessed = 0;
+    let (mut guesses, mut lucky) = (0, 0);
     for task in suite() {
         let check = SelfCheck::run_with(&task, 4);
         assert!(check.problems().is_empty(), "{}: {:?}", task.id, check.problems());
-        if let Some(guesser) = &check.guesser {
-            assert!(!guesser.passed);
-            guessed += 1;
-        }
+        guesses += check.guesser.len();
+        lucky += check.guesser.iter().filter(|g| g.passed).count();
         // The solver asked exactly when something was withheld.
         let mut episode = Episode::new(&task, 0, 0);
         let _ = toolenv_domains::solver::run(&task, &mut episode);
@@ -66,7 +64,9 @@ fn the_self_check_holds_for_conversational_tasks() {
         let conversation = task.conversation.as_ref().unwrap();
         assert_eq!(asked > 0, !conversation.withheld.is_empty() || !conversation.actions.is_empty(), "{}", task.id);
     }
-    assert!(guessed >= 30);
+    eprintln!("{lucky} of {guesses} wrong guesses passed");
+    // A wrong guess seldom gets past (a later free slot the guess also leads to, say).
+    assert!(guesses >= 90 && lucky * 20 <= guesses, "{lucky} of {guesses} guesses passed");
 }
 
 #[test]
