@@ -84,7 +84,8 @@ fn the_user_answers_the_same_way_every_time() {
     assert!(answers.iter().all(|a| *a == answers[0]));
     // Bad input: a clear, bounded answer that tells nothing.
     let mut episode = Episode::new(&task, 0, 0);
-    for (question, heard) in [("", "empty"), ("¿Cuál es la fecha de la reunión, señor? Ñandú", "unknown"), ("Какая дата?", "foreign")] {
+    for (question, heard) in [("", "empty"), ("¿Cuál es la fecha de la reunión, señor? Ñandú", "unknown"), ("Какая дата?", "foreign")]
+    {
         let answer = reply(&mut episode, ASK_USER, json!({"question": question}));
         assert_eq!(answer["heard"], heard, "{question}");
         assert_eq!(answer["told"], json!({}));
@@ -135,6 +136,24 @@ fn suite_names_round_trip() {
         let ids: Vec<String> = suite.tasks(None, Some(1)).iter().map(|t| t.id.clone()).collect();
         if name != "conversational" {
             assert_eq!(toolenv_domains::generate::suite_of(ids.iter().map(String::as_str)).0, name);
+        }
+    }
+}
+
+#[test]
+fn perturbed_descriptions_keep_withheld_values_out_and_the_solver_passes() {
+    use toolenv_core::phrasing::Level;
+    for task in suite() {
+        for level in Level::ALL {
+            for seed in 0..3 {
+                let perturbed = toolenv_domains::perturb::perturb(&task, level, seed, None);
+                for w in &task.conversation.as_ref().unwrap().withheld {
+                    assert!(!perturbed.description.contains(&w.value), "{} at {level:?}: {}", task.id, perturbed.description);
+                }
+                let mut episode = Episode::new(&task, seed, 0).with_perturbation(level, perturbed).for_pass_or_fail();
+                let solution = toolenv_domains::solver::solve(&mut episode);
+                assert!(solution.verdict.passed, "{} at {level:?}: {:?}", task.id, solution.ended);
+            }
         }
     }
 }

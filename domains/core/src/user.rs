@@ -195,7 +195,10 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
     if question.len() > MAX_QUESTION_BYTES {
         return plain(
             Heard::TooLong,
-            &format!("Your message is too long for me ({} bytes; I read at most {MAX_QUESTION_BYTES}). Please ask about one detail.", question.len()),
+            &format!(
+                "Your message is too long for me ({} bytes; I read at most {MAX_QUESTION_BYTES}). Please ask about one detail.",
+                question.len()
+            ),
         );
     }
     if question.trim().is_empty() {
@@ -244,7 +247,10 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
         return plain(Heard::AlreadyGiven, "That is already in my request; I have nothing to add to it.");
     }
     if BROAD.iter().any(|w| has(w)) {
-        return plain(Heard::TooBroad, "Please ask me about one specific detail (a date, a time, an id, an amount or a name) and I will tell you.");
+        return plain(
+            Heard::TooBroad,
+            "Please ask me about one specific detail (a date, a time, an id, an amount or a name) and I will tell you.",
+        );
     }
     plain(Heard::Unknown, "I don't know that; I can only tell you the details of my own request.")
 }
@@ -258,9 +264,8 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
 fn named(candidates: &[(&'static str, Entity)], words: &[String]) -> Vec<usize> {
     let has = |w: &str| words.iter().any(|x| x == w);
     let count = |w: &str| words.iter().filter(|x| *x == w).count();
-    let name_words = |slot: &str| -> Vec<String> {
-        readable(slot).split(' ').filter(|w| *w != "id" && !w.is_empty()).map(str::to_owned).collect()
-    };
+    let name_words =
+        |slot: &str| -> Vec<String> { readable(slot).split(' ').filter(|w| *w != "id" && !w.is_empty()).map(str::to_owned).collect() };
     let by_name: Vec<bool> = candidates.iter().map(|(slot, _)| name_words(slot).iter().all(|w| has(w))).collect();
     let hits: Vec<usize> = (0..candidates.len())
         .filter(|&i| {

@@ -86,7 +86,8 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
 /// calls or answer name it, and it is no bound of a range), so that a wrong
 /// guess fails.
 fn withholdable(task: &Task) -> Vec<usize> {
-    let used: Vec<String> = task.reference.iter().map(|c| c.arguments.to_string()).chain(task.reference_answer().map(str::to_owned)).collect();
+    let used: Vec<String> =
+        task.reference.iter().map(|c| c.arguments.to_string()).chain(task.reference_answer().map(str::to_owned)).collect();
     (0..task.slots.len())
         .filter(|&i| {
             let slot = &task.slots[i];

@@ -416,9 +416,10 @@ fn ask_withheld(task: &Task, conversation: &Conversation, session: &mut Session<
     let reply = session.ask(&question)?;
     let mut told = task.clone();
     for withheld in &conversation.withheld {
-        let value = reply.pointer(&format!("/told/{}", withheld.slot)).and_then(Value::as_str).ok_or_else(|| {
-            GiveUp::Stuck(format!("the user did not tell the {}: {}", withheld.slot, field(&reply, "answer")))
-        })?;
+        let value = reply
+            .pointer(&format!("/told/{}", withheld.slot))
+            .and_then(Value::as_str)
+            .ok_or_else(|| GiveUp::Stuck(format!("the user did not tell the {}: {}", withheld.slot, field(&reply, "answer"))))?;
         if let Some(slot) = told.slots.iter_mut().find(|s| s.name == withheld.slot) {
             value.clone_into(&mut slot.value);
         }

@@ -19,8 +19,8 @@ pub use finish::{Assess, Judgement};
 
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
-pub use user::UserCall;
 pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};
+pub use user::UserCall;
 
 use crate::{
     chaos::{Chaos, Dice, FaultKind},
@@ -491,7 +491,17 @@ impl Episode {
         mas_faults: Vec<crate::masfire::Injection>,
     ) -> &CallRecord {
         let Reached {
-            index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, user, ..
+            index,
+            tool,
+            arguments,
+            state_changed,
+            fault,
+            drawn_without_effect,
+            delay_ms,
+            waited_ms,
+            idempotency_key_call,
+            user,
+            ..
         } = call;
         let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
         let record = CallRecord {

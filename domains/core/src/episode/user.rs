@@ -74,7 +74,9 @@ impl Episode {
                     reached.state_changed = changed;
                     let said = match &outcome {
                         Outcome::Result(_) => format!("Done ({}).", action.what),
-                        Outcome::Error(e) => format!("I tried to {}, but it did not work: {}", action.what, crate::codec::cut(&e.message, 200)),
+                        Outcome::Error(e) => {
+                            format!("I tried to {}, but it did not work: {}", action.what, crate::codec::cut(&e.message, 200))
+                        }
                         _ => format!("I could not {}.", action.what),
                     };
                     acted = Some(UserCall { tool: action.tool.to_owned(), arguments: json::canonical(&arguments), outcome });
