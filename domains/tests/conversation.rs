@@ -157,3 +157,20 @@ fn perturbed_descriptions_keep_withheld_values_out_and_the_solver_passes() {
         }
     }
 }
+
+#[test]
+fn both_teams_ask_and_pass_conversational_tasks() {
+    use toolenv_domains::masfire::team::{Topology, run};
+    // The teams give no final answers (the crew passes none on): tasks judged on the end state alone.
+    let asking = |t: &TaskRef| t.conversation.as_ref().is_some_and(|c| !c.withheld.is_empty() || !c.actions.is_empty());
+    for task in suite().into_iter().filter(|t| asking(t) && !t.asks_for_answer()) {
+        for topology in Topology::ALL {
+            let mut episode = Episode::new(&task, 1, 0).with_team(topology.roles(), None).expect("a team");
+            let _ = run(&task, topology, &mut episode);
+            let asked: Vec<_> = episode.trajectory().calls.iter().filter(|c| c.tool == ASK_USER).collect();
+            assert!(!asked.is_empty() && asked.iter().all(|c| c.role.as_deref() == Some("planner")), "{}", task.id);
+            let verdict = episode.finish();
+            assert!(verdict.passed, "{} with {}: {:?}", task.id, topology.name(), verdict.failures().collect::<Vec<_>>());
+        }
+    }
+}
