@@ -81,10 +81,16 @@ pub(super) const SECTIONS: &[Section] = &[
         about: "What the rates stand on: infrastructure errors (always counted), episodes no agent could have passed under their fault schedule (the ceiling), and episodes planned but never recorded.",
         render: validity,
     },
+    Section {
+        id: "conversation",
+        title: "Conversation",
+        about: "Conversational tasks, whose description leaves slots to a simulated user: how often the agent asked when something was withheld (recall) and kept quiet when nothing was (precision), its turns with the user, and pass^k beside the same tasks given in full.",
+        render: super::conversation::conversation,
+    },
 ];
 
 /// The pointer of an agent's summary.
-fn agent_ptr(run: usize, agent: usize) -> Ptr {
+pub(super) fn agent_ptr(run: usize, agent: usize) -> Ptr {
     Ptr::run(run).field("report").field("agents").at(agent)
 }
 
