@@ -129,7 +129,17 @@ fn only_the_user_takes_a_user_action_and_the_turn_records_it() {
 }
 
 #[test]
-fn suite_names_round_trip() {
+fn suite_names_round_trip_and_a_paired_suite_gives_each_variant_then_its_task_in_full() {
+    let paired: Suite = "conversational-paired:7:3".parse().unwrap();
+    assert_eq!(paired.to_string(), "conversational-paired:7:3");
+    assert_eq!("conversational-paired".parse::<Suite>().unwrap().to_string(), "conversational-paired");
+    let tasks = paired.tasks(None, None);
+    assert_eq!((tasks.len(), paired.len(), paired.count(None, Some(2))), (72, 72, 24));
+    for pair in tasks.chunks(2) {
+        assert_eq!(toolenv_domains::generate::conversation::generated_id(&pair[0].id).as_deref(), Some(pair[1].id.as_str()));
+    }
+    let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    assert_eq!(paired.page(None, None, 5, 4).iter().map(|t| t.id.clone()).collect::<Vec<_>>(), ids[5..9]);
     for name in ["conversational", "conversational:7:3"] {
         let suite: Suite = name.parse().unwrap();
         assert_eq!(suite.to_string(), name);

@@ -3,7 +3,8 @@
 //! domain and level from `seed`; `standard` is the preset
 //! `generated:2026:100`; `conversational:<seed>:<n>` is the conversational
 //! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
-//! `conversational` those of the standard suite.
+//! `conversational` those of the standard suite; `conversational-paired[:<seed>:<n>]`
+//! puts each variant before its task given in full.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,9 @@ pub enum Suite {
         seed: u64,
         /// Tasks per domain and level.
         per_cell: u32,
+        /// Each variant followed by its generated task, given in full
+        /// (`conversational-paired`), so that one run measures both.
+        paired: bool,
     },
 }
 
@@ -73,11 +77,14 @@ impl std::str::FromStr for Suite {
         match name {
             "" | "paper" => Ok(Suite::Paper),
             "standard" => Ok(Suite::Standard),
-            "conversational" => Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }),
+            "conversational" | "conversational-paired" => {
+                Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL, paired: name.ends_with("paired") })
+            }
             _ => {
-                let (conversational, rest) = match name.strip_prefix("conversational:") {
-                    Some(rest) => (true, rest),
-                    None => (false, name.strip_prefix("generated:").ok_or_else(unknown)?),
+                let (conversational, rest) = match (name.strip_prefix("conversational:"), name.strip_prefix("conversational-paired:")) {
+                    (Some(rest), _) => (Some(false), rest),
+                    (_, Some(rest)) => (Some(true), rest),
+                    _ => (None, name.strip_prefix("generated:").ok_or_else(unknown)?),
                 };
                 let (seed, per_cell) = rest.split_once(':').ok_or_else(unknown)?;
                 let seed: u64 = seed.parse().map_err(|_| unknown())?;
@@ -85,7 +92,10 @@ impl std::str::FromStr for Suite {
                 if per_cell == 0 || per_cell > MAX_PER_CELL {
                     return Err(unknown());
                 }
-                Ok(if conversational { Suite::Conversational { seed, per_cell } } else { Suite::Generated { seed, per_cell } })
+                Ok(match conversational {
+                    Some(paired) => Suite::Conversational { seed, per_cell, paired },
+                    None => Suite::Generated { seed, per_cell },
+                })
             }
         }
     }
@@ -97,8 +107,10 @@ impl std::fmt::Display for Suite {
             Suite::Paper => f.write_str("paper"),
             Suite::Standard => f.write_str("standard"),
             Suite::Generated { seed, per_cell } => write!(f, "generated:{seed}:{per_cell}"),
-            Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL } => f.write_str("conversational"),
-            Suite::Conversational { seed, per_cell } => write!(f, "conversational:{seed}:{per_cell}"),
+            Suite::Conversational { seed, per_cell, paired } => {
+                f.write_str(if *paired { "conversational-paired" } else { "conversational" })?;
+                if (*seed, *per_cell) == (STANDARD_SEED, STANDARD_PER_CELL) { Ok(()) } else { write!(f, ":{seed}:{per_cell}") }
+            }
         }
     }
 }
@@ -109,7 +121,7 @@ impl Suite {
         match self {
             Suite::Paper => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
-            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell } => Some((seed, per_cell)),
+            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((seed, per_cell)),
         }
     }
 
@@ -127,7 +139,7 @@ impl Suite {
     pub fn len(self) -> usize {
         match self.generated() {
             None => crate::suite().len(),
-            Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize,
+            Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize * self.per_origin(),
         }
     }
 
@@ -157,17 +169,35 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
-            _ => self
-                .origins()
-                .filter(|o| wanted(o.domain, o.level))
-                .skip(skip)
-                .take(take)
-                .map(|o| {
-                    let task = super::generate(o);
-                    TaskRef::from(if self.conversational() { super::conversation::variant(task, &o) } else { task })
-                })
-                .collect(),
+            _ => {
+                let n = self.per_origin();
+                self.origins()
+                    .filter(|o| wanted(o.domain, o.level))
+                    .skip(skip / n)
+                    .flat_map(|o| self.tasks_of(o))
+                    .skip(skip % n)
+                    .take(take)
+                    .collect()
+            }
         }
+    }
+
+    /// The tasks of one origin: its generated task, or its conversational
+    /// variant (followed by the task in full in a paired suite).
+    fn tasks_of(self, origin: Origin) -> Vec<TaskRef> {
+        let task = super::generate(origin);
+        match self {
+            Suite::Conversational { paired: false, .. } => vec![TaskRef::from(super::conversation::variant(task, &origin))],
+            Suite::Conversational { paired: true, .. } => {
+                vec![TaskRef::from(super::conversation::variant(task.clone(), &origin)), TaskRef::from(task)]
+            }
+            _ => vec![TaskRef::from(task)],
+        }
+    }
+
+    /// Tasks per origin: 2 in a paired conversational suite, else 1.
+    fn per_origin(self) -> usize {
+        if matches!(self, Suite::Conversational { paired: true, .. }) { 2 } else { 1 }
     }
 
     /// How many tasks [`Suite::tasks`] gives, generating none.
@@ -175,7 +205,7 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
-            _ => self.origins().filter(|o| wanted(o.domain, o.level)).count(),
+            _ => self.origins().filter(|o| wanted(o.domain, o.level)).count() * self.per_origin(),
         }
     }
 }
@@ -248,7 +278,8 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
         (_, None, false) => ("paper".to_owned(), 0),
         (false, Some((seed, version, highest, conversational)), false) => {
             let per_cell = highest + 1;
-            let suite = if conversational { Suite::Conversational { seed, per_cell } } else { Suite::Generated { seed, per_cell } };
+            let suite =
+                if conversational { Suite::Conversational { seed, per_cell, paired: false } } else { Suite::Generated { seed, per_cell } };
             let name = if suite == (Suite::Generated { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }) {
                 Suite::Standard.to_string()
             } else {
