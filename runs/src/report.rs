@@ -182,7 +182,8 @@ fn render_conversation(out: &mut String, c: &metrics::ConversationFigures, k: u3
     let in_full = c.pass_k_in_full.as_ref().map_or("n/a (not played)".to_owned(), pct);
     let _ = writeln!(
         out,
-        "  conversation ({} episodes): clarification recall {} (asked when a slot was withheld), precision {}          (did not ask when nothing was), {:.2} user turns per episode; pass^{k} {} vs {in_full} given in full",
+        "  conversation ({} episodes): clarification recall {} (asked when a slot was withheld), precision {} \
+         (did not ask when nothing was), {:.2} user turns per episode; pass^{k} {} vs {in_full} given in full",
         c.episodes,
         rate(&c.recall),
         rate(&c.precision),
