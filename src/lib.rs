@@ -163,6 +163,21 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
             agent_id: record.agent.clone().unwrap_or_default(),
             role: record.role.clone().unwrap_or_default(),
             mas_faults: record.mas_faults.iter().map(Into::into).collect(),
+            user_call: record.user.as_ref().map(|call| {
+                use pb::user_call::Outcome as User;
+                let outcome = match &call.outcome {
+                    toolenv_core::Outcome::Result(text) | toolenv_core::Outcome::Raw(text) => User::ResultJson(text.clone()),
+                    toolenv_core::Outcome::Error(error) => User::Error(error.into()),
+                    toolenv_core::Outcome::Invalid(error) => {
+                        User::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
+                    }
+                    // The user's call meets no fault.
+                    toolenv_core::Outcome::Failure(failure) => {
+                        User::Invalid(pb::InvalidCall { field: String::new(), message: failure.message.clone() })
+                    }
+                };
+                pb::UserCall { tool_name: call.tool.clone(), arguments_json: call.arguments.clone(), outcome: Some(outcome) }
+            }),
         }
     }
 }

@@ -25,6 +25,7 @@ async fn ask(client: &mut Client, episode: &str, question: &str) -> Value {
 #[tokio::test]
 async fn the_solver_asks_over_grpc_as_in_process_and_passes() {
     let (server, mut client) = start().await;
+    let mut dual = 0;
     for task in tasks() {
         let request = new_episode(&task.id, 1, 0);
         let episode = client.create(request.clone()).await.unwrap();
@@ -38,11 +39,15 @@ async fn the_solver_asks_over_grpc_as_in_process_and_passes() {
         assert_eq!(remote_calls, local_calls, "{}", task.id);
         assert!(remote.verdict.passed && solution.verdict.passed, "{}: {:#?}", task.id, remote.verdict.checks);
         let withheld = !task.conversation.as_ref().unwrap().withheld.is_empty();
-        assert_eq!(
-            remote_calls.iter().any(|c| c.starts_with(ASK_USER)),
-            withheld || !task.conversation.as_ref().unwrap().actions.is_empty()
-        );
+        let acts = !task.conversation.as_ref().unwrap().actions.is_empty();
+        assert_eq!(remote_calls.iter().any(|c| c.starts_with(ASK_USER)), withheld || acts);
+        // The user's own call (dual control) is on the wire, inside the turn that asked for it.
+        let user_calls: Vec<&pb::UserCall> = remote.trajectory.calls.iter().filter_map(|c| c.user_call.as_ref()).collect();
+        assert_eq!(!user_calls.is_empty(), acts, "{}", task.id);
+        assert!(user_calls.iter().all(|u| matches!(u.outcome, Some(pb::user_call::Outcome::ResultJson(_)))));
+        dual += usize::from(acts);
     }
+    assert!(dual >= 2, "tasks with dual control: {dual}");
     // A plain generated task offers no user to ask.
     let plain = client.create(new_episode("travel/cheapest-flight/001", 0, 0)).await.unwrap();
     assert!(!plain.tools.iter().any(|t| t.name == ASK_USER));
