@@ -42,9 +42,13 @@ async fn the_solver_asks_over_grpc_as_in_process_and_passes() {
         let acts = !task.conversation.as_ref().unwrap().actions.is_empty();
         assert_eq!(remote_calls.iter().any(|c| c.starts_with(ASK_USER)), withheld || acts);
         // The user's own call (dual control) is on the wire, inside the turn that asked for it.
-        let user_calls: Vec<&pb::UserCall> = remote.trajectory.calls.iter().filter_map(|c| c.user_call.as_ref()).collect();
+        let user_calls: Vec<&pb::ToolCallRecord> = remote.trajectory.calls.iter().filter_map(|c| c.user_call.as_deref()).collect();
         assert_eq!(!user_calls.is_empty(), acts, "{}", task.id);
-        assert!(user_calls.iter().all(|u| matches!(u.outcome, Some(pb::user_call::Outcome::ResultJson(_)))));
+        assert!(
+            user_calls.iter().all(|u| u.agent_id == "user"
+                && u.state_changed
+                && matches!(u.outcome, Some(pb::tool_call_record::Outcome::ResultJson(_))))
+        );
         dual += usize::from(acts);
     }
     assert!(dual >= 2, "tasks with dual control: {dual}");

@@ -18,24 +18,18 @@ pub(super) fn conversation(_: &[RunFigures], i: usize, run: &RunFigures) -> Opti
         &format!("pass^{k} given in full"),
     ]
     .map(str::to_owned);
-    let rows: Vec<Vec<String>> = run
-        .report
-        .agents
-        .iter()
-        .enumerate()
-        .filter_map(|(a, agent)| {
-            let c = agent.conversation.as_ref()?;
-            let p = super::sections::agent_ptr(i, a).field("conversation");
-            Some(vec![
-                esc(&agent.agent),
-                count(&p.field("episodes"), c.episodes),
-                num(&p.field("recall").field("value"), c.recall.value, Fmt::Pct(1)),
-                num(&p.field("precision").field("value"), c.precision.value, Fmt::Pct(1)),
-                num(&p.field("user_turns_per_episode"), Some(c.user_turns_per_episode), Fmt::Fixed(2)),
-                pass(&p.field("pass_k"), &c.pass_k),
-                c.pass_k_in_full.as_ref().map_or("n/a".to_owned(), |full| pass(&p.field("pass_k_in_full"), full)),
-            ])
-        })
-        .collect();
+    let rows = super::sections::agent_rows(run, i, |ptr, agent| {
+        let c = agent.conversation.as_ref()?;
+        let p = ptr.field("conversation");
+        Some(vec![
+            esc(&agent.agent),
+            count(&p.field("episodes"), c.episodes),
+            num(&p.field("recall").field("value"), c.recall.value, Fmt::Pct(1)),
+            num(&p.field("precision").field("value"), c.precision.value, Fmt::Pct(1)),
+            num(&p.field("user_turns_per_episode"), Some(c.user_turns_per_episode), Fmt::Fixed(2)),
+            pass(&p.field("pass_k"), &c.pass_k),
+            c.pass_k_in_full.as_ref().map_or("n/a".to_owned(), |full| pass(&p.field("pass_k_in_full"), full)),
+        ])
+    });
     (!rows.is_empty()).then(|| table("conversation", &head, &rows))
 }

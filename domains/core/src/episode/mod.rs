@@ -485,23 +485,14 @@ impl Episode {
 
     fn record_as(
         &mut self,
-        call: Reached,
+        mut call: Reached,
         outcome: Outcome,
         caller: Option<roles::Caller>,
         mas_faults: Vec<crate::masfire::Injection>,
     ) -> &CallRecord {
+        let user = call.user.take();
         let Reached {
-            index,
-            tool,
-            arguments,
-            state_changed,
-            fault,
-            drawn_without_effect,
-            delay_ms,
-            waited_ms,
-            idempotency_key_call,
-            user,
-            ..
+            index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
         } = call;
         let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
         let record = CallRecord {
