@@ -139,6 +139,7 @@ fn suite_names_round_trip_and_a_paired_suite_gives_each_variant_then_its_task_in
         assert_eq!(toolenv_domains::generate::conversation::generated_id(&pair[0].id).as_deref(), Some(pair[1].id.as_str()));
     }
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    assert_eq!(toolenv_domains::generate::suite_of(ids.iter().map(String::as_str)).0, "conversational-paired:7:3");
     assert_eq!(paired.page(None, None, 5, 4).iter().map(|t| t.id.clone()).collect::<Vec<_>>(), ids[5..9]);
     for name in ["conversational", "conversational:7:3"] {
         let suite: Suite = name.parse().unwrap();

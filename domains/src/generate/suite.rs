@@ -251,10 +251,13 @@ struct Cache {
 /// generator version of its generated tasks (0 for the paper's alone):
 /// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
 /// seen + 1 (a run over part of a suite, one domain say, names the whole);
-/// or `mixed` for ids of several suites or versions.
+/// `conversational[-paired]:<seed>:<n>` likewise for conversational
+/// variants (with their tasks in full); or `mixed` for ids of several
+/// suites or versions.
 pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
     let mut paper = false;
-    let mut generated: Option<(u64, u32, u32, bool)> = None;
+    // (seed, version, highest index, kinds seen: 1 generated, 2 conversational)
+    let mut generated: Option<(u64, u32, u32, u8)> = None;
     let mut mixed = false;
     for id in task_ids {
         if crate::task(id).is_some() {
@@ -266,20 +269,25 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
             mixed = true;
             continue;
         };
-        let conversational = conversational.is_some();
+        let kind = if conversational.is_some() { 2 } else { 1 };
         match &mut generated {
-            None => generated = Some((seed, version, index, conversational)),
-            Some((s, v, highest, c)) if *s == seed && *v == version && *c == conversational => *highest = (*highest).max(index),
+            None => generated = Some((seed, version, index, kind)),
+            Some((s, v, highest, kinds)) if *s == seed && *v == version => {
+                *highest = (*highest).max(index);
+                *kinds |= kind;
+            }
             Some(_) => mixed = true,
         }
     }
     match (paper, generated, mixed) {
         (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _, _)| v)),
         (_, None, false) => ("paper".to_owned(), 0),
-        (false, Some((seed, version, highest, conversational)), false) => {
+        (false, Some((seed, version, highest, kinds)), false) => {
             let per_cell = highest + 1;
-            let suite =
-                if conversational { Suite::Conversational { seed, per_cell, paired: false } } else { Suite::Generated { seed, per_cell } };
+            let suite = match kinds {
+                1 => Suite::Generated { seed, per_cell },
+                kinds => Suite::Conversational { seed, per_cell, paired: kinds == 3 },
+            };
             let name = if suite == (Suite::Generated { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }) {
                 Suite::Standard.to_string()
             } else {
