@@ -149,21 +149,11 @@ impl From<&toolenv_core::Failure> for pb::Failure {
 
 impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
     fn from(record: &toolenv_core::CallRecord) -> Self {
-        use pb::tool_call_record::Outcome;
-        let outcome = match &record.outcome {
-            toolenv_core::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
-            toolenv_core::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
-            toolenv_core::Outcome::Error(error) => Outcome::Error(error.into()),
-            toolenv_core::Outcome::Invalid(error) => {
-                Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
-            }
-            toolenv_core::Outcome::Failure(failure) => Outcome::Failure(failure.into()),
-        };
         pb::ToolCallRecord {
             index: record.index,
             tool_name: record.tool.clone(),
             arguments_json: record.arguments.clone(),
-            outcome: Some(outcome),
+            outcome: Some(record_outcome(&record.outcome)),
             state_changed: record.state_changed,
             fault: record.fault.map(|f| pb::FaultRecord { kind: f.kind.name().to_owned(), new: f.new, recoverable: f.recoverable }),
             delay_ms: record.delay_ms,
@@ -175,7 +165,34 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
             agent_id: record.agent.clone().unwrap_or_default(),
             role: record.role.clone().unwrap_or_default(),
             mas_faults: record.mas_faults.iter().map(Into::into).collect(),
+            // The simulated user's own call, as a record of the user's within the turn.
+            user_call: record.user.as_ref().map(|call| {
+                Box::new(pb::ToolCallRecord {
+                    index: record.index,
+                    tool_name: call.tool.clone(),
+                    arguments_json: call.arguments.clone(),
+                    outcome: Some(record_outcome(&call.outcome)),
+                    state_changed: record.state_changed,
+                    agent_id: toolenv_core::user::USER.to_owned(),
+                    role: toolenv_core::user::USER.to_owned(),
+                    ..Default::default()
+                })
+            }),
         }
+    }
+}
+
+/// A recorded outcome on the wire.
+fn record_outcome(outcome: &toolenv_core::Outcome) -> pb::tool_call_record::Outcome {
+    use pb::tool_call_record::Outcome;
+    match outcome {
+        toolenv_core::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
+        toolenv_core::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
+        toolenv_core::Outcome::Error(error) => Outcome::Error(error.into()),
+        toolenv_core::Outcome::Invalid(error) => {
+            Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
+        }
+        toolenv_core::Outcome::Failure(failure) => Outcome::Failure(failure.into()),
     }
 }
 

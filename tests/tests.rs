@@ -42,6 +42,8 @@ mod masfire;
 mod two_roles;
 // Generated suites: listed, played by the built-in agents, answers judged, runs named by suite.
 mod generated;
+// Conversational tasks: the simulated user over gRPC, at any concurrency; the solver asks and passes.
+mod conversation;
 // Hostile inputs: limits on every field, brief errors, nonsense refused, capacity that frees, leases under slow calls.
 mod hardening;
 // A bearer token on every service but health, TLS from PEM files, real clients.

@@ -157,6 +157,11 @@ pub struct SelfCheck {
     pub random_passes: Vec<u64>,
     /// The cheat corpus, played: every wrong one must fail.
     pub cheats: Vec<PlayedCheat>,
+    /// The verdicts on the solver that guesses a conversational task's
+    /// withheld slots (wrongly: [`GUESSES`] look-alikes) instead of asking
+    /// the user: at least one must fail (a slot every guess gets past is not
+    /// needed). Empty when the task withholds nothing.
+    pub guesser: Vec<Judgement>,
     /// Right answers written otherwise than the reference's (see
     /// [`crate::answers::right`]), each with whether the oracle passes it
     /// after the reference's calls: all should.
@@ -199,8 +204,16 @@ impl SelfCheck {
             })
             .collect();
         let solver = crate::solver::solve(&mut episode(0)).verdict;
+        let guesser = (0..GUESSES)
+            .map_while(|k| guessed(task, k))
+            .map(|guessed| {
+                let mut played = episode(0);
+                let _ = crate::solver::run(&guessed, &mut played);
+                played.finish().clone()
+            })
+            .collect();
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
-        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, right_answers }
+        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, guesser, right_answers }
     }
 
     /// What is wrong with the task's oracle, if anything.
@@ -213,6 +226,9 @@ impl SelfCheck {
         if !self.solver.passed {
             let failed: Vec<&str> = self.solver.failures().map(|c| c.name.as_str()).collect();
             problems.push(format!("the solver fails: {}", failed.join("; ")));
+        }
+        if !self.guesser.is_empty() && self.guesser.iter().all(|g| g.passed) {
+            problems.push("an agent that guesses the withheld slots instead of asking passes with every guess".to_owned());
         }
         if self.inaction.passed {
             problems.push("doing nothing passes".to_owned());
@@ -237,6 +253,45 @@ impl SelfCheck {
     pub fn rejected_right_answers(&self) -> impl Iterator<Item = &str> {
         self.right_answers.iter().filter(|(_, passed)| !passed).map(|(label, _)| label.as_str())
     }
+}
+
+/// How many wrong guesses of a conversational task's withheld slots the self-check plays.
+pub const GUESSES: usize = 3;
+
+/// A conversational task as an agent that guesses instead of asking sees
+/// it: each withheld slot filled with its `k`-th look-alike of the same
+/// kind (a value of the task's state, the latest first for dates and times,
+/// then days after today), never the
+/// true value, and nothing left to ask. `None` when the task withholds
+/// nothing.
+pub fn guessed(task: &Task, k: usize) -> Option<Task> {
+    use toolenv_core::user::Entity;
+    let conversation = task.conversation.as_ref().filter(|c| !c.withheld.is_empty())?;
+    let mut guessed = task.clone();
+    for withheld in &conversation.withheld {
+        let entity = withheld.entity;
+        let mut look_alikes: Vec<String> = Vec::new();
+        for s in task.state_strings() {
+            if *s != withheld.value && s.len() < 40 && Entity::of(withheld.slot, s) == entity && !look_alikes.contains(s) {
+                look_alikes.push(s.clone());
+            }
+        }
+        // The latest first: a guess past the true date or time leads past what it leads to.
+        if matches!(entity, Entity::Date | Entity::Time) {
+            look_alikes.sort_by(|a, b| b.cmp(a));
+        }
+        let days = (1..).map(|d| task.today.add_days(d).to_string()).filter(|d| *d != withheld.value);
+        let fallback = (0..).map(|n| format!("{}-{n}", withheld.value));
+        let guess = match entity {
+            Entity::Date => look_alikes.into_iter().chain(days).nth(k),
+            _ => look_alikes.into_iter().chain(fallback).nth(k),
+        };
+        if let (Some(slot), Some(guess)) = (guessed.slots.iter_mut().find(|s| s.name == withheld.slot), guess) {
+            slot.value = guess;
+        }
+    }
+    guessed.conversation = Some(toolenv_core::user::Conversation { withheld: Vec::new(), actions: conversation.actions.clone() });
+    Some(guessed)
 }
 
 #[cfg(test)]

@@ -345,11 +345,17 @@ fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     }
 }
 
-/// The values a cheat may get wrong: the task's slot values, and the ids and
+/// The values a cheat may get wrong: the task's slot values (a withheld
+/// slot's as the user holds it), and the ids and
 /// names the reference solution writes (a flight, a card, an address), by
 /// the name they go by; free text is left to the text cheats.
 fn swappable(task: &Task) -> Vec<(String, String)> {
-    let mut values: Vec<(String, String)> = task.slots.iter().map(|s| (s.name.to_owned(), s.value.clone())).collect();
+    // A withheld slot's true value, which the reference uses: a wrong guess of it is a cheat.
+    let value = |s: &toolenv_core::Slot| match task.conversation.as_ref().and_then(|c| c.withheld(s.name)) {
+        Some(withheld) => withheld.value.clone(),
+        None => s.value.clone(),
+    };
+    let mut values: Vec<(String, String)> = task.slots.iter().map(|s| (s.name.to_owned(), value(s))).collect();
     for call in task.reference.iter().filter(|c| is_write(task, c)) {
         let texts: Vec<String> = free_text_arguments(task, call).into_iter().map(|(_, text)| text).collect();
         for (name, value) in call.arguments.as_object().into_iter().flatten() {

@@ -167,7 +167,29 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
     if let Some(mas) = &agent.mas_fire {
         crate::masfire::render_agent(out, mas);
     }
+    if let Some(conversation) = &agent.conversation {
+        render_conversation(out, conversation, k);
+    }
     render_surface(out, agent, k);
+}
+
+/// The conversational figures: clarification recall and precision, user turns, pass^k beside the tasks in full.
+fn render_conversation(out: &mut String, c: &metrics::ConversationFigures, k: u32) {
+    let rate = |r: &metrics::Rate| match r.value {
+        Some(v) => format!("{:.1}% ({}/{})", v * 100.0, r.successes, r.total),
+        None => "n/a".to_owned(),
+    };
+    let in_full = c.pass_k_in_full.as_ref().map_or("n/a (not played)".to_owned(), pct);
+    let _ = writeln!(
+        out,
+        "  conversation ({} episodes): clarification recall {} (asked when a slot was withheld), precision {} \
+         (did not ask when nothing was), {:.2} user turns per episode; pass^{k} {} vs {in_full} given in full",
+        c.episodes,
+        rate(&c.recall),
+        rate(&c.precision),
+        c.user_turns_per_episode,
+        pct(&c.pass_k),
+    );
 }
 
 /// The surface's summary figures: V, the per-cell MDEs, R_fault and R_prompt.
@@ -293,6 +315,9 @@ pub struct AgentSummary {
     /// MAS-FIRE's tables, when the agent ran under MAS-FIRE profiles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mas_fire: Option<crate::masfire::MasFireSummary>,
+    /// Conversational figures, when the agent played conversational tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<metrics::ConversationFigures>,
 }
 
 /// Whether an episode is a point of the main (ε, λ) grid the surface is
@@ -345,6 +370,7 @@ pub fn summary(
             ablation: if with_mixed { metrics::ablation(mine.iter().copied(), "mixed", conv) } else { Vec::new() },
             usage: metrics::usage_totals(mine.iter().copied()),
             mas_fire: crate::masfire::summary(&mine, conv)?,
+            conversation: metrics::conversation_figures(&mine, k, conv)?,
             overall,
         });
     }

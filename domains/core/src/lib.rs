@@ -31,6 +31,7 @@ mod oracle;
 pub mod phrasing;
 mod task;
 mod tool;
+pub mod user;
 mod world;
 
 pub use delivery::{Failure, FailureCode, Outcome};

@@ -78,6 +78,10 @@ pub struct Task {
     /// reference solution reaches, the initial state's JSON and hash.
     /// Always `Default::default()` when a task is made.
     pub expected: Derived,
+    /// What the task's simulated user holds, in a conversational task: the
+    /// slots the description leaves out (their slots hold stand-in words)
+    /// and the actions only the user may take. `None`: no user to ask.
+    pub conversation: Option<crate::user::Conversation>,
 }
 
 /// What a task computes once, on first use.
@@ -250,12 +254,30 @@ impl Task {
     pub fn replay<'a>(&self, calls: impl IntoIterator<Item = (&'a str, &'a Value)>) -> World {
         let mut world = World::clone(&self.initial);
         for (tool, arguments) in calls {
+            if let Some((tool, arguments)) = self.user_action_of(tool, arguments) {
+                if let Some(tool) = self.domain.tool(tool)
+                    && let Ok(args) = tool.arguments_of(&arguments)
+                {
+                    let _ = world.apply(tool, &args, &self.context());
+                }
+                continue;
+            }
             let Some(tool) = self.domain.tool(tool) else { continue };
             if let Ok(args) = tool.arguments_of(arguments) {
                 let _ = world.apply(tool, &args, &self.context());
             }
         }
         world
+    }
+
+    /// The user's action a call asks for: an `ask_user` call whose question
+    /// the task's user hears as a request to act, as (tool, arguments). A
+    /// reference solution asks the user this way; replaying it plays the action.
+    pub fn user_action_of(&self, tool: &str, arguments: &Value) -> Option<(&'static str, Value)> {
+        let conversation = self.conversation.as_ref().filter(|_| tool == crate::bus::ASK_USER)?;
+        let question = arguments.get("question").and_then(Value::as_str)?;
+        let (index, call) = crate::user::hear(conversation, &self.slots, question).action?;
+        Some((conversation.actions[index].tool, call.ok()?))
     }
 
     /// What tool calls of an episode of this task may read besides the state.

@@ -219,6 +219,7 @@ impl Builder {
             checks,
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         }
     }
 

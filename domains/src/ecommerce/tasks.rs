@@ -125,6 +125,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "ecommerce/cheapest-coupon/002".into(),
@@ -165,6 +166,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "ecommerce/cheapest-coupon/003".into(),
@@ -205,6 +207,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "ecommerce/simple-order/004".into(),
@@ -250,6 +253,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "ecommerce/return/005".into(),
@@ -293,6 +297,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
     ]
 }

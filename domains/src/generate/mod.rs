@@ -25,6 +25,7 @@
 //! rule is drawn again from the origin's next stream ([`generate`]);
 //! `tests/soundness.rs` self-checks generated tasks over many seeds.
 
+pub mod conversation;
 mod suite;
 
 use crate::registry::Extensions;
@@ -142,9 +143,15 @@ pub fn ambiguity(task: &Task) -> Option<String> {
     })
 }
 
-/// Generates the task with a generated id, if the id is one this build can
-/// rebuild and names the kind the generator produces for its origin.
+/// Generates the task with a generated id (or a conversational variant's,
+/// see [`conversation`]), if the id is one this build can rebuild and names
+/// the kind the generator produces for its origin.
 pub fn generate_id(id: &str) -> Result<Arc<Task>, SuiteError> {
+    if let Some(generated) = conversation::generated_id(id) {
+        let origin = Origin::parse(&generated).ok_or_else(|| SuiteError::UnknownTask(id.to_owned()))??;
+        let task = conversation::variant(generate(origin), &origin);
+        return if task.id == id { Ok(Arc::new(task)) } else { Err(SuiteError::UnknownTask(id.to_owned())) };
+    }
     let origin = Origin::parse(id).ok_or_else(|| SuiteError::UnknownTask(id.to_owned()))??;
     let task = generate(origin);
     if task.id != id {

@@ -1,7 +1,10 @@
 //! Suites: named, reproducible sets of tasks. `paper` is the paper's 20
 //! tasks, unchanged; `generated:<seed>:<n>` is `n` generated tasks per
 //! domain and level from `seed`; `standard` is the preset
-//! `generated:2026:100`.
+//! `generated:2026:100`; `conversational:<seed>:<n>` is the conversational
+//! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
+//! `conversational` those of the standard suite; `conversational-paired[:<seed>:<n>]`
+//! puts each variant before its task given in full.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -33,13 +36,25 @@ pub enum Suite {
         /// Tasks per domain and level.
         per_cell: u32,
     },
+    /// The conversational variants of `generated:<seed>:<per_cell>`.
+    Conversational {
+        /// The suite's seed.
+        seed: u64,
+        /// Tasks per domain and level.
+        per_cell: u32,
+        /// Each variant followed by its generated task, given in full
+        /// (`conversational-paired`), so that one run measures both.
+        paired: bool,
+    },
 }
 
 /// Why a suite or a generated task id cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SuiteError {
     /// The suite's name is not `paper`, `standard` or `generated:<seed>:<n>`.
-    #[error("unknown suite '{0}': use paper, standard or generated:<seed>:<n> (n from 1 to {MAX_PER_CELL})")]
+    #[error(
+        "unknown suite '{0}': use paper, standard, generated:<seed>:<n>, conversational or conversational:<seed>:<n> (n from 1 to {MAX_PER_CELL})"
+    )]
     UnknownSuite(String),
     /// No task has this id.
     #[error("unknown task '{0}'")]
@@ -62,15 +77,25 @@ impl std::str::FromStr for Suite {
         match name {
             "" | "paper" => Ok(Suite::Paper),
             "standard" => Ok(Suite::Standard),
+            "conversational" | "conversational-paired" => {
+                Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL, paired: name.ends_with("paired") })
+            }
             _ => {
-                let rest = name.strip_prefix("generated:").ok_or_else(unknown)?;
+                let (conversational, rest) = match (name.strip_prefix("conversational:"), name.strip_prefix("conversational-paired:")) {
+                    (Some(rest), _) => (Some(false), rest),
+                    (_, Some(rest)) => (Some(true), rest),
+                    _ => (None, name.strip_prefix("generated:").ok_or_else(unknown)?),
+                };
                 let (seed, per_cell) = rest.split_once(':').ok_or_else(unknown)?;
                 let seed: u64 = seed.parse().map_err(|_| unknown())?;
                 let per_cell: u32 = per_cell.parse().map_err(|_| unknown())?;
                 if per_cell == 0 || per_cell > MAX_PER_CELL {
                     return Err(unknown());
                 }
-                Ok(Suite::Generated { seed, per_cell })
+                Ok(match conversational {
+                    Some(paired) => Suite::Conversational { seed, per_cell, paired },
+                    None => Suite::Generated { seed, per_cell },
+                })
             }
         }
     }
@@ -82,6 +107,10 @@ impl std::fmt::Display for Suite {
             Suite::Paper => f.write_str("paper"),
             Suite::Standard => f.write_str("standard"),
             Suite::Generated { seed, per_cell } => write!(f, "generated:{seed}:{per_cell}"),
+            Suite::Conversational { seed, per_cell, paired } => {
+                f.write_str(if *paired { "conversational-paired" } else { "conversational" })?;
+                if (*seed, *per_cell) == (STANDARD_SEED, STANDARD_PER_CELL) { Ok(()) } else { write!(f, ":{seed}:{per_cell}") }
+            }
         }
     }
 }
@@ -92,8 +121,13 @@ impl Suite {
         match self {
             Suite::Paper => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
-            Suite::Generated { seed, per_cell } => Some((seed, per_cell)),
+            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((seed, per_cell)),
         }
+    }
+
+    /// Whether the suite's tasks are conversational variants.
+    pub fn conversational(self) -> bool {
+        matches!(self, Suite::Conversational { .. })
     }
 
     /// The generator version of a generated suite's tasks (`None` for the paper's).
@@ -105,7 +139,7 @@ impl Suite {
     pub fn len(self) -> usize {
         match self.generated() {
             None => crate::suite().len(),
-            Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize,
+            Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize * self.per_origin(),
         }
     }
 
@@ -135,14 +169,35 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
-            _ => self
-                .origins()
-                .filter(|o| wanted(o.domain, o.level))
-                .skip(skip)
-                .take(take)
-                .map(|o| TaskRef::from(super::generate(o)))
-                .collect(),
+            _ => {
+                let n = self.per_origin();
+                self.origins()
+                    .filter(|o| wanted(o.domain, o.level))
+                    .skip(skip / n)
+                    .flat_map(|o| self.tasks_of(o))
+                    .skip(skip % n)
+                    .take(take)
+                    .collect()
+            }
         }
+    }
+
+    /// The tasks of one origin: its generated task, or its conversational
+    /// variant (followed by the task in full in a paired suite).
+    fn tasks_of(self, origin: Origin) -> Vec<TaskRef> {
+        let task = super::generate(origin);
+        match self {
+            Suite::Conversational { paired: false, .. } => vec![TaskRef::from(super::conversation::variant(task, &origin))],
+            Suite::Conversational { paired: true, .. } => {
+                vec![TaskRef::from(super::conversation::variant(task.clone(), &origin)), TaskRef::from(task)]
+            }
+            _ => vec![TaskRef::from(task)],
+        }
+    }
+
+    /// Tasks per origin: 2 in a paired conversational suite, else 1.
+    fn per_origin(self) -> usize {
+        if matches!(self, Suite::Conversational { paired: true, .. }) { 2 } else { 1 }
     }
 
     /// How many tasks [`Suite::tasks`] gives, generating none.
@@ -150,7 +205,7 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
-            _ => self.origins().filter(|o| wanted(o.domain, o.level)).count(),
+            _ => self.origins().filter(|o| wanted(o.domain, o.level)).count() * self.per_origin(),
         }
     }
 }
@@ -196,32 +251,48 @@ struct Cache {
 /// generator version of its generated tasks (0 for the paper's alone):
 /// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
 /// seen + 1 (a run over part of a suite, one domain say, names the whole);
-/// or `mixed` for ids of several suites or versions.
+/// `conversational[-paired]:<seed>:<n>` likewise for conversational
+/// variants (with their tasks in full); or `mixed` for ids of several
+/// suites or versions.
 pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
     let mut paper = false;
-    let mut generated: Option<(u64, u32, u32)> = None;
+    // (seed, version, highest index, kinds seen: 1 generated, 2 conversational)
+    let mut generated: Option<(u64, u32, u32, u8)> = None;
     let mut mixed = false;
     for id in task_ids {
         if crate::task(id).is_some() {
             paper = true;
             continue;
         }
-        let Some((version, seed, index)) = generated_parts(id) else {
+        let conversational = super::conversation::generated_id(id);
+        let Some((version, seed, index)) = generated_parts(conversational.as_deref().unwrap_or(id)) else {
             mixed = true;
             continue;
         };
+        let kind = if conversational.is_some() { 2 } else { 1 };
         match &mut generated {
-            None => generated = Some((seed, version, index)),
-            Some((s, v, highest)) if *s == seed && *v == version => *highest = (*highest).max(index),
+            None => generated = Some((seed, version, index, kind)),
+            Some((s, v, highest, kinds)) if *s == seed && *v == version => {
+                *highest = (*highest).max(index);
+                *kinds |= kind;
+            }
             Some(_) => mixed = true,
         }
     }
     match (paper, generated, mixed) {
-        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)),
+        (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _, _)| v)),
         (_, None, false) => ("paper".to_owned(), 0),
-        (false, Some((seed, version, highest)), false) => {
-            let suite = Suite::Generated { seed, per_cell: highest + 1 };
-            let name = if suite.generated() == Suite::Standard.generated() { Suite::Standard.to_string() } else { suite.to_string() };
+        (false, Some((seed, version, highest, kinds)), false) => {
+            let per_cell = highest + 1;
+            let suite = match kinds {
+                1 => Suite::Generated { seed, per_cell },
+                kinds => Suite::Conversational { seed, per_cell, paired: kinds == 3 },
+            };
+            let name = if suite == (Suite::Generated { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL }) {
+                Suite::Standard.to_string()
+            } else {
+                suite.to_string()
+            };
             (name, version)
         }
     }
@@ -230,6 +301,11 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
 /// The (generator version, seed, index) a generated task id names, whatever its version.
 fn generated_parts(id: &str) -> Option<(u32, u64, u32)> {
     let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    parts_of(tail)
+}
+
+/// The (generator version, seed, index) of a generated or conversational task id's last part, after its letter.
+fn parts_of(tail: &str) -> Option<(u32, u64, u32)> {
     let mut fields = tail.split('-');
     let version = fields.next()?.parse().ok()?;
     let _level: u8 = fields.next()?.parse().ok()?;
@@ -245,7 +321,8 @@ pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
         return Some((task.domain, task.level));
     }
     let domain = crate::registry::parse(id.split('/').next()?)?;
-    let tail = id.rsplit('/').next()?.strip_prefix('g')?;
+    let tail = id.rsplit('/').next()?;
+    let tail = tail.strip_prefix('g').or_else(|| tail.strip_prefix('c'))?;
     let level = tail.split('-').nth(1)?.parse().ok()?;
-    generated_parts(id).map(|_| (domain, level))
+    parts_of(tail).map(|_| (domain, level))
 }

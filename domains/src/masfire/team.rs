@@ -317,6 +317,11 @@ fn find_key<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
 
 impl Env for Crew<'_> {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
+        // The planner talks to the user; the user is no tool for a verifier to check.
+        if tool == bus::ASK_USER {
+            let planner = self.planner.clone();
+            return self.call_by(&planner, tool, arguments_json, request);
+        }
         match self.task.domain.tool(tool) {
             Some(spec) if spec.mutates_state => self.write(tool, arguments_json, request),
             _ => self.read(tool, arguments_json, request),

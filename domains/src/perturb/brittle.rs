@@ -32,12 +32,17 @@ pub fn brittle_calls(task: &Task, description: &str) -> Vec<Call> {
     let Some(found) = read_slots(task, description) else {
         return Vec::new();
     };
-    let changes: Vec<(&str, &str)> = task
+    // The reference holds a withheld slot's true value: what the agent read (the stand-in words) replaces it.
+    let truth: Vec<&str> = task
         .slots
         .iter()
+        .map(|slot| task.conversation.as_ref().and_then(|c| c.withheld(slot.name)).map_or(slot.value.as_str(), |w| w.value.as_str()))
+        .collect();
+    let changes: Vec<(&str, &str)> = truth
+        .iter()
         .zip(&found)
-        .filter(|(slot, value)| slot.value != **value)
-        .map(|(slot, value)| (slot.value.as_str(), value.as_str()))
+        .filter(|(truth, value)| **truth != value.as_str())
+        .map(|(truth, value)| (*truth, value.as_str()))
         .collect();
     task.reference
         .iter()

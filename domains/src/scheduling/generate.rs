@@ -247,6 +247,7 @@ impl Builder {
             checks,
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         }
     }
 

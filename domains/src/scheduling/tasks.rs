@@ -32,6 +32,7 @@ pub(super) fn tasks() -> Vec<Task> {
             checks: vec![Check::equals("'Review' booked on 2026-01-01 at 09:00", "/calendar/2026-01-01/09:00", json!("Review"))],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "scheduling/book-meeting/002".into(),
@@ -45,6 +46,7 @@ pub(super) fn tasks() -> Vec<Task> {
             checks: vec![Check::equals("'Budget sync' booked on 2026-01-07 at 14:00", "/calendar/2026-01-07/14:00", json!("Budget sync"))],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "scheduling/conflict/003".into(),
@@ -65,6 +67,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "scheduling/reschedule/004".into(),
@@ -88,6 +91,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "scheduling/cancel/005".into(),
@@ -107,6 +111,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
     ]
 }

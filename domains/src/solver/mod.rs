@@ -30,7 +30,11 @@
 use crate::{Finish, registry::Extensions};
 use serde_json::Value;
 
-use toolenv_core::{CallError, CallOptions, CallRecord, Domain, Episode, FailureCode, Judgement, Outcome, Task};
+use toolenv_core::{
+    CallError, CallOptions, CallRecord, Domain, Episode, FailureCode, Judgement, Outcome, Task,
+    bus::ASK_USER,
+    user::{Conversation, UserAction},
+};
 
 #[cfg(test)]
 mod tests;
@@ -226,6 +230,8 @@ pub(crate) trait Strategy {
 pub struct Session<'a> {
     env: &'a mut dyn Env,
     domain: Domain,
+    /// The task's actions only its user may take: a write of one is asked of the user.
+    actions: Vec<UserAction>,
     /// Virtual milliseconds to declare as waited before the next call.
     wait_ms: u64,
     /// Writes made, for fresh idempotency keys.
@@ -241,7 +247,7 @@ impl std::fmt::Debug for Session<'_> {
 impl<'a> Session<'a> {
     /// A session of an episode of `domain`.
     pub fn new(env: &'a mut dyn Env, domain: Domain) -> Self {
-        Self { env, domain, wait_ms: 0, writes: 0 }
+        Self { env, domain, actions: Vec::new(), wait_ms: 0, writes: 0 }
     }
 
     /// A read whose result must be whole: not empty, not cut, not marked truncated.
@@ -301,9 +307,30 @@ impl<'a> Session<'a> {
     /// id). Any other reply that is not empty confirms it: the write ran, even
     /// when its reply was cut.
     pub(crate) fn write_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+        if let Some(action) = self.actions.iter().find(|a| a.tool == tool).cloned() {
+            return self.ask_to_act(&action, &args);
+        }
         self.writes += 1;
         let key = format!("solver-write-{}", self.writes);
         self.call(tool, &args, Some(&key), usable)
+    }
+
+    /// Asks the task's user a question; the user's reply (`answer`, `told`, …).
+    pub(crate) fn ask(&mut self, question: &str) -> Step<Value> {
+        let args = serde_json::json!({"question": question});
+        accepted(ASK_USER, self.call(ASK_USER, &args, None, &|v| v.get("answer").is_some())?)
+    }
+
+    /// A write only the user may make, asked of the user: the reply of the
+    /// user's own call, as if the solver had made it.
+    fn ask_to_act(&mut self, action: &UserAction, args: &Value) -> Step<Answer> {
+        let id = args.get(action.id_param).and_then(Value::as_str).unwrap_or_default();
+        let reply = self.ask(&format!("Please {} for {} {id}.", action.what, toolenv_core::user::readable(action.id_param)))?;
+        match (reply.get("result"), reply.get("error")) {
+            (Some(result), _) => Ok(Answer::Ok(result.clone())),
+            (None, Some(error)) => Ok(Answer::Rejected(field(error, "code").to_owned(), field(error, "message").to_owned())),
+            (None, None) => Err(GiveUp::Stuck(format!("the user did not {}: {}", action.what, field(&reply, "answer")))),
+        }
     }
 
     /// One logical call, retried until an answer the strategy can use.
@@ -367,7 +394,37 @@ fn unmarked(value: &Value) -> bool {
 /// Plays `task` through any environment; `Ok` when the strategy finished.
 pub fn run(task: &Task, env: &mut dyn Env) -> Step<()> {
     let mut session = Session::new(env, task.domain);
-    task.domain.solve(task, &mut session)
+    let Some(conversation) = &task.conversation else { return task.domain.solve(task, &mut session) };
+    session.actions.clone_from(&conversation.actions);
+    if conversation.withheld.is_empty() {
+        return task.domain.solve(task, &mut session);
+    }
+    let told = ask_withheld(task, conversation, &mut session)?;
+    task.domain.solve(&told, &mut session)
+}
+
+/// The task with its withheld slots as the user tells them, asked in one
+/// question that names each (the solver knows which slots its strategy
+/// needs; their values it learns only from the user's answer).
+fn ask_withheld(task: &Task, conversation: &Conversation, session: &mut Session<'_>) -> Step<Task> {
+    let names: Vec<String> = conversation.withheld.iter().map(|w| format!("the {}", toolenv_core::user::readable(w.slot))).collect();
+    let question = match names.as_slice() {
+        [one] => format!("What is {one}?"),
+        [rest @ .., last] => format!("What are {} and {last}?", rest.join(", ")),
+        [] => return Ok(task.clone()),
+    };
+    let reply = session.ask(&question)?;
+    let mut told = task.clone();
+    for withheld in &conversation.withheld {
+        let value = reply
+            .pointer(&format!("/told/{}", withheld.slot))
+            .and_then(Value::as_str)
+            .ok_or_else(|| GiveUp::Stuck(format!("the user did not tell the {}: {}", withheld.slot, field(&reply, "answer"))))?;
+        if let Some(slot) = told.slots.iter_mut().find(|s| s.name == withheld.slot) {
+            value.clone_into(&mut slot.value);
+        }
+    }
+    Ok(told)
 }
 
 /// How an in-process episode played by the solver ended.

@@ -343,6 +343,7 @@ impl Builder {
             checks,
             alternatives: if kind == "note-ticket" { vec![] } else { alternatives },
             expected: Default::default(),
+            conversation: None,
         }
     }
 

@@ -182,6 +182,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "support/update-ticket/002".into(),
@@ -215,6 +216,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "support/escalate-dispute/003".into(),
@@ -251,6 +253,7 @@ pub(super) fn tasks() -> Vec<Task> {
             // A note on the escalated ticket (what was done, say) is the agent's choice.
             alternatives: vec!["/tickets/T-0002/notes"],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "support/security-breach/004".into(),
@@ -303,6 +306,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "support/small-dispute/005".into(),
@@ -352,6 +356,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
     ]
 }

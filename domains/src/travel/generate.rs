@@ -309,6 +309,7 @@ impl Builder {
             checks,
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         }
     }
 

@@ -73,6 +73,7 @@ pub(super) fn tasks() -> Vec<Task> {
             checks: vec![booked("AA-500", "Bob"), paid("AA-500", "Bob", "card_4242", 300), seats("AA-500", 1, 9)],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "travel/direct-booking/002".into(),
@@ -108,6 +109,7 @@ pub(super) fn tasks() -> Vec<Task> {
             checks: vec![booked("LH-1122", "Dana"), paid("LH-1122", "Dana", "amex_3782", 290), seats("LH-1122", 2, 2)],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "travel/cheapest-flight/003".into(),
@@ -143,6 +145,7 @@ pub(super) fn tasks() -> Vec<Task> {
             checks: vec![booked("UA-215", "Carol"), paid("UA-215", "Carol", "card_5555", 240), seats("UA-215", 2, 2)],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "travel/cancel-trip/004".into(),
@@ -199,6 +202,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
         Task {
             id: "travel/change-hold/005".into(),
@@ -253,6 +257,7 @@ pub(super) fn tasks() -> Vec<Task> {
             ],
             alternatives: vec![],
             expected: Default::default(),
+            conversation: None,
         },
     ]
 }

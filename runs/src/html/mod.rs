@@ -20,6 +20,7 @@
 //! and all three write through `markup` (escaping, numbers tied to their
 //! data, tables).
 
+mod conversation;
 mod markup;
 mod page;
 mod sections;

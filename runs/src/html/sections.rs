@@ -81,11 +81,22 @@ pub(super) const SECTIONS: &[Section] = &[
         about: "What the rates stand on: infrastructure errors (always counted), episodes no agent could have passed under their fault schedule (the ceiling), and episodes planned but never recorded.",
         render: validity,
     },
+    Section {
+        id: "conversation",
+        title: "Conversation",
+        about: "Conversational tasks, whose description leaves slots to a simulated user: how often the agent asked when something was withheld (recall) and kept quiet when nothing was (precision), its turns with the user, and pass^k beside the same tasks given in full.",
+        render: super::conversation::conversation,
+    },
 ];
 
 /// The pointer of an agent's summary.
 fn agent_ptr(run: usize, agent: usize) -> Ptr {
     Ptr::run(run).field("report").field("agents").at(agent)
+}
+
+/// A table row per agent that has one (`row` gets the agent's pointer and summary).
+pub(super) fn agent_rows(run: &RunFigures, i: usize, row: impl Fn(Ptr, &AgentSummary) -> Option<Vec<String>>) -> Vec<Vec<String>> {
+    run.report.agents.iter().enumerate().filter_map(|(a, agent)| row(agent_ptr(i, a), agent)).collect()
 }
 
 /// A labelled box per agent.
@@ -439,14 +450,9 @@ fn ablation(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
 fn usage(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
     let head = ["agent", "episodes with tokens", "input tokens", "output tokens", "episodes with cost", "cost", "cost per 100 episodes"]
         .map(str::to_owned);
-    let rows: Vec<Vec<String>> = run
-        .report
-        .agents
-        .iter()
-        .enumerate()
-        .filter(|(_, agent)| agent.usage.episodes_with_tokens > 0 || agent.usage.episodes_with_cost > 0)
-        .map(|(a, agent)| {
-            let (p, u) = (agent_ptr(i, a).field("usage"), &agent.usage);
+    let rows = agent_rows(run, i, |ptr, agent| {
+        let (p, u) = (ptr.field("usage"), &agent.usage);
+        (u.episodes_with_tokens > 0 || u.episodes_with_cost > 0).then(|| {
             vec![
                 esc(&agent.agent),
                 count(&p.field("episodes_with_tokens"), u.episodes_with_tokens),
@@ -457,7 +463,7 @@ fn usage(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
                 num(&p.field("cost_per_100_episodes_usd"), u.cost_per_100_episodes_usd, Fmt::Usd),
             ]
         })
-        .collect();
+    });
     (!rows.is_empty()).then(|| table("usage", &head, &rows))
 }
 

@@ -217,3 +217,31 @@ fn a_run_with_no_episode_recorded_still_renders() {
     assert!(html.contains("Planned but not recorded: <span class=\"num\" data-ptr=\"/runs/0/report/counts/not_recorded\">8</span>"));
     assert!(html.contains("left out of every rate") && html.contains("feasible episodes only"));
 }
+
+#[test]
+fn conversational_figures_have_their_section_and_agree_with_the_text_report() {
+    let suite: toolenv_domains::generate::Suite = "conversational:2026:2".parse().unwrap();
+    let mut episodes = Vec::new();
+    for task in suite.tasks(None, Some(1)) {
+        let withholds = !task.conversation.as_ref().unwrap().withheld.is_empty();
+        let original = toolenv_domains::generate::conversation::generated_id(&task.id).unwrap();
+        for trial in 0..3u32 {
+            let mut e = episode(&task.id, trial, if withholds && trial == 2 { Outcome::Failed } else { Outcome::Passed });
+            e.user_turns = u32::from(withholds || trial == 0);
+            episodes.push(e);
+            episodes.push(episode(&original, trial, Outcome::Passed));
+        }
+    }
+    let run = figures_of("run-1", &episodes);
+    let html = render(std::slice::from_ref(&run));
+    let data = serde_json::json!({ "runs": [run] });
+    assert!(html.contains(r#"<section id="conversation">"#));
+    assert!(check_numbers(&html, &data) > 20);
+    let c = data.pointer("/runs/0/report/agents/0/conversation").expect("conversation figures");
+    // 4 domains: one task each withholding (asked 3 of 3), one in full (asked 1 of 3).
+    assert_eq!((c["recall"]["successes"].as_u64(), c["recall"]["total"].as_u64()), (Some(12), Some(12)));
+    assert_eq!((c["precision"]["successes"].as_u64(), c["precision"]["total"].as_u64()), (Some(8), Some(12)));
+    let text = crate::report::render(&episodes, 3, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+    assert!(text.contains("clarification recall 100.0% (12/12)") && text.contains("precision 66.7% (8/12)"), "{text}");
+    assert!(text.contains("given in full"), "{text}");
+}

@@ -21,6 +21,9 @@
 //!   ablation (Table 9), and MAS-FIRE's RS_f, O_f, L_f, S_f.
 //! - [`usage_totals`] ([`usage`]): tokens and cost when agents report them
 //!   (Table 10).
+//! - [`conversation_figures`] ([`conversation`]): clarification recall and
+//!   precision, user turns, pass^k of conversational tasks beside the same
+//!   tasks given in full.
 //! - Every rate carries a 95 % Wilson score interval ([`rates`]: [`wilson`],
 //!   [`Rate`]); [`stats`] says how far a figure can be trusted and when two
 //!   agents really differ.
@@ -36,6 +39,7 @@
 //! that orders levels.
 
 pub mod breakdowns;
+pub mod conversation;
 pub mod faults;
 pub mod pass_k;
 pub mod rates;
@@ -48,6 +52,7 @@ pub mod usage;
 use serde::{Deserialize, Serialize};
 
 pub use breakdowns::{Breakdown, BreakdownRow, NO_LEVEL, breakdown};
+pub use conversation::{ConversationFigures, conversation_figures};
 pub use faults::{
     AblationRow, FaultRecovery, FaultTolerance, FaultToleranceReport, RobustnessScore, ablation, fault_recovery, fault_tolerance,
     robustness_scores,

@@ -167,6 +167,10 @@ pub struct EpisodeResult {
     /// empty, so records stored before it read back and write the same bytes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mas_faults: Vec<toolenv_core::masfire::MasOutcome>,
+    /// Calls of `ask_user`: the agent's turns with the simulated user. Not
+    /// written when 0, so records without any keep their shape.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub user_turns: u32,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -206,6 +210,7 @@ impl EpisodeResult {
             feasible: None,
             llm: None,
             mas_faults: Vec::new(),
+            user_turns: 0,
         }
     }
 
@@ -294,6 +299,7 @@ impl EpisodeResult {
             trial,
             faults_by_kind: fault_ledger(calls),
             calls: u32::try_from(calls.len()).unwrap_or(u32::MAX),
+            user_turns: calls.iter().filter(|c| c.tool == toolenv_core::bus::ASK_USER).count() as u32,
             ..EpisodeResult::planned(planned, outcome)
         }
     }
@@ -311,6 +317,10 @@ impl EpisodeResult {
 
 fn is_zero(seed: &u64) -> bool {
     *seed == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 fn no_verdict() -> Outcome {

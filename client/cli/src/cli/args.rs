@@ -416,8 +416,10 @@ pub(crate) enum LogFormat {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Filter {
     /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
-    /// tasks per domain and level) or "generated:<seed>:<n>" (n generated
-    /// tasks per domain and level from seed).
+    /// tasks per domain and level), "generated:<seed>:<n>" (n generated
+    /// tasks per domain and level from seed), or "conversational" /
+    /// "conversational:<seed>:<n>" (their conversational variants: slots
+    /// withheld, a simulated user to ask).
     #[arg(long, default_value = "paper", value_parser = parse_suite)]
     pub(crate) suite: Suite,
     /// Only tasks of this domain.

@@ -13,12 +13,14 @@ mod finish;
 mod fork;
 mod ledger;
 mod roles;
+mod user;
 
 pub use finish::{Assess, Judgement};
 
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
 pub use ledger::FaultStats;
 pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};
+pub use user::UserCall;
 
 use crate::{
     chaos::{Chaos, Dice, FaultKind},
@@ -97,6 +99,10 @@ pub struct CallRecord {
     /// The MAS-FIRE faults that met the call and took effect: ground truth.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mas_faults: Vec<crate::masfire::Injection>,
+    /// The tool call the user made during this `ask_user` turn, when asked
+    /// to act (dual control): the user's own call, recorded in the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserCall>,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -186,6 +192,7 @@ struct Reached {
     idempotency_key_call: Option<u32>,
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
+    user: Option<UserCall>,
 }
 
 /// One attempt at one task.
@@ -376,6 +383,9 @@ impl Episode {
         if self.team.is_some() {
             return self.reach_team(index, agent, tool, &arguments.text(), options, waited_ms);
         }
+        if tool == bus::ASK_USER && self.has_user() {
+            return self.user_turn(index, arguments, None, waited_ms);
+        }
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
             self.record_invalid(tool, &arguments.text(), waited_ms, ArgError::new("tool_name", error.to_string()));
@@ -392,6 +402,9 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
+        if let Some(refusal) = self.user_only(tool) {
+            return Ok((Reached::plain(index, tool, args.canonical(), waited_ms), Delivery::Reply(refusal)));
+        }
         self.run_tool(tool, arguments, spec, &args, options, waited_ms)
     }
 
@@ -467,6 +480,7 @@ impl Episode {
             idempotency_key_call,
             caller: None,
             mas_faults: Vec::new(),
+            user: None,
         };
         Ok((reached, delivery))
     }
@@ -479,11 +493,12 @@ impl Episode {
 
     fn record_as(
         &mut self,
-        call: Reached,
+        mut call: Reached,
         outcome: Outcome,
         caller: Option<roles::Caller>,
         mas_faults: Vec<crate::masfire::Injection>,
     ) -> &CallRecord {
+        let user = call.user.take();
         let Reached {
             index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
         } = call;
@@ -502,6 +517,7 @@ impl Episode {
             agent,
             role,
             mas_faults,
+            user,
         };
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
@@ -522,6 +538,7 @@ impl Episode {
             agent: None,
             role: None,
             mas_faults: Vec::new(),
+            user: None,
         });
     }
 }

@@ -282,11 +282,12 @@ impl Episode {
 
     /// The bus tools this episode offers besides its domain's (none in a
     /// plain episode; `ask_user` alone under a MAS-FIRE profile without
-    /// roles; all of them with roles).
+    /// roles or in a conversational task's episode; all of them with roles).
     pub fn bus_tools(&self) -> Vec<&'static ToolSpec> {
+        let user = |t: &ToolSpec| t.name == bus::ASK_USER && self.has_user();
         match &self.team {
-            Some(team) => bus::BUS_TOOLS.iter().filter(|t| team.offers(t.name)).collect(),
-            None => Vec::new(),
+            Some(team) => bus::BUS_TOOLS.iter().filter(|t| team.offers(t.name) || user(t)).collect(),
+            None => bus::BUS_TOOLS.iter().filter(|t| user(t)).collect(),
         }
     }
 
@@ -390,6 +391,9 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
+        if tool == bus::ASK_USER && self.has_user() {
+            return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms);
+        }
         if let Some(spec) = bus::bus_tool(tool).filter(|_| team.offers(tool)) {
             let args = match spec.parse_arguments(arguments) {
                 Ok(args) => args,
@@ -424,6 +428,11 @@ impl Episode {
             }
         };
         let as_sent = args.canonical();
+        if let Some(refusal) = self.user_only(tool) {
+            let mut reached = Reached::plain(index, tool, as_sent, waited_ms);
+            reached.caller = caller;
+            return Ok((reached, Delivery::Reply(refusal)));
+        }
         let rewrite = team.rewrite_request(index, caller.as_ref(), spec.spec(), self.task.domain.tools(), &args);
         let played = match rewrite {
             None => self.run_tool(tool, super::Arguments::Text(arguments), spec, &args, options, waited_ms),
@@ -472,7 +481,7 @@ impl Episode {
     }
 
     /// Records a call refused as malformed, with its caller and the MAS-FIRE fault that made it so.
-    fn record_invalid_as(
+    pub(super) fn record_invalid_as(
         &mut self,
         tool: &str,
         arguments: &str,
@@ -510,6 +519,7 @@ impl Reached {
             idempotency_key_call: None,
             caller: None,
             mas_faults: Vec::new(),
+            user: None,
         }
     }
 }

@@ -52,6 +52,7 @@ fn result(planned: &PlannedEpisode, outcome: Outcome) -> EpisodeResult {
         feasible: None,
         llm: None,
         mas_faults: Vec::new(),
+        user_turns: 0,
     }
 }
 

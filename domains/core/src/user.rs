@@ -1,0 +1,394 @@
+//! The simulated user of a conversational task: the person who holds what
+//! the description leaves out and who alone can do some things (confirm a
+//! payment), answering `ask_user` questions by rule, the same way every time.
+//!
+//! The user recognises what a question is about from its words: a withheld
+//! slot is named when every word of its name (an `_id` suffix and digits
+//! aside) appears in the question, or when the question uses a word of the
+//! slot's entity type ("when" for a date, "how much" for an amount, "who"
+//! for a name) and no other withheld slot has that type. It tells exactly
+//! the slots the question names, never more: asked for "everything" it asks
+//! back which detail is wanted. A request for one of its actions (its
+//! words: "confirm", "pay") makes it act, on the id the question names.
+//! Bad input (empty, longer than [`MAX_QUESTION_BYTES`], mostly non-Latin
+//! letters) gets a short answer that says what was wrong. Every answer is
+//! bounded: it is built from the task's own values, never from the
+//! question's text.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The agent id and role of the user's own tool calls.
+pub const USER: &str = "user";
+/// Most bytes of a question the user reads; a longer one is refused with a clear answer.
+pub const MAX_QUESTION_BYTES: usize = 2048;
+
+/// The kind of value a slot holds, as the user recognises questions about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Entity {
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
+    /// A time of day, `HH:MM`.
+    Time,
+    /// An identifier: letters and digits (`O-0012`, `C-201`).
+    Id,
+    /// A number: a quantity or an amount of money.
+    Amount,
+    /// A place: an airport or city code.
+    Place,
+    /// A person's or a thing's name.
+    Name,
+    /// Free text.
+    Text,
+}
+
+impl Entity {
+    /// The entity of a slot's value (its name decides places).
+    pub fn of(slot: &str, value: &str) -> Entity {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let parts: Vec<&str> = value.split('-').collect();
+        if parts.len() == 3 && parts[0].len() == 4 && parts.iter().all(|p| digits(p)) {
+            Entity::Date
+        } else if value.split_once(':').is_some_and(|(h, m)| digits(h) && digits(m) && h.len() <= 2 && m.len() == 2) {
+            Entity::Time
+        } else if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            Entity::Amount
+        } else if matches!(slot, "origin" | "dest" | "destination") {
+            Entity::Place
+        } else if value.bytes().any(|b| b.is_ascii_digit()) && value.bytes().any(|b| b.is_ascii_alphabetic()) && !value.contains(' ') {
+            Entity::Id
+        } else if value.split(' ').count() <= 3 && value.starts_with(|c: char| c.is_ascii_uppercase()) {
+            Entity::Name
+        } else {
+            Entity::Text
+        }
+    }
+
+    /// Words that ask about a value of this kind without naming the slot.
+    fn words(self) -> &'static [&'static str] {
+        match self {
+            Entity::Date => &["date", "day", "when"],
+            Entity::Time => &["time", "hour", "when"],
+            Entity::Id => &["id", "number", "reference"],
+            Entity::Amount => &["amount", "much", "many", "quantity"],
+            Entity::Place => &["where", "city", "airport"],
+            Entity::Name => &["name", "who", "whom"],
+            Entity::Text => &[],
+        }
+    }
+
+    /// Whether a slot of this entity may be withheld: a value an agent can
+    /// neither read from the state nor paraphrase (free text can be).
+    pub fn withholdable(self) -> bool {
+        self != Entity::Text
+    }
+
+    /// The words standing for a withheld value of this kind in a description.
+    pub fn stand_in(self, slot: &str) -> String {
+        match self {
+            Entity::Date => "a day I will tell you".to_owned(),
+            Entity::Time => "a time I will tell you".to_owned(),
+            _ => format!("the {} I will tell you", readable(slot)),
+        }
+    }
+}
+
+/// A slot's name as words: `order_id` → `order id`, `topic1` → `topic`.
+pub fn readable(slot: &str) -> String {
+    slot.split('_').map(|w| w.trim_end_matches(|c: char| c.is_ascii_digit())).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// A slot the description leaves out and the user holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Withheld {
+    /// The slot's name.
+    pub slot: &'static str,
+    /// Its true value.
+    pub value: String,
+    /// The kind of value it is.
+    pub entity: Entity,
+}
+
+/// Something only the user can do (dual control): a call of a domain tool
+/// that the agent may not make itself, made by the user when asked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UserAction {
+    /// The domain tool the user calls.
+    pub tool: &'static str,
+    /// What the user does, as a phrase: `confirm the payment`.
+    pub what: &'static str,
+    /// Words any of which in a question asks for the action.
+    pub words: &'static [&'static str],
+    /// The tool's parameter that takes the id the question names.
+    pub id_param: &'static str,
+    /// The call's other arguments, which the user knows (a JSON object).
+    pub fixed: Value,
+}
+
+/// What a conversational task's user holds: the withheld slots and the
+/// actions only the user may take. A conversation with neither is a task
+/// given in full, where asking is needless.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Conversation {
+    /// The slots the description leaves out, in the task's slot order.
+    pub withheld: Vec<Withheld>,
+    /// The actions only the user may take.
+    pub actions: Vec<UserAction>,
+}
+
+impl Conversation {
+    /// The withheld slot of a name.
+    pub fn withheld(&self, slot: &str) -> Option<&Withheld> {
+        self.withheld.iter().find(|w| w.slot == slot)
+    }
+
+    /// The user action that calls `tool`, if the agent may not call it.
+    pub fn action_on(&self, tool: &str) -> Option<&UserAction> {
+        self.actions.iter().find(|a| a.tool == tool)
+    }
+}
+
+/// How the user heard a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Heard {
+    /// It named withheld slots (and they were told), or asked for an action.
+    Understood,
+    /// It named a slot the description already gives.
+    AlreadyGiven,
+    /// It named nothing the user knows.
+    Unknown,
+    /// It named nothing in particular ("tell me everything").
+    TooBroad,
+    /// It was empty.
+    Empty,
+    /// It was longer than [`MAX_QUESTION_BYTES`].
+    TooLong,
+    /// It was not in English.
+    Foreign,
+}
+
+/// The user's answer to one question, before any action is played.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hearing {
+    /// How the question was heard.
+    pub heard: Heard,
+    /// The text of the answer (without the action's outcome).
+    pub text: String,
+    /// The withheld slots told, by name.
+    pub told: BTreeMap<&'static str, String>,
+    /// The action asked for: its index in the conversation and the call's arguments,
+    /// or why it cannot be made.
+    pub action: Option<(usize, Result<Value, String>)>,
+}
+
+/// Words that ask for every detail at once, naming none.
+const BROAD: &[&str] = &["everything", "all", "details", "anything", "missing", "else"];
+
+/// The user's answer to `question`: pure, so the same question gets the
+/// same answer in every episode of the task.
+pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) -> Hearing {
+    let plain = |heard: Heard, text: &str| Hearing { heard, text: text.to_owned(), told: BTreeMap::new(), action: None };
+    if question.len() > MAX_QUESTION_BYTES {
+        return plain(
+            Heard::TooLong,
+            &format!(
+                "Your message is too long for me ({} bytes; I read at most {MAX_QUESTION_BYTES}). Please ask about one detail.",
+                question.len()
+            ),
+        );
+    }
+    if question.trim().is_empty() {
+        return plain(Heard::Empty, "Your question is empty. Please ask me about one detail of my request.");
+    }
+    let letters = question.chars().filter(|c| c.is_alphabetic()).count();
+    let foreign = question.chars().filter(|c| c.is_alphabetic() && !c.is_ascii()).count();
+    if letters == 0 || foreign * 3 > letters {
+        return plain(Heard::Foreign, "Sorry, I only understand questions in English. Please ask again in English.");
+    }
+    let words: Vec<String> =
+        question.split(|c: char| !c.is_ascii_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect();
+    let has = |w: &str| words.iter().any(|x| x == w);
+
+    let mut told = BTreeMap::new();
+    let mut texts = Vec::new();
+    for w in named(&conversation.withheld.iter().map(|w| (w.slot, w.entity)).collect::<Vec<_>>(), &words) {
+        let withheld = &conversation.withheld[w];
+        texts.push(format!("The {} is {}.", readable(withheld.slot), withheld.value));
+        told.insert(withheld.slot, withheld.value.clone());
+    }
+    let action = conversation.actions.iter().position(|a| a.words.iter().any(|w| has(w))).map(|i| {
+        let action = &conversation.actions[i];
+        let arguments = match id_in(question) {
+            Some(id) => {
+                let mut arguments = action.fixed.clone();
+                if let Some(map) = arguments.as_object_mut() {
+                    map.insert(action.id_param.to_owned(), Value::from(id));
+                }
+                Ok(arguments)
+            }
+            None => Err(format!("Which one should I {}? Tell me its {}.", action.what, readable(action.id_param))),
+        };
+        (i, arguments)
+    });
+    if !told.is_empty() || action.is_some() {
+        return Hearing { heard: Heard::Understood, text: texts.join(" "), told, action };
+    }
+    let given: Vec<(&'static str, Entity)> = slots
+        .iter()
+        .filter(|s| conversation.withheld(s.name).is_none())
+        .map(|s| (s.name, Entity::of(s.name, &s.value)))
+        .filter(|(_, e)| e.withholdable())
+        .collect();
+    if !named(&given, &words).is_empty() {
+        return plain(Heard::AlreadyGiven, "That is already in my request; I have nothing to add to it.");
+    }
+    if BROAD.iter().any(|w| has(w)) {
+        return plain(
+            Heard::TooBroad,
+            "Please ask me about one specific detail (a date, a time, an id, an amount or a name) and I will tell you.",
+        );
+    }
+    plain(Heard::Unknown, "I don't know that; I can only tell you the details of my own request.")
+}
+
+/// The indices of the slots of `candidates` a question (its lowercase
+/// words) names: by every word of the slot's name, or by a word of its
+/// entity when no other candidate has that entity. A slot whose name's
+/// words are a strict part of another named slot's (`date` in `new date`)
+/// counts only if its last word is said more often than the longer names
+/// that hold it ("the date and the new date" names both).
+fn named(candidates: &[(&'static str, Entity)], words: &[String]) -> Vec<usize> {
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let count = |w: &str| words.iter().filter(|x| *x == w).count();
+    let name_words =
+        |slot: &str| -> Vec<String> { readable(slot).split(' ').filter(|w| *w != "id" && !w.is_empty()).map(str::to_owned).collect() };
+    let by_name: Vec<bool> = candidates.iter().map(|(slot, _)| name_words(slot).iter().all(|w| has(w))).collect();
+    let hits: Vec<usize> = (0..candidates.len())
+        .filter(|&i| {
+            let (_, entity) = candidates[i];
+            by_name[i] || (candidates.iter().filter(|(_, e)| *e == entity).count() == 1 && entity.words().iter().any(|w| has(w)))
+        })
+        .collect();
+    hits.iter()
+        .copied()
+        .filter(|&i| {
+            let mine = name_words(candidates[i].0);
+            let longer = hits
+                .iter()
+                .filter(|&&j| {
+                    let theirs = name_words(candidates[j].0);
+                    j != i && by_name[j] && theirs.len() > mine.len() && mine.iter().all(|w| theirs.contains(w))
+                })
+                .count();
+            longer == 0 || mine.last().is_some_and(|w| count(w) > longer)
+        })
+        .collect()
+}
+
+/// The first token of a question that looks like an id: letters and
+/// digits (with `-` or `_`), as written.
+fn id_in(question: &str) -> Option<String> {
+    question
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .map(|t| t.trim_matches(|c| c == '-' || c == '_'))
+        .find(|t| t.len() <= 64 && t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic()))
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn conversation() -> Conversation {
+        let w = |slot, value: &str| Withheld { slot, value: value.to_owned(), entity: Entity::of(slot, value) };
+        Conversation {
+            withheld: vec![w("date", "2026-03-04"), w("new_date", "2026-03-06"), w("order_id", "O-0012")],
+            actions: vec![UserAction {
+                tool: "confirm_booking",
+                what: "confirm the payment",
+                words: &["confirm", "pay", "payment"],
+                id_param: "flight_id",
+                fixed: json!({"passenger": "Bob"}),
+            }],
+        }
+    }
+
+    #[test]
+    fn entities_are_read_from_values() {
+        assert_eq!(Entity::of("date", "2026-01-05"), Entity::Date);
+        assert_eq!(Entity::of("time", "9:30"), Entity::Time);
+        assert_eq!(Entity::of("order_id", "O-0012"), Entity::Id);
+        assert_eq!(Entity::of("quantity", "3"), Entity::Amount);
+        assert_eq!(Entity::of("origin", "LON"), Entity::Place);
+        assert_eq!(Entity::of("passenger", "Bob"), Entity::Name);
+        assert_eq!(Entity::of("note", "please call me back after lunch"), Entity::Text);
+    }
+
+    #[test]
+    fn tells_only_what_is_named() {
+        let c = conversation();
+        let h = hear(&c, &[], "What is the new date?");
+        assert_eq!(h.heard, Heard::Understood);
+        assert_eq!(h.told.keys().copied().collect::<Vec<_>>(), ["new_date"]);
+        assert_eq!(h.text, "The new date is 2026-03-06.");
+        let h = hear(&c, &[], "Which order is it, and what is the date?");
+        assert_eq!(h.told.keys().copied().collect::<Vec<_>>(), ["date", "order_id"]);
+        let h = hear(&c, &[], "What are the date and the new date?");
+        assert_eq!(h.told.keys().copied().collect::<Vec<_>>(), ["date", "new_date"]);
+        let h = hear(&c, &[], "Tell me everything I need to know.");
+        assert_eq!(h.heard, Heard::TooBroad);
+        assert!(h.told.is_empty());
+        // Two withheld dates: "when" alone names neither.
+        assert_eq!(hear(&c, &[], "When?").heard, Heard::Unknown);
+        assert_eq!(hear(&c, &[], "What is your favourite colour?").heard, Heard::Unknown);
+    }
+
+    #[test]
+    fn an_entity_word_names_the_only_slot_of_its_kind() {
+        let c = Conversation {
+            withheld: vec![Withheld { slot: "passenger", value: "Bob".into(), entity: Entity::Name }],
+            ..Conversation::default()
+        };
+        assert_eq!(hear(&c, &[], "Who is travelling?").told.get("passenger").map(String::as_str), Some("Bob"));
+        let slots = crate::slots(&[("date", "2026-01-05")]);
+        assert_eq!(hear(&c, &slots, "Which date?").heard, Heard::AlreadyGiven);
+    }
+
+    #[test]
+    fn an_action_takes_the_id_the_question_names() {
+        let c = conversation();
+        let h = hear(&c, &[], "Please confirm the payment for flight FL-204.");
+        assert_eq!(h.action, Some((0, Ok(json!({"passenger": "Bob", "flight_id": "FL-204"})))));
+        let h = hear(&c, &[], "Please confirm the payment.");
+        assert!(matches!(h.action, Some((0, Err(ref why))) if why.contains("flight")));
+    }
+
+    #[test]
+    fn bad_input_gets_a_bounded_clear_answer() {
+        let c = conversation();
+        for (question, heard) in [
+            (String::new(), Heard::Empty),
+            ("   ".to_owned(), Heard::Empty),
+            ("date ".repeat(1 << 18), Heard::TooLong),
+            ("Какая дата встречи?".to_owned(), Heard::Foreign),
+            ("会议是哪一天？".to_owned(), Heard::Foreign),
+            ("?!".to_owned(), Heard::Foreign),
+        ] {
+            let h = hear(&c, &[], &question);
+            assert_eq!(h.heard, heard, "{}", crate::codec::cut(&question, 40));
+            assert!(h.text.len() < 200 && h.told.is_empty() && h.action.is_none());
+        }
+    }
+
+    #[test]
+    fn the_same_question_gets_the_same_answer() {
+        let c = conversation();
+        let a = hear(&c, &[], "What is the date and the order id?");
+        assert_eq!(a, hear(&c, &[], "What is the date and the order id?"));
+    }
+}

@@ -1,0 +1,122 @@
+//! Conversational variants of generated tasks: the same task with some of
+//! its slots left out of the description (the simulated user holds them),
+//! and, where the task needs one, an action only the user may take (dual
+//! control); or with nothing withheld, so that asking needlessly shows.
+//!
+//! A variant is a pure function of its generated task and origin: its id is
+//! the task's with `c` in place of `g` (`travel/cheapest-flight/c2-1-2026-0003`),
+//! so the task given in full is always at hand, and the generated tasks
+//! themselves are untouched. Of the four origins in a row the first (index
+//! ≡ 0 mod 4) withholds nothing; the others withhold one slot, and at
+//! levels 2 and 3 the last of them two where the task has two to withhold.
+//! Dual control joins every variant that withholds something, when the
+//! task's reference solution makes a call only a user would make.
+
+use serde_json::{Value, json};
+
+use super::Origin;
+use toolenv_core::{
+    Call, Task,
+    bus::ASK_USER,
+    user::{Conversation, Entity, UserAction, Withheld},
+};
+
+/// The actions only a user may take, by the domain tool they call: what
+/// the reference solution's call of that tool becomes in a variant with
+/// dual control.
+const ACTIONS: &[(&str, &str, &[&str], &str)] = &[
+    // (tool, what, words asking for it, the parameter naming the record)
+    ("confirm_booking", "confirm the payment", &["confirm", "pay", "payment"], "flight_id"),
+    ("process_return", "approve the refund", &["approve", "refund"], "order_id"),
+];
+
+/// The id of the conversational variant of a generated task's id.
+pub fn id_of(generated: &str) -> String {
+    match generated.rsplit_once("/g") {
+        Some((head, tail)) => format!("{head}/c{tail}"),
+        None => generated.to_owned(),
+    }
+}
+
+/// The generated task's id a conversational variant's id stands for, if it is one.
+pub fn generated_id(conversational: &str) -> Option<String> {
+    let (head, tail) = conversational.rsplit_once("/c")?;
+    tail.starts_with(|c: char| c.is_ascii_digit()).then(|| format!("{head}/g{tail}"))
+}
+
+/// The conversational variant of the task of an origin.
+pub fn variant(task: Task, origin: &Origin) -> Task {
+    let mut task = task;
+    task.id = id_of(&task.id);
+    let wanted = match origin.index % 4 {
+        0 => 0,
+        3 if origin.level >= 2 => 2,
+        _ => 1,
+    };
+    let candidates = withholdable(&task);
+    let mut conversation = Conversation::default();
+    if wanted > 0 && !candidates.is_empty() {
+        let first = (origin.index as usize / 4) % candidates.len();
+        for k in 0..wanted.min(candidates.len()) {
+            let i = candidates[(first + k) % candidates.len()];
+            let slot = &mut task.slots[i];
+            let entity = Entity::of(slot.name, &slot.value);
+            let value = std::mem::replace(&mut slot.value, entity.stand_in(slot.name));
+            conversation.withheld.push(Withheld { slot: slot.name, value, entity });
+        }
+        conversation.withheld.sort_by_key(|w| task.slots.iter().position(|s| s.name == w.slot));
+        dual_control(&mut task, &mut conversation);
+    }
+    // A value still in the description (another slot holds it too) is not withheld at all.
+    let description = task.description();
+    if conversation.withheld.iter().any(|w| description.contains(&w.value)) {
+        for w in conversation.withheld.drain(..) {
+            if let Some(slot) = task.slots.iter_mut().find(|s| s.name == w.slot) {
+                slot.value = w.value;
+            }
+        }
+    }
+    task.conversation = Some(conversation);
+    task
+}
+
+/// The slots of a task that may be withheld, by index: in its template,
+/// of an entity an agent cannot paraphrase, with a value no other slot
+/// shares, and one the right outcome depends on (the reference solution's
+/// calls or answer name it, and it is no bound of a range), so that a wrong
+/// guess fails.
+fn withholdable(task: &Task) -> Vec<usize> {
+    let used: Vec<String> =
+        task.reference.iter().map(|c| c.arguments.to_string()).chain(task.reference_answer().map(str::to_owned)).collect();
+    (0..task.slots.len())
+        .filter(|&i| {
+            let slot = &task.slots[i];
+            task.template.text.contains(&format!("{{{}}}", slot.name))
+                && used.iter().any(|u| u.contains(&slot.value))
+                // The bounds of a range a read covers: a wider guess covers it too.
+                && !matches!(slot.name, "start" | "end")
+                && Entity::of(slot.name, &slot.value).withholdable()
+                && !slot.value.is_empty()
+                && task.slots.iter().enumerate().all(|(j, other)| j == i || !other.value.contains(&slot.value))
+        })
+        .collect()
+}
+
+/// Turns the reference's calls of tools only a user may call into requests
+/// to the user, and records the actions.
+fn dual_control(task: &mut Task, conversation: &mut Conversation) {
+    for &(tool, what, words, id_param) in ACTIONS {
+        // One call of the tool, so that the user knows all its other arguments.
+        if task.reference.iter().filter(|c| c.tool == tool).count() != 1 {
+            continue;
+        }
+        let Some(call) = task.reference.iter_mut().find(|c| c.tool == tool) else { continue };
+        let Some(id) = call.arguments.get(id_param).and_then(Value::as_str).map(str::to_owned) else { continue };
+        let mut fixed = call.arguments.clone();
+        if let Some(map) = fixed.as_object_mut() {
+            map.remove(id_param);
+        }
+        *call = Call::new(ASK_USER, json!({"question": format!("Please {what} for {} {id}.", toolenv_core::user::readable(id_param))}));
+        conversation.actions.push(UserAction { tool, what, words, id_param, fixed });
+    }
+}
