@@ -48,8 +48,9 @@ impl Topology {
     }
 }
 
-/// An episode a team plays: joining under a role, and calls on an agent's behalf.
-pub trait TeamEnv {
+/// An episode a team plays: joining under a role, and calls on an agent's
+/// behalf; the final answer (the planner's) is set as [`Env::answer`] sets it.
+pub trait TeamEnv: Env {
     /// Joins under `role`; returns the agent id, or why not.
     fn join(&mut self, role: &str) -> Result<String, String>;
     /// Makes one call as `agent` and returns what the client saw.
@@ -326,5 +327,10 @@ impl Env for Crew<'_> {
             Some(spec) if spec.mutates_state => self.write(tool, arguments_json, request),
             _ => self.read(tool, arguments_json, request),
         }
+    }
+
+    /// The planner's final answer is the team's.
+    fn answer(&mut self, text: &str) {
+        self.env.answer(text);
     }
 }

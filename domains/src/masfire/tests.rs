@@ -31,6 +31,36 @@ fn both_teams_pass_every_task_without_faults() {
     }
 }
 
+/// Tasks that ask for a final answer (questions, refusals): the planner's
+/// answer is the team's, so both teams pass them as the solver does.
+#[test]
+fn both_teams_answer_the_tasks_that_ask_for_one() {
+    use crate::generate::{LEVELS, Origin, generate};
+    let mut played = 0;
+    for domain in crate::registry::ALL {
+        for level in LEVELS {
+            for index in 0..8 {
+                let task: &'static toolenv_core::Task = Box::leak(Box::new(generate(Origin { domain, level, seed: 11, index })));
+                if !task.asks_for_answer() {
+                    continue;
+                }
+                for topology in Topology::ALL {
+                    let verdict = team_episode(task, topology, None, 1).verdict().unwrap().clone();
+                    assert!(
+                        verdict.passed,
+                        "{} with {}: {:?}",
+                        task.id,
+                        topology.name(),
+                        verdict.checks.iter().filter(|c| !c.passed).collect::<Vec<_>>()
+                    );
+                    played += 1;
+                }
+            }
+        }
+    }
+    assert!(played >= 10, "only {played} team episodes of answer tasks");
+}
+
 #[test]
 fn closed_loop_neutralises_more_rewriting_faults_than_the_pipeline() {
     let mut totals = [0u32; 2];
