@@ -1,7 +1,8 @@
 //! Suites: named, reproducible sets of tasks. `paper` is the paper's 20
 //! tasks, unchanged; `generated:<seed>:<n>` is `n` generated tasks per
 //! domain and level from `seed`; `standard` is the preset
-//! `generated:2026:100`.
+//! `generated:2026:100`; `file:<hash>` is a task file this process loaded
+//! (see [`crate::taskfile`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,7 @@ pub const MAX_PER_CELL: u32 = 10_000;
 const CACHE_CAPACITY: usize = 4096;
 
 /// A named set of tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub enum Suite {
     /// The paper's 20 tasks.
     #[default]
@@ -33,14 +34,31 @@ pub enum Suite {
         /// Tasks per domain and level.
         per_cell: u32,
     },
+    /// The tasks of a task file (or folder) this process loaded.
+    File(&'static crate::taskfile::TaskSet),
 }
+
+impl PartialEq for Suite {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Suite::File(a), Suite::File(b)) => a.hash == b.hash,
+            (Suite::File(_), _) | (_, Suite::File(_)) => false,
+            _ => self.generated() == other.generated() && matches!(self, Suite::Paper) == matches!(other, Suite::Paper),
+        }
+    }
+}
+
+impl Eq for Suite {}
 
 /// Why a suite or a generated task id cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SuiteError {
     /// The suite's name is not `paper`, `standard` or `generated:<seed>:<n>`.
-    #[error("unknown suite '{0}': use paper, standard or generated:<seed>:<n> (n from 1 to {MAX_PER_CELL})")]
+    #[error("unknown suite '{0}': use paper, standard, generated:<seed>:<n> (n from 1 to {MAX_PER_CELL}) or file:<hash>")]
     UnknownSuite(String),
+    /// `file:<hash>` names no task file this process loaded.
+    #[error("no task file with hash '{0}' is loaded here (load it with --tasks FILE)")]
+    NoTaskFile(String),
     /// No task has this id.
     #[error("unknown task '{0}'")]
     UnknownTask(String),
@@ -62,6 +80,10 @@ impl std::str::FromStr for Suite {
         match name {
             "" | "paper" => Ok(Suite::Paper),
             "standard" => Ok(Suite::Standard),
+            _ if name.starts_with("file:") => {
+                let hash = &name["file:".len()..];
+                crate::taskfile::lookup(hash).map(Suite::File).ok_or_else(|| SuiteError::NoTaskFile(hash.to_owned()))
+            }
             _ => {
                 let rest = name.strip_prefix("generated:").ok_or_else(unknown)?;
                 let (seed, per_cell) = rest.split_once(':').ok_or_else(unknown)?;
@@ -82,6 +104,7 @@ impl std::fmt::Display for Suite {
             Suite::Paper => f.write_str("paper"),
             Suite::Standard => f.write_str("standard"),
             Suite::Generated { seed, per_cell } => write!(f, "generated:{seed}:{per_cell}"),
+            Suite::File(set) => write!(f, "file:{}", set.hash),
         }
     }
 }
@@ -90,7 +113,7 @@ impl Suite {
     /// The (seed, tasks per domain and level) of a generated suite.
     pub fn generated(self) -> Option<(u64, u32)> {
         match self {
-            Suite::Paper => None,
+            Suite::Paper | Suite::File(_) => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
             Suite::Generated { seed, per_cell } => Some((seed, per_cell)),
         }
@@ -103,6 +126,9 @@ impl Suite {
 
     /// How many tasks the suite has.
     pub fn len(self) -> usize {
+        if let Suite::File(set) = self {
+            return set.tasks.len();
+        }
         match self.generated() {
             None => crate::suite().len(),
             Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize,
@@ -135,6 +161,9 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
+            Suite::File(set) => {
+                set.tasks.iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(|t| TaskRef::from(Arc::clone(t))).collect()
+            }
             _ => self
                 .origins()
                 .filter(|o| wanted(o.domain, o.level))
@@ -150,6 +179,7 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
+            Suite::File(set) => set.tasks.iter().filter(|t| wanted(t.domain, t.level)).count(),
             _ => self.origins().filter(|o| wanted(o.domain, o.level)).count(),
         }
     }
@@ -160,11 +190,18 @@ fn wanted(domain: Option<Domain>, level: Option<u8>) -> impl Fn(Domain, u8) -> b
     move |d, l| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l)
 }
 
-/// Finds a task by id: one of the paper's, or a generated one, rebuilt from
-/// its id (deterministically) and kept in a bounded cache of recent ones.
+/// Finds a task by id: one of the paper's, one of a loaded task file's
+/// ([`crate::taskfile::find`]), or a generated one, rebuilt from its id
+/// (deterministically) and kept in a bounded cache of recent ones.
 pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
     if let Some(task) = crate::task(id) {
         return Ok(TaskRef::from(task));
+    }
+    if let Some(task) = crate::taskfile::find(id) {
+        return Ok(task);
+    }
+    if let Some((_, hash)) = id.split_once('@') {
+        return Err(SuiteError::NoTaskFile(hash.to_owned()));
     }
     static CACHE: Mutex<Cache> = Mutex::new(Cache { tasks: BTreeMap::new(), order: VecDeque::new() });
     // The lock guards a plain map; a panic elsewhere leaves it usable.
@@ -196,14 +233,21 @@ struct Cache {
 /// generator version of its generated tasks (0 for the paper's alone):
 /// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
 /// seen + 1 (a run over part of a suite, one domain say, names the whole);
+/// `file:<hash>` for the tasks of one task file (their ids carry its hash);
 /// or `mixed` for ids of several suites or versions.
 pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
     let mut paper = false;
     let mut generated: Option<(u64, u32, u32)> = None;
+    let mut file: Option<&str> = None;
     let mut mixed = false;
     for id in task_ids {
         if crate::task(id).is_some() {
             paper = true;
+            continue;
+        }
+        if let Some((_, hash)) = id.split_once('@') {
+            mixed |= file.is_some_and(|f| f != hash);
+            file = Some(hash);
             continue;
         }
         let Some((version, seed, index)) = generated_parts(id) else {
@@ -215,6 +259,10 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
             Some((s, v, highest)) if *s == seed && *v == version => *highest = (*highest).max(index),
             Some(_) => mixed = true,
         }
+    }
+    if let Some(hash) = file {
+        let alone = !paper && generated.is_none() && !mixed;
+        return if alone { (format!("file:{hash}"), 0) } else { ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)) };
     }
     match (paper, generated, mixed) {
         (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _)| v)),
