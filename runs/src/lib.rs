@@ -16,6 +16,7 @@ pub mod masfire;
 pub mod metrics;
 pub mod report;
 pub mod store;
+pub mod taskfiles;
 
 use toolenv::pb;
 use toolenv_core::chaos::FaultProfile;

@@ -166,8 +166,8 @@ pub(super) fn task(spec: &TaskSpec) -> Result<Task, Problem> {
 fn check_id(id: &str, domain: Domain) -> Result<(), String> {
     let parts: Vec<&str> = id.split('/').collect();
     let plain = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if id.len() > 128 || parts.len() != 3 || !parts.iter().all(|p| plain(p)) {
-        return Err(format!("'{id}' is not domain/kind/name (letters, digits, - _ . only, at most 128 characters)"));
+    if id.len() > 100 || parts.len() != 3 || !parts.iter().all(|p| plain(p)) {
+        return Err(format!("'{id}' is not domain/kind/name (letters, digits, - _ . only, at most 100 characters)"));
     }
     if parts[0] != domain.name() {
         return Err(format!("'{id}' does not start with its domain, {domain}/"));

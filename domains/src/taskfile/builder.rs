@@ -58,6 +58,7 @@ impl TaskBuilder {
         Self {
             spec: TaskSpec {
                 id: id.to_owned(),
+                comment: String::new(),
                 domain,
                 level: 1,
                 description: String::new(),

@@ -35,6 +35,9 @@ pub struct TaskSpec {
     /// `domain/kind/name`: the kind picks the solver's strategy (one the
     /// domain's tasks have, such as `book-meeting`), the name is the file's.
     pub id: String,
+    /// What the task is for, for people (optional; JSON has no comments).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
     /// The domain's name: `scheduling`, `travel`, `support` or `ecommerce`.
     pub domain: String,
     /// Complexity level, 1 to 3.
@@ -184,11 +187,13 @@ pub enum FactSpec {
 
 impl TaskSpec {
     /// A task written in the format: the whole initial state, every field
-    /// the task has (what `toolenv tasks export` writes).
+    /// the task has (what `toolenv tasks export` writes); a loaded task's
+    /// id without its file's hash.
     pub fn of(task: &Task) -> Self {
         let name = |tags: &[Relation]| tags.iter().map(|t| t.name().to_owned()).collect();
         Self {
-            id: task.id.clone(),
+            id: task.id.split('@').next().unwrap_or_default().to_owned(),
+            comment: String::new(),
             domain: task.domain.name().to_owned(),
             level: task.level,
             description: task.template.text.to_owned(),

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_agents::Builtin;
 use toolenv_core::Domain;
 use toolenv_domains::generate::Suite;
+use toolenv_domains::taskfile::TaskSet;
 use toolenv_server::Config;
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
@@ -336,6 +337,12 @@ pub(crate) enum TasksCommand {
         /// The task id.
         task_id: String,
     },
+    /// Write the suite's tasks as a task file (JSON, version 1) to stdout:
+    /// a start for tasks of one's own (see examples/tasks/).
+    Export {
+        #[command(flatten)]
+        filter: Filter,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -367,6 +374,11 @@ pub(crate) struct ServeArgs {
     /// {"task id": ["description", ...]}; every slot value must appear.
     #[arg(long)]
     pub(crate) paraphrases: Option<std::path::PathBuf>,
+    /// Task files (or folders) whose tasks the server offers besides the
+    /// built-in ones (`ListTasks` with suite `file:<hash>`, `CreateRun`,
+    /// `CreateEpisode` by id); each validated first (repeatable).
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+    pub(crate) tasks: Vec<&'static TaskSet>,
     /// Where hosted runs are kept (see `toolenv host`).
     #[command(flatten)]
     pub(crate) store: StoreArgs,
@@ -398,10 +410,15 @@ pub(crate) enum LogFormat {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Filter {
     /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
-    /// tasks per domain and level) or "generated:<seed>:<n>" (n generated
-    /// tasks per domain and level from seed).
+    /// tasks per domain and level), "generated:<seed>:<n>" (n generated
+    /// tasks per domain and level from seed) or "file:PATH" (as --tasks).
     #[arg(long, default_value = "paper", value_parser = parse_suite)]
     pub(crate) suite: Suite,
+    /// A task file, or a folder of them (*.json), as the suite: validated as
+    /// the built-in suite is (see examples/tasks/), then loaded; its tasks'
+    /// ids carry the file's hash (`id@hash`).
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks, conflicts_with = "suite")]
+    pub(crate) tasks: Option<&'static TaskSet>,
     /// Only tasks of this domain.
     #[arg(long, value_enum)]
     pub(crate) domain: Option<DomainArg>,
@@ -410,8 +427,24 @@ pub(crate) struct Filter {
     pub(crate) level: Option<u8>,
 }
 
+impl Filter {
+    /// The suite asked for: the loaded task file's, or --suite.
+    pub(crate) fn suite(&self) -> Suite {
+        self.tasks.map_or(self.suite, Suite::File)
+    }
+}
+
 fn parse_suite(name: &str) -> Result<Suite, String> {
-    name.parse().map_err(|e: toolenv_domains::generate::SuiteError| e.to_string())
+    match name.parse() {
+        // `file:PATH`: a task file not loaded yet.
+        Err(toolenv_domains::generate::SuiteError::NoTaskFile(path)) => parse_tasks(&path).map(Suite::File),
+        parsed => parsed.map_err(|e| e.to_string()),
+    }
+}
+
+/// Reads, validates and loads a task file (or folder) for this process.
+pub(crate) fn parse_tasks(path: &str) -> Result<&'static TaskSet, String> {
+    toolenv_runs::taskfiles::load(std::path::Path::new(path)).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -432,6 +465,10 @@ pub(crate) struct PlayArgs {
     /// The built-in agent to play with.
     #[arg(long, value_enum, default_value = "reference")]
     pub(crate) agent: AgentArg,
+    /// A task file (or folder) to load first: the task id may be one of its
+    /// tasks', with or without its `@hash`.
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+    pub(crate) tasks: Option<&'static TaskSet>,
     #[command(flatten)]
     pub(crate) episode: EpisodeArgs,
 }

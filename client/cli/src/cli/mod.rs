@@ -98,6 +98,13 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 llm::agents([agent.0.as_str()], &llm)?.agent(&agent.0).with_context(|| format!("--agent {}: not an agent", agent.0))?;
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
+        Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Export { filter }), .. }) => {
+            let tasks = plan::Tasks::from(&filter);
+            let tasks = tasks.suite.tasks(tasks.domain, tasks.level);
+            let file = toolenv_domains::taskfile::export(tasks.iter().map(|t| &**t));
+            println!("{}", serde_json::to_string_pretty(&file)?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
             let mut session = Session::open(url).await?;
             let task = session.client.get_task(&task_id).await;
