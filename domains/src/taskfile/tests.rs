@@ -13,10 +13,35 @@ use toolenv_core::{
 use super::*;
 use crate::{Finish, perturb::perturb, solver::solve};
 
+/// The paper's suite as a task file (checked in, as `toolenv tasks export` writes it).
+const PAPER: &str = include_str!("../../../examples/tasks/paper/paper.json");
+
+/// The example task files, one per domain.
+const EXAMPLES: [(&str, &str); 4] = [
+    ("scheduling.json", include_str!("../../../examples/tasks/scheduling.json")),
+    ("travel.json", include_str!("../../../examples/tasks/travel.json")),
+    ("support.json", include_str!("../../../examples/tasks/support.json")),
+    ("ecommerce.json", include_str!("../../../examples/tasks/ecommerce.json")),
+];
+
 /// The paper's suite as a task file, reloaded.
 fn paper_reloaded() -> TaskSet {
-    let text = serde_json::to_string_pretty(&export(crate::suite())).unwrap();
-    TaskSet::parse_file("paper.json", &text).unwrap_or_else(|e| panic!("{e}"))
+    TaskSet::parse_file("paper.json", PAPER).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_checked_in_paper_file_is_the_export_of_the_suite() {
+    let file: File = serde_json::from_str(PAPER).unwrap();
+    assert_eq!(file, export(crate::suite()), "regenerate it: toolenv tasks export --suite paper > examples/tasks/paper/paper.json");
+}
+
+#[test]
+fn every_example_loads_and_each_domain_has_one() {
+    let files: Vec<(String, String)> = EXAMPLES.iter().map(|(n, t)| ((*n).to_owned(), (*t).to_owned())).collect();
+    let set = TaskSet::parse("examples/tasks", &files).unwrap_or_else(|e| panic!("{e}"));
+    for domain in crate::registry::ALL {
+        assert!(set.tasks.iter().any(|t| t.domain == domain), "no example of {domain}");
+    }
 }
 
 /// An episode's trajectory and verdict, as text.
