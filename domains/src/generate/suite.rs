@@ -287,10 +287,14 @@ fn generated_parts(id: &str) -> Option<(u32, u64, u32)> {
 }
 
 /// The domain and level of a task id, without building the task: a paper
-/// task's, or those a generated id names (any generator version).
+/// task's, a loaded task file's (`id@hash`), or those a generated id names
+/// (any generator version).
 pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
     if let Some(task) = crate::task(id) {
         return Some((task.domain, task.level));
+    }
+    if id.contains('@') {
+        return crate::taskfile::find(id).map(|task| (task.domain, task.level));
     }
     let domain = crate::registry::parse(id.split('/').next()?)?;
     let tail = id.rsplit('/').next()?.strip_prefix('g')?;
