@@ -332,12 +332,15 @@ fn check_reference(task: &Task) -> Result<(), Problem> {
     Ok(())
 }
 
+/// A template's phrasings: the canonical text and each variant's tags and text.
+type Phrasings = (String, Vec<(Vec<Relation>, String)>);
+
 /// What loaded tasks keep for the program's life, once per distinct value.
 #[derive(Default)]
 struct Interned {
     texts: BTreeSet<&'static str>,
     lists: BTreeMap<Vec<String>, &'static [&'static str]>,
-    templates: BTreeMap<(String, Vec<(Vec<Relation>, String)>), &'static Template>,
+    templates: BTreeMap<Phrasings, &'static Template>,
 }
 
 static INTERNED: Mutex<Option<Interned>> = Mutex::new(None);

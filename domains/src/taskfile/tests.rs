@@ -77,7 +77,7 @@ fn the_paper_suite_written_as_a_task_file_plays_byte_for_byte_as_the_built_in_on
         // Perturbed descriptions follow the template and slots: the same.
         for level in Level::ALL {
             for seed in 0..3 {
-                assert_eq!(perturb(&**file, level, seed, None), perturb(builtin, level, seed, None), "{} ε={level}", builtin.id);
+                assert_eq!(perturb(file, level, seed, None), perturb(builtin, level, seed, None), "{} ε={level}", builtin.id);
             }
         }
         for (preset, level, seed) in [("0.0", Level::Canonical, 0), ("0.2", Level::Medium, 3), ("0.3", Level::Heavy, 7)] {
