@@ -269,6 +269,10 @@ pub(crate) enum ClientCommand {
         /// Workers in this process, each leasing its own episodes.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
         workers: u32,
+        /// Task files (or folders) the run's tasks come from, which a built-in
+        /// agent needs here too (repeatable).
+        #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+        tasks: Vec<&'static TaskSet>,
         #[command(flatten)]
         llm: Box<super::llm::LlmArgs>,
     },

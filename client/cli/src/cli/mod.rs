@@ -93,7 +93,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers, llm }) => {
+        Command::Client(ClientCommand::Work { run, agent, label, workers, llm, .. }) => {
             let agent =
                 llm::agents([agent.0.as_str()], &llm)?.agent(&agent.0).with_context(|| format!("--agent {}: not an agent", agent.0))?;
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
