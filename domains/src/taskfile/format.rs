@@ -95,94 +95,39 @@ pub struct CallSpec {
     pub arguments: Value,
 }
 
-/// One check of the expected outcome (the core's [`Check`], field for field).
+/// One check of the expected outcome: the core's [`Check`], field for field
+/// (`name` is what the check asserts, for people; paths are JSON pointers
+/// into the end state).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CheckSpec {
-    /// The value at `path` equals `expected` (`null`: the key must be absent).
-    Equals {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer into the end state.
-        path: String,
-        /// The expected value.
-        expected: Value,
-    },
-    /// The value at `path` exists and is not empty.
-    Present {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer into the end state.
-        path: String,
-    },
-    /// The free text at `path` states `facts`.
-    Text {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer of the text.
-        path: String,
-        /// What it must (and must not) say.
-        facts: Vec<FactSpec>,
-    },
-    /// Exactly `expected` members of the collection at `path` match `pattern`.
-    Count {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer of the collection.
-        path: String,
-        /// The pattern members must match.
-        pattern: Value,
-        /// How many must.
-        expected: usize,
-    },
-    /// The final answer states `facts`; `example` is the reference's answer.
-    Answer {
-        /// What the check asserts, for people.
-        name: String,
-        /// What the answer must (and must not) say.
-        facts: Vec<FactSpec>,
-        /// An answer that passes.
-        example: String,
-    },
+    /// [`Check::Equals`]: the value at `path` equals `expected` (`null`: absent).
+    Equals { name: String, path: String, expected: Value },
+    /// [`Check::Present`]: the value at `path` exists and is not empty.
+    Present { name: String, path: String },
+    /// [`Check::Text`]: the free text at `path` states `facts`.
+    Text { name: String, path: String, facts: Vec<FactSpec> },
+    /// [`Check::Count`]: exactly `expected` members at `path` match `pattern`.
+    Count { name: String, path: String, pattern: Value, expected: usize },
+    /// [`Check::Answer`]: the final answer states `facts`; `example` does.
+    Answer { name: String, facts: Vec<FactSpec>, example: String },
 }
 
-/// One thing a text must or must not say (the core's [`Fact`]).
+/// One thing a text must or must not say: the core's [`Fact`], field for
+/// field (`label` says what the phrases or the value stand for).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FactSpec {
-    /// One of the phrases, asserted.
-    Says {
-        /// What they stand for.
-        label: String,
-        /// The phrases.
-        any_of: Vec<String>,
-    },
-    /// An amount of money, in cents.
-    Amount {
-        /// The amount in cents.
-        cents: i64,
-    },
-    /// None of the phrases (the contrary).
-    Never {
-        /// What they stand for.
-        label: String,
-        /// The phrases.
-        any_of: Vec<String>,
-    },
-    /// A value the text must name.
-    Mentions {
-        /// What the value is.
-        label: String,
-        /// The value.
-        phrase: String,
-    },
-    /// A value the text must not name.
-    Omits {
-        /// What the value is.
-        label: String,
-        /// The value.
-        phrase: String,
-    },
+    /// [`Fact::Says`]: one of the phrases, asserted.
+    Says { label: String, any_of: Vec<String> },
+    /// [`Fact::Amount`]: an amount of money, in cents, in any common format.
+    Amount { cents: i64 },
+    /// [`Fact::Never`]: none of the phrases (the contrary).
+    Never { label: String, any_of: Vec<String> },
+    /// [`Fact::Mentions`]: a value the text must name.
+    Mentions { label: String, phrase: String },
+    /// [`Fact::Omits`]: a value the text must not name.
+    Omits { label: String, phrase: String },
 }
 
 impl TaskSpec {
