@@ -265,7 +265,11 @@ fn initial(spec: &TaskSpec, domain: Domain) -> Result<(World, Date), Problem> {
         (Some(_), Some(_)) => return Err(("/fixture".to_owned(), "give the whole state or a fixture, not both".to_owned())),
         (None, None) => return Err(("/state".to_owned(), "missing field `state` (or `fixture`)".to_owned())),
     };
-    let world = domain.world_of(state).map_err(|e| (format!("/state{}", e.pointer), e.message))?;
+    let world = domain.world_of(state).map_err(|e| match spec.fixture {
+        // The state a fixture and changes make has no place in the file: said in the message.
+        Some(_) => ("/changes".to_owned(), format!("the fixture's state after the changes, at {}: {}", e.pointer, e.message)),
+        None => (format!("/state{}", e.pointer), e.message),
+    })?;
     Ok((world, today))
 }
 

@@ -166,9 +166,15 @@ fn each_bad_file_gives_one_error_naming_the_file_task_and_place() {
     let task = file["tasks"][0].as_object_mut().unwrap();
     task.remove("fixture");
     task.insert("today".into(), json!("2025-12-29"));
-    task.insert("state".into(), json!({"calendar": {"2026-01-07": {"25:00": "Standup"}}, "rooms": 3}));
+    task.insert("state".into(), json!({"calendar": {"2026-01-07": {"25:00": "Standup"}}}));
     let error = error_of(&file);
-    assert!(error.pointer.starts_with("/tasks/0/state"), "{error}");
+    assert!(error.pointer.starts_with("/tasks/0/state") && error.message.contains("'25:00' on 2026-01-07 is not a time"), "{error}");
+    // A fixture changed into a state the domain refuses.
+    let mut file = good();
+    file["tasks"][0]["changes"] = json!({"/calendar/2026-02-30": {"10:00": "Ghost"}});
+    let error = error_of(&file);
+    assert_eq!(error.pointer, "/tasks/0/changes", "{error}");
+    assert!(error.message.contains("'2026-02-30' is not a date"), "{error}");
 }
 
 #[test]
