@@ -7,6 +7,7 @@
 pub(crate) mod args;
 mod attribute;
 mod compare;
+mod filter;
 pub(crate) mod help;
 mod hosted;
 mod html;
