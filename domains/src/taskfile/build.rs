@@ -95,7 +95,11 @@ pub(super) fn validated(spec: &TaskSpec) -> Result<Arc<Task>, Problem> {
         let ended = crate::solver::solve(&mut toolenv_core::Episode::new(Arc::clone(&task), 0, 0)).ended;
         let why = match ended {
             Err(give_up) => format!(" ({give_up})"),
-            Ok(()) => String::new(),
+            // It finished and failed: what it did otherwise than the reference.
+            Ok(()) => check.solver.failures().next().map_or(String::new(), |c| {
+                let shown = |v: &serde_json::Value| v.to_string().chars().take(160).collect::<String>();
+                format!(" (expected {}, the solver's: {})", shown(&c.expected), shown(&c.actual))
+            }),
         };
         if why.contains("no strategy") {
             let hint = "the kind, the id's middle part, picks the solver's strategy: use one of the domain's task kinds";
