@@ -40,6 +40,8 @@ mod llm_agents;
 mod masfire;
 // Two Python workers in two roles share the episodes of a hosted multi-agent run.
 mod two_roles;
+// Tasks of the user's own: built with TaskBuilder, served under file:<hash>, played, hosted.
+mod taskfiles;
 // Generated suites: listed, played by the built-in agents, answers judged, runs named by suite.
 mod generated;
 // Conversational tasks: the simulated user over gRPC, at any concurrency; the solver asks and passes.

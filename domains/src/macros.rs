@@ -65,6 +65,9 @@ macro_rules! registry {
                 fn solve(self, task: &Task, session: &mut crate::solver::Session<'_>) -> crate::solver::Step<()>;
                 /// The generated task of an origin of the domain, drawn from `g`.
                 fn generate(self, origin: crate::generate::Origin, g: crate::generate::Gen) -> Task;
+                /// A state of the domain read from JSON (a task file's), with
+                /// the path of what it gets wrong.
+                fn world_of(self, state: serde_json::Value) -> Result<toolenv_core::World, crate::taskfile::StateError>;
             }
 
             impl Extensions for Domain {
@@ -95,6 +98,12 @@ macro_rules! registry {
                     const TABLE: [fn(&crate::generate::Origin, crate::generate::Gen) -> Task; COUNT] =
                         [$(<super::$module::State as crate::generate::Generator>::generate),+];
                     TABLE[self.index()](&origin, g)
+                }
+
+                fn world_of(self, state: serde_json::Value) -> Result<toolenv_core::World, crate::taskfile::StateError> {
+                    type Read = fn(serde_json::Value) -> Result<toolenv_core::World, crate::taskfile::StateError>;
+                    const TABLE: [Read; COUNT] = [$(crate::taskfile::world_of::<super::$module::State>),+];
+                    TABLE[self.index()](state)
                 }
             }
         }

@@ -235,6 +235,12 @@ pub fn compare(
     // Generated task ids carry their generator's version, so no task of one
     // version is shared with another; name the cause instead of "no task".
     let version = |episodes: &[&EpisodeResult]| toolenv_domains::generate::suite_of(episodes.iter().map(|e| e.task_id.as_str())).1;
+    // A task file's ids carry its hash: an edited file shares no task with the file before.
+    let suite = |episodes: &[&EpisodeResult]| toolenv_domains::generate::suite_of(episodes.iter().map(|e| e.task_id.as_str())).0;
+    let (a_suite, b_suite) = (suite(a_episodes), suite(b_episodes));
+    if a_suite.starts_with("file:") && b_suite.starts_with("file:") && a_suite != b_suite {
+        return Err(mismatch(format!("tasks of {a_suite} in A, {b_suite} in B (an edited task file: the same ids may name other tasks)")));
+    }
     let (a_version, b_version) = (version(a_episodes), version(b_episodes));
     if a_version != 0 && b_version != 0 && a_version != b_version {
         return Err(mismatch(format!(

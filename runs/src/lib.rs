@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod otlp;
 pub mod report;
 pub mod store;
+pub mod taskfiles;
 
 use toolenv::pb;
 use toolenv_core::chaos::FaultProfile;

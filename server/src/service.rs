@@ -159,11 +159,12 @@ impl ToolEnvService {
         Ok(pb::Episode { episode_id, ..reply })
     }
 
-    /// A task by id: the paper's, or a generated one rebuilt from its id.
+    /// A task by id: the paper's, a loaded task file's, or a generated one rebuilt from its id.
     fn task(&self, id: &str) -> Result<TaskRef, Error> {
         let id = limits::id("task_id", id)?;
         resolve(id).map_err(|error| match error {
-            SuiteError::Version { .. } => Error::invalid("task_id", error.to_string()),
+            // A generated id of another generator version, or a task file's not loaded here: said as such.
+            SuiteError::Version { .. } | SuiteError::NoTaskFile(_) => Error::invalid("task_id", error.to_string()),
             SuiteError::UnknownTask(_) | SuiteError::UnknownSuite(_) => Error::UnknownTask(id.to_owned()),
         })
     }

@@ -102,7 +102,9 @@ pub struct Played {
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     /// A built-in agent needs the task itself, and this side does not know it.
-    #[error("task '{0}' is not in this client's suite, so the built-in agent cannot play it")]
+    #[error(
+        "task '{0}' is not in this client's suite, so the built-in agent cannot play it (a task file's: load it here too, with --tasks)"
+    )]
     UnknownTask(String),
     /// The model endpoint failed after its retries.
     #[cfg(feature = "llm")]

@@ -515,3 +515,46 @@ fn a_reader_that_closes_stdout_early_is_not_an_error() {
         assert!(!stderr.contains("panicked") && !stderr.contains("error"), "{args:?}: {stderr}");
     }
 }
+
+/// The repository's example task files.
+fn examples() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
+}
+
+#[test]
+fn task_files_are_listed_checked_played_and_exported_and_bad_ones_named_in_one_line() {
+    let examples = examples();
+    let dir = examples.to_str().unwrap();
+    let out = toolenv(&["tasks", "--tasks", dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.contains("acme-0")).count(), 5, "{stdout}");
+    let out = toolenv(&["selfcheck", "--suite", &format!("file:{dir}/travel.json")]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("every oracle passes"));
+    let out = toolenv(&["play", "scheduling/cancel/acme-002", "--tasks", dir, "--agent", "solver"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: PASS"), "{}", String::from_utf8_lossy(&out.stderr));
+    // The paper suite written out reads back as the checked-in file.
+    let out = toolenv(&["tasks", "export", "--suite", "paper"]);
+    let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checked_in: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(examples.join("paper/paper.json")).unwrap()).unwrap();
+    assert_eq!(exported, checked_in);
+    // Bad files: one line naming the file and the place, exit code 2, no panic.
+    let scratch = tempfile::tempdir().unwrap();
+    let cases = [
+        ("malformed.json", "{\"version\": 1, \"tasks\": [".to_owned(), "malformed.json:1:"),
+        (
+            "domain.json",
+            std::fs::read_to_string(examples.join("travel.json")).unwrap().replace("\"domain\": \"travel\"", "\"domain\": \"trains\""),
+            "at /tasks/0/domain: no domain 'trains'",
+        ),
+        ("paper.json", std::fs::read_to_string(examples.join("paper/paper.json")).unwrap(), "the id is a built-in task's"),
+    ];
+    for (name, text, message) in cases {
+        let path = scratch.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = toolenv(&["tasks", "--tasks", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(message) && !stderr.contains("panicked"), "{stderr}");
+    }
+}

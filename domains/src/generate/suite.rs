@@ -5,6 +5,7 @@
 //! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
 //! `conversational` those of the standard suite; `conversational-paired[:<seed>:<n>]`
 //! puts each variant before its task given in full.
+//! `file:<hash>` is a task file this process loaded (see [`crate::taskfile`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ pub const MAX_PER_CELL: u32 = 10_000;
 const CACHE_CAPACITY: usize = 4096;
 
 /// A named set of tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub enum Suite {
     /// The paper's 20 tasks.
     #[default]
@@ -46,16 +47,41 @@ pub enum Suite {
         /// (`conversational-paired`), so that one run measures both.
         paired: bool,
     },
+    /// The tasks of a task file (or folder) this process loaded.
+    File(&'static crate::taskfile::TaskSet),
 }
+
+impl PartialEq for Suite {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Suite::File(a), Suite::File(b)) => a.hash == b.hash,
+            (Suite::File(_), _) | (_, Suite::File(_)) => false,
+            _ => {
+                let paired = |s: &Suite| match s {
+                    Suite::Conversational { paired, .. } => Some(*paired),
+                    _ => None,
+                };
+                self.generated() == other.generated()
+                    && matches!(self, Suite::Paper) == matches!(other, Suite::Paper)
+                    && paired(self) == paired(other)
+            }
+        }
+    }
+}
+
+impl Eq for Suite {}
 
 /// Why a suite or a generated task id cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SuiteError {
     /// The suite's name is not `paper`, `standard` or `generated:<seed>:<n>`.
     #[error(
-        "unknown suite '{0}': use paper, standard, generated:<seed>:<n>, conversational or conversational:<seed>:<n> (n from 1 to {MAX_PER_CELL})"
+        "unknown suite '{0}': use paper, standard, generated:<seed>:<n>, conversational[-paired][:<seed>:<n>] (n from 1 to {MAX_PER_CELL}) or file:<hash>"
     )]
     UnknownSuite(String),
+    /// `file:<hash>` names no task file this process loaded.
+    #[error("no task file with hash '{0}' is loaded here (load it with --tasks FILE)")]
+    NoTaskFile(String),
     /// No task has this id.
     #[error("unknown task '{0}'")]
     UnknownTask(String),
@@ -79,6 +105,10 @@ impl std::str::FromStr for Suite {
             "standard" => Ok(Suite::Standard),
             "conversational" | "conversational-paired" => {
                 Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL, paired: name.ends_with("paired") })
+            }
+            _ if name.starts_with("file:") => {
+                let hash = &name["file:".len()..];
+                crate::taskfile::lookup(hash).map(Suite::File).ok_or_else(|| SuiteError::NoTaskFile(hash.to_owned()))
             }
             _ => {
                 let (conversational, rest) = match (name.strip_prefix("conversational:"), name.strip_prefix("conversational-paired:")) {
@@ -111,6 +141,7 @@ impl std::fmt::Display for Suite {
                 f.write_str(if *paired { "conversational-paired" } else { "conversational" })?;
                 if (*seed, *per_cell) == (STANDARD_SEED, STANDARD_PER_CELL) { Ok(()) } else { write!(f, ":{seed}:{per_cell}") }
             }
+            Suite::File(set) => write!(f, "file:{}", set.hash),
         }
     }
 }
@@ -119,7 +150,7 @@ impl Suite {
     /// The (seed, tasks per domain and level) of a generated suite.
     pub fn generated(self) -> Option<(u64, u32)> {
         match self {
-            Suite::Paper => None,
+            Suite::Paper | Suite::File(_) => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
             Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((seed, per_cell)),
         }
@@ -137,6 +168,9 @@ impl Suite {
 
     /// How many tasks the suite has.
     pub fn len(self) -> usize {
+        if let Suite::File(set) = self {
+            return set.tasks.len();
+        }
         match self.generated() {
             None => crate::suite().len(),
             Some((_, per_cell)) => crate::registry::COUNT * LEVELS.len() * per_cell as usize * self.per_origin(),
@@ -169,6 +203,9 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
+            Suite::File(set) => {
+                set.tasks.iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(|t| TaskRef::from(Arc::clone(t))).collect()
+            }
             _ => {
                 let n = self.per_origin();
                 self.origins()
@@ -205,6 +242,7 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
+            Suite::File(set) => set.tasks.iter().filter(|t| wanted(t.domain, t.level)).count(),
             _ => self.origins().filter(|o| wanted(o.domain, o.level)).count() * self.per_origin(),
         }
     }
@@ -215,11 +253,18 @@ fn wanted(domain: Option<Domain>, level: Option<u8>) -> impl Fn(Domain, u8) -> b
     move |d, l| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l)
 }
 
-/// Finds a task by id: one of the paper's, or a generated one, rebuilt from
-/// its id (deterministically) and kept in a bounded cache of recent ones.
+/// Finds a task by id: one of the paper's, one of a loaded task file's
+/// ([`crate::taskfile::find`]), or a generated one, rebuilt from its id
+/// (deterministically) and kept in a bounded cache of recent ones.
 pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
     if let Some(task) = crate::task(id) {
         return Ok(TaskRef::from(task));
+    }
+    if let Some(task) = crate::taskfile::find(id) {
+        return Ok(task);
+    }
+    if let Some((_, hash)) = id.split_once('@') {
+        return Err(SuiteError::NoTaskFile(hash.to_owned()));
     }
     static CACHE: Mutex<Cache> = Mutex::new(Cache { tasks: BTreeMap::new(), order: VecDeque::new() });
     // The lock guards a plain map; a panic elsewhere leaves it usable.
@@ -252,16 +297,23 @@ struct Cache {
 /// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
 /// seen + 1 (a run over part of a suite, one domain say, names the whole);
 /// `conversational[-paired]:<seed>:<n>` likewise for conversational
-/// variants (with their tasks in full); or `mixed` for ids of several
+/// variants (with their tasks in full); `file:<hash>` for the tasks of one
+/// task file (their ids carry its hash); or `mixed` for ids of several
 /// suites or versions.
 pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32) {
     let mut paper = false;
     // (seed, version, highest index, kinds seen: 1 generated, 2 conversational)
     let mut generated: Option<(u64, u32, u32, u8)> = None;
+    let mut file: Option<&str> = None;
     let mut mixed = false;
     for id in task_ids {
         if crate::task(id).is_some() {
             paper = true;
+            continue;
+        }
+        if let Some((_, hash)) = id.split_once('@') {
+            mixed |= file.is_some_and(|f| f != hash);
+            file = Some(hash);
             continue;
         }
         let conversational = super::conversation::generated_id(id);
@@ -278,6 +330,10 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
             }
             Some(_) => mixed = true,
         }
+    }
+    if let Some(hash) = file {
+        let alone = !paper && generated.is_none() && !mixed;
+        return if alone { (format!("file:{hash}"), 0) } else { ("mixed".to_owned(), generated.map_or(0, |(_, v, _, _)| v)) };
     }
     match (paper, generated, mixed) {
         (_, _, true) | (true, Some(_), _) => ("mixed".to_owned(), generated.map_or(0, |(_, v, _, _)| v)),
@@ -315,10 +371,14 @@ fn parts_of(tail: &str) -> Option<(u32, u64, u32)> {
 }
 
 /// The domain and level of a task id, without building the task: a paper
-/// task's, or those a generated id names (any generator version).
+/// task's, a loaded task file's (`id@hash`), or those a generated id names
+/// (any generator version).
 pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
     if let Some(task) = crate::task(id) {
         return Some((task.domain, task.level));
+    }
+    if id.contains('@') {
+        return crate::taskfile::find(id).map(|task| (task.domain, task.level));
     }
     let domain = crate::registry::parse(id.split('/').next()?)?;
     let tail = id.rsplit('/').next()?;

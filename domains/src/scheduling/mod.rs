@@ -29,7 +29,32 @@ use toolenv_core::{DomainState, Task, Tool, diff::Changes, drift::Mapping};
 #[serde(deny_unknown_fields)]
 pub struct State {
     /// Meetings by date (`YYYY-MM-DD`) and start time (`HH:MM`).
+    #[serde(deserialize_with = "calendar")]
     pub calendar: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// A calendar read from JSON (a task file's): real dates, `HH:MM` times,
+/// topics that say something, no empty day (the tools remove them).
+fn calendar<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, BTreeMap<String, String>>, D::Error> {
+    use serde::de::Error;
+    let calendar = BTreeMap::<String, BTreeMap<String, String>>::deserialize(deserializer)?;
+    for (date, day) in &calendar {
+        if toolenv_core::date::Date::parse(date).is_none() {
+            return Err(D::Error::custom(format!("'{date}' is not a date (YYYY-MM-DD)")));
+        }
+        if day.is_empty() {
+            return Err(D::Error::custom(format!("{date} has no meeting: leave the day out")));
+        }
+        for (time, topic) in day {
+            if toolenv_core::date::parse_time(time).is_none() {
+                return Err(D::Error::custom(format!("'{time}' on {date} is not a time (HH:MM)")));
+            }
+            if topic.trim().is_empty() {
+                return Err(D::Error::custom(format!("the meeting at {time} on {date} has no topic")));
+            }
+        }
+    }
+    Ok(calendar)
 }
 
 impl DomainState for State {

@@ -177,7 +177,7 @@ pub struct Article {
 
 /// A support desk: customers, their tickets and the knowledge base.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(from = "StoredState")]
+#[serde(try_from = "StoredState")]
 pub struct State {
     /// Customers by id (`C-101`).
     pub customers: Shared<BTreeMap<String, Customer>>,
@@ -200,15 +200,32 @@ struct StoredState {
     knowledge_base: Vec<Article>,
 }
 
-impl From<StoredState> for State {
-    fn from(stored: StoredState) -> Self {
+impl TryFrom<StoredState> for State {
+    type Error = String;
+
+    /// Checks what the tools rely on: tickets numbered `T-<digits>` of
+    /// customers on file, articles with unique ids.
+    fn try_from(stored: StoredState) -> Result<Self, String> {
+        for (id, ticket) in &stored.tickets {
+            if id.strip_prefix("T-").is_none_or(|n| n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit())) {
+                return Err(format!("ticket id '{id}' is not T-<digits>"));
+            }
+            if !stored.customers.contains_key(&ticket.customer_id) {
+                return Err(format!("ticket {id} is of customer '{}', who is not on file", ticket.customer_id));
+            }
+        }
+        for (i, article) in stored.knowledge_base.iter().enumerate() {
+            if article.id.trim().is_empty() || stored.knowledge_base[..i].iter().any(|a| a.id == article.id) {
+                return Err(format!("article id '{}' is blank or not unique", article.id));
+            }
+        }
         let last_ticket_number = highest_ticket_number(&stored.tickets);
-        Self {
+        Ok(Self {
             customers: stored.customers.into(),
             tickets: stored.tickets.into(),
             knowledge_base: stored.knowledge_base.into(),
             last_ticket_number,
-        }
+        })
     }
 }
 

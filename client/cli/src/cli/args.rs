@@ -7,7 +7,9 @@ use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_agents::Builtin;
 use toolenv_core::Domain;
-use toolenv_domains::generate::Suite;
+use toolenv_domains::taskfile::TaskSet;
+
+pub(crate) use super::filter::{Filter, parse_tasks};
 use toolenv_server::Config;
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
@@ -278,6 +280,10 @@ pub(crate) enum ClientCommand {
         /// Workers in this process, each leasing its own episodes.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
         workers: u32,
+        /// Task files (or folders) the run's tasks come from, which a built-in
+        /// agent needs here too (repeatable).
+        #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+        tasks: Vec<&'static TaskSet>,
         #[command(flatten)]
         llm: Box<super::llm::LlmArgs>,
     },
@@ -350,6 +356,12 @@ pub(crate) enum TasksCommand {
         /// The task id.
         task_id: String,
     },
+    /// Write the suite's tasks as a task file (JSON, version 1) to stdout:
+    /// a start for tasks of one's own (see examples/tasks/).
+    Export {
+        #[command(flatten)]
+        filter: Filter,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -381,6 +393,11 @@ pub(crate) struct ServeArgs {
     /// {"task id": ["description", ...]}; every slot value must appear.
     #[arg(long)]
     pub(crate) paraphrases: Option<std::path::PathBuf>,
+    /// Task files (or folders) whose tasks the server offers besides the
+    /// built-in ones (`ListTasks` with suite `file:<hash>`, `CreateRun`,
+    /// `CreateEpisode` by id); each validated first (repeatable).
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+    pub(crate) tasks: Vec<&'static TaskSet>,
     /// Where hosted runs are kept (see `toolenv host`).
     #[command(flatten)]
     pub(crate) store: StoreArgs,
@@ -414,27 +431,6 @@ pub(crate) enum LogFormat {
 }
 
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct Filter {
-    /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
-    /// tasks per domain and level), "generated:<seed>:<n>" (n generated
-    /// tasks per domain and level from seed), or "conversational" /
-    /// "conversational:<seed>:<n>" (their conversational variants: slots
-    /// withheld, a simulated user to ask).
-    #[arg(long, default_value = "paper", value_parser = parse_suite)]
-    pub(crate) suite: Suite,
-    /// Only tasks of this domain.
-    #[arg(long, value_enum)]
-    pub(crate) domain: Option<DomainArg>,
-    /// Only tasks of this level (1 to 3; level 3 exists in generated suites).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
-    pub(crate) level: Option<u8>,
-}
-
-fn parse_suite(name: &str) -> Result<Suite, String> {
-    name.parse().map_err(|e: toolenv_domains::generate::SuiteError| e.to_string())
-}
-
-#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct SelfcheckArgs {
     #[command(flatten)]
     pub(crate) filter: Filter,
@@ -452,6 +448,10 @@ pub(crate) struct PlayArgs {
     /// The built-in agent to play with.
     #[arg(long, value_enum, default_value = "reference")]
     pub(crate) agent: AgentArg,
+    /// A task file (or folder) to load first: the task id may be one of its
+    /// tasks', with or without its `@hash`.
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+    pub(crate) tasks: Option<&'static TaskSet>,
     #[command(flatten)]
     pub(crate) episode: EpisodeArgs,
 }

@@ -7,6 +7,7 @@
 pub(crate) mod args;
 mod attribute;
 mod compare;
+mod filter;
 pub(crate) mod help;
 mod hosted;
 mod html;
@@ -96,10 +97,19 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers, llm }) => {
+        Command::Client(ClientCommand::Work { run, agent, label, workers, llm, .. }) => {
             let agent =
                 llm::agents([agent.0.as_str()], &llm)?.agent(&agent.0).with_context(|| format!("--agent {}: not an agent", agent.0))?;
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
+        }
+        Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Export { filter }), .. }) => {
+            let tasks = plan::Tasks::from(&filter);
+            // A conversational variant's withheld slots and user actions have no place in the format yet.
+            anyhow::ensure!(!tasks.suite.conversational(), "task files cannot hold conversational tasks yet: export their tasks in full");
+            let tasks = tasks.suite.tasks(tasks.domain, tasks.level);
+            let file = toolenv_domains::taskfile::export(tasks.iter().map(|t| &**t));
+            println!("{}", serde_json::to_string_pretty(&file)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
             let mut session = Session::open(url).await?;

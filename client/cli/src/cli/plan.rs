@@ -42,7 +42,7 @@ pub(crate) struct Tasks {
 
 impl From<&Filter> for Tasks {
     fn from(filter: &Filter) -> Self {
-        Tasks { suite: filter.suite, domain: filter.domain.map(Into::into), level: filter.level }
+        Tasks { suite: filter.suite(), domain: filter.domain.map(Into::into), level: filter.level }
     }
 }
 
@@ -110,7 +110,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<pb::CreateRunRequest> {
         time_scale: grid.time_scale,
         lease_timeout_ms: args.lease_timeout_secs.saturating_mul(1000),
         roles: args.roles.iter().map(|name| pb::Role::from(&toolenv_core::RoleSpec::standard(name))).collect(),
-        suite: args.filter.suite.to_string(),
+        suite: args.filter.suite().to_string(),
     })
 }
 

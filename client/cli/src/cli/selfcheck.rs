@@ -22,9 +22,10 @@ const GENERATED_RANDOM_SEEDS: u64 = 4;
 /// problem. A generator that produces an unsound task is a bug: the command
 /// fails when any task is rejected.
 pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
-    let suite = args.filter.suite;
-    let random_seeds = args.random_seeds.unwrap_or(if suite == Suite::Paper { RANDOM_AGENT_SEEDS } else { GENERATED_RANDOM_SEEDS });
-    let verbose = args.verbose || suite == Suite::Paper;
+    let suite = args.filter.suite();
+    let small = matches!(suite, Suite::Paper | Suite::File(_));
+    let random_seeds = args.random_seeds.unwrap_or(if small { RANDOM_AGENT_SEEDS } else { GENERATED_RANDOM_SEEDS });
+    let verbose = args.verbose || small;
     let started = Instant::now();
     let (domain, level) = (args.filter.domain.map(Into::into), args.filter.level);
     let checked = check_all(suite, domain, level, random_seeds);

@@ -56,6 +56,9 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Res
     if let Some(addr) = server.metrics_addr() {
         eprintln!("Prometheus metrics at http://{addr}/metrics");
     }
+    for set in &args.tasks {
+        eprintln!("task file {}: {} tasks, suite file:{}", set.name, set.tasks.len(), set.hash);
+    }
     shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;

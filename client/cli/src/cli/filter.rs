@@ -1,0 +1,51 @@
+//! Which tasks a command is about: the suite (`--suite`), or a task file
+//! (`--tasks FILE|DIR`, `--suite file:PATH`) read, validated and loaded for
+//! the process while the arguments are parsed, and the domain and level.
+
+use toolenv_domains::generate::Suite;
+use toolenv_domains::taskfile::TaskSet;
+
+use super::args::DomainArg;
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Filter {
+    /// The suite: "paper" (the paper's 20 tasks), "standard" (100 generated
+    /// tasks per domain and level), "generated:<seed>:<n>" (n generated
+    /// tasks per domain and level from seed), "conversational" /
+    /// "conversational:<seed>:<n>" (their conversational variants: slots
+    /// withheld, a simulated user to ask; "conversational-paired…" puts each
+    /// before its task in full) or "file:PATH" (as --tasks).
+    #[arg(long, default_value = "paper", value_parser = parse_suite)]
+    pub(crate) suite: Suite,
+    /// A task file, or a folder of them (*.json), as the suite: validated as
+    /// the built-in suite is (see examples/tasks/), then loaded; its tasks'
+    /// ids carry the file's hash (`id@hash`).
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks, conflicts_with = "suite")]
+    pub(crate) tasks: Option<&'static TaskSet>,
+    /// Only tasks of this domain.
+    #[arg(long, value_enum)]
+    pub(crate) domain: Option<DomainArg>,
+    /// Only tasks of this level (1 to 3; level 3 exists in generated suites).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub(crate) level: Option<u8>,
+}
+
+impl Filter {
+    /// The suite asked for: the loaded task file's, or --suite.
+    pub(crate) fn suite(&self) -> Suite {
+        self.tasks.map_or(self.suite, Suite::File)
+    }
+}
+
+fn parse_suite(name: &str) -> Result<Suite, String> {
+    match name.parse() {
+        // `file:PATH`: a task file not loaded yet.
+        Err(toolenv_domains::generate::SuiteError::NoTaskFile(path)) => parse_tasks(&path).map(Suite::File),
+        parsed => parsed.map_err(|e| e.to_string()),
+    }
+}
+
+/// Reads, validates and loads a task file (or folder) for this process.
+pub(crate) fn parse_tasks(path: &str) -> Result<&'static TaskSet, String> {
+    toolenv_runs::taskfiles::load(std::path::Path::new(path)).map_err(|e| e.to_string())
+}
