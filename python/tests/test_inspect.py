@@ -83,3 +83,37 @@ def test_bad_parameters_are_refused_with_what_to_give(server):
         toolenv_suite(server=server, domain="nowhere")
     with pytest.raises(ValueError, match="tasks not in suite"):
         toolenv_suite(server=server, tasks="travel/none/000")
+
+
+def test_the_readmes_inspect_eval_command_runs_offline(server, tmp_path):
+    """The README's `inspect eval` command line, as written, against the scripted OpenAI-compatible model."""
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    repository = pathlib.Path(__file__).resolve().parents[2]
+    examples = repository / "examples" / "python"
+    model = subprocess.Popen(
+        [sys.executable, str(examples / "scripted_model.py"), str(examples / "cheapest_flight_script.json"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base_url = re.search(r"http://\S+/v1", model.stdout.readline()).group(0)
+        inspect = pathlib.Path(sys.executable).parent / "inspect"
+        command = [
+            str(inspect), "eval", str(repository / "python/toolenv/integrations/inspect_tasks.py") + "@toolenv_suite",
+            "-T", f"server={server}", "-T", f"tasks={CHEAPEST}", "-T", "trials=2",
+            "--model", "openai-api/scripted/model", "--model-base-url", base_url,
+            "--log-dir", str(tmp_path), "--display", "none",
+        ]  # fmt: skip
+        done = subprocess.run(command, env={**os.environ, "SCRIPTED_API_KEY": "none"}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    finally:
+        model.terminate()
+        model.wait(timeout=10)
+    [path] = list(tmp_path.glob("*.eval"))
+    log = read_eval_log(str(path))
+    assert (metric(log, "mean"), metric(log, "pass_k_2")) == (1.0, 1.0)
