@@ -13,20 +13,20 @@ fn team_episode(task: &'static toolenv_core::Task, topology: Topology, profile: 
     episode
 }
 
+/// The team's episode passed; if not, which checks failed.
+fn assert_passed(episode: &Episode, topology: Topology) {
+    let verdict = episode.verdict().unwrap();
+    let failed: Vec<_> = verdict.checks.iter().filter(|c| !c.passed).collect();
+    assert!(verdict.passed, "{} with {}: {failed:?}", episode.task().id, topology.name());
+}
+
 #[test]
 fn both_teams_pass_every_task_without_faults() {
     for task in crate::suite() {
         for topology in Topology::ALL {
             let episode = team_episode(task, topology, None, 1);
-            let verdict = episode.verdict().unwrap();
-            assert!(
-                verdict.passed,
-                "{} with {}: {:?}",
-                task.id,
-                topology.name(),
-                verdict.checks.iter().filter(|c| !c.passed).collect::<Vec<_>>()
-            );
-            assert!(verdict.mas_faults.is_empty());
+            assert_passed(&episode, topology);
+            assert!(episode.verdict().unwrap().mas_faults.is_empty());
         }
     }
 }
@@ -45,14 +45,7 @@ fn both_teams_answer_the_tasks_that_ask_for_one() {
                     continue;
                 }
                 for topology in Topology::ALL {
-                    let verdict = team_episode(task, topology, None, 1).verdict().unwrap().clone();
-                    assert!(
-                        verdict.passed,
-                        "{} with {}: {:?}",
-                        task.id,
-                        topology.name(),
-                        verdict.checks.iter().filter(|c| !c.passed).collect::<Vec<_>>()
-                    );
+                    assert_passed(&team_episode(task, topology, None, 1), topology);
                     played += 1;
                 }
             }
