@@ -21,6 +21,7 @@ mod selfcheck;
 mod serve;
 mod site;
 mod store;
+mod values;
 
 use std::process::ExitCode;
 

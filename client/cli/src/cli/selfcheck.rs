@@ -57,7 +57,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         rejected_right.extend(check.answers.rejected.iter().map(|label| format!("{}: {label}", check.id)));
     }
     println!(
-        "\n{} tasks of the {suite} suite generated and checked in {:.2} s ({random_seeds} random-agent episodes per task)",
+        "\n{} tasks of the {suite} suite checked in {:.2} s ({random_seeds} random-agent episodes per task)",
         checked.len(),
         started.elapsed().as_secs_f64()
     );
