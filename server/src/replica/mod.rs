@@ -59,9 +59,8 @@ fn unavailable(error: toolenv_runs::store::StoreError) -> Error {
 /// A call as the log keeps it: its wire record, with the idempotency key as
 /// the agent sent it on the call that sent it first (a rebuilt episode must
 /// recognise the agent's retries; trajectories record only the index).
-fn logged_record(episode: &toolenv_core::Episode, call: &toolenv_core::CallRecord) -> Vec<u8> {
-    let mut record = pb::ToolCallRecord::from(call);
-    if let Some(key) = call.idempotency_key_call.filter(|&first| first == call.index).and_then(|first| episode.idempotency_key(first)) {
+fn logged_record(episode: &toolenv_core::Episode, mut record: pb::ToolCallRecord) -> Vec<u8> {
+    if let Some(key) = record.idempotency_key_call.filter(|&first| first == record.index).and_then(|first| episode.idempotency_key(first)) {
         key.clone_into(&mut record.idempotency_key);
     }
     record.encode_to_vec()
@@ -80,8 +79,8 @@ impl Replica {
             session.logged = Some(logged.clone());
             let lease = session.lease.as_ref().map(|tag| (tag.queue.run.to_string(), tag.index));
             // A fork starts with calls: they are logged with it.
-            let calls = session.episode.trajectory().calls.iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>();
-            let header = pb::Trajectory { calls: Vec::new(), ..session.trajectory() };
+            let mut header = session.trajectory();
+            let calls = header.calls.drain(..).map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>();
             (header, calls, session.in_band, session.time_scale, lease, logged)
         })?;
         let logged_calls = logged.lock().await;
@@ -108,7 +107,8 @@ impl Replica {
         let first = *logged;
         let pending = registry.with(id, |session| {
             let calls = &session.episode.trajectory().calls;
-            let pending = calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c)).collect::<Vec<_>>();
+            let pending =
+                calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c.into())).collect::<Vec<_>>();
             (pending, session.lease.as_ref().map(LeaseTag::timeout))
         });
         // Finished or gone meanwhile: its calls were logged by the request that got there first.
@@ -118,18 +118,18 @@ impl Replica {
         }
         let count = pending.len();
         match self.store.append_calls(id.to_owned(), first as u32, pending).await {
-            // A hosted episode whose entry another worker claimed (its lease
-            // expired, on any replica): refused from now on, as in one process.
-            Ok(appended) if appended.calls == count && !appended.lease_held && lease_timeout.is_some() => {
-                *logged = first + count;
-                let timeout = lease_timeout.unwrap_or_default();
-                registry.revoke(id, timeout);
-                tracing::info!(episode_id = %id, "lease lost to another worker; the episode is revoked");
-                Err(Error::LeaseExpired(timeout.as_millis() as u64))
-            }
             Ok(appended) if appended.calls == count => {
                 *logged = first + count;
-                Ok(Synced::Logged)
+                match lease_timeout {
+                    // A hosted episode whose entry another worker claimed (its lease
+                    // expired, on any replica): refused from now on, as in one process.
+                    Some(timeout) if !appended.lease_held => {
+                        registry.revoke(id, timeout);
+                        tracing::info!(episode_id = %id, "lease lost to another worker; the episode is revoked");
+                        Err(Error::LeaseExpired(timeout.as_millis() as u64))
+                    }
+                    _ => Ok(Synced::Logged),
+                }
             }
             Ok(_) => {
                 registry.evict(id);
