@@ -35,9 +35,9 @@ WITH claimed AS (
         ORDER BY plan_index LIMIT 1
         FOR UPDATE SKIP LOCKED)
     RETURNING plan_index)
-INSERT INTO leases (run_id, plan_index, episode_id, renewed_at)
-SELECT $1, plan_index, '', now() FROM claimed
-ON CONFLICT (run_id, plan_index) DO UPDATE SET episode_id = '', renewed_at = now()
+INSERT INTO leases (run_id, plan_index, episode_id)
+SELECT $1, plan_index, '' FROM claimed
+ON CONFLICT (run_id, plan_index) DO UPDATE SET episode_id = ''
 RETURNING plan_index";
 
 /// Without a claimable entry: how many lack a verdict, when the soonest
@@ -94,7 +94,7 @@ impl PgStore {
             let client = client(&pool, &url).await?;
             client
                 .execute(
-                    "WITH noted AS (UPDATE leases SET episode_id = $3, renewed_at = now() WHERE run_id = $1 AND plan_index = $2)
+                    "WITH noted AS (UPDATE leases SET episode_id = $3 WHERE run_id = $1 AND plan_index = $2)
                      UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
                      FROM runs r WHERE p.run_id = $1 AND p.plan_index = $2 AND r.id = $1",
                     &[&run, &big(plan_index), &episode_id],

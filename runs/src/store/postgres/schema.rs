@@ -94,11 +94,12 @@ CREATE INDEX planned_pending ON planned_episodes (run_id, plan_index) WHERE NOT 
 -- Version 3: a plan entry holds until when it is leased, so that a claim
 -- locks and rechecks one row (FOR UPDATE SKIP LOCKED on the entry itself):
 -- two claimers never race for the same entry and retry. `leases` keeps
--- which episode plays it (renewals find the entry by episode id).
+-- only which episode plays it (renewals find the entry by episode id).
 ALTER TABLE planned_episodes ADD COLUMN leased_until TIMESTAMPTZ;
 UPDATE planned_episodes p SET leased_until = l.renewed_at + r.lease_timeout_ms * INTERVAL '1 millisecond'
     FROM leases l, runs r
     WHERE l.run_id = p.run_id AND l.plan_index = p.plan_index AND r.id = p.run_id AND r.lease_timeout_ms IS NOT NULL;
+ALTER TABLE leases DROP COLUMN renewed_at;
 ",
 ];
 
