@@ -100,7 +100,12 @@ impl ToolSpec {
         let parsed = if text.trim().is_empty() {
             Parsed::Object { entries: Vec::new(), first_unknown: None, duplicate: None }
         } else if let Some(entries) = crate::codec::args::read_flat(text, self.params) {
-            Parsed::Object { entries, first_unknown: None, duplicate: None }
+            // A flat object's canonical text is written as it is read, not serialized again.
+            let mut args = self.validate(Parsed::Object { entries, first_unknown: None, duplicate: None })?;
+            let canonical = crate::codec::args::flat_canonical(&args.entries);
+            debug_assert_eq!(canonical, args.canonical(), "{text}");
+            args.canonical = Some(canonical);
+            return Ok(args);
         } else {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let parsed = ParamsSeed(self.params).deserialize(&mut deserializer).and_then(|parsed| deserializer.end().map(|()| parsed));
@@ -137,7 +142,7 @@ impl ToolSpec {
             }
         }
         entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-        Ok(Args(entries))
+        Ok(Args { entries, canonical: None })
     }
 }
 
@@ -257,12 +262,20 @@ impl ArgError {
 
 /// Validated arguments of a call. The accessors never panic: validation has
 /// already checked the types, and absent optional arguments read as `None`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Args(
+#[derive(Debug, Clone)]
+pub struct Args {
     /// By name, sorted, each name once; `null` values kept (they are part
     /// of the canonical text).
-    Vec<(Cow<'static, str>, Value)>,
-);
+    entries: Vec<(Cow<'static, str>, Value)>,
+    /// The canonical text, when the reader wrote it on the way.
+    canonical: Option<String>,
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
 
 impl Args {
     /// Builds arguments from a JSON object without validation (for tests and
@@ -270,23 +283,26 @@ impl Args {
     pub fn from_map(map: Map<String, Value>) -> Self {
         let mut entries: Vec<(Cow<'static, str>, Value)> = map.into_iter().map(|(name, value)| (Cow::Owned(name), value)).collect();
         entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-        Self(entries)
+        Self { entries, canonical: None }
     }
 
     /// The arguments as a JSON object.
     pub fn to_map(&self) -> Map<String, Value> {
-        self.0.iter().map(|(name, value)| (name.to_string(), value.clone())).collect()
+        self.entries.iter().map(|(name, value)| (name.to_string(), value.clone())).collect()
     }
 
     /// The arguments as canonical JSON text (keys sorted, no whitespace), as
     /// [`crate::json::canonical`] writes their object.
     pub fn canonical(&self) -> String {
-        crate::json::canonical_entries(self.0.iter().map(|(name, value)| (name.as_ref(), value)))
+        if let Some(text) = &self.canonical {
+            return text.clone();
+        }
+        crate::json::canonical_entries(self.entries.iter().map(|(name, value)| (name.as_ref(), value)))
     }
 
     /// An argument's value as sent, `null` included; `None` when absent.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, value)| value)
+        self.entries.iter().find(|(n, _)| n == name).map(|(_, value)| value)
     }
 
     /// A string argument; empty when absent.

@@ -68,6 +68,41 @@ pub(crate) fn read_flat(text: &str, params: &'static [Param]) -> Option<Vec<(Cow
     (cursor.at == text.len()).then_some(entries)
 }
 
+/// The canonical text of the entries [`read_flat`] read, sorted by name:
+/// their names and strings need no escape and their numbers are integers,
+/// so each is written as it is.
+pub(crate) fn flat_canonical(entries: &[(Cow<'static, str>, Value)]) -> String {
+    let mut out = Vec::with_capacity(64);
+    out.push(b'{');
+    for (i, (name, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        match value {
+            Value::String(text) => {
+                out.push(b'"');
+                out.extend_from_slice(text.as_bytes());
+                out.push(b'"');
+            }
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(n), _) => crate::codec::writer::write_u64(&mut out, n),
+                (None, Some(n)) => crate::codec::writer::write_i64(&mut out, n),
+                (None, None) => out.extend_from_slice(n.to_string().as_bytes()),
+            },
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Null => out.extend_from_slice(b"null"),
+            // `read_flat` reads no arrays or objects; were it to, they are written in full.
+            nested => out.extend_from_slice(crate::json::canonical(nested).as_bytes()),
+        }
+    }
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// A position in argument text, for [`read_flat`].
 struct Cursor<'a> {
     text: &'a str,

@@ -21,15 +21,14 @@ pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Resu
 /// characters escaped as serde_json escapes them.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     // Most strings are short and need no escape (keys, ids, codes, dates):
-    // one look at them, one copy.
+    // one look at them, one fixed-size copy.
     if bytes.len() <= 16 && plain_short(bytes) {
-        push_short(out, bytes);
-        out.push(b'"');
+        push_short_quoted::<false>(out, bytes);
         return;
     }
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     // `start..i` is the run of bytes not yet copied that need no escape.
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
@@ -89,6 +88,7 @@ fn needs_escape(word: u64) -> bool {
 
 /// Whether a string of at most 16 bytes needs no escape, read as at most
 /// two overlapping words instead of a byte at a time.
+#[inline(always)]
 fn plain_short(bytes: &[u8]) -> bool {
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
     let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()));
@@ -100,26 +100,37 @@ fn plain_short(bytes: &[u8]) -> bool {
     }
 }
 
-/// Copies at most 16 bytes as at most two overlapping fixed-size copies,
-/// which compile to plain stores instead of a call to `memcpy`.
-fn push_short(out: &mut Vec<u8>, bytes: &[u8]) {
-    fn overlapping<const N: usize>(out: &mut Vec<u8>, bytes: &[u8]) {
-        let n = bytes.len();
-        let head: [u8; N] = bytes[..N].try_into().unwrap_or([0; N]);
-        let tail: [u8; N] = bytes[n - N..].try_into().unwrap_or([0; N]);
-        out.extend_from_slice(&head);
-        out.truncate(out.len() - (2 * N - n));
-        out.extend_from_slice(&tail);
+/// Writes a string of at most 16 bytes that needs no escape, quoted, and
+/// then a `:` when `COLON` (an object's key): the text goes into a
+/// fixed-size buffer with at most two overlapping fixed-size copies, and the
+/// buffer into `out` with one, instead of a `memcpy` call and three pushes.
+fn push_short_quoted<const COLON: bool>(out: &mut Vec<u8>, bytes: &[u8]) {
+    const SIZE: usize = 19;
+    let n = bytes.len();
+    let mut buf = [0u8; SIZE];
+    buf[0] = b'"';
+    match n {
+        0..4 => bytes.iter().zip(&mut buf[1..4]).for_each(|(&b, slot)| *slot = b),
+        4..8 => {
+            buf[1..5].copy_from_slice(&bytes[..4]);
+            buf[n - 3..=n].copy_from_slice(&bytes[n - 4..]);
+        }
+        _ => {
+            buf[1..9].copy_from_slice(&bytes[..8]);
+            buf[n - 7..=n].copy_from_slice(&bytes[n - 8..]);
+        }
     }
-    match bytes.len() {
-        0..4 => bytes.iter().for_each(|&b| out.push(b)),
-        4..8 => overlapping::<4>(out, bytes),
-        _ => overlapping::<8>(out, bytes),
+    buf[n + 1] = b'"';
+    if COLON {
+        buf[n + 2] = b':';
     }
+    let len = n + 2 + usize::from(COLON);
+    out.extend_from_slice(&buf);
+    out.truncate(out.len() - (SIZE - len));
 }
 
 /// Writes an unsigned integer in decimal.
-fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
@@ -133,7 +144,7 @@ fn write_u64(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
-fn write_i64(out: &mut Vec<u8>, n: i64) {
+pub(crate) fn write_i64(out: &mut Vec<u8>, n: i64) {
     if n < 0 {
         out.push(b'-');
     }
@@ -210,8 +221,12 @@ impl Compound<'_, '_> {
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
         self.separate();
-        write_str(self.writer.out, key);
-        self.writer.out.push(b':');
+        if key.len() <= 16 && plain_short(key.as_bytes()) {
+            push_short_quoted::<true>(self.writer.out, key.as_bytes());
+        } else {
+            write_str(self.writer.out, key);
+            self.writer.out.push(b':');
+        }
         value.serialize(&mut *self.writer)
     }
 
