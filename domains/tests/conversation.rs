@@ -57,6 +57,10 @@ fn the_self_check_holds_for_conversational_tasks() {
         assert!(check.problems().is_empty(), "{}: {:?}", task.id, check.problems());
         guesses += check.guesser.len();
         lucky += check.guesser.iter().filter(|g| g.passed).count();
+        for (k, g) in check.guesser.iter().enumerate().filter(|(_, g)| g.passed) {
+            eprintln!("lucky guess {k}: {} {:?}", task.id, task.conversation.as_ref().map(|c| &c.withheld));
+            let _ = g;
+        }
         // The solver asked exactly when something was withheld.
         let mut episode = Episode::new(&task, 0, 0);
         let _ = toolenv_domains::solver::run(&task, &mut episode);
@@ -184,4 +188,17 @@ fn both_teams_ask_and_pass_conversational_tasks() {
             assert!(verdict.passed, "{} with {}: {:?}", task.id, topology.name(), verdict.failures().collect::<Vec<_>>());
         }
     }
+}
+
+#[test]
+fn debug_one() {
+    let Ok(id) = std::env::var("DEBUG_TASK") else { return };
+    let task = toolenv_domains::generate::resolve(&id).expect("task");
+    eprintln!("{:?}\n{:?}", task.conversation, task.reference);
+    let mut episode = Episode::new(&task, 0, 0);
+    let ended = toolenv_domains::solver::run(&task, &mut episode);
+    for c in &episode.trajectory().calls {
+        eprintln!("{} {} -> {:?} user={:?}", c.tool, c.arguments, c.outcome, c.user);
+    }
+    eprintln!("{ended:?} {:?}", episode.finish().failures().collect::<Vec<_>>());
 }
