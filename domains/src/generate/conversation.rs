@@ -98,7 +98,8 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
 /// The slots of a task that may be withheld, by index: in its template,
 /// of an entity an agent cannot paraphrase, with a value no other slot
 /// shares, and one the right outcome depends on one to one, so that every
-/// wrong guess fails: the reference solution's writes or answer name it,
+/// wrong guess fails: the reference solution's writes (its requests to the
+/// user to act among them) or answer name it,
 /// or, for a slot other than a date or a time, its reads do (a read by a
 /// key: another key reads other records). A date or a time only read is
 /// where a search starts (the next free slot after 10:00 is the next free
@@ -106,7 +107,8 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
 /// are covered by a wider guess too: neither is withheld.
 fn withholdable(task: &Task) -> Vec<usize> {
     let text = |c: &Call| c.arguments.to_string();
-    let writes = |c: &&Call| task.domain.tool(c.tool).is_some_and(|t| t.mutates_state);
+    // A request to the user to act is the agent's write, made by the user.
+    let writes = |c: &&Call| c.tool == ASK_USER || task.domain.tool(c.tool).is_some_and(|t| t.mutates_state);
     let written: Vec<String> = task.reference.iter().filter(writes).map(text).chain(task.reference_answer().map(str::to_owned)).collect();
     let read: Vec<String> = task.reference.iter().filter(|c| !writes(c)).map(text).collect();
     (0..task.slots.len())
