@@ -458,6 +458,47 @@ mod tests {
     }
 
     #[test]
+    fn a_move_takes_the_last_time_the_question_names() {
+        let c = Conversation {
+            actions: vec![UserAction {
+                tool: "reschedule_meeting",
+                what: "approve the move",
+                words: &["approve", "approval"],
+                id_param: "new_time",
+                fixed: json!({"date": "2026-03-04"}),
+            }],
+            ..Conversation::default()
+        };
+        let h = hear(&c, &[], "Please approve the move of the 9:00 meeting to 14:00.");
+        assert_eq!(h.action, Some((0, Ok(json!({"date": "2026-03-04", "new_time": "14:00"})))));
+        let h = hear(&c, &[], "Please approve moving it to 9:30");
+        assert_eq!(h.action, Some((0, Ok(json!({"date": "2026-03-04", "new_time": "09:30"})))));
+        assert!(matches!(hear(&c, &[], "Please approve the move to FL-1.").action, Some((0, Err(_)))));
+    }
+
+    #[test]
+    fn a_customer_to_verify_reads_the_code_and_knows_their_id() {
+        let mut c = conversation();
+        assert!(!hear(&c, &[], "What is the verification code?").read_code);
+        c.verification = Some(Verification::new("close_ticket", "close the ticket", "support/x/c2-1-1-0001", "C-104".into()));
+        let h = hear(&c, &[], "Please read me the verification code we sent to your phone.");
+        assert!(h.read_code && h.heard == Heard::Understood && h.told.is_empty() && h.action.is_none());
+        let h = hear(&c, &[], "What is your customer id?");
+        assert_eq!(h.told.get("customer_id").map(String::as_str), Some("C-104"));
+        // A request that gives the customer id: the user says so.
+        let slots = crate::slots(&[("customer_id", "C-104")]);
+        let only = Conversation { verification: c.verification.clone(), ..Conversation::default() };
+        assert_eq!(hear(&only, &slots, "What is your customer id?").heard, Heard::AlreadyGiven);
+        assert_eq!(hear(&only, &[], "What is your customer id?").told.get("customer_id").map(String::as_str), Some("C-104"));
+        // The code: six digits, a function of the task and the customer.
+        let code = &c.verification.as_ref().unwrap().code;
+        assert!(code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()));
+        assert_eq!(*code, Verification::code_of("support/x/c2-1-1-0001", "C-104"));
+        assert_ne!(*code, Verification::code_of("support/x/c2-1-1-0001", "C-105"));
+        assert_ne!(*code, Verification::code_of("support/x/c2-1-1-0002", "C-104"));
+    }
+
+    #[test]
     fn bad_input_gets_a_bounded_clear_answer() {
         let c = conversation();
         for (question, heard) in [
