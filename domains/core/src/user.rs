@@ -372,8 +372,7 @@ fn value_in(question: &str, param: &str) -> Option<String> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     question
         .split(|c: char| !(c.is_ascii_digit() || c == ':'))
-        .filter(|t| t.split_once(':').is_some_and(|(h, m)| digits(h) && h.len() <= 2 && digits(m) && m.len() == 2))
-        .next_back()
+        .rfind(|t| t.split_once(':').is_some_and(|(h, m)| digits(h) && h.len() <= 2 && digits(m) && m.len() == 2))
         .map(|t| if t.len() == 4 { format!("0{t}") } else { t.to_owned() })
 }
 
