@@ -91,15 +91,14 @@ impl Episode {
         waited_ms: u64,
     ) -> Option<Result<(Reached, Delivery), CallError>> {
         let spec = self.verification_tools().iter().find(|t| t.name == tool)?;
-        let parsed = match arguments {
-            super::Arguments::Text(text) => spec.parse_arguments(text),
-            super::Arguments::Json(value) => spec.arguments_of(value),
-        };
+        let parsed =
+            if let super::Arguments::Json(value) = arguments { spec.arguments_of(value) } else { spec.parse_arguments(&arguments.text()) };
         let args = match parsed {
             Ok(args) => args,
             Err(error) => {
-                self.record_invalid_as(tool, &arguments.text(), waited_ms, error.clone(), caller, Vec::new());
-                return Some(Err(CallError::InvalidArgument(error)));
+                let refused = CallError::InvalidArgument(error.clone());
+                self.record_invalid_as(tool, &arguments.text(), waited_ms, error, caller, Vec::new());
+                return Some(Err(refused));
             }
         };
         let customer = args.str("customer_id").to_owned();
