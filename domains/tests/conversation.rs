@@ -123,7 +123,7 @@ fn the_user_answers_the_same_way_every_time() {
 
 #[test]
 fn only_the_user_takes_a_user_action_and_the_turn_records_it() {
-    // Travel's payment, ecommerce's refund and scheduling's move, each in some variant.
+    // Travel's payment, ecommerce's refund, scheduling's booking and move, each in some variant.
     let tasks = bigger_suite();
     let mut seen = std::collections::BTreeSet::new();
     for task in tasks.iter().filter(|t| t.conversation.as_ref().is_some_and(|c| !c.actions.is_empty())) {
@@ -153,7 +153,7 @@ fn only_the_user_takes_a_user_action_and_the_turn_records_it() {
         assert!(matches!(user.outcome, Outcome::Result(_)));
         assert!(episode.finish().passed, "{}", task.id);
     }
-    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["confirm_booking", "process_return", "reschedule_meeting"]);
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["book_meeting", "confirm_booking", "process_return", "reschedule_meeting"]);
 }
 
 /// A larger suite, where every kind of dual control occurs.

@@ -11,7 +11,7 @@
 //! levels 2 and 3 the last of them two where the task has two to withhold.
 //! Dual control joins every variant that withholds something, when the
 //! task's reference solution makes a call only a user would make (confirm
-//! a payment, approve a refund or a meeting's move) or a write that needs
+//! a payment, approve a refund, a meeting's booking or its move) or a write that needs
 //! the customer verified with a code the user reads from their phone
 //! (closing a support ticket). A slot is withheld only if every wrong guess
 //! of it fails ([`withholdable`], judged on the reference as the agent
@@ -34,6 +34,7 @@ const ACTIONS: &[(&str, &str, &[&str], &str)] = &[
     ("confirm_booking", "confirm the payment", &["confirm", "pay", "payment"], "flight_id"),
     ("process_return", "approve the refund", &["approve", "refund"], "order_id"),
     ("reschedule_meeting", "approve the move", &["approve", "approval"], "new_time"),
+    ("book_meeting", "approve the booking", &["approve", "approval"], "time"),
 ];
 
 /// The id of the conversational variant of a generated task's id.
@@ -66,10 +67,12 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
         dual_control(&mut task, &mut conversation);
         verification(&mut task, &mut conversation);
     }
-    let candidates = withholdable(&task);
-    if candidates.is_empty() {
+    let mut candidates = withholdable(&task);
+    // With the user's part nothing is left to withhold: the task without it.
+    if candidates.is_empty() && (!conversation.actions.is_empty() || conversation.verification.is_some()) {
         task.reference = full;
         conversation = Conversation::default();
+        candidates = withholdable(&task);
     }
     if wanted > 0 && !candidates.is_empty() {
         let first = (origin.index as usize / 4) % candidates.len();
