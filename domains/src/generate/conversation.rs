@@ -11,11 +11,11 @@
 //! levels 2 and 3 the last of them two where the task has two to withhold.
 //! Dual control joins every variant that withholds something, when the
 //! task's reference solution makes a call only a user would make (confirm
-//! a payment, approve a refund, a meeting's booking or its move) or a write that needs
-//! the customer verified with a code the user reads from their phone
-//! (closing a support ticket). A slot is withheld only if every wrong guess
-//! of it fails ([`withholdable`], judged on the reference as the agent
-//! plays it, the user's part taken out).
+//! a payment, approve a refund, a meeting's booking or its move) or a
+//! write that needs the customer verified with a code the user reads from
+//! their phone (closing a support ticket). A slot is withheld only if every
+//! wrong guess of it fails, judged on the reference as the agent plays it,
+//! the user's part taken out.
 
 use serde_json::{Value, json};
 
