@@ -6,7 +6,11 @@ use serde_json::{Value, json};
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::{Client, play};
-use toolenv_core::{Episode, bus::ASK_USER};
+use toolenv_core::{
+    Episode,
+    bus::ASK_USER,
+    user::{CODE_QUESTION, READ_CODE, SEND_CODE, VERIFY},
+};
 use toolenv_domains::{generate::Suite, solver::solve};
 use toolenv_tests::{new_episode, start};
 
@@ -40,16 +44,16 @@ async fn the_solver_asks_over_grpc_as_in_process_and_passes() {
         assert!(remote.verdict.passed && solution.verdict.passed, "{}: {:#?}", task.id, remote.verdict.checks);
         let withheld = !task.conversation.as_ref().unwrap().withheld.is_empty();
         let acts = !task.conversation.as_ref().unwrap().actions.is_empty();
-        assert_eq!(remote_calls.iter().any(|c| c.starts_with(ASK_USER)), withheld || acts);
-        // The user's own call (dual control) is on the wire, inside the turn that asked for it.
+        let verifies = task.conversation.as_ref().unwrap().verification.is_some();
+        assert_eq!(remote_calls.iter().any(|c| c.starts_with(ASK_USER)), withheld || acts || verifies);
+        // The user's own call (dual control) is on the wire, inside the turn that asked for it:
+        // an action changes the state, reading the code does not.
         let user_calls: Vec<&pb::ToolCallRecord> = remote.trajectory.calls.iter().filter_map(|c| c.user_call.as_deref()).collect();
-        assert_eq!(!user_calls.is_empty(), acts, "{}", task.id);
-        assert!(
-            user_calls.iter().all(|u| u.agent_id == "user"
-                && u.state_changed
-                && matches!(u.outcome, Some(pb::tool_call_record::Outcome::ResultJson(_))))
-        );
-        dual += usize::from(acts);
+        assert_eq!(!user_calls.is_empty(), acts || verifies, "{}", task.id);
+        assert!(user_calls.iter().all(|u| u.agent_id == "user"
+            && u.state_changed == (u.tool_name != READ_CODE)
+            && matches!(u.outcome, Some(pb::tool_call_record::Outcome::ResultJson(_)))));
+        dual += usize::from(acts || verifies);
     }
     assert!(dual >= 2, "tasks with dual control: {dual}");
     // A plain generated task offers no user to ask.
@@ -112,5 +116,54 @@ async fn the_user_answers_the_same_at_any_concurrency() {
     let refused = client.call_json(&episode.episode_id, ASK_USER, &huge).await.unwrap_err();
     assert!(matches!(refused, toolenv_client::ClientError::Status(ref s) if s.code() == tonic::Code::InvalidArgument), "{refused}");
     assert_eq!(ask(&mut client, &episode.episode_id, &questions[0]).await, *by_question[questions[0].as_str()]);
+    server.shutdown().await.unwrap();
+}
+
+/// The outcome of a call over gRPC: its result as JSON, or its domain error's code.
+async fn outcome(client: &mut Client, episode: &str, tool: &str, arguments: Value) -> Value {
+    let reply = client.call_json(episode, tool, &arguments.to_string()).await.expect("a reply");
+    match reply.outcome {
+        Some(pb::call_tool_response::Outcome::ResultJson(text)) => serde_json::from_str(&text).expect("JSON"),
+        Some(pb::call_tool_response::Outcome::Error(e)) => json!({"domain_error": e.code}),
+        other => panic!("{tool}: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_verification_code_read_by_the_user_over_grpc() {
+    let (server, mut client) = start().await;
+    let task = "conversational:2026:16"
+        .parse::<Suite>()
+        .unwrap()
+        .tasks(None, None)
+        .into_iter()
+        .find(|t| t.conversation.as_ref().is_some_and(|c| c.verification.is_some()))
+        .expect("a task with a verification");
+    let v = task.conversation.as_ref().unwrap().verification.clone().unwrap();
+    // The solver sends the code, asks the user, who reads it from the phone, verifies and writes.
+    let request = new_episode(&task.id, 0, 0);
+    let created = client.create(request.clone()).await.unwrap();
+    let offered: Vec<&str> = created.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(offered.ends_with(&[ASK_USER, SEND_CODE, VERIFY]) && !offered.contains(&READ_CODE), "{offered:?}");
+    client.finish(toolenv_tests::finishing(&created.episode_id)).await.unwrap();
+    let remote = play(&mut client, Builtin::Solver, request).await.unwrap();
+    assert!(remote.verdict.passed, "{:#?}", remote.verdict.checks);
+    let read = remote.trajectory.calls.iter().find_map(|c| c.user_call.as_deref()).expect("the user's reading");
+    assert_eq!((read.tool_name.as_str(), read.agent_id.as_str(), read.state_changed), (READ_CODE, "user", false));
+    assert!(matches!(&read.outcome, Some(pb::tool_call_record::Outcome::ResultJson(text)) if text.contains(&v.code)));
+    // An agent that guesses the code instead of asking fails: the guesses run out, the write is refused.
+    let episode = client.create(new_episode(&task.id, 1, 0)).await.unwrap().episode_id;
+    outcome(&mut client, &episode, SEND_CODE, json!({"customer_id": v.customer})).await;
+    for guess in ["123456", "000000", "999999", v.code.as_str()] {
+        let said = outcome(&mut client, &episode, VERIFY, json!({"customer_id": v.customer, "code": guess})).await;
+        assert!(said.get("domain_error").is_some(), "{guess}: {said}");
+    }
+    let write = task.reference.iter().find(|c| c.tool == v.tool).unwrap();
+    let refused = outcome(&mut client, &episode, v.tool, write.arguments.clone()).await;
+    assert_eq!(refused, json!({"domain_error": "VERIFICATION_REQUIRED"}));
+    let answer = ask(&mut client, &episode, CODE_QUESTION).await;
+    assert_eq!(answer["told"]["verification_code"], v.code.as_str());
+    let finished = client.finish(toolenv_tests::finishing(&episode)).await.unwrap();
+    assert!(!finished.passed);
     server.shutdown().await.unwrap();
 }

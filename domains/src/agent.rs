@@ -159,7 +159,7 @@ pub struct SelfCheck {
     pub cheats: Vec<PlayedCheat>,
     /// The verdicts on the solver that guesses a conversational task's
     /// withheld slots (wrongly: [`GUESSES`] look-alikes) instead of asking
-    /// the user: at least one must fail (a slot every guess gets past is not
+    /// the user: every one must fail (a slot a wrong guess gets past is not
     /// needed). Empty when the task withholds nothing.
     pub guesser: Vec<Judgement>,
     /// Right answers written otherwise than the reference's (see
@@ -227,8 +227,9 @@ impl SelfCheck {
             let failed: Vec<&str> = self.solver.failures().map(|c| c.name.as_str()).collect();
             problems.push(format!("the solver fails: {}", failed.join("; ")));
         }
-        if !self.guesser.is_empty() && self.guesser.iter().all(|g| g.passed) {
-            problems.push("an agent that guesses the withheld slots instead of asking passes with every guess".to_owned());
+        let lucky: Vec<usize> = self.guesser.iter().enumerate().filter(|(_, g)| g.passed).map(|(k, _)| k).collect();
+        if !lucky.is_empty() {
+            problems.push(format!("an agent that guesses the withheld slots instead of asking passes with guesses {lucky:?}"));
         }
         if self.inaction.passed {
             problems.push("doing nothing passes".to_owned());
@@ -290,7 +291,7 @@ pub fn guessed(task: &Task, k: usize) -> Option<Task> {
             slot.value = guess;
         }
     }
-    guessed.conversation = Some(toolenv_core::user::Conversation { withheld: Vec::new(), actions: conversation.actions.clone() });
+    guessed.conversation = Some(toolenv_core::user::Conversation { withheld: Vec::new(), ..conversation.clone() });
     Some(guessed)
 }
 

@@ -152,6 +152,7 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
         out.push(Cheat { label, steps });
     }
     out.extend(wrong_answers(task, &reference));
+    out.extend(code_cheats(task, &reference));
     // The swaps differ from each other; any other cheat is played once.
     let mut distinct: Vec<Cheat> = Vec::with_capacity(out.len());
     for (i, cheat) in out.into_iter().enumerate() {
@@ -165,6 +166,31 @@ pub fn cheats(task: impl Into<TaskRef>) -> Vec<Cheat> {
 /// For a task that asks for a final answer: the right calls finished with
 /// wrong answers (none, placeholders, the contrary, a near-duplicate
 /// record's value named instead of the right one or beside it).
+/// Cheats at a verification by a code: the write made unverified; the code
+/// guessed without asking the user, wrong [`MAX_CODE_ATTEMPTS`] times and
+/// then right (too late); the right code given when none was sent.
+fn code_cheats(task: &Task, reference: &[Step]) -> Vec<Cheat> {
+    use toolenv_core::user::{CODE_QUESTION, MAX_CODE_ATTEMPTS, SEND_CODE, VERIFY};
+    let Some(v) = task.conversation.as_ref().and_then(|c| c.verification.as_ref()) else { return Vec::new() };
+    let is = |step: &Step, tool: &str| matches!(step, Step::Call(c) if c.tool == tool);
+    let asks = |step: &Step| matches!(step, Step::Call(c) if c.arguments["question"] == CODE_QUESTION);
+    let without = |drop: &dyn Fn(&Step) -> bool| reference.iter().filter(|s| !drop(s)).cloned().collect::<Vec<_>>();
+    let verify = |code: String| Step::Call(Call::new(VERIFY, serde_json::json!({"customer_id": v.customer, "code": code})));
+    let mut guessed = Vec::new();
+    for step in reference.iter().filter(|s| !asks(s)) {
+        if is(step, VERIFY) {
+            let number: u32 = v.code.parse().unwrap_or_default();
+            guessed.extend((1..=MAX_CODE_ATTEMPTS as u32).map(|k| verify(format!("{:06}", (number + k) % 1_000_000))));
+        }
+        guessed.push(step.clone());
+    }
+    vec![
+        Cheat { label: format!("{} with no verification", v.tool), steps: without(&|s| is(s, SEND_CODE) || is(s, VERIFY) || asks(s)) },
+        Cheat { label: format!("the code guessed {MAX_CODE_ATTEMPTS} times without asking the user, then right"), steps: guessed },
+        Cheat { label: "the right code given with none sent".to_owned(), steps: without(&|s| is(s, SEND_CODE)) },
+    ]
+}
+
 fn wrong_answers(task: &Task, reference: &[Step]) -> Vec<Cheat> {
     let Some(example) = task.reference_answer() else { return Vec::new() };
     let answered = |answer: String| {

@@ -62,11 +62,33 @@ fn the_self_check_holds_for_conversational_tasks() {
         let _ = toolenv_domains::solver::run(&task, &mut episode);
         let asked = episode.trajectory().calls.iter().filter(|c| c.tool == ASK_USER).count();
         let conversation = task.conversation.as_ref().unwrap();
-        assert_eq!(asked > 0, !conversation.withheld.is_empty() || !conversation.actions.is_empty(), "{}", task.id);
+        let needs_user = !conversation.withheld.is_empty() || !conversation.actions.is_empty() || conversation.verification.is_some();
+        assert_eq!(asked > 0, needs_user, "{}", task.id);
     }
     eprintln!("{lucky} of {guesses} wrong guesses passed");
-    // A wrong guess seldom gets past (a later free slot the guess also leads to, say).
-    assert!(guesses >= 90 && lucky * 20 <= guesses, "{lucky} of {guesses} guesses passed");
+    // Every wrong guess fails: a slot is withheld only where one must ask.
+    assert!(guesses >= 60 && lucky == 0, "{lucky} of {guesses} guesses passed");
+}
+
+/// The class, not one seed: over many suites, no wrong guess of a withheld slot passes.
+#[test]
+fn no_wrong_guess_passes_in_any_suite() {
+    use toolenv_domains::agent::{GUESSES, guessed};
+    let (mut played, mut lucky) = (0, Vec::new());
+    for seed in 1..=12u64 {
+        let suite: Suite = format!("conversational:{seed}:6").parse().unwrap();
+        for task in suite.tasks(None, None) {
+            for guess in (0..GUESSES).map_while(|k| guessed(&task, k)) {
+                let mut episode = Episode::new(&task, 0, 0).for_pass_or_fail();
+                let _ = toolenv_domains::solver::run(&guess, &mut episode);
+                played += 1;
+                if episode.finish().passed {
+                    lucky.push(task.id.clone());
+                }
+            }
+        }
+    }
+    assert!(played >= 500 && lucky.is_empty(), "{} of {played} wrong guesses passed: {lucky:?}", lucky.len());
 }
 
 #[test]
@@ -101,31 +123,114 @@ fn the_user_answers_the_same_way_every_time() {
 
 #[test]
 fn only_the_user_takes_a_user_action_and_the_turn_records_it() {
-    let task = suite()
-        .into_iter()
-        .find(|t| t.conversation.as_ref().is_some_and(|c| c.actions.iter().any(|a| a.tool == "confirm_booking")))
-        .expect("a travel task with dual control");
-    let action = &task.conversation.as_ref().unwrap().actions[0];
-    let ask = task.reference.iter().find(|c| c.tool == ASK_USER && c.arguments["question"].as_str().unwrap().contains("confirm")).unwrap();
-    let flight = ask.arguments["question"].as_str().unwrap().split(' ').next_back().unwrap().trim_end_matches('.').to_owned();
-    // The agent may not confirm itself.
-    let mut episode = Episode::new(&task, 0, 0);
-    let mut arguments = action.fixed.clone();
-    arguments["flight_id"] = Value::from(flight.clone());
-    assert_eq!(reply(&mut episode, "confirm_booking", arguments), json!({"domain_error": "USER_ACTION_REQUIRED"}));
-    assert!(!episode.trajectory().calls[0].state_changed);
-    // The reference asks the user, whose call is recorded in the turn.
-    let mut episode = Episode::new(&task, 0, 0);
-    for call in &task.reference {
-        let _ = episode.call_with(call.tool, &call.arguments, &CallOptions::default());
+    // Travel's payment, ecommerce's refund, scheduling's booking and move, each in some variant.
+    let tasks = bigger_suite();
+    let mut seen = std::collections::BTreeSet::new();
+    for task in tasks.iter().filter(|t| t.conversation.as_ref().is_some_and(|c| !c.actions.is_empty())) {
+        let action = &task.conversation.as_ref().unwrap().actions[0];
+        if !seen.insert(action.tool) {
+            continue;
+        }
+        let ask =
+            task.reference.iter().find(|c| c.tool == ASK_USER && c.arguments["question"].as_str().unwrap().contains(action.what)).unwrap();
+        let id = ask.arguments["question"].as_str().unwrap().split(' ').next_back().unwrap().trim_end_matches('.').to_owned();
+        // The agent may not act itself.
+        let mut episode = Episode::new(task, 0, 0);
+        let mut arguments = action.fixed.clone();
+        arguments[action.id_param] = Value::from(id.clone());
+        assert_eq!(reply(&mut episode, action.tool, arguments), json!({"domain_error": "USER_ACTION_REQUIRED"}), "{}", task.id);
+        assert!(!episode.trajectory().calls[0].state_changed);
+        // The reference asks the user, whose call is recorded in the turn.
+        let mut episode = Episode::new(task, 0, 0);
+        for call in &task.reference {
+            let _ = episode.call_with(call.tool, &call.arguments, &CallOptions::default());
+        }
+        let turn = episode.trajectory().calls.iter().find(|c| c.user.is_some()).expect("a turn with the user's call");
+        assert!(turn.state_changed);
+        let user = turn.user.as_ref().unwrap();
+        assert_eq!(user.tool, action.tool);
+        assert!(user.arguments.contains(&id));
+        assert!(matches!(user.outcome, Outcome::Result(_)));
+        assert!(episode.finish().passed, "{}", task.id);
     }
-    let turn = episode.trajectory().calls.iter().find(|c| c.user.is_some()).expect("a turn with the user's call");
-    assert!(turn.state_changed);
-    let user = turn.user.as_ref().unwrap();
-    assert_eq!(user.tool, "confirm_booking");
-    assert!(user.arguments.contains(&flight));
-    assert!(matches!(user.outcome, Outcome::Result(_)));
-    assert!(episode.finish().passed);
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["book_meeting", "confirm_booking", "process_return", "reschedule_meeting"]);
+}
+
+/// A larger suite, where every kind of dual control occurs.
+fn bigger_suite() -> Vec<TaskRef> {
+    "conversational:2026:16".parse::<Suite>().unwrap().tasks(None, None)
+}
+
+#[test]
+fn every_domain_has_dual_control_in_some_variant() {
+    let mut domains = std::collections::BTreeSet::new();
+    for task in bigger_suite() {
+        let c = task.conversation.as_ref().unwrap();
+        if !c.actions.is_empty() || c.verification.is_some() {
+            domains.insert(task.domain.name());
+        }
+    }
+    assert_eq!(domains.len(), 4, "{domains:?}");
+}
+
+#[test]
+fn a_verification_code_goes_from_the_phone_through_the_user() {
+    use toolenv_core::user::{CODE_QUESTION, READ_CODE, SEND_CODE, VERIFY, Verification};
+    let task =
+        bigger_suite().into_iter().find(|t| t.conversation.as_ref().is_some_and(|c| c.verification.is_some())).expect("a verification");
+    let v = task.conversation.as_ref().unwrap().verification.clone().unwrap();
+    assert_eq!(v.code, Verification::code_of(&task.id, &v.customer));
+    assert!(v.code.len() == 6 && v.code.bytes().all(|b| b.is_ascii_digit()));
+    let write = task.reference.iter().find(|c| c.tool == v.tool).unwrap().clone();
+    let ask_code = json!({"question": CODE_QUESTION});
+    let mut episode = Episode::new(&task, 0, 0);
+    let offered: Vec<&str> = episode.bus_tools().iter().map(|t| t.name).collect();
+    assert_eq!(offered, [ASK_USER, SEND_CODE, VERIFY]);
+    // The write is refused before verification; the code is nowhere to read or verify yet.
+    assert_eq!(reply(&mut episode, v.tool, write.arguments.clone()), json!({"domain_error": "VERIFICATION_REQUIRED"}));
+    assert!(!episode.trajectory().calls[0].state_changed);
+    let answer = reply(&mut episode, ASK_USER, ask_code.clone());
+    assert_eq!((answer["heard"].as_str(), answer["told"].get("verification_code")), (Some("understood"), None), "{answer}");
+    let read = episode.trajectory().calls.last().unwrap().user.clone().expect("the user looked at the phone");
+    assert_eq!(read.tool, READ_CODE);
+    assert!(matches!(read.outcome, Outcome::Error(_)));
+    let verify = |code: &str| json!({"customer_id": v.customer, "code": code});
+    assert_eq!(reply(&mut episode, VERIFY, verify(&v.code)), json!({"domain_error": "NO_CODE_SENT"}));
+    // The agent cannot read the phone itself.
+    assert!(episode.call_with(READ_CODE, &json!({}), &CallOptions::default()).is_err());
+    // Sent to another customer, the code is not on this user's phone.
+    assert_eq!(reply(&mut episode, SEND_CODE, json!({"customer_id": "C-999"}))["sent"], true);
+    assert!(reply(&mut episode, ASK_USER, ask_code.clone())["told"].get("verification_code").is_none());
+    // Sent to the customer, the user reads it out, and the reading is the user's recorded call.
+    reply(&mut episode, SEND_CODE, json!({"customer_id": v.customer}));
+    let answer = reply(&mut episode, ASK_USER, ask_code.clone());
+    assert_eq!(answer["told"]["verification_code"], v.code.as_str());
+    let read = episode.trajectory().calls.last().unwrap().user.clone().unwrap();
+    assert_eq!((read.tool.as_str(), read.outcome), (READ_CODE, Outcome::Result(json!({"code": v.code}).to_string())));
+    // Three wrong codes lock it: the right one after them is refused, and the write with it.
+    for left in [2, 1, 0] {
+        let wrong = reply(&mut episode, VERIFY, verify("000000"));
+        assert_eq!(wrong, json!({"domain_error": "WRONG_CODE"}), "{left} left");
+    }
+    assert_eq!(reply(&mut episode, VERIFY, verify(&v.code)), json!({"domain_error": "TOO_MANY_ATTEMPTS"}));
+    assert_eq!(reply(&mut episode, v.tool, write.arguments.clone()), json!({"domain_error": "VERIFICATION_REQUIRED"}));
+    assert!(!episode.finish().passed);
+    // The right code in time opens the write.
+    let mut episode = Episode::new(&task, 0, 0);
+    reply(&mut episode, SEND_CODE, json!({"customer_id": v.customer}));
+    assert_eq!(reply(&mut episode, VERIFY, verify(&v.code))["verified"], true);
+    assert!(episode.verified(&v.customer));
+    assert!(reply(&mut episode, v.tool, write.arguments).get("domain_error").is_none());
+    // The self-check's cheats at the code (unverified, guessed, unsent) all fail.
+    let check = SelfCheck::run_with(&task, 2);
+    let code_cheats: Vec<_> =
+        check.cheats.iter().filter(|p| p.cheat.label.contains("code") || p.cheat.label.contains("verification")).collect();
+    assert_eq!(code_cheats.len(), 3, "{:?}", check.cheats.iter().map(|p| &p.cheat.label).collect::<Vec<_>>());
+    assert!(code_cheats.iter().all(|p| p.wrong && !p.verdict.passed));
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+    // The task in full has neither the tools nor the refusal.
+    let full = toolenv_domains::generate::resolve(&toolenv_domains::generate::conversation::generated_id(&task.id).unwrap()).unwrap();
+    assert!(Episode::new(full, 0, 0).bus_tools().is_empty());
 }
 
 #[test]

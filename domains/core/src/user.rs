@@ -10,6 +10,10 @@
 //! the slots the question names, never more: asked for "everything" it asks
 //! back which detail is wanted. A request for one of its actions (its
 //! words: "confirm", "pay") makes it act, on the id the question names.
+//! Asked for a verification code ("code"), it reads its phone: a call of
+//! its own ([`READ_CODE`]) whose result the episode knows (see
+//! [`Verification`]); asked for its customer id when a write needs it
+//! verified, it tells it.
 //! Bad input (empty, longer than [`MAX_QUESTION_BYTES`], mostly non-Latin
 //! letters) gets a short answer that says what was wrong. Every answer is
 //! bounded: it is built from the task's own values, never from the
@@ -128,6 +132,58 @@ pub struct UserAction {
     pub fixed: Value,
 }
 
+/// The agent's tool that sends a one-time code to a customer's phone.
+pub const SEND_CODE: &str = "send_verification_code";
+/// The agent's tool that verifies a customer with the code they read out.
+pub const VERIFY: &str = "verify_customer";
+/// The user's own tool that reads the code on their phone (never the agent's).
+pub const READ_CODE: &str = "read_verification_code";
+/// The slot name under which the user tells the code it read.
+pub const CODE_SLOT: &str = "verification_code";
+/// Most wrong codes [`VERIFY`] takes in an episode: after them it refuses
+/// every code, so guessing cannot get through.
+pub const MAX_CODE_ATTEMPTS: usize = 3;
+/// How an agent asks the user for the code (the reference's and the solver's words).
+pub const CODE_QUESTION: &str = "Please read me the verification code we sent to your phone.";
+/// Words any of which in a question asks the user to read the code.
+const CODE_WORDS: &[&str] = &["code", "otp", "passcode"];
+
+/// A write that needs the customer verified first (dual control where the
+/// information flows from the state through the user): the agent sends a
+/// code ([`SEND_CODE`]), asks the user for it, the user reads it on their
+/// phone ([`READ_CODE`], a recorded call of the user's) and tells it, and
+/// the agent verifies it ([`VERIFY`]); until then the write is refused.
+/// The code is a pure function of the task and the customer
+/// ([`Verification::code_of`]), which no domain tool returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verification {
+    /// The domain tool whose calls need the customer verified.
+    pub tool: &'static str,
+    /// What the write does, as a phrase: `close the ticket`.
+    pub what: &'static str,
+    /// The customer the user is: the owner of what the write changes.
+    pub customer: String,
+    /// The code sent to the customer's phone.
+    pub code: String,
+}
+
+impl Verification {
+    /// The verification of `customer` in the task `task_id`.
+    pub fn new(tool: &'static str, what: &'static str, task_id: &str, customer: String) -> Self {
+        let code = Self::code_of(task_id, &customer);
+        Self { tool, what, customer, code }
+    }
+
+    /// The six-digit code a customer's phone gets in a task: FNV-1a of the
+    /// task's id and the customer's, the same on every platform.
+    pub fn code_of(task_id: &str, customer: &str) -> String {
+        let hash = format!("{task_id}\u{0}{customer}")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        format!("{:06}", hash % 1_000_000)
+    }
+}
+
 /// What a conversational task's user holds: the withheld slots and the
 /// actions only the user may take. A conversation with neither is a task
 /// given in full, where asking is needless.
@@ -137,6 +193,9 @@ pub struct Conversation {
     pub withheld: Vec<Withheld>,
     /// The actions only the user may take.
     pub actions: Vec<UserAction>,
+    /// The write that needs the customer verified with a code, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
 }
 
 impl Conversation {
@@ -183,7 +242,13 @@ pub struct Hearing {
     /// The action asked for: its index in the conversation and the call's arguments,
     /// or why it cannot be made.
     pub action: Option<(usize, Result<Value, String>)>,
+    /// Whether it was asked to read the verification code on its phone
+    /// (the episode plays the reading: only it knows whether a code was sent).
+    pub read_code: bool,
 }
+
+/// The slot the user tells its customer id under, when a write needs it verified.
+const CUSTOMER_ID: &str = "customer_id";
 
 /// Words that ask for every detail at once, naming none.
 const BROAD: &[&str] = &["everything", "all", "details", "anything", "missing", "else"];
@@ -191,7 +256,7 @@ const BROAD: &[&str] = &["everything", "all", "details", "anything", "missing", 
 /// The user's answer to `question`: pure, so the same question gets the
 /// same answer in every episode of the task.
 pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) -> Hearing {
-    let plain = |heard: Heard, text: &str| Hearing { heard, text: text.to_owned(), told: BTreeMap::new(), action: None };
+    let plain = |heard: Heard, text: &str| Hearing { heard, text: text.to_owned(), told: BTreeMap::new(), action: None, read_code: false };
     if question.len() > MAX_QUESTION_BYTES {
         return plain(
             Heard::TooLong,
@@ -215,14 +280,22 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
 
     let mut told = BTreeMap::new();
     let mut texts = Vec::new();
-    for w in named(&conversation.withheld.iter().map(|w| (w.slot, w.entity)).collect::<Vec<_>>(), &words) {
-        let withheld = &conversation.withheld[w];
-        texts.push(format!("The {} is {}.", readable(withheld.slot), withheld.value));
-        told.insert(withheld.slot, withheld.value.clone());
+    let mut holds: Vec<(&'static str, Entity, &str)> = conversation.withheld.iter().map(|w| (w.slot, w.entity, w.value.as_str())).collect();
+    // A customer to verify knows their customer id, unless the request gives it.
+    if let Some(v) = &conversation.verification
+        && !slots.iter().any(|s| s.name == CUSTOMER_ID)
+    {
+        holds.push((CUSTOMER_ID, Entity::Id, v.customer.as_str()));
     }
+    for w in named(&holds.iter().map(|&(slot, entity, _)| (slot, entity)).collect::<Vec<_>>(), &words) {
+        let (slot, _, value) = holds[w];
+        texts.push(format!("The {} is {value}.", readable(slot)));
+        told.insert(slot, value.to_owned());
+    }
+    let read_code = conversation.verification.is_some() && CODE_WORDS.iter().any(|w| has(w));
     let action = conversation.actions.iter().position(|a| a.words.iter().any(|w| has(w))).map(|i| {
         let action = &conversation.actions[i];
-        let arguments = match id_in(question) {
+        let arguments = match value_in(question, action.id_param) {
             Some(id) => {
                 let mut arguments = action.fixed.clone();
                 if let Some(map) = arguments.as_object_mut() {
@@ -234,8 +307,8 @@ pub fn hear(conversation: &Conversation, slots: &[crate::Slot], question: &str) 
         };
         (i, arguments)
     });
-    if !told.is_empty() || action.is_some() {
-        return Hearing { heard: Heard::Understood, text: texts.join(" "), told, action };
+    if !told.is_empty() || action.is_some() || read_code {
+        return Hearing { heard: Heard::Understood, text: texts.join(" "), told, action, read_code };
     }
     let given: Vec<(&'static str, Entity)> = slots
         .iter()
@@ -289,6 +362,20 @@ fn named(candidates: &[(&'static str, Entity)], words: &[String]) -> Vec<usize> 
         .collect()
 }
 
+/// The value of an action's parameter a question names: for a time (a
+/// parameter named `…time`) the last `HH:MM` in it (where a move goes is
+/// said last: "from 09:00 to 14:00"), otherwise the first id.
+fn value_in(question: &str, param: &str) -> Option<String> {
+    if !param.ends_with("time") {
+        return id_in(question);
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    question
+        .split(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .rfind(|t| t.split_once(':').is_some_and(|(h, m)| digits(h) && h.len() <= 2 && digits(m) && m.len() == 2))
+        .map(|t| if t.len() == 4 { format!("0{t}") } else { t.to_owned() })
+}
+
 /// The first token of a question that looks like an id: letters and
 /// digits (with `-` or `_`), as written.
 fn id_in(question: &str) -> Option<String> {
@@ -315,6 +402,7 @@ mod tests {
                 id_param: "flight_id",
                 fixed: json!({"passenger": "Bob"}),
             }],
+            verification: None,
         }
     }
 
@@ -366,6 +454,47 @@ mod tests {
         assert_eq!(h.action, Some((0, Ok(json!({"passenger": "Bob", "flight_id": "FL-204"})))));
         let h = hear(&c, &[], "Please confirm the payment.");
         assert!(matches!(h.action, Some((0, Err(ref why))) if why.contains("flight")));
+    }
+
+    #[test]
+    fn a_move_takes_the_last_time_the_question_names() {
+        let c = Conversation {
+            actions: vec![UserAction {
+                tool: "reschedule_meeting",
+                what: "approve the move",
+                words: &["approve", "approval"],
+                id_param: "new_time",
+                fixed: json!({"date": "2026-03-04"}),
+            }],
+            ..Conversation::default()
+        };
+        let h = hear(&c, &[], "Please approve the move of the 9:00 meeting to 14:00.");
+        assert_eq!(h.action, Some((0, Ok(json!({"date": "2026-03-04", "new_time": "14:00"})))));
+        let h = hear(&c, &[], "Please approve moving it to 9:30");
+        assert_eq!(h.action, Some((0, Ok(json!({"date": "2026-03-04", "new_time": "09:30"})))));
+        assert!(matches!(hear(&c, &[], "Please approve the move to FL-1.").action, Some((0, Err(_)))));
+    }
+
+    #[test]
+    fn a_customer_to_verify_reads_the_code_and_knows_their_id() {
+        let mut c = conversation();
+        assert!(!hear(&c, &[], "What is the verification code?").read_code);
+        c.verification = Some(Verification::new("close_ticket", "close the ticket", "support/x/c2-1-1-0001", "C-104".into()));
+        let h = hear(&c, &[], "Please read me the verification code we sent to your phone.");
+        assert!(h.read_code && h.heard == Heard::Understood && h.told.is_empty() && h.action.is_none());
+        let h = hear(&c, &[], "What is your customer id?");
+        assert_eq!(h.told.get("customer_id").map(String::as_str), Some("C-104"));
+        // A request that gives the customer id: the user says so.
+        let slots = crate::slots(&[("customer_id", "C-104")]);
+        let only = Conversation { verification: c.verification.clone(), ..Conversation::default() };
+        assert_eq!(hear(&only, &slots, "What is your customer id?").heard, Heard::AlreadyGiven);
+        assert_eq!(hear(&only, &[], "What is your customer id?").told.get("customer_id").map(String::as_str), Some("C-104"));
+        // The code: six digits, a function of the task and the customer.
+        let code = &c.verification.as_ref().unwrap().code;
+        assert!(code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()));
+        assert_eq!(*code, Verification::code_of("support/x/c2-1-1-0001", "C-104"));
+        assert_ne!(*code, Verification::code_of("support/x/c2-1-1-0001", "C-105"));
+        assert_ne!(*code, Verification::code_of("support/x/c2-1-1-0002", "C-104"));
     }
 
     #[test]

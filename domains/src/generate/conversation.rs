@@ -10,7 +10,12 @@
 //! ≡ 0 mod 4) withholds nothing; the others withhold one slot, and at
 //! levels 2 and 3 the last of them two where the task has two to withhold.
 //! Dual control joins every variant that withholds something, when the
-//! task's reference solution makes a call only a user would make.
+//! task's reference solution makes a call only a user would make (confirm
+//! a payment, approve a refund, a meeting's booking or its move) or a
+//! write that needs the customer verified with a code the user reads from
+//! their phone (closing a support ticket). A slot is withheld only if every
+//! wrong guess of it fails, judged on the reference as the agent plays it,
+//! the user's part taken out.
 
 use serde_json::{Value, json};
 
@@ -18,7 +23,7 @@ use super::Origin;
 use toolenv_core::{
     Call, Task,
     bus::ASK_USER,
-    user::{Conversation, Entity, UserAction, Withheld},
+    user::{CODE_QUESTION, Conversation, Entity, SEND_CODE, UserAction, VERIFY, Verification, Withheld},
 };
 
 /// The actions only a user may take, by the domain tool they call: what
@@ -28,6 +33,8 @@ const ACTIONS: &[(&str, &str, &[&str], &str)] = &[
     // (tool, what, words asking for it, the parameter naming the record)
     ("confirm_booking", "confirm the payment", &["confirm", "pay", "payment"], "flight_id"),
     ("process_return", "approve the refund", &["approve", "refund"], "order_id"),
+    ("reschedule_meeting", "approve the move", &["approve", "approval"], "new_time"),
+    ("book_meeting", "approve the booking", &["approve", "approval"], "time"),
 ];
 
 /// The id of the conversational variant of a generated task's id.
@@ -53,8 +60,20 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
         3 if origin.level >= 2 => 2,
         _ => 1,
     };
-    let candidates = withholdable(&task);
     let mut conversation = Conversation::default();
+    // The user's part first: what a guess must get past is what the agent itself still says.
+    let full = task.reference.clone();
+    if wanted > 0 {
+        dual_control(&mut task, &mut conversation);
+        verification(&mut task, &mut conversation);
+    }
+    let mut candidates = withholdable(&task);
+    // With the user's part nothing is left to withhold: the task without it.
+    if candidates.is_empty() && (!conversation.actions.is_empty() || conversation.verification.is_some()) {
+        task.reference = full;
+        conversation = Conversation::default();
+        candidates = withholdable(&task);
+    }
     if wanted > 0 && !candidates.is_empty() {
         let first = (origin.index as usize / 4) % candidates.len();
         for k in 0..wanted.min(candidates.len()) {
@@ -65,7 +84,6 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
             conversation.withheld.push(Withheld { slot: slot.name, value, entity });
         }
         conversation.withheld.sort_by_key(|w| task.slots.iter().position(|s| s.name == w.slot));
-        dual_control(&mut task, &mut conversation);
     }
     // A value still in the description (another slot holds it too) is not withheld at all.
     let description = task.description();
@@ -82,24 +100,62 @@ pub fn variant(task: Task, origin: &Origin) -> Task {
 
 /// The slots of a task that may be withheld, by index: in its template,
 /// of an entity an agent cannot paraphrase, with a value no other slot
-/// shares, and one the right outcome depends on (the reference solution's
-/// calls or answer name it, and it is no bound of a range), so that a wrong
-/// guess fails.
+/// shares, and one the right outcome depends on one to one, so that every
+/// wrong guess fails: the reference solution's writes (its requests to the
+/// user to act among them) or answer name it,
+/// or, for a slot other than a date or a time, its reads do (a read by a
+/// key: another key reads other records). A date or a time only read is
+/// where a search starts (the next free slot after 10:00 is the next free
+/// one after a taken 11:00 too), and the bounds of a range a read covers
+/// are covered by a wider guess too: neither is withheld.
 fn withholdable(task: &Task) -> Vec<usize> {
-    let used: Vec<String> =
-        task.reference.iter().map(|c| c.arguments.to_string()).chain(task.reference_answer().map(str::to_owned)).collect();
+    let text = |c: &Call| c.arguments.to_string();
+    // A request to the user to act is the agent's write, made by the user.
+    let writes = |c: &&Call| c.tool == ASK_USER || task.domain.tool(c.tool).is_some_and(|t| t.mutates_state);
+    let written: Vec<String> = task.reference.iter().filter(writes).map(text).chain(task.reference_answer().map(str::to_owned)).collect();
+    let read: Vec<String> = task.reference.iter().filter(|c| !writes(c)).map(text).collect();
     (0..task.slots.len())
         .filter(|&i| {
             let slot = &task.slots[i];
+            let entity = Entity::of(slot.name, &slot.value);
+            let keyed = !matches!(entity, Entity::Date | Entity::Time);
             task.template.text.contains(&format!("{{{}}}", slot.name))
-                && used.iter().any(|u| u.contains(&slot.value))
+                && (written.iter().any(|u| u.contains(&slot.value)) || keyed && read.iter().any(|u| u.contains(&slot.value)))
                 // The bounds of a range a read covers: a wider guess covers it too.
                 && !matches!(slot.name, "start" | "end")
-                && Entity::of(slot.name, &slot.value).withholdable()
+                && entity.withholdable()
                 && !slot.value.is_empty()
                 && task.slots.iter().enumerate().all(|(j, other)| j == i || !other.value.contains(&slot.value))
         })
         .collect()
+}
+
+/// The writes that need the customer verified with a code first, by the
+/// domain tool they call: (tool, what it does, the parameter naming the
+/// record written, where the record's owner is in the state).
+const VERIFIED: &[(&str, &str, &str, &str)] = &[("close_ticket", "close the ticket", "ticket_id", "/tickets/{}/customer_id")];
+
+/// Puts the verification of the customer before the reference's one call
+/// of a write that needs it (sending the code, asking the user for it,
+/// verifying it), and records the verification.
+fn verification(task: &mut Task, conversation: &mut Conversation) {
+    for &(tool, what, id_param, owner) in VERIFIED {
+        let mut calls = task.reference.iter().enumerate().filter(|(_, c)| c.tool == tool);
+        let (Some((at, call)), None) = (calls.next(), calls.next()) else { continue };
+        let Some(id) = call.arguments.get(id_param).and_then(Value::as_str) else { continue };
+        let Some(customer) = task.initial_json().pointer(&owner.replace("{}", id)).and_then(Value::as_str).map(str::to_owned) else {
+            continue;
+        };
+        let verification = Verification::new(tool, what, &task.id, customer);
+        let calls = [
+            Call::new(SEND_CODE, json!({"customer_id": verification.customer})),
+            Call::new(ASK_USER, json!({"question": CODE_QUESTION})),
+            Call::new(VERIFY, json!({"customer_id": verification.customer, "code": verification.code})),
+        ];
+        task.reference.splice(at..at, calls);
+        conversation.verification = Some(verification);
+        return;
+    }
 }
 
 /// Turns the reference's calls of tools only a user may call into requests

@@ -30,10 +30,11 @@
 use crate::{Finish, registry::Extensions};
 use serde_json::Value;
 
+use serde_json::json;
 use toolenv_core::{
     CallError, CallOptions, CallRecord, Domain, Episode, FailureCode, Judgement, Outcome, Task,
     bus::ASK_USER,
-    user::{Conversation, UserAction},
+    user::{CODE_QUESTION, CODE_SLOT, Conversation, SEND_CODE, UserAction, VERIFY},
 };
 
 #[cfg(test)]
@@ -232,6 +233,9 @@ pub struct Session<'a> {
     domain: Domain,
     /// The task's actions only its user may take: a write of one is asked of the user.
     actions: Vec<UserAction>,
+    /// The write that needs the customer verified first, and the customer's
+    /// id if the task gives it; `None` once verified (or when none does).
+    verify: Option<(&'static str, Option<String>)>,
     /// Virtual milliseconds to declare as waited before the next call.
     wait_ms: u64,
     /// Writes made, for fresh idempotency keys.
@@ -247,7 +251,7 @@ impl std::fmt::Debug for Session<'_> {
 impl<'a> Session<'a> {
     /// A session of an episode of `domain`.
     pub fn new(env: &'a mut dyn Env, domain: Domain) -> Self {
-        Self { env, domain, actions: Vec::new(), wait_ms: 0, writes: 0 }
+        Self { env, domain, actions: Vec::new(), verify: None, wait_ms: 0, writes: 0 }
     }
 
     /// A read whose result must be whole: not empty, not cut, not marked truncated.
@@ -310,6 +314,9 @@ impl<'a> Session<'a> {
         if let Some(action) = self.actions.iter().find(|a| a.tool == tool).cloned() {
             return self.ask_to_act(&action, &args);
         }
+        if self.verify.as_ref().is_some_and(|(gated, _)| *gated == tool) {
+            self.verify_customer()?;
+        }
         self.writes += 1;
         let key = format!("solver-write-{}", self.writes);
         self.call(tool, &args, Some(&key), usable)
@@ -331,6 +338,26 @@ impl<'a> Session<'a> {
             (None, Some(error)) => Ok(Answer::Rejected(field(error, "code").to_owned(), field(error, "message").to_owned())),
             (None, None) => Err(GiveUp::Stuck(format!("the user did not {}: {}", action.what, field(&reply, "answer")))),
         }
+    }
+
+    /// Verifies the customer before a write that needs it: the customer's id
+    /// (from the task, or asked of the user), a code sent to their phone,
+    /// the user asked to read it, the code verified.
+    fn verify_customer(&mut self) -> Step<()> {
+        let Some((_, known)) = self.verify.take() else { return Ok(()) };
+        let told = |reply: &Value, slot: &str| -> Step<String> {
+            reply.pointer(&format!("/told/{slot}")).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
+                GiveUp::Stuck(format!("the user did not tell the {}: {}", toolenv_core::user::readable(slot), field(reply, "answer")))
+            })
+        };
+        let customer = match known {
+            Some(customer) => customer,
+            None => told(&self.ask("What is your customer id?")?, "customer_id")?,
+        };
+        accepted(SEND_CODE, self.call(SEND_CODE, &json!({"customer_id": customer}), None, &unmarked)?)?;
+        let code = told(&self.ask(CODE_QUESTION)?, CODE_SLOT)?;
+        accepted(VERIFY, self.call(VERIFY, &json!({"customer_id": customer, "code": code}), None, &unmarked)?)?;
+        Ok(())
     }
 
     /// One logical call, retried until an answer the strategy can use.
@@ -396,10 +423,9 @@ pub fn run(task: &Task, env: &mut dyn Env) -> Step<()> {
     let mut session = Session::new(env, task.domain);
     let Some(conversation) = &task.conversation else { return task.domain.solve(task, &mut session) };
     session.actions.clone_from(&conversation.actions);
-    if conversation.withheld.is_empty() {
-        return task.domain.solve(task, &mut session);
-    }
     let told = ask_withheld(task, conversation, &mut session)?;
+    // The customer's id, where the request gives it (or the user told it).
+    session.verify = conversation.verification.as_ref().map(|v| (v.tool, told.slot("customer_id").map(str::to_owned)));
     task.domain.solve(&told, &mut session)
 }
 

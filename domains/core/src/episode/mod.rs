@@ -14,6 +14,7 @@ mod fork;
 mod ledger;
 mod roles;
 mod user;
+mod verify;
 
 pub use finish::{Assess, Judgement};
 
@@ -386,6 +387,9 @@ impl Episode {
         if tool == bus::ASK_USER && self.has_user() {
             return self.user_turn(index, arguments, None, waited_ms);
         }
+        if let Some(played) = self.verification_call(index, tool, &arguments, None, waited_ms) {
+            return played;
+        }
         let Some(spec) = self.task.domain.tool(tool) else {
             let error = CallError::UnknownTool(tool.to_owned());
             self.record_invalid(tool, &arguments.text(), waited_ms, ArgError::new("tool_name", error.to_string()));
@@ -402,7 +406,7 @@ impl Episode {
                 return Err(CallError::InvalidArgument(error));
             }
         };
-        if let Some(refusal) = self.user_only(tool) {
+        if let Some(refusal) = self.user_only(tool).or_else(|| self.unverified(tool)) {
             return Ok((Reached::plain(index, tool, args.canonical(), waited_ms), Delivery::Reply(refusal)));
         }
         self.run_tool(tool, arguments, spec, &args, options, waited_ms)

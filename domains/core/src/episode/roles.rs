@@ -282,13 +282,16 @@ impl Episode {
 
     /// The bus tools this episode offers besides its domain's (none in a
     /// plain episode; `ask_user` alone under a MAS-FIRE profile without
-    /// roles or in a conversational task's episode; all of them with roles).
+    /// roles or in a conversational task's episode; all of them with roles),
+    /// then the verification tools of a task whose write needs a verified customer.
     pub fn bus_tools(&self) -> Vec<&'static ToolSpec> {
         let user = |t: &ToolSpec| t.name == bus::ASK_USER && self.has_user();
-        match &self.team {
+        let mut tools: Vec<&'static ToolSpec> = match &self.team {
             Some(team) => bus::BUS_TOOLS.iter().filter(|t| team.offers(t.name) || user(t)).collect(),
             None => bus::BUS_TOOLS.iter().filter(|t| user(t)).collect(),
-        }
+        };
+        tools.extend(self.verification_tools());
+        tools
     }
 
     /// An agent joins the episode under `role`: it gets an id (`role-N`),
@@ -394,6 +397,10 @@ impl Episode {
         if tool == bus::ASK_USER && self.has_user() {
             return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms);
         }
+        if self.verification_tools().iter().any(|t| t.name == tool) {
+            let played = self.verification_call(index, tool, &super::Arguments::Text(arguments), caller, waited_ms);
+            return played.unwrap_or_else(|| Err(CallError::UnknownTool(tool.to_owned())));
+        }
         if let Some(spec) = bus::bus_tool(tool).filter(|_| team.offers(tool)) {
             let args = match spec.parse_arguments(arguments) {
                 Ok(args) => args,
@@ -428,7 +435,7 @@ impl Episode {
             }
         };
         let as_sent = args.canonical();
-        if let Some(refusal) = self.user_only(tool) {
+        if let Some(refusal) = self.user_only(tool).or_else(|| self.unverified(tool)) {
             let mut reached = Reached::plain(index, tool, as_sent, waited_ms);
             reached.caller = caller;
             return Ok((reached, Delivery::Reply(refusal)));

@@ -60,7 +60,8 @@ impl Episode {
             }
         };
         let Some(conversation) = self.task.conversation.clone() else { return Err(CallError::UnknownTool(bus::ASK_USER.to_owned())) };
-        let hearing = user::hear(&conversation, &self.task.slots, args.str("question"));
+        let mut hearing = user::hear(&conversation, &self.task.slots, args.str("question"));
+        let read = self.read_code(&mut hearing);
         let mut reached = Reached::plain(index, bus::ASK_USER, args.canonical(), waited_ms);
         reached.caller = caller;
         let mut text = hearing.text;
@@ -85,6 +86,7 @@ impl Episode {
             };
             text = if text.is_empty() { said } else { format!("{text} {said}") };
         }
+        let acted = acted.or(read);
         let told: serde_json::Map<String, Value> = hearing.told.into_iter().map(|(k, v)| (k.to_owned(), Value::from(v))).collect();
         let heard = serde_json::to_value(&hearing.heard).unwrap_or_default();
         let mut reply = json!({"answer": text, "heard": heard, "told": told});
