@@ -178,6 +178,7 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
                     ..Default::default()
                 })
             }),
+            user_answer: record.user_answer.clone(),
         }
     }
 }
