@@ -108,9 +108,10 @@ pub const MAX_ANSWER_BYTES: usize = 2048;
 /// Capitalised words that start a sentence or stand for someone without
 /// being a name: never read as one.
 const NOT_NAMES: &[&str] = &[
-    "a", "an", "and", "as", "at", "by", "for", "from", "he", "her", "hi", "his", "hello", "i", "i'm", "in", "it", "it's", "its", "my",
-    "no", "of", "ok", "okay", "on", "our", "please", "she", "so", "sure", "thanks", "thank", "that", "the", "their", "they", "this", "to",
-    "we", "yes", "you", "your",
+    "a", "actually", "an", "and", "are", "as", "at", "but", "by", "for", "from", "he", "her", "hi", "his", "hello", "hmm", "i", "i'd",
+    "i'll", "i'm", "in", "is", "it", "it's", "its", "just", "let", "me", "my", "no", "of", "oh", "ok", "okay", "on", "or", "our", "please",
+    "she", "so", "sure", "thanks", "thank", "that", "the", "their", "there", "they", "this", "to", "um", "was", "we", "well", "what",
+    "yeah", "yes", "you", "your",
 ];
 
 impl Entity {
@@ -121,6 +122,12 @@ impl Entity {
     /// common sentence openers aside). Free text has none. A deterministic
     /// reading, for what an answer supplied from outside actually says.
     pub fn values_in(self, text: &str) -> Vec<String> {
+        self.values_of(text, None)
+    }
+
+    /// [`Entity::values_in`], names read as `name_words` words each (the
+    /// first capitalised, the others any words but common short ones) when given.
+    fn values_of(self, text: &str, name_words: Option<usize>) -> Vec<String> {
         let words: Vec<(&str, bool)> = text
             .split_whitespace()
             .map(|raw| {
@@ -131,7 +138,7 @@ impl Entity {
             .filter(|(word, _)| !word.is_empty() && word.len() <= 64)
             .collect();
         if self == Entity::Name {
-            return names_in(&words);
+            return names_in(&words, name_words);
         }
         words
             .into_iter()
@@ -146,24 +153,39 @@ impl Entity {
     }
 }
 
-/// The names of a text's words (each with whether punctuation ended it).
-fn names_in(words: &[(&str, bool)]) -> Vec<String> {
+/// The names of a text's words (each with whether punctuation ended it):
+/// runs that start with a capitalised word, of up to three capitalised
+/// words, or of `length` words of any case.
+fn names_in(words: &[(&str, bool)], length: Option<usize>) -> Vec<String> {
+    let wordy =
+        |w: &str| w.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '\'') && !NOT_NAMES.contains(&w.to_lowercase().as_str());
     let capital = |w: &str| {
-        w.starts_with(|c: char| c.is_uppercase())
-            && w.chars().all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+        wordy(w)
+            && w.starts_with(|c: char| c.is_ascii_uppercase())
+            && w.chars().all(|c| !c.is_numeric())
             && !w.chars().all(|c| c.is_uppercase() || !c.is_alphabetic())
-            && !NOT_NAMES.contains(&w.to_lowercase().as_str())
     };
+    let max = length.unwrap_or(3).max(1);
     let mut names = Vec::new();
     let mut run: Vec<&str> = Vec::new();
     for &(word, stops) in words {
-        if capital(word) && run.len() < 3 {
+        let goes_on = if run.is_empty() {
+            capital(word)
+        } else if length.is_some() {
+            wordy(word)
+        } else {
+            capital(word)
+        };
+        if goes_on && run.len() < max {
             run.push(word);
         } else if !run.is_empty() {
             names.push(run.join(" "));
             run.clear();
+            if capital(word) {
+                run.push(word);
+            }
         }
-        if stops && !run.is_empty() {
+        if (stops || run.len() == max) && !run.is_empty() {
             names.push(run.join(" "));
             run.clear();
         }
@@ -176,14 +198,18 @@ fn names_in(words: &[(&str, bool)]) -> Vec<String> {
 
 /// What a supplied answer says for each withheld slot in `named` (the slots
 /// the question named): the slots of one entity, in the task's slot order,
-/// take that entity's values in the order the answer says them; a slot the
-/// answer says nothing of its kind for is left out. Pure, so a recorded
-/// answer reads the same in a replay.
+/// take that entity's values in the order the answer says them (a name
+/// read as many words as the slot's value has); a slot the answer says
+/// nothing of its kind for is left out. Pure, so a recorded answer reads
+/// the same in a replay.
 pub fn told_in(conversation: &Conversation, named: &[&str], answer: &str) -> BTreeMap<&'static str, String> {
     let mut told = BTreeMap::new();
-    let mut values: BTreeMap<Entity, std::vec::IntoIter<String>> = BTreeMap::new();
+    let mut values: BTreeMap<(Entity, usize), std::vec::IntoIter<String>> = BTreeMap::new();
     for withheld in conversation.withheld.iter().filter(|w| named.contains(&w.slot)) {
-        let said = values.entry(withheld.entity).or_insert_with(|| withheld.entity.values_in(answer).into_iter());
+        let length = withheld.value.split_whitespace().count();
+        let said = values
+            .entry((withheld.entity, length))
+            .or_insert_with(|| withheld.entity.values_of(answer, (withheld.entity == Entity::Name).then_some(length)).into_iter());
         if let Some(value) = said.next() {
             told.insert(withheld.slot, value);
         }
