@@ -109,6 +109,10 @@ async fn an_honest_llm_user_gets_the_solver_through_in_process_and_over_grpc() {
         let local: Vec<Vec<u8>> = episode.trajectory().calls.iter().map(|c| pb::ToolCallRecord::from(c).encode_to_vec()).collect();
         assert_eq!(encoded(&remote.trajectory), local, "{}", task.id);
         assert!(remote.trajectory.calls.iter().filter(|c| c.tool_name == ASK_USER).all(|c| c.user_answer.is_some()));
+        // The run's record counts the turns the LLM user answered (what the report shows).
+        let planned = toolenv_runs::Grid::single(vec!["solver".to_owned()]).plan([task.id.as_str()]);
+        let result = planned[0].result(&remote.trajectory);
+        assert_eq!((result.llm_user_turns, result.user_turns), (turns.len() as u32, turns.len() as u32));
     }
 }
 
