@@ -82,9 +82,13 @@ fn instructions(task: &Task) -> String {
     let actions: Vec<String> = conversation
         .actions
         .iter()
-        .map(|a| format!("- {} (only when the agent asks you to, for the {} it names)", a.what, user::readable(a.id_param)))
+        .map(|a| format!("- {} (for the {} the agent names)", a.what, user::readable(a.id_param)))
         .collect();
-    let actions = if actions.is_empty() { String::new() } else { format!("\n\nOnly you can do these:\n{}", actions.join("\n")) };
+    let actions = if actions.is_empty() {
+        String::new()
+    } else {
+        format!("\n\nOnly you can do these; when the agent asks you to, say that you do it:\n{}", actions.join("\n"))
+    };
     format!(
         "You are a customer talking to a support agent, who asks you questions. Your request, as you gave it:\n\n{}\n\n\
          Details you know that your request leaves out:\n{}{actions}\n\n\
