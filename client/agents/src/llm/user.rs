@@ -79,11 +79,8 @@ fn instructions(task: &Task) -> String {
     if known.is_empty() {
         known.push("- (nothing beyond your request)".to_owned());
     }
-    let actions: Vec<String> = conversation
-        .actions
-        .iter()
-        .map(|a| format!("- {} (for the {} the agent names)", a.what, user::readable(a.id_param)))
-        .collect();
+    let actions: Vec<String> =
+        conversation.actions.iter().map(|a| format!("- {} (for the {} the agent names)", a.what, user::readable(a.id_param))).collect();
     let actions = if actions.is_empty() {
         String::new()
     } else {
