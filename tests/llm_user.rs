@@ -142,7 +142,7 @@ async fn a_lying_llm_user_fails_the_episode_and_attribution_names_it() {
         let rules = play(&mut client, Builtin::Solver, new_episode(&task.id, 0, 0)).await.unwrap();
         assert!(rules.verdict.passed && rules.trajectory.calls.iter().all(|c| c.user_answer.is_none()));
     }
-    assert!(named * 3 >= tasks.len().min(6) * 2, "the user named in {named} episodes");
+    assert_eq!(named, tasks.len().min(6), "the user named in {named} episodes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

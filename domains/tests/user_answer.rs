@@ -154,7 +154,6 @@ fn attribution_names_a_lying_user_and_an_agent_that_misreads() {
             assert_eq!(attribution.decisive_step, Some(turn));
             assert_eq!(decisive.party("agent"), "user");
         } else {
-            // A value derived from the wrong one (a flight held after it) is not replaced: the agent's.
             eprintln!("{}: {:?}", task.id, attribution.errors.first().map(|e| &e.reason));
         }
         // The same wrong value, the agent's own misreading of the rule-based user: the agent's.
@@ -164,8 +163,10 @@ fn attribution_names_a_lying_user_and_an_agent_that_misreads() {
         let attribution = attribute(&Source::of(task.clone(), &trajectory), &trajectory).expect("attributed");
         assert_ne!(attribution.responsible, Some(Responsible::User), "{}", task.id);
         assert!(attribution.errors.iter().all(|e| e.responsible != Responsible::User));
+        // A turn where the user acted (dual control) applied the user's own call: no write of `ask_user`.
+        assert!(attribution.errors.iter().all(|e| !e.reason.starts_with(ASK_USER)), "{}: {:?}", task.id, attribution.errors);
     }
     eprintln!("the user named in {named_user} of {} lying episodes", tasks.len());
-    // A wrong value written verbatim is the user's in (nearly) every task.
-    assert!(named_user * 4 >= tasks.len() * 3, "the user named in {named_user} of {}", tasks.len());
+    // A wrong value written verbatim is the user's in every task.
+    assert_eq!(named_user, tasks.len());
 }

@@ -253,6 +253,14 @@ impl<'a> Session<'a> {
         Self { env, domain, actions: Vec::new(), wait_ms: 0, writes: 0 }
     }
 
+    /// The session with `task`'s user-only actions (dual control) asked of its user.
+    pub(crate) fn asking_for(mut self, task: &Task) -> Self {
+        if let Some(conversation) = &task.conversation {
+            self.actions.clone_from(&conversation.actions);
+        }
+        self
+    }
+
     /// A read whose result must be whole: not empty, not cut, not marked truncated.
     /// (Every call's reply must be a non-empty object: an empty one is re-called.)
     pub(crate) fn read(&mut self, tool: &str, args: Value) -> Step<Answer> {
