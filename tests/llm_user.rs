@@ -216,3 +216,18 @@ fn the_prompt_holds_what_the_user_knows_and_asks_for_determinism() {
     assert_eq!(request["messages"][1], json!({"role": "user", "content": "What is it?"}));
     assert_eq!((request["temperature"].as_f64(), request["seed"].as_u64()), (Some(0.0), Some(0)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_asks_the_llm_user_through_its_planner() {
+    let (_server, mut client) = start().await;
+    for task in withholding().iter().take(3) {
+        let endpoint = user_endpoint(task, str::to_owned).await;
+        let user = llm_user(&endpoint.base_url(), Tape::Off, quick());
+        let agent: Arc<dyn Agent> = Arc::new(WithLlmUser { agent: Arc::new(Builtin::TeamClosedLoop), user });
+        let remote = play(&mut client, agent, new_episode(&task.id, 0, 0)).await.expect("plays");
+        assert!(remote.verdict.passed, "{}", task.id);
+        let turns: Vec<&pb::ToolCallRecord> = remote.trajectory.calls.iter().filter(|c| c.tool_name == ASK_USER).collect();
+        assert!(!turns.is_empty() && turns.iter().all(|c| c.user_answer.is_some() && !c.agent_id.is_empty()), "{}", task.id);
+        assert!(endpoint.requests() >= turns.len() as u64);
+    }
+}
