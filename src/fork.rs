@@ -92,6 +92,7 @@ pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result
             waited_ms: recorded.waited_ms,
             agent: Some(recorded.agent_id.clone()).filter(|a| !a.is_empty()),
             role: Some(recorded.role.clone()).filter(|r| !r.is_empty()),
+            user_answer: recorded.user_answer.clone(),
         };
         let replayed = pb::ToolCallRecord::from(episode.replay_call(&call).map_err(|error| ForkError::Refused { index, error })?);
         // The key is the log's, never a replay's: compared without it.

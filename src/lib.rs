@@ -178,6 +178,7 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
                     ..Default::default()
                 })
             }),
+            user_answer: record.user_answer.clone(),
         }
     }
 }
@@ -270,6 +271,9 @@ impl pb::Trajectory {
                 }
                 if let Some(first) = c.idempotency_key_call {
                     call["idempotency_key_call"] = serde_json::Value::from(first);
+                }
+                if let Some(answer) = &c.user_answer {
+                    call["user_answer"] = serde_json::Value::from(answer.as_str());
                 }
                 masfire::call_json(c, &mut call);
                 call

@@ -112,6 +112,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
                     idempotency_key: key.as_deref().unwrap_or_default().to_owned(),
                     waited_ms: Some(call.waited_ms),
                     agent_id: String::new(),
+                    user_answer: call.user_answer.clone(),
                 })
                 .await;
         }

@@ -411,6 +411,7 @@ async fn at_time_scale_0_the_rate_limit_window_passes_only_with_declared_waits()
                 idempotency_key: String::new(),
                 waited_ms,
                 agent_id: String::new(),
+                user_answer: None,
             })
             .await
             .unwrap_err();

@@ -54,6 +54,7 @@ async fn call(
             idempotency_key: String::new(),
             waited_ms: Some(0),
             agent_id: agent.to_owned(),
+            user_answer: None,
         })
         .await
 }

@@ -150,6 +150,7 @@ impl Env for RemoteEnv {
             idempotency_key: request.idempotency_key.unwrap_or_default().to_owned(),
             waited_ms: Some(request.waited_ms),
             agent_id: self.agent_id.clone(),
+            user_answer: request.user_answer.map(str::to_owned),
         };
         let mut client = self.client.clone();
         match self.runtime.block_on(client.call(call)) {

@@ -141,10 +141,11 @@ pub fn table(attributions: &[EpisodeAttribution]) -> String {
     let count = |f: &dyn Fn(&Attribution) -> bool| attributions.iter().filter(|e| f(&e.attribution)).count();
     let _ = writeln!(
         out,
-        "  {} failed episodes: {} the agent's, {} the environment's; {} premature stops, {} infeasible from the start",
+        "  {} failed episodes: {} the agent's, {} the environment's, {} the user's; {} premature stops, {} infeasible from the start",
         attributions.len(),
         count(&|a| a.responsible == Some(Responsible::Agent)),
         count(&|a| a.responsible == Some(Responsible::Environment)),
+        count(&|a| a.responsible == Some(Responsible::User)),
         count(&|a| a.premature_stop),
         count(&|a| a.infeasible_from_start),
     );

@@ -183,11 +183,15 @@ fn render_conversation(out: &mut String, c: &metrics::ConversationFigures, k: u3
     let _ = writeln!(
         out,
         "  conversation ({} episodes): clarification recall {} (asked when a slot was withheld), precision {} \
-         (did not ask when nothing was), {:.2} user turns per episode; pass^{k} {} vs {in_full} given in full",
+         (did not ask when nothing was), {:.2} user turns per episode ({}); pass^{k} {} vs {in_full} given in full",
         c.episodes,
         rate(&c.recall),
         rate(&c.precision),
         c.user_turns_per_episode,
+        match c.llm_user_turns {
+            0 => "the rule-based user".to_owned(),
+            n => format!("{n} answered by an LLM user"),
+        },
         pct(&c.pass_k),
     );
 }

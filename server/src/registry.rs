@@ -62,7 +62,7 @@ impl Session {
         idempotency_key: Option<&str>,
         declared_wait_ms: Option<u64>,
     ) -> Result<Outgoing, Error> {
-        self.call_as(Instant::now(), None, tool, arguments, idempotency_key, declared_wait_ms)
+        self.call_as(Instant::now(), None, tool, arguments, idempotency_key, declared_wait_ms, None)
     }
 
     /// Plays one tool call arriving at `now` (on behalf of an agent of a
@@ -72,6 +72,7 @@ impl Session {
     /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
     /// wait the agent declares passes); the reply goes out after the call's
     /// simulated delay, which the caller sleeps with no lock held.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn call_as(
         &mut self,
         now: Instant,
@@ -80,11 +81,12 @@ impl Session {
         arguments: &str,
         idempotency_key: Option<&str>,
         declared_wait_ms: Option<u64>,
+        user_answer: Option<&str>,
     ) -> Result<Outgoing, Error> {
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
         let options = CallOptions { agent, idempotency_key, waited_ms };
-        let (index, delay_ms, outcome) = match self.episode.call_with(tool, arguments, &options) {
+        let (index, delay_ms, outcome) = match self.episode.call_answered(tool, arguments, &options, user_answer) {
             Ok(record) => (record.index, record.delay_ms, record.outcome.clone()),
             Err(error) => return Err(self.refusal(error)),
         };

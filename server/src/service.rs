@@ -225,7 +225,15 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
         let play = |session: &mut Session, now| {
             let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
-            let outgoing = session.call_as(now, agent, &request.tool_name, &request.arguments_json, key, request.waited_ms)?;
+            let outgoing = session.call_as(
+                now,
+                agent,
+                &request.tool_name,
+                &request.arguments_json,
+                key,
+                request.waited_ms,
+                request.user_answer.as_deref(),
+            )?;
             let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
             Ok((outgoing, labels))
         };

@@ -138,7 +138,7 @@ enum Attempt {
 fn call_with_retries(env: &mut dyn Env, tool: &str, arguments: &str, key: Option<&str>, mutates: bool) {
     let mut waited_ms = 0;
     for attempt in 0..MAX_ATTEMPTS {
-        let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut waited_ms) };
+        let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut waited_ms), user_answer: None };
         let outcome = match env.call(tool, arguments, &request) {
             Observation::Result(text) => judge_result(&text, mutates),
             Observation::Failure(fault) if fault.is_final() => Attempt::Done,

@@ -110,6 +110,10 @@ pub enum AgentError {
     #[cfg(feature = "llm")]
     #[error(transparent)]
     Endpoint(#[from] llm::EndpointError),
+    /// The LLM user's endpoint failed after its retries.
+    #[cfg(feature = "llm")]
+    #[error("the LLM user got no answer: {0}")]
+    User(llm::EndpointError),
     /// The episode could not be set up for the agent (its team's roles).
     #[error("cannot set up the episode: {0}")]
     Setup(String),

@@ -182,6 +182,7 @@ impl Bridge {
             idempotency_key: key.unwrap_or_default().to_owned(),
             waited_ms,
             agent_id: String::new(),
+            user_answer: None,
         };
         let reply = client.call(call).await;
         Ok(match reply {

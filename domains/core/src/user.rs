@@ -105,6 +105,122 @@ pub fn readable(slot: &str) -> String {
     slot.split('_').map(|w| w.trim_end_matches(|c: char| c.is_ascii_digit())).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
+/// Most bytes of a user's answer supplied from outside (an LLM user) that
+/// a turn keeps; a longer one is cut there, at a character boundary.
+pub const MAX_ANSWER_BYTES: usize = 2048;
+
+/// Capitalised words that start a sentence or stand for someone without
+/// being a name: never read as one.
+const NOT_NAMES: &[&str] = &[
+    "a", "actually", "an", "and", "are", "as", "at", "but", "by", "for", "from", "he", "her", "hi", "his", "hello", "hmm", "i", "i'd",
+    "i'll", "i'm", "in", "is", "it", "it's", "its", "just", "let", "me", "my", "no", "of", "oh", "ok", "okay", "on", "or", "our", "please",
+    "she", "so", "sure", "thanks", "thank", "that", "the", "their", "there", "they", "this", "to", "um", "was", "we", "well", "what",
+    "yeah", "yes", "you", "your",
+];
+
+impl Entity {
+    /// The values of this kind a free text says, in the order it says
+    /// them, as written: a date `YYYY-MM-DD`, a time `H:MM`, an id (letters
+    /// and digits), an amount (digits, a `$` dropped), a place code (three
+    /// capital letters), a name (up to three capitalised words in a row,
+    /// common sentence openers aside). Free text has none. A deterministic
+    /// reading, for what an answer supplied from outside actually says.
+    pub fn values_in(self, text: &str) -> Vec<String> {
+        self.values_of(text, None)
+    }
+
+    /// [`Entity::values_in`], names read as `name_words` words each (the
+    /// first capitalised, the others any words but common short ones) when given.
+    fn values_of(self, text: &str, name_words: Option<usize>) -> Vec<String> {
+        let words: Vec<(&str, bool)> = text
+            .split_whitespace()
+            .map(|raw| {
+                let word = raw.trim_start_matches(['"', '\'', '(', '[', '$', '*', '`']).trim_end_matches(|c: char| !c.is_alphanumeric());
+                // A name stops at punctuation after a word.
+                (word, word.len() < raw.len() && !raw.ends_with(char::is_alphanumeric))
+            })
+            .filter(|(word, _)| !word.is_empty() && word.len() <= 64)
+            .collect();
+        if self == Entity::Name {
+            return names_in(&words, name_words);
+        }
+        words
+            .into_iter()
+            .map(|(word, _)| word)
+            .filter(|word| match self {
+                Entity::Place => word.len() == 3 && word.bytes().all(|b| b.is_ascii_uppercase()),
+                Entity::Text | Entity::Name => false,
+                kind => Entity::of("", word) == kind,
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// The names of a text's words (each with whether punctuation ended it):
+/// runs that start with a capitalised word, of up to three capitalised
+/// words, or of `length` words of any case.
+fn names_in(words: &[(&str, bool)], length: Option<usize>) -> Vec<String> {
+    let wordy =
+        |w: &str| w.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '\'') && !NOT_NAMES.contains(&w.to_lowercase().as_str());
+    let capital = |w: &str| {
+        wordy(w)
+            && w.starts_with(|c: char| c.is_ascii_uppercase())
+            && w.chars().all(|c| !c.is_numeric())
+            && !w.chars().all(|c| c.is_uppercase() || !c.is_alphabetic())
+    };
+    let max = length.unwrap_or(3).max(1);
+    let mut names = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for &(word, stops) in words {
+        let goes_on = if run.is_empty() {
+            capital(word)
+        } else if length.is_some() {
+            wordy(word)
+        } else {
+            capital(word)
+        };
+        if goes_on && run.len() < max {
+            run.push(word);
+        } else if !run.is_empty() {
+            names.push(run.join(" "));
+            run.clear();
+            if capital(word) {
+                run.push(word);
+            }
+        }
+        if (stops || run.len() == max) && !run.is_empty() {
+            names.push(run.join(" "));
+            run.clear();
+        }
+    }
+    if !run.is_empty() {
+        names.push(run.join(" "));
+    }
+    names
+}
+
+/// What a supplied answer says for each withheld slot in `named` (the slots
+/// the question named): the slots of one entity, in the task's slot order,
+/// take that entity's values in the order the answer says them (a name
+/// read as many words as the slot's value has); a slot the answer says
+/// nothing of its kind for is left out. Pure, so a recorded answer reads
+/// the same in a replay.
+pub fn told_in(conversation: &Conversation, named: &[&str], answer: &str) -> BTreeMap<&'static str, String> {
+    let mut told = BTreeMap::new();
+    let mut values: BTreeMap<(Entity, usize), std::vec::IntoIter<String>> = BTreeMap::new();
+    for withheld in conversation.withheld.iter().filter(|w| named.contains(&w.slot)) {
+        let length = withheld.value.split_whitespace().count();
+        let said = values
+            .entry((withheld.entity, length))
+            .or_insert_with(|| withheld.entity.values_of(answer, (withheld.entity == Entity::Name).then_some(length)).into_iter());
+        if let Some(value) = said.next() {
+            told.insert(withheld.slot, value);
+        }
+    }
+    told
+}
+
 /// A slot the description leaves out and the user holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Withheld {
@@ -519,5 +635,55 @@ mod tests {
         let c = conversation();
         let a = hear(&c, &[], "What is the date and the order id?");
         assert_eq!(a, hear(&c, &[], "What is the date and the order id?"));
+    }
+}
+
+#[cfg(test)]
+mod answer_tests {
+    use super::*;
+
+    fn conversation() -> Conversation {
+        let w = |slot, value: &str| Withheld { slot, value: value.to_owned(), entity: Entity::of(slot, value) };
+        Conversation {
+            withheld: vec![
+                w("date", "2026-03-04"),
+                w("new_date", "2026-03-06"),
+                w("order_id", "O-0012"),
+                w("origin", "LON"),
+                w("passenger", "Bob"),
+                w("quantity", "3"),
+                w("time", "9:30"),
+            ],
+            actions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn values_are_read_by_kind_in_order() {
+        let text = "Sure! It's order O-0012 (not O-0099), on 2026-03-04, then 2026-03-06 at 9:30, from LON: 3 items, $12.50 each. The passenger is Bob Smith, and Alice pays.";
+        assert_eq!(Entity::Date.values_in(text), ["2026-03-04", "2026-03-06"]);
+        assert_eq!(Entity::Time.values_in(text), ["9:30"]);
+        assert_eq!(Entity::Id.values_in(text), ["O-0012", "O-0099"]);
+        assert_eq!(Entity::Amount.values_in(text), ["3", "12.50"]);
+        assert_eq!(Entity::Place.values_in(text), ["LON"]);
+        assert_eq!(Entity::Name.values_in(text), ["Bob Smith", "Alice"]);
+        assert!(Entity::Text.values_in(text).is_empty());
+        for empty in ["", "   ", "Какая дата?", "I don't know."] {
+            assert!([Entity::Date, Entity::Id, Entity::Name, Entity::Place].iter().all(|e| e.values_in(empty).is_empty()), "{empty}");
+        }
+    }
+
+    #[test]
+    fn told_takes_each_named_slot_from_what_the_answer_says() {
+        let c = conversation();
+        // The truth for the first date, a wrong one for the second, nothing for the order.
+        let told = told_in(&c, &["date", "new_date", "order_id"], "The date is 2026-03-04 and the new date 2026-03-09.");
+        assert_eq!(told.get("date").map(String::as_str), Some("2026-03-04"));
+        assert_eq!(told.get("new_date").map(String::as_str), Some("2026-03-09"));
+        assert!(!told.contains_key("order_id"));
+        // Only named slots are told, whatever else the answer says.
+        let told = told_in(&c, &["passenger"], "It is Bob, travelling from LON on 2026-03-04.");
+        assert_eq!(told.into_iter().collect::<Vec<_>>(), [("passenger", "Bob".to_owned())]);
+        assert!(told_in(&c, &[], "2026-03-04").is_empty());
     }
 }

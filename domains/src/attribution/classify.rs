@@ -66,24 +66,25 @@ impl Evidence {
         let mut unmatched: Vec<usize> = (0..plan.writes.len()).collect();
         let mut writes = Vec::new();
         for call in calls.iter().filter(|c| c.state_changed) {
-            if let Some(i) = unmatched.iter().position(|&w| plan.writes[w].tool == call.tool && plan.writes[w].canonical == call.arguments)
-            {
+            // A dual-control turn applied the user's own call.
+            let (tool, arguments) = super::continuation::applied_as(call);
+            if let Some(i) = unmatched.iter().position(|&w| plan.writes[w].tool == tool && plan.writes[w].canonical == arguments) {
                 unmatched.remove(i);
                 continue;
             }
             let (error, reason) = if duplicates.contains(&u64::from(call.index)) {
                 (
                     ErrorType::DuplicateWriteAfterAmbiguousCommit,
-                    format!("{} repeated a write whose reply was lost but which had been applied", call.tool),
+                    format!("{} repeated a write whose reply was lost but which had been applied", tool),
                 )
-            } else if plan.writes.iter().any(|w| w.tool == call.tool && w.canonical == call.arguments) {
-                (ErrorType::RepeatedWrite, format!("{} was made again after it had been applied", call.tool))
-            } else if let Some(w) = unmatched.iter().map(|&w| &plan.writes[w]).find(|w| w.tool == call.tool) {
-                let differing = differing_fields(&w.canonical, &call.arguments);
+            } else if plan.writes.iter().any(|w| w.tool == tool && w.canonical == arguments) {
+                (ErrorType::RepeatedWrite, format!("{} was made again after it had been applied", tool))
+            } else if let Some(w) = unmatched.iter().map(|&w| &plan.writes[w]).find(|w| w.tool == tool) {
+                let differing = differing_fields(&w.canonical, arguments);
                 let error = if differing.iter().any(|f| identifies(f)) { ErrorType::WrongEntity } else { ErrorType::WrongValue };
-                (error, format!("{} with {} other than the task asks for ({})", call.tool, differing.join(", "), call.arguments))
+                (error, format!("{} with {} other than the task asks for ({})", tool, differing.join(", "), arguments))
             } else {
-                (ErrorType::UnrequestedWrite, format!("{} is a write the task did not ask for ({})", call.tool, call.arguments))
+                (ErrorType::UnrequestedWrite, format!("{} is a write the task did not ask for ({})", tool, arguments))
             };
             writes.push(AttributedError::new(call.index, Responsible::Agent, error, reason));
             // A wrong write right after a reply a fault altered, not read again.
@@ -92,8 +93,7 @@ impl Evidence {
                 && !matches!(writes.last().map(|e| e.error), Some(ErrorType::DuplicateWriteAfterAmbiguousCommit | ErrorType::RepeatedWrite))
             {
                 let kind = read.fault.map(|f| f.kind.name()).unwrap_or_default();
-                let reason =
-                    format!("{} followed the reply of call {} that {kind} had altered, without reading again", call.tool, read.index);
+                let reason = format!("{} followed the reply of call {} that {kind} had altered, without reading again", tool, read.index);
                 writes.push(AttributedError::new(call.index, Responsible::Agent, ErrorType::ActedOnFaultyReply, reason));
             }
         }

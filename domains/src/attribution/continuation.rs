@@ -35,15 +35,17 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The reference solution's writes, in order.
+    /// The reference solution's writes, in order; a request to the user to
+    /// act (dual control) stands for the user's own call.
     pub(crate) fn of(task: &Task) -> Self {
         let writes = task
             .reference
             .iter()
             .filter_map(|call| {
-                let spec = task.domain.tool(call.tool).filter(|t| t.mutates_state)?;
-                let canonical = spec.arguments_of(&call.arguments).ok()?.canonical();
-                Some(Write { tool: call.tool, canonical, arguments: call.arguments.clone() })
+                let (tool, arguments) = task.user_action_of(call.tool, &call.arguments).unwrap_or((call.tool, call.arguments.clone()));
+                let spec = task.domain.tool(tool).filter(|t| t.mutates_state)?;
+                let canonical = spec.arguments_of(&arguments).ok()?.canonical();
+                Some(Write { tool, canonical, arguments })
             })
             .collect();
         Self { writes }
@@ -51,8 +53,7 @@ impl Plan {
 
     /// The writes the prefix of `episode` has not applied yet, in order.
     pub(crate) fn remaining<'p>(&'p self, episode: &Episode) -> Vec<&'p Write> {
-        let mut applied: Vec<(&str, &str)> =
-            episode.trajectory().calls.iter().filter(|c| c.state_changed).map(|c| (c.tool.as_str(), c.arguments.as_str())).collect();
+        let mut applied: Vec<(&str, &str)> = episode.trajectory().calls.iter().filter(|c| c.state_changed).map(applied_as).collect();
         self.writes
             .iter()
             .filter(|w| match applied.iter().position(|&(tool, args)| tool == w.tool && args == w.canonical) {
@@ -63,6 +64,15 @@ impl Plan {
                 None => true,
             })
             .collect()
+    }
+}
+
+/// The write a call that changed the state applied: the user's own call
+/// within an `ask_user` turn (dual control), else the call itself.
+pub(crate) fn applied_as(call: &toolenv_core::CallRecord) -> (&str, &str) {
+    match &call.user {
+        Some(user) => (user.tool.as_str(), user.arguments.as_str()),
+        None => (call.tool.as_str(), call.arguments.as_str()),
     }
 }
 
@@ -82,7 +92,8 @@ pub(crate) fn continue_from(task: &Task, plan: &Plan, fork: &Episode, spare_susp
     let mut episode = fork.counterfactual(spare_suspension);
     let mut gave_up = None;
     {
-        let mut session = Session::new(&mut episode, task.domain);
+        // A write only the user may make (dual control) is asked of the user.
+        let mut session = Session::new(&mut episode, task.domain).asking_for(task);
         for write in plan.remaining(fork) {
             if let Err(why) = session.write(write.tool, write.arguments.clone()) {
                 gave_up = Some(why);

@@ -20,6 +20,11 @@
 //!   failed checks and the fault ledger (`classify.rs`); an episode can carry
 //!   several agent–error pairs, the decisive one first.
 //!
+//! - In a conversational episode whose user's answers came from outside (an
+//!   LLM user), the **user** is responsible when an answer told a slot
+//!   wrong and the episode passes with the true answer in its place
+//!   (`user.rs`); the rule-based user, always right, never is.
+//!
 //! The continuation (`continuation.rs`) tries the task's remaining reference
 //! writes (with retries and idempotency keys, skipping the writes the prefix
 //! already applied), then the result-reading solver from where the fork stands.
@@ -34,6 +39,7 @@ mod continuation;
 mod taxonomy;
 #[cfg(test)]
 mod tests;
+mod user;
 
 pub use continuation::Continuation;
 use continuation::continue_from;
@@ -50,6 +56,8 @@ pub enum Responsible {
     Agent,
     /// The environment: an injected fault no agent gets past.
     Environment,
+    /// The simulated user (an LLM user): an answer that told a slot wrong.
+    User,
 }
 
 /// One agent–error pair of a failed episode.
@@ -60,11 +68,11 @@ pub struct AttributedError {
     /// Who is responsible.
     pub responsible: Responsible,
     /// The agent's id when the step names one (multi-agent episodes); `None`
-    /// for the episode's only agent, or for the environment.
+    /// for the episode's only agent, or for the environment or the user.
     pub agent: Option<String>,
     /// The toolenv error type.
     pub error: ErrorType,
-    /// The MAST failure mode it maps to (`None` for the environment).
+    /// The MAST failure mode it maps to (`None` for the environment; FM-2.4 for the user).
     pub mast: Option<Mast>,
     /// Why, in one sentence.
     pub reason: String,
@@ -79,6 +87,7 @@ impl AttributedError {
     pub fn party<'a>(&'a self, episode_agent: &'a str) -> &'a str {
         match self.responsible {
             Responsible::Environment => ENVIRONMENT,
+            Responsible::User => toolenv_core::user::USER,
             Responsible::Agent => self.agent.as_deref().unwrap_or(episode_agent),
         }
     }
@@ -130,7 +139,17 @@ pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Resu
         None => episode.counterfactual(false).finish().clone(),
     };
     forks.push(episode);
-    Ok(attribute_forks(task, trajectory, &verdict, &forks))
+    let mut attribution = attribute_forks(task, trajectory, &verdict, &forks);
+    if !attribution.passed
+        && let Some(error) = user::misinformed(source, trajectory)
+    {
+        // The user's wrong answer is the decisive error; the agent's that followed from it stay listed.
+        attribution.decisive_step = Some(error.step);
+        attribution.responsible = Some(Responsible::User);
+        (attribution.premature_stop, attribution.infeasible_from_start, attribution.fault_step) = (false, false, None);
+        attribution.errors.insert(0, error);
+    }
+    Ok(attribution)
 }
 
 /// Whether an ideal continuation passes from the fork of a recorded episode

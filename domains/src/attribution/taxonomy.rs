@@ -91,6 +91,9 @@ toolenv_core::named_enum! {
         /// A team acted on a task description a MAS-FIRE instruction fault had
         /// made ambiguous or contradictory without asking the user first.
         NoClarificationAsked = "no_clarification_asked",
+        /// The simulated user (an LLM user) told a slot wrong, or not at all,
+        /// and the episode passes with the true answer: the user's.
+        UserMisinformed = "user_misinformed",
     }
 }
 
@@ -107,6 +110,8 @@ impl ErrorType {
             ErrorType::AnswerWrong => Mast::Fm3_3,
             ErrorType::ActedOnFaultyReply => Mast::Fm3_2,
             ErrorType::NoClarificationAsked => Mast::Fm2_2,
+            // MAST's "hiding or distorting important information", by the user.
+            ErrorType::UserMisinformed => Mast::Fm2_4,
             ErrorType::UnrecoverableFault => return None,
         })
     }

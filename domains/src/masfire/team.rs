@@ -65,7 +65,7 @@ impl TeamEnv for Episode {
 
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let options = CallOptions { agent: Some(agent), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        crate::solver::observe(self.call_with(tool, arguments_json, &options))
+        crate::solver::observe(self.call_answered(tool, arguments_json, &options, request.user_answer))
     }
 }
 
@@ -262,7 +262,7 @@ impl Crew<'_> {
             let arguments = plan.get("arguments").map(Value::to_string).unwrap_or_default();
             let key = plan.get("idempotency_key").and_then(Value::as_str).map(str::to_owned);
             let waited_ms = plan.get("waited_ms").and_then(Value::as_u64).unwrap_or(0);
-            let request = Request { idempotency_key: key.as_deref(), waited_ms };
+            let request = Request { idempotency_key: key.as_deref(), waited_ms, user_answer: None };
             let mut observation = self.call_by(&executor, &tool, &arguments, &request);
             if self.closed() {
                 observation = self.repair_write(&tool, &arguments, key.as_deref(), observation);
@@ -280,10 +280,16 @@ impl Crew<'_> {
             let fresh = key.map(|k| format!("{k}-repair-{attempt}"));
             match &observation {
                 Observation::Invalid { .. } => {
-                    observation = self.call_by(&executor, tool, arguments, &Request { idempotency_key: key, waited_ms: 0 });
+                    observation =
+                        self.call_by(&executor, tool, arguments, &Request { idempotency_key: key, waited_ms: 0, ..Request::default() });
                 }
                 Observation::Result(text) if contradicts(arguments, text) => {
-                    observation = self.call_by(&executor, tool, arguments, &Request { idempotency_key: fresh.as_deref(), waited_ms: 0 });
+                    observation = self.call_by(
+                        &executor,
+                        tool,
+                        arguments,
+                        &Request { idempotency_key: fresh.as_deref(), waited_ms: 0, ..Request::default() },
+                    );
                 }
                 _ => break,
             }

@@ -120,6 +120,9 @@ pub struct Request<'a> {
     pub idempotency_key: Option<&'a str>,
     /// Virtual milliseconds waited since the previous call (a rate limit's advice or a backoff).
     pub waited_ms: u64,
+    /// The user's answer to an `ask_user` question, supplied from outside
+    /// (an LLM user); `None`: the task's rule-based user answers.
+    pub user_answer: Option<&'a str>,
 }
 
 /// Where the solver's calls go: an in-process episode, or an episode on a server.
@@ -160,7 +163,7 @@ impl Env for Episode {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let agent = self.acting_agent().map(str::to_owned);
         let options = CallOptions { agent: agent.as_deref(), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        observe(self.call_with(tool, arguments_json, &options))
+        observe(self.call_answered(tool, arguments_json, &options, request.user_answer))
     }
 
     fn answer(&mut self, text: &str) {
@@ -252,6 +255,14 @@ impl<'a> Session<'a> {
     /// A session of an episode of `domain`.
     pub fn new(env: &'a mut dyn Env, domain: Domain) -> Self {
         Self { env, domain, actions: Vec::new(), verify: None, wait_ms: 0, writes: 0 }
+    }
+
+    /// The session with `task`'s user-only actions (dual control) asked of its user.
+    pub(crate) fn asking_for(mut self, task: &Task) -> Self {
+        if let Some(conversation) = &task.conversation {
+            self.actions.clone_from(&conversation.actions);
+        }
+        self
     }
 
     /// A read whose result must be whole: not empty, not cut, not marked truncated.
@@ -364,7 +375,7 @@ impl<'a> Session<'a> {
     fn call(&mut self, tool: &str, args: &Value, key: Option<&str>, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
         let arguments = args.to_string();
         for attempt in 0..MAX_ATTEMPTS {
-            let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut self.wait_ms) };
+            let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut self.wait_ms), user_answer: None };
             let fault = match self.env.call(tool, &arguments, &request) {
                 Observation::Result(text) => match serde_json::from_str::<Value>(&text) {
                     // Cut short: the same call again.

@@ -14,6 +14,7 @@ pub(super) fn conversation(_: &[RunFigures], i: usize, run: &RunFigures) -> Opti
         "clarification recall",
         "clarification precision",
         "user turns per episode",
+        "answered by an LLM user",
         &format!("pass^{k}"),
         &format!("pass^{k} given in full"),
     ]
@@ -27,6 +28,7 @@ pub(super) fn conversation(_: &[RunFigures], i: usize, run: &RunFigures) -> Opti
             num(&p.field("recall").field("value"), c.recall.value, Fmt::Pct(1)),
             num(&p.field("precision").field("value"), c.precision.value, Fmt::Pct(1)),
             num(&p.field("user_turns_per_episode"), Some(c.user_turns_per_episode), Fmt::Fixed(2)),
+            count(&p.field("llm_user_turns"), c.llm_user_turns),
             pass(&p.field("pass_k"), &c.pass_k),
             c.pass_k_in_full.as_ref().map_or("n/a".to_owned(), |full| pass(&p.field("pass_k_in_full"), full)),
         ])

@@ -6,7 +6,8 @@
 //! - Clarification precision: of the episodes whose task withheld nothing
 //!   (given in full, the user has nothing to add), the share where the agent
 //!   did not ask: asking needlessly lowers it.
-//! - User turns per episode: `ask_user` calls per conversational episode.
+//! - User turns per episode: `ask_user` calls per conversational episode;
+//!   of all of them, how many an LLM user answered (0: the rule-based user).
 //! - pass^k of the conversational tasks beside pass^k of the same tasks
 //!   given in full (their generated originals), when the run played both.
 
@@ -26,6 +27,9 @@ pub struct ConversationFigures {
     pub precision: Rate,
     /// Mean `ask_user` calls per conversational episode.
     pub user_turns_per_episode: f64,
+    /// Turns an LLM user answered, over every episode counted: 0 when the
+    /// rule-based user played (what tells LLM-user runs apart).
+    pub llm_user_turns: u64,
     /// pass^k over the conversational tasks.
     pub pass_k: PassK,
     /// pass^k over the same tasks given in full, over the episodes of
@@ -76,6 +80,7 @@ pub fn conversation_figures(
         recall: Rate::new(asked, with_slot),
         precision: Rate::new(quiet, in_full),
         user_turns_per_episode: if counted.is_empty() { 0.0 } else { turns as f64 / counted.len() as f64 },
+        llm_user_turns: counted.iter().map(|e| u64::from(e.llm_user_turns)).sum(),
         pass_k: pass_hat_k(conversational.iter().copied(), k, convention)?,
         pass_k_in_full: if full.is_empty() { None } else { Some(pass_hat_k(full.iter().copied(), k, convention)?) },
     }))
@@ -110,6 +115,7 @@ mod tests {
         assert_eq!((figures.recall.successes, figures.recall.total), (2, 2));
         assert_eq!((figures.precision.successes, figures.precision.total), (1, 2));
         assert!((figures.user_turns_per_episode - 5.0 / 4.0).abs() < 1e-9);
+        assert_eq!(figures.llm_user_turns, 0);
         assert_eq!(figures.pass_k.value.map(|v| v.to_f64()), Some(0.5));
         assert_eq!(figures.pass_k_in_full.and_then(|p| p.value).map(|v| v.to_f64()), Some(1.0));
         // No conversational episode: no figures.

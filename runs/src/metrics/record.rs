@@ -171,6 +171,10 @@ pub struct EpisodeResult {
     /// written when 0, so records without any keep their shape.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub user_turns: u32,
+    /// Of those, the turns an LLM user answered (its answer supplied to the
+    /// episode) rather than the task's rule-based user. Not written when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub llm_user_turns: u32,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -211,6 +215,7 @@ impl EpisodeResult {
             llm: None,
             mas_faults: Vec::new(),
             user_turns: 0,
+            llm_user_turns: 0,
         }
     }
 
@@ -228,6 +233,7 @@ impl EpisodeResult {
             fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             mas_faults: trajectory.verdict.as_ref().map(|v| v.mas_faults.clone()).unwrap_or_default(),
+            llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer.is_some()).count() as u32,
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }
@@ -283,6 +289,7 @@ impl EpisodeResult {
                 context_exhausted: u32::from(c.context_exhausted),
             }),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
+            llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer.is_some()).count() as u32,
             mas_faults: trajectory
                 .verdict
                 .as_ref()

@@ -9,6 +9,9 @@
 //! thread that may block: each model turn is an async request the loop
 //! waits for on the current tokio runtime.
 //!
+//! [`user`] is the LLM user of conversational tasks, an option beside the
+//! rule-based one, over the same endpoint client.
+//!
 //! [`scripted`] is an OpenAI-compatible endpoint that plays a task's
 //! reference solution in every protocol variant, for tests and benchmarks.
 
@@ -17,6 +20,7 @@ pub mod parse;
 pub mod react;
 mod reflexion;
 pub mod scripted;
+pub mod user;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,6 +30,7 @@ use toolenv::pb;
 
 pub use crate::spec::Architecture;
 pub use endpoint::{EndpointError, ModelEndpoint, RetryPolicy, Tape};
+pub use user::{LlmUser, WithLlmUser};
 
 /// How `tool_choice` is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -112,24 +117,39 @@ pub struct LlmAgent {
 /// Default most model turns per episode.
 pub const DEFAULT_MAX_TURNS: u32 = 24;
 
-/// The LLM agents of a run, by label (`react@MODEL`).
+/// The LLM agents of a run, by label (`react@MODEL`), and the LLM user
+/// every agent of the run plays with, if one is set.
 #[derive(Debug, Clone, Default)]
-pub struct LlmAgents(Arc<BTreeMap<String, LlmAgent>>);
+pub struct LlmAgents {
+    agents: Arc<BTreeMap<String, LlmAgent>>,
+    user: Option<LlmUser>,
+}
 
 impl LlmAgents {
     /// The agents, by label.
     pub fn new(agents: BTreeMap<String, LlmAgent>) -> Self {
-        LlmAgents(Arc::new(agents))
+        LlmAgents { agents: Arc::new(agents), user: None }
+    }
+
+    /// The same agents, each playing with `user` (an LLM) as the simulated
+    /// user of conversational tasks; `None`: the rule-based user.
+    pub fn with_user(self, user: Option<LlmUser>) -> Self {
+        LlmAgents { user, ..self }
     }
 
     /// The LLM agent of a label.
     pub fn get(&self, label: &str) -> Option<&LlmAgent> {
-        self.0.get(label)
+        self.agents.get(label)
     }
 
-    /// The agent a label names: a built-in agent, or one of these.
+    /// The agent a label names: a built-in agent, or one of these; with the
+    /// LLM user, if one is set.
     pub fn agent(&self, label: &str) -> Option<Arc<dyn crate::Agent>> {
-        crate::builtin::agent(label).or_else(|| self.get(label).map(|llm| Arc::new(llm.clone()) as Arc<dyn crate::Agent>))
+        let agent = crate::builtin::agent(label).or_else(|| self.get(label).map(|llm| Arc::new(llm.clone()) as Arc<dyn crate::Agent>))?;
+        Some(match &self.user {
+            Some(user) => Arc::new(WithLlmUser { agent, user: user.clone() }),
+            None => agent,
+        })
     }
 }
 

@@ -233,7 +233,7 @@ impl ToolLoop {
             return None;
         }
         self.calls_left -= 1;
-        let request = Request { idempotency_key: None, waited_ms: std::mem::take(&mut self.waited_ms) };
+        let request = Request { idempotency_key: None, waited_ms: std::mem::take(&mut self.waited_ms), user_answer: None };
         let observation = match env.call(&call.name, &call.arguments.to_string(), &request) {
             Observation::Result(text) => {
                 self.waited_ms = in_band_retry_ms(&text).unwrap_or(0);

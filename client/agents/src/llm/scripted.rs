@@ -77,16 +77,42 @@ pub struct ScriptedEndpoint {
 impl ScriptedEndpoint {
     /// Binds 127.0.0.1:0 and serves the script.
     pub async fn start(script: Script) -> std::io::Result<Self> {
+        let script = Arc::new(script);
+        Self::serve(move |request, n| Box::pin(answer(request, script.clone(), n))).await
+    }
+
+    /// Binds 127.0.0.1:0 and answers each chat-completions request as
+    /// `respond` says from its JSON body: with an assistant message's text,
+    /// an HTTP status, or not at all (a hung endpoint, for timeouts).
+    pub async fn start_with(respond: impl Fn(&Value) -> Canned + Send + Sync + 'static) -> std::io::Result<Self> {
+        let respond = Arc::new(respond);
+        Self::serve(move |request, n| {
+            let respond = respond.clone();
+            Box::pin(async move {
+                let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                let body = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+                let text = match respond(&body) {
+                    Canned::Text(text) => text,
+                    Canned::Status(status) => return Ok(json_response(status, json!({"error": {"message": "canned failure"}}), None)),
+                    Canned::Hang => std::future::pending().await,
+                };
+                Ok(json_response(200, completion(n, &body, json!({"role": "assistant", "content": text})), None))
+            })
+        })
+        .await
+    }
+
+    async fn serve(handle: impl Fn(Request<Incoming>, u64) -> Pending + Send + Sync + 'static) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let requests = Arc::new(AtomicU64::new(0));
-        let script = Arc::new(script);
+        let handle = Arc::new(handle);
         let counter = requests.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (script, counter) = (script.clone(), counter.clone());
+                let (handle, counter) = (handle.clone(), counter.clone());
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |request| answer(request, script.clone(), counter.clone()));
+                    let service = hyper::service::service_fn(move |request| handle(request, counter.fetch_add(1, Ordering::Relaxed)));
                     let io = hyper_util::rt::TokioIo::new(stream);
                     if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
                         tracing::debug!(%error, "scripted endpoint connection ended");
@@ -114,14 +140,43 @@ impl Drop for ScriptedEndpoint {
     }
 }
 
-async fn answer(request: Request<Incoming>, script: Arc<Script>, counter: Arc<AtomicU64>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let n = counter.fetch_add(1, Ordering::Relaxed);
+/// What [`ScriptedEndpoint::start_with`] answers a request with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Canned {
+    /// An assistant message with this text.
+    Text(String),
+    /// This HTTP status, with an error body.
+    Status(u16),
+    /// Nothing, ever: the request times out.
+    Hang,
+}
+
+/// A reply the endpoint is making.
+type Pending = std::pin::Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
+
+fn json_response(status: u16, body: Value, header: Option<(&str, String)>) -> Response<Full<Bytes>> {
+    let mut builder = Response::builder().status(status).header("content-type", "application/json");
+    if let Some((name, value)) = header {
+        builder = builder.header(name, value);
+    }
+    builder.body(Full::new(Bytes::from(body.to_string()))).unwrap_or_default()
+}
+
+/// A chat completion of `message`, with usage figures that are a function of the text sizes.
+fn completion(n: u64, body: &Value, message: Value) -> Value {
+    let prompt_tokens = body.to_string().len() as u64 / 4;
+    let completion_tokens = message.to_string().len() as u64 / 4;
+    json!({
+        "id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 0,
+        "model": body.get("model").cloned().unwrap_or(Value::Null),
+        "choices": [{"index": 0, "finish_reason": if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" }, "message": message}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    })
+}
+
+async fn answer(request: Request<Incoming>, script: Arc<Script>, n: u64) -> Result<Response<Full<Bytes>>, Infallible> {
     let respond = |status: u16, body: String, header: Option<(&str, String)>| {
-        let mut builder = Response::builder().status(status).header("content-type", "application/json");
-        if let Some((name, value)) = header {
-            builder = builder.header(name, value);
-        }
-        Ok(builder.body(Full::new(Bytes::from(body))).unwrap_or_default())
+        Ok(json_response(status, serde_json::from_str(&body).unwrap_or(Value::Null), header))
     };
     if request.uri().path() != "/v1/chat/completions" {
         return respond(404, json!({"error": {"message": "not found"}}).to_string(), None);
@@ -150,15 +205,7 @@ async fn answer(request: Request<Incoming>, script: Arc<Script>, counter: Arc<At
         return respond(400, error.to_string(), None);
     }
     let message = reply(&script, &body);
-    let prompt_tokens = body.to_string().len() as u64 / 4;
-    let completion_tokens = message.to_string().len() as u64 / 4;
-    let completion = json!({
-        "id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 0,
-        "model": body.get("model").cloned().unwrap_or(Value::Null),
-        "choices": [{"index": 0, "message": message, "finish_reason": if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" }}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
-    });
-    respond(200, completion.to_string(), None)
+    Ok(json_response(200, completion(n, &body, message), None))
 }
 
 /// The assistant message for a request: the next call of the script (one

@@ -284,6 +284,8 @@ pub(crate) enum ClientCommand {
         tasks: Vec<&'static TaskSet>,
         #[command(flatten)]
         llm: Box<super::llm::LlmArgs>,
+        #[command(flatten)]
+        user: super::llm::UserArgs,
     },
     /// Play the suite with built-in agents, over a grid of ε, fault profiles
     /// and trials, and print a verdict table (one configuration) or the
@@ -343,6 +345,8 @@ pub(crate) struct RunArgs {
     pub(crate) otlp_endpoint: Option<String>,
     #[command(flatten)]
     pub(crate) llm: Box<super::llm::LlmArgs>,
+    #[command(flatten)]
+    pub(crate) user: super::llm::UserArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -452,6 +456,10 @@ pub(crate) struct PlayArgs {
     pub(crate) tasks: Option<&'static TaskSet>,
     #[command(flatten)]
     pub(crate) episode: EpisodeArgs,
+    #[command(flatten)]
+    pub(crate) user: super::llm::UserArgs,
+    #[command(flatten)]
+    pub(crate) llm: Box<super::llm::LlmArgs>,
 }
 
 /// One episode's configuration (`play`, `mcp`).

@@ -92,27 +92,73 @@ pub(crate) struct LlmArgs {
     pub(crate) max_attempts: u32,
 }
 
-/// The LLM agents among `labels`, configured by the flags.
-pub(crate) fn agents<'a>(labels: impl IntoIterator<Item = &'a str>, args: &LlmArgs) -> anyhow::Result<LlmAgents> {
+/// Who answers the agent's `ask_user` questions in conversational tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum UserKind {
+    /// The task's rule-based user: deterministic, no model (the default).
+    Rules,
+    /// A model (--user-model) behind an OpenAI-compatible endpoint; its
+    /// answers are recorded in the trajectory, so the episode replays
+    /// without it. The --api-key-env, --record/--replay,
+    /// --request-timeout-secs and --max-attempts of the LLM agents apply.
+    Llm,
+}
+
+/// The simulated user of conversational tasks (`run`, `play`, `work`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "The simulated user of conversational tasks")]
+pub(crate) struct UserArgs {
+    /// Who answers the agent's ask_user questions.
+    #[arg(long, value_enum, default_value = "rules")]
+    pub(crate) user: UserKind,
+    /// The LLM user's endpoint base URL (default: --base-url's for its model).
+    #[arg(long, value_name = "URL")]
+    pub(crate) user_endpoint: Option<String>,
+    /// The LLM user's model, as its endpoint names it (required with --user llm).
+    #[arg(long, value_name = "NAME", required_if_eq("user", "llm"))]
+    pub(crate) user_model: Option<String>,
+}
+
+/// The LLM user the flags ask for, if any (`--user llm`).
+pub(crate) fn user(user: &UserArgs, args: &LlmArgs) -> anyhow::Result<Option<llm::LlmUser>> {
+    let (UserKind::Llm, Some(model)) = (user.user, &user.user_model) else { return Ok(None) };
+    let base_url = match &user.user_endpoint {
+        Some(url) => url.clone(),
+        None => per_model(&args.base_url, model, is_url).context("--user-endpoint: no URL for the user's model")?,
+    };
+    let endpoint = endpoint(&base_url, model, args).with_context(|| format!("invalid --user-endpoint {base_url}"))?;
+    Ok(Some(llm::LlmUser::new(model.clone(), endpoint)))
+}
+
+fn is_url(value: &str) -> bool {
+    value.starts_with("http://") || value.starts_with("https://")
+}
+
+/// The endpoint of `model` at `base_url`, with the flags' key, retries and tape.
+fn endpoint(base_url: &str, model: &str, args: &LlmArgs) -> anyhow::Result<ModelEndpoint> {
+    let key_var = per_model(&args.api_key_env, model, |v| !v.contains('=')).context("--api-key-env: no variable for this model")?;
+    let api_key = std::env::var(&key_var).ok().filter(|k| !k.is_empty());
+    let retry = RetryPolicy {
+        max_attempts: args.max_attempts,
+        request_timeout: Duration::from_secs(args.request_timeout_secs),
+        ..Default::default()
+    };
+    let tape = match (&args.record, &args.replay) {
+        (Some(dir), _) => Tape::Record(dir.clone()),
+        (_, Some(dir)) => Tape::Replay(dir.clone()),
+        _ => Tape::Off,
+    };
+    Ok(ModelEndpoint::new(base_url, api_key, retry, tape)?)
+}
+
+/// The LLM agents among `labels`, configured by the flags, with the user they play with.
+pub(crate) fn agents<'a>(labels: impl IntoIterator<Item = &'a str>, args: &LlmArgs, user_args: &UserArgs) -> anyhow::Result<LlmAgents> {
     let mut agents = BTreeMap::new();
     let prices = prices(args)?;
     for label in labels {
         let Ok(Spec::Llm(architecture, model)) = Spec::parse(label) else { continue };
-        let base_url = per_model(&args.base_url, model, |v| v.starts_with("http://") || v.starts_with("https://"))
-            .context("--base-url: no URL for this model")?;
-        let key_var = per_model(&args.api_key_env, model, |v| !v.contains('=')).context("--api-key-env: no variable for this model")?;
-        let api_key = std::env::var(&key_var).ok().filter(|k| !k.is_empty());
-        let retry = RetryPolicy {
-            max_attempts: args.max_attempts,
-            request_timeout: Duration::from_secs(args.request_timeout_secs),
-            ..Default::default()
-        };
-        let tape = match (&args.record, &args.replay) {
-            (Some(dir), _) => Tape::Record(dir.clone()),
-            (_, Some(dir)) => Tape::Replay(dir.clone()),
-            _ => Tape::Off,
-        };
-        let endpoint = ModelEndpoint::new(&base_url, api_key, retry, tape).with_context(|| format!("invalid --base-url for {label}"))?;
+        let base_url = per_model(&args.base_url, model, is_url).context("--base-url: no URL for this model")?;
+        let endpoint = endpoint(&base_url, model, args).with_context(|| format!("invalid --base-url for {label}"))?;
         let agent = LlmAgent {
             architecture,
             model: model.to_owned(),
@@ -134,7 +180,7 @@ pub(crate) fn agents<'a>(labels: impl IntoIterator<Item = &'a str>, args: &LlmAr
         };
         agents.insert(label.to_owned(), agent);
     }
-    Ok(LlmAgents::new(agents))
+    Ok(LlmAgents::new(agents).with_user(user(user_args, args)?))
 }
 
 /// The value of a repeatable MODEL=VALUE flag for a model: its own, else the

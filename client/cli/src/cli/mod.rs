@@ -98,9 +98,10 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers, llm, .. }) => {
-            let agent =
-                llm::agents([agent.0.as_str()], &llm)?.agent(&agent.0).with_context(|| format!("--agent {}: not an agent", agent.0))?;
+        Command::Client(ClientCommand::Work { run, agent, label, workers, llm, user, .. }) => {
+            let agent = llm::agents([agent.0.as_str()], &llm, &user)?
+                .agent(&agent.0)
+                .with_context(|| format!("--agent {}: not an agent", agent.0))?;
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Export { filter }), .. }) => {
@@ -124,8 +125,9 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             session.close(listed.map(|listed| render::tasks(&listed))).await
         }
         Command::Client(ClientCommand::Play { task_id, play, json }) => {
-            let agent = toolenv_agents::Builtin::from(play.agent);
-            let request = plan::episode(&play.episode, agent.name(), &task_id, Server::of(url.as_deref()))?;
+            let builtin = toolenv_agents::Builtin::from(play.agent);
+            let request = plan::episode(&play.episode, builtin.name(), &task_id, Server::of(url.as_deref()))?;
+            let agent = llm::agents([], &play.llm, &play.user)?.agent(builtin.name()).context("a built-in agent")?;
             let mut session = Session::open(url).await?;
             let played = toolenv_client::play(&mut session.client, agent, request).await;
             session

@@ -58,6 +58,8 @@ pub(crate) struct RunPlan {
     pub(crate) llm: toolenv_agents::llm::LlmAgents,
     /// The LLM agents' flags, for the labels of a resumed run.
     pub(crate) llm_args: super::llm::LlmArgs,
+    /// The simulated user's flags.
+    pub(crate) user_args: super::llm::UserArgs,
     /// Where each episode's trace is sent live (`/v1/traces` of a collector).
     pub(crate) otlp: Option<String>,
 }
@@ -87,9 +89,10 @@ pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
         }
     };
     // Checked now (endpoints, prices), before any episode is played.
-    let llm = super::llm::agents(args.agents.iter().map(|a| a.0.as_str()), &args.llm)?;
+    let llm = super::llm::agents(args.agents.iter().map(|a| a.0.as_str()), &args.llm, &args.user)?;
     let otlp = args.otlp_endpoint.as_deref().map(super::otlp::traces_url).transpose()?;
-    Ok(RunPlan { episodes, concurrency: args.concurrency, json: args.json, llm, llm_args: (*args.llm).clone(), otlp })
+    let (llm_args, user_args) = ((*args.llm).clone(), args.user.clone());
+    Ok(RunPlan { episodes, concurrency: args.concurrency, json: args.json, llm, llm_args, user_args, otlp })
 }
 
 /// What `toolenv host` asks the server to plan.

@@ -103,7 +103,7 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
         before.infra_errors
     );
     let episodes: Vec<PlannedEpisode> = pending.iter().map(|(_, planned)| planned.clone()).collect();
-    let llm = super::llm::agents(episodes.iter().map(|e| e.agent.as_str()), &plan.llm_args)?;
+    let llm = super::llm::agents(episodes.iter().map(|e| e.agent.as_str()), &plan.llm_args, &plan.user_args)?;
     let exporter = plan.otlp.clone().map(otlp::Exporter::start).transpose()?;
     let run_id = run.to_string();
     let mut recording = Recording { store, run, error: None, recorded: 0 };

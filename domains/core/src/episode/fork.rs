@@ -108,6 +108,8 @@ pub struct ReplayCall {
     pub agent: Option<String>,
     /// That agent's role (what a `join` joined as).
     pub role: Option<String>,
+    /// The user's answer to an `ask_user` turn, when it was supplied from outside.
+    pub user_answer: Option<String>,
 }
 
 impl From<&CallRecord> for ReplayCall {
@@ -120,6 +122,7 @@ impl From<&CallRecord> for ReplayCall {
             waited_ms: record.waited_ms,
             agent: record.agent.clone(),
             role: record.role.clone(),
+            user_answer: record.user_answer.clone(),
         }
     }
 }
@@ -196,7 +199,7 @@ impl Episode {
 
     /// Makes one recorded call again, with its recorded wait and its
     /// idempotency key (as the agent sent it when known, else as
-    /// [`replay_key`] names it), and returns its new record.
+    /// [`replay_key`] names it) and its supplied user answer, if any, and returns its new record.
     /// A call the tools reject as malformed is recorded, as it was the first time.
     pub fn replay_call(&mut self, call: &ReplayCall) -> Result<&CallRecord, CallError> {
         let key = call.idempotency_key.clone().or_else(|| call.idempotency_key_call.map(replay_key));
@@ -208,7 +211,7 @@ impl Episode {
             self.join(role)?;
             return Ok(&self.trajectory.calls[index]);
         }
-        match self.call_with(&call.tool, &call.arguments, &options) {
+        match self.call_answered(&call.tool, &call.arguments, &options, call.user_answer.as_deref()) {
             Ok(_) | Err(CallError::UnknownTool(_) | CallError::InvalidArgument(_)) => Ok(&self.trajectory.calls[index]),
             Err(error) => Err(error),
         }

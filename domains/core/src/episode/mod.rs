@@ -104,6 +104,9 @@ pub struct CallRecord {
     /// to act (dual control): the user's own call, recorded in the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<UserCall>,
+    /// The answer to this `ask_user` turn when supplied from outside (an LLM user), as kept: what a replay feeds back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_answer: Option<String>,
 }
 
 /// Why a call did not reach the episode's tools.
@@ -194,6 +197,7 @@ struct Reached {
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
     user: Option<UserCall>,
+    user_answer: Option<String>,
 }
 
 /// One attempt at one task.
@@ -359,17 +363,28 @@ impl Episode {
         arguments: impl Into<Arguments<'a>>,
         options: &CallOptions<'_>,
     ) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(options.agent, tool, arguments.into(), options)?;
+        self.call_answered(tool, arguments, options, None)
+    }
+
+    /// [`Episode::call_with`] with the answer to an `ask_user` turn supplied from outside (an LLM user).
+    pub fn call_answered<'a>(
+        &mut self,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+        options: &CallOptions<'_>,
+        user_answer: Option<&str>,
+    ) -> Result<&CallRecord, CallError> {
+        let (call, delivery) = self.reach(tool, arguments.into(), options, user_answer)?;
         Ok(self.record(call, delivery.into()))
     }
 
     /// Checks a call and plays it under its fault; the caller records it.
     fn reach(
         &mut self,
-        agent: Option<&str>,
         tool: &str,
         arguments: Arguments<'_>,
         options: &CallOptions<'_>,
+        user_answer: Option<&str>,
     ) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
@@ -382,10 +397,10 @@ impl Episode {
         let waited_ms = options.waited_ms.unwrap_or(0);
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
         if self.team.is_some() {
-            return self.reach_team(index, agent, tool, &arguments.text(), options, waited_ms);
+            return self.reach_team(index, tool, &arguments.text(), options, waited_ms, user_answer);
         }
         if tool == bus::ASK_USER && self.has_user() {
-            return self.user_turn(index, arguments, None, waited_ms);
+            return self.user_turn(index, arguments, None, waited_ms, user_answer);
         }
         if let Some(played) = self.verification_call(index, tool, &arguments, None, waited_ms) {
             return played;
@@ -485,6 +500,7 @@ impl Episode {
             caller: None,
             mas_faults: Vec::new(),
             user: None,
+            user_answer: None,
         };
         Ok((reached, delivery))
     }
@@ -502,7 +518,7 @@ impl Episode {
         caller: Option<roles::Caller>,
         mas_faults: Vec<crate::masfire::Injection>,
     ) -> &CallRecord {
-        let user = call.user.take();
+        let (user, user_answer) = (call.user.take(), call.user_answer.take());
         let Reached {
             index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
         } = call;
@@ -522,6 +538,7 @@ impl Episode {
             role,
             mas_faults,
             user,
+            user_answer,
         };
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
@@ -543,6 +560,7 @@ impl Episode {
             role: None,
             mas_faults: Vec::new(),
             user: None,
+            user_answer: None,
         });
     }
 }

@@ -379,15 +379,15 @@ impl Episode {
     pub(super) fn reach_team(
         &mut self,
         index: u32,
-        agent: Option<&str>,
         tool: &str,
         arguments: &str,
         options: &super::CallOptions<'_>,
         waited_ms: u64,
+        user_answer: Option<&str>,
     ) -> Result<(Reached, crate::delivery::Delivery), CallError> {
         use crate::delivery::Delivery;
         let Some(team) = self.team.as_deref() else { return Err(CallError::UnknownTool(tool.to_owned())) };
-        let caller = match team.caller(agent) {
+        let caller = match team.caller(options.agent) {
             Ok(caller) => caller,
             Err(error) => {
                 self.record_invalid_as(tool, arguments, waited_ms, error.clone(), None, Vec::new());
@@ -395,7 +395,7 @@ impl Episode {
             }
         };
         if tool == bus::ASK_USER && self.has_user() {
-            return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms);
+            return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms, user_answer);
         }
         if self.verification_tools().iter().any(|t| t.name == tool) {
             let played = self.verification_call(index, tool, &super::Arguments::Text(arguments), caller, waited_ms);
@@ -527,6 +527,7 @@ impl Reached {
             caller: None,
             mas_faults: Vec::new(),
             user: None,
+            user_answer: None,
         }
     }
 }

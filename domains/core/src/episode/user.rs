@@ -8,6 +8,14 @@
 //! it made one, recorded inside it as a [`UserCall`]. No λ fault meets a
 //! turn: the user always answers, and the fault schedule of the domain's
 //! calls stays a function of their call indices.
+//!
+//! An answer may come from outside the episode (an LLM user, which the core
+//! never calls): then the reply's `answer` is that text (cut to
+//! [`user::MAX_ANSWER_BYTES`]), `heard` is still the rule-based hearing,
+//! and `told` is what the text actually says for each slot the question
+//! named ([`user::told_in`]), right or wrong. An action asked for is still
+//! the rule-based user's. The record keeps the text (`user_answer`), so a
+//! replay feeds the same answer back.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -46,6 +54,7 @@ impl Episode {
         arguments: super::Arguments<'_>,
         caller: Option<Caller>,
         waited_ms: u64,
+        supplied: Option<&str>,
     ) -> Result<(Reached, Delivery), CallError> {
         let Some(spec) = bus::bus_tool(bus::ASK_USER) else { return Err(CallError::UnknownTool(bus::ASK_USER.to_owned())) };
         let parsed = match arguments {
@@ -61,9 +70,18 @@ impl Episode {
         };
         let Some(conversation) = self.task.conversation.clone() else { return Err(CallError::UnknownTool(bus::ASK_USER.to_owned())) };
         let mut hearing = user::hear(&conversation, &self.task.slots, args.str("question"));
-        let read = self.read_code(&mut hearing);
         let mut reached = Reached::plain(index, bus::ASK_USER, args.canonical(), waited_ms);
         reached.caller = caller;
+        if let Some(supplied) = supplied {
+            // An answer from outside: its words, and what they say for the named slots.
+            let supplied = crate::codec::cut(supplied, user::MAX_ANSWER_BYTES);
+            let named: Vec<&str> = hearing.told.keys().copied().collect();
+            hearing.told = user::told_in(&conversation, &named, supplied);
+            supplied.clone_into(&mut hearing.text);
+            reached.user_answer = Some(supplied.to_owned());
+        }
+        // Reading a code off the phone is an action, the rule-based user's in every case.
+        let read = self.read_code(&mut hearing);
         let mut text = hearing.text;
         let mut acted = None;
         if let Some((i, call)) = hearing.action {

@@ -53,6 +53,7 @@ fn result(planned: &PlannedEpisode, outcome: Outcome) -> EpisodeResult {
         llm: None,
         mas_faults: Vec::new(),
         user_turns: 0,
+        llm_user_turns: 0,
     }
 }
 
