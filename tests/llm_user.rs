@@ -53,11 +53,10 @@ async fn user_endpoint(task: &TaskRef, say: fn(&str) -> String) -> ScriptedEndpo
         let question = body.pointer("/messages/1/content").and_then(Value::as_str).unwrap_or_default();
         let conversation = task.conversation.as_ref().unwrap();
         let told = user::hear(conversation, &task.slots, question).told;
-        let sentences: Vec<String> = conversation
-            .withheld
-            .iter()
-            .filter_map(|w| told.get(w.slot).map(|v| format!("The {} is {}.", user::readable(w.slot), say(v))))
-            .collect();
+        // The withheld slots in the task's order, then the id of a customer to verify.
+        let slots = conversation.withheld.iter().map(|w| w.slot).chain([user::CUSTOMER_ID]);
+        let sentences: Vec<String> =
+            slots.filter_map(|slot| told.get(slot).map(|v| format!("The {} is {}.", user::readable(slot), say(v)))).collect();
         Canned::Text(if sentences.is_empty() { "I don't know.".into() } else { sentences.join(" ") })
     })
     .await
@@ -100,7 +99,14 @@ async fn an_honest_llm_user_gets_the_solver_through_in_process_and_over_grpc() {
             tokio::task::spawn_blocking(move || toolenv_agents::play_in_process(&*in_process, local, 0, 0)).await.unwrap().expect("plays");
         assert!(episode.finish().passed, "{} in-process", task.id);
         let turns: Vec<_> = episode.trajectory().calls.iter().filter(|c| c.tool == ASK_USER).collect();
-        assert!(!turns.is_empty() && turns.iter().all(|c| c.user_answer.as_deref().is_some_and(|a| a.starts_with("The "))), "{}", task.id);
+        let (answered, read): (Vec<&&toolenv_core::CallRecord>, Vec<_>) = turns.iter().partition(|c| c.user_answer.is_some());
+        assert!(
+            !answered.is_empty() && answered.iter().all(|c| c.user_answer.as_deref().is_some_and(|a| a.starts_with("The "))),
+            "{}",
+            task.id
+        );
+        // A question that only asks for the code is the user's reading of their phone, not the model's.
+        assert!(read.iter().all(|c| c.user.as_ref().is_some_and(|u| u.tool == "read_verification_code")), "{}", task.id);
         // Over gRPC: the same calls, the answers on the wire.
         let asked = endpoint.requests();
         let remote = play(&mut client, agent, new_episode(&task.id, 0, 0)).await.expect("plays");
@@ -108,11 +114,12 @@ async fn an_honest_llm_user_gets_the_solver_through_in_process_and_over_grpc() {
         assert_eq!(endpoint.requests(), asked * 2, "{}: one model request a question", task.id);
         let local: Vec<Vec<u8>> = episode.trajectory().calls.iter().map(|c| pb::ToolCallRecord::from(c).encode_to_vec()).collect();
         assert_eq!(encoded(&remote.trajectory), local, "{}", task.id);
-        assert!(remote.trajectory.calls.iter().filter(|c| c.tool_name == ASK_USER).all(|c| c.user_answer.is_some()));
+        let on_the_wire = remote.trajectory.calls.iter().filter(|c| c.tool_name == ASK_USER && c.user_answer.is_some()).count();
+        assert_eq!(on_the_wire, answered.len(), "{}", task.id);
         // The run's record counts the turns the LLM user answered (what the report shows).
         let planned = toolenv_runs::Grid::single(vec!["solver".to_owned()]).plan([task.id.as_str()]);
         let result = planned[0].result(&remote.trajectory);
-        assert_eq!((result.llm_user_turns, result.user_turns), (turns.len() as u32, turns.len() as u32));
+        assert_eq!((result.llm_user_turns, result.user_turns), (answered.len() as u32, turns.len() as u32));
     }
 }
 

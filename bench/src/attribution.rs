@@ -37,7 +37,7 @@ fn failed_episodes(harder: bool) -> Vec<(String, Episode)> {
                         let mut episode = Episode::new(task, 7, trial).with_chaos(chaos).with_perturbation(level, perturbed.clone());
                         for (i, call) in calls.iter().enumerate() {
                             let key = format!("k{i}");
-                            let options = CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0) };
+                            let options = CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0), user_answer: None };
                             let _ = episode.call_with(call.tool, &call.arguments.to_string(), &options);
                         }
                         if !episode.finish().passed {

@@ -30,7 +30,7 @@ fn a_blind_retry_after_a_lost_reply_is_flagged_and_a_keyed_one_is_not() {
     let task = task("support/create-close/001").unwrap();
     for (key, duplicated) in [(None, true), (Some("k-1"), false)] {
         let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::AmbiguousCommit));
-        let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None };
+        let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None, user_answer: None };
         let first = episode.call_with("create_ticket", TICKET, &options).unwrap().clone();
         assert!(first.state_changed, "the write was applied");
         assert!(
@@ -55,7 +55,7 @@ fn a_blind_retry_after_a_lost_reply_is_flagged_and_a_keyed_one_is_not() {
 fn an_idempotency_key_cannot_be_reused_for_another_call() {
     let task = task("support/create-close/001").unwrap();
     let mut episode = Episode::new(task, 1, 0);
-    let options = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None };
+    let options = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None, user_answer: None };
     episode.call_with("create_ticket", TICKET, &options).unwrap();
     let other = TICKET.replace("low", "high");
     let error = episode.call_with("create_ticket", &other, &options).unwrap_err();
@@ -72,7 +72,7 @@ fn soft_rate_limit_rejects_retries_before_its_delay() {
     assert_eq!((f.code, f.reason, f.retry_after_ms), (FailureCode::ResourceExhausted, "RATE_LIMIT_EXCEEDED", Some(1000)));
     // 400 ms later: still inside the window, rejected again without a new draw.
     let early = episode
-        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(400) })
+        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(400), user_answer: None })
         .unwrap()
         .clone();
     assert_eq!(early.fault.map(|f| (f.kind, f.new)), Some((FaultKind::SoftRateLimit, false)));
@@ -80,7 +80,7 @@ fn soft_rate_limit_rejects_retries_before_its_delay() {
     assert_eq!(f.retry_after_ms, Some(600), "the rest of the window");
     // After the delay, the call gets a fresh draw (limited again here, since every draw is).
     let late = episode
-        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(600) })
+        .call_with("check_calendar", args, &CallOptions { agent: None, idempotency_key: None, waited_ms: Some(600), user_answer: None })
         .unwrap()
         .clone();
     assert_eq!(late.fault.map(|f| f.new), Some(true));
@@ -120,7 +120,7 @@ fn a_stale_read_sees_the_state_before_the_most_recent_change() {
     let mut episode = Episode::new(task, 1, 0).with_chaos(always(FaultKind::StaleData));
     let book = |time: &str| format!(r#"{{"date": "2026-01-01", "time": "{time}", "topic": "T{time}"}}"#);
     episode.call("book_meeting", &book("09:00")).unwrap();
-    let keyed = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None };
+    let keyed = CallOptions { agent: None, idempotency_key: Some("k"), waited_ms: None, user_answer: None };
     assert!(episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
     // A keyed retry and a rejected call change nothing: the most recent change is still the 10:00 booking.
     assert!(!episode.call_with("book_meeting", &book("10:00"), &keyed).unwrap().state_changed);
@@ -240,7 +240,7 @@ fn text_and_json_arguments_are_the_same_call() {
         let mut recorded = Episode::new(task, 3, 0).with_chaos(always(kind));
         let mut built = Episode::new(task, 3, 0).with_chaos(always(kind));
         for (i, &(tool, arguments)) in calls.iter().enumerate() {
-            let options = CallOptions { agent: None, idempotency_key: None, waited_ms: Some(i as u64 * 400) };
+            let options = CallOptions { agent: None, idempotency_key: None, waited_ms: Some(i as u64 * 400), user_answer: None };
             let record = recorded.call_with(tool, arguments, &options).unwrap().clone();
             let value: serde_json::Value = serde_json::from_str(arguments).unwrap();
             let same = built.call_with(tool, &value, &options).unwrap();

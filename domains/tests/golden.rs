@@ -69,6 +69,7 @@ fn trajectories_of_the_corpus_are_pinned() {
                         agent: None,
                         idempotency_key: (i % 5 == 2).then_some(key.as_str()),
                         waited_ms: (i % 2 == 0).then_some(i as u64 * 37),
+                        user_answer: None,
                     };
                     if let Ok(record) = episode.call_with(call.tool, &text, &options)
                         && matches!(record.outcome, Outcome::Result(ref r) if r != "{}")

@@ -5,7 +5,7 @@ use toolenv_core::{CallError, CallOptions, Episode, MAX_IDEMPOTENCY_BYTES};
 use toolenv_domains::task;
 
 fn refusal(episode: &mut Episode, tool: &str, arguments: &str, key: Option<&str>) -> toolenv_core::ArgError {
-    let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None };
+    let options = CallOptions { agent: None, idempotency_key: key, waited_ms: None, user_answer: None };
     match episode.call_with(tool, arguments, &options) {
         Err(CallError::InvalidArgument(error)) => error,
         other => panic!("{arguments}: expected an invalid argument, got {other:?}"),
@@ -39,7 +39,7 @@ fn idempotency_keys_count_against_the_episode_budget() {
     let key = "k".repeat(60 * 1024);
     let mut accepted = 0;
     let refused = loop {
-        let options = CallOptions { agent: None, idempotency_key: Some(&format!("{accepted}{key}")), waited_ms: None };
+        let options = CallOptions { agent: None, idempotency_key: Some(&format!("{accepted}{key}")), waited_ms: None, user_answer: None };
         match episode.call_with("create_ticket", ticket, &options) {
             Ok(_) => accepted += 1,
             Err(CallError::InvalidArgument(error)) => break error,
@@ -51,6 +51,6 @@ fn idempotency_keys_count_against_the_episode_budget() {
     assert_eq!(accepted, MAX_IDEMPOTENCY_BYTES / (60 * 1024), "{refused:?}");
     // A retry with a key already kept is still answered.
     let first = format!("0{key}");
-    let options = CallOptions { agent: None, idempotency_key: Some(&first), waited_ms: None };
+    let options = CallOptions { agent: None, idempotency_key: Some(&first), waited_ms: None, user_answer: None };
     assert!(episode.call_with("create_ticket", ticket, &options).is_ok());
 }

@@ -53,7 +53,7 @@ fn a_supplied_answer_is_the_reply_told_reads_it_and_the_record_keeps_it() {
     let mut episode = Episode::new(&task, 0, 0);
     let options = CallOptions::default();
     let said = format!("Oh, it is {} I think.", wrong(&w.value));
-    let r = reply(episode.call_answered(ASK_USER, &question, &options, Some(&said)).unwrap());
+    let r = reply(episode.call_with(ASK_USER, &question, &CallOptions { user_answer: Some(&said), ..CallOptions::default() }).unwrap());
     assert_eq!(r["answer"], said);
     assert_eq!(r["heard"], "understood");
     assert_eq!(r["told"], json!({w.slot: wrong(&w.value)}));
@@ -63,7 +63,8 @@ fn a_supplied_answer_is_the_reply_told_reads_it_and_the_record_keeps_it() {
     // Bad answers: empty, 1 MiB, not English: bounded, nothing told.
     let huge = "x".repeat(1 << 20);
     for bad in ["", huge.as_str(), "Не знаю, спросите позже."] {
-        let record = episode.call_answered(ASK_USER, &question, &options, Some(bad)).unwrap().clone();
+        let record =
+            episode.call_with(ASK_USER, &question, &CallOptions { user_answer: Some(bad), ..CallOptions::default() }).unwrap().clone();
         let r = reply(&record);
         assert_eq!(r["told"], json!({}), "{}", &bad[..bad.len().min(20)]);
         assert!(r["answer"].as_str().unwrap().len() <= user::MAX_ANSWER_BYTES);
@@ -73,7 +74,7 @@ fn a_supplied_answer_is_the_reply_told_reads_it_and_the_record_keeps_it() {
     // A supplied answer elsewhere than ask_user changes nothing.
     let calls = episode.trajectory().calls.len();
     let tool = task.tools().iter().next().unwrap().name;
-    let _ = episode.call_answered(tool, "{}", &options, Some("ignored"));
+    let _ = episode.call_with(tool, "{}", &CallOptions { user_answer: Some("ignored"), ..CallOptions::default() });
     assert_eq!(episode.trajectory().calls[calls].user_answer, None);
     // Replayed from the record, byte for byte (the supplied text fed back).
     let source = Source::of(task.clone(), episode.trajectory());

@@ -238,7 +238,7 @@ impl State {
         let key = rng.chance(3).then(|| format!("k{}", rng.below(4)));
         let waited_ms = rng.chance(4).then(|| rng.next_u64() >> rng.below(64));
         *input = format!("task {} tool {tool:?} key {key:?} waited {waited_ms:?} arguments {arguments:?}", episode.task().id);
-        let options = CallOptions { agent: None, idempotency_key: key.as_deref(), waited_ms };
+        let options = CallOptions { agent: None, idempotency_key: key.as_deref(), waited_ms, user_answer: None };
         let _ = episode.call_with(&tool, &arguments, &options);
         if rng.chance(12) {
             let verdict = episode.finish();

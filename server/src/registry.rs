@@ -85,8 +85,8 @@ impl Session {
     ) -> Result<Outgoing, Error> {
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
         let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
-        let options = CallOptions { agent, idempotency_key, waited_ms };
-        let (index, delay_ms, outcome) = match self.episode.call_answered(tool, arguments, &options, user_answer) {
+        let options = CallOptions { agent, idempotency_key, waited_ms, user_answer };
+        let (index, delay_ms, outcome) = match self.episode.call_with(tool, arguments, &options) {
             Ok(record) => (record.index, record.delay_ms, record.outcome.clone()),
             Err(error) => return Err(self.refusal(error)),
         };

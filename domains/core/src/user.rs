@@ -209,13 +209,17 @@ fn names_in(words: &[(&str, bool)], length: Option<usize>) -> Vec<String> {
 pub fn told_in(conversation: &Conversation, named: &[&str], answer: &str) -> BTreeMap<&'static str, String> {
     let mut told = BTreeMap::new();
     let mut values: BTreeMap<(Entity, usize), std::vec::IntoIter<String>> = BTreeMap::new();
-    for withheld in conversation.withheld.iter().filter(|w| named.contains(&w.slot)) {
-        let length = withheld.value.split_whitespace().count();
+    // A customer to verify holds their id too, when the question named it (see `hear`).
+    let customer =
+        conversation.verification.as_ref().filter(|_| named.contains(&CUSTOMER_ID)).map(|v| (CUSTOMER_ID, Entity::Id, &v.customer));
+    let holds = conversation.withheld.iter().map(|w| (w.slot, w.entity, &w.value)).chain(customer);
+    for (slot, entity, value) in holds.filter(|(slot, _, _)| named.contains(slot)) {
+        let length = value.split_whitespace().count();
         let said = values
-            .entry((withheld.entity, length))
-            .or_insert_with(|| withheld.entity.values_of(answer, (withheld.entity == Entity::Name).then_some(length)).into_iter());
+            .entry((entity, length))
+            .or_insert_with(|| entity.values_of(answer, (entity == Entity::Name).then_some(length)).into_iter());
         if let Some(value) = said.next() {
-            told.insert(withheld.slot, value);
+            told.insert(slot, value);
         }
     }
     told
@@ -364,7 +368,7 @@ pub struct Hearing {
 }
 
 /// The slot the user tells its customer id under, when a write needs it verified.
-const CUSTOMER_ID: &str = "customer_id";
+pub const CUSTOMER_ID: &str = "customer_id";
 
 /// Words that ask for every detail at once, naming none.
 const BROAD: &[&str] = &["everything", "all", "details", "anything", "missing", "else"];
@@ -654,7 +658,7 @@ mod answer_tests {
                 w("quantity", "3"),
                 w("time", "9:30"),
             ],
-            actions: Vec::new(),
+            ..Conversation::default()
         }
     }
 
@@ -685,5 +689,12 @@ mod answer_tests {
         let told = told_in(&c, &["passenger"], "It is Bob, travelling from LON on 2026-03-04.");
         assert_eq!(told.into_iter().collect::<Vec<_>>(), [("passenger", "Bob".to_owned())]);
         assert!(told_in(&c, &[], "2026-03-04").is_empty());
+        // A customer to verify tells their id when the question named it.
+        let c = Conversation { verification: Some(Verification::new("close_ticket", "close the ticket", "t", "C-201".into())), ..c };
+        assert_eq!(
+            told_in(&c, &["order_id", CUSTOMER_ID], "Order O-0012, customer C-201.").get(CUSTOMER_ID).map(String::as_str),
+            Some("C-201")
+        );
+        assert!(!told_in(&c, &["order_id"], "Order O-0012, customer C-201.").contains_key(CUSTOMER_ID));
     }
 }

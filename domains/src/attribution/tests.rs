@@ -19,7 +19,7 @@ fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, 
         let _ = episode.call_with(
             call.tool,
             &call.arguments.to_string(),
-            &CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0) },
+            &CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0), user_answer: None },
         );
     }
     episode.finish();

@@ -64,8 +64,13 @@ impl TeamEnv for Episode {
     }
 
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
-        let options = CallOptions { agent: Some(agent), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        crate::solver::observe(self.call_answered(tool, arguments_json, &options, request.user_answer))
+        let options = CallOptions {
+            agent: Some(agent),
+            idempotency_key: request.idempotency_key,
+            waited_ms: Some(request.waited_ms),
+            user_answer: request.user_answer,
+        };
+        crate::solver::observe(self.call_with(tool, arguments_json, &options))
     }
 }
 

@@ -162,8 +162,13 @@ pub(crate) fn observe(called: Result<&CallRecord, CallError>) -> Observation {
 impl Env for Episode {
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {
         let agent = self.acting_agent().map(str::to_owned);
-        let options = CallOptions { agent: agent.as_deref(), idempotency_key: request.idempotency_key, waited_ms: Some(request.waited_ms) };
-        observe(self.call_answered(tool, arguments_json, &options, request.user_answer))
+        let options = CallOptions {
+            agent: agent.as_deref(),
+            idempotency_key: request.idempotency_key,
+            waited_ms: Some(request.waited_ms),
+            user_answer: request.user_answer,
+        };
+        observe(self.call_with(tool, arguments_json, &options))
     }
 
     fn answer(&mut self, text: &str) {

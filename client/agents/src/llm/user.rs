@@ -76,6 +76,12 @@ impl LlmUser {
 fn instructions(task: &Task) -> String {
     let conversation = task.conversation.clone().unwrap_or_default();
     let mut known: Vec<String> = conversation.withheld.iter().map(|w| format!("- {}: {}", user::readable(w.slot), w.value)).collect();
+    // A customer to verify knows their own id, unless the request gives it.
+    if let Some(v) = &conversation.verification
+        && !task.slots.iter().any(|s| s.name == user::CUSTOMER_ID)
+    {
+        known.push(format!("- {}: {}", user::readable(user::CUSTOMER_ID), v.customer));
+    }
     if known.is_empty() {
         known.push("- (nothing beyond your request)".to_owned());
     }
@@ -179,6 +185,13 @@ impl UserEnv<'_> {
         }
         let arguments: Value = serde_json::from_str(arguments_json).ok()?;
         let question = arguments.get("question")?.as_str()?;
+        let conversation = self.task.conversation.as_ref()?;
+        let hearing = user::hear(conversation, &self.task.slots, question);
+        if hearing.read_code && hearing.told.is_empty() && hearing.action.is_none() {
+            // Reading the code off the phone is the user's own action, which
+            // the episode plays: there is nothing to ask the model.
+            return None;
+        }
         let key = format!("{}/user-{:03}", self.tape_key, self.turns);
         self.turns += 1;
         match self.runtime.block_on(self.user.answer(&key, self.task, question)) {

@@ -203,7 +203,12 @@ impl Episode {
     /// A call the tools reject as malformed is recorded, as it was the first time.
     pub fn replay_call(&mut self, call: &ReplayCall) -> Result<&CallRecord, CallError> {
         let key = call.idempotency_key.clone().or_else(|| call.idempotency_key_call.map(replay_key));
-        let options = CallOptions { agent: call.agent.as_deref(), idempotency_key: key.as_deref(), waited_ms: Some(call.waited_ms) };
+        let options = CallOptions {
+            agent: call.agent.as_deref(),
+            idempotency_key: key.as_deref(),
+            waited_ms: Some(call.waited_ms),
+            user_answer: call.user_answer.as_deref(),
+        };
         let index = self.trajectory.calls.len();
         if call.tool == super::bus::JOIN
             && let Some(role) = &call.role
@@ -211,7 +216,7 @@ impl Episode {
             self.join(role)?;
             return Ok(&self.trajectory.calls[index]);
         }
-        match self.call_answered(&call.tool, &call.arguments, &options, call.user_answer.as_deref()) {
+        match self.call_with(&call.tool, &call.arguments, &options) {
             Ok(_) | Err(CallError::UnknownTool(_) | CallError::InvalidArgument(_)) => Ok(&self.trajectory.calls[index]),
             Err(error) => Err(error),
         }

@@ -103,7 +103,7 @@ pub struct CallRecord {
     /// The tool call the user made during this `ask_user` turn, when asked
     /// to act (dual control): the user's own call, recorded in the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<UserCall>,
+    pub user: Option<Box<UserCall>>,
     /// The answer to this `ask_user` turn when supplied from outside (an LLM user), as kept: what a replay feeds back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_answer: Option<String>,
@@ -180,6 +180,10 @@ pub struct CallOptions<'a> {
     /// rate-limit windows). `None`: no time passed, as at time scale 0 when
     /// the agent declares no wait.
     pub waited_ms: Option<u64>,
+    /// The user's answer to an `ask_user` turn of a conversational task,
+    /// supplied from outside (an LLM user) instead of the rule-based
+    /// user's: recorded, so a replay feeds it back. Ignored on other calls.
+    pub user_answer: Option<&'a str>,
 }
 
 /// A call that reached the tools, before its outcome is recorded.
@@ -196,7 +200,7 @@ struct Reached {
     idempotency_key_call: Option<u32>,
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
-    user: Option<UserCall>,
+    user: Option<Box<UserCall>>,
     user_answer: Option<String>,
 }
 
@@ -363,29 +367,12 @@ impl Episode {
         arguments: impl Into<Arguments<'a>>,
         options: &CallOptions<'_>,
     ) -> Result<&CallRecord, CallError> {
-        self.call_answered(tool, arguments, options, None)
-    }
-
-    /// [`Episode::call_with`] with the answer to an `ask_user` turn supplied from outside (an LLM user).
-    pub fn call_answered<'a>(
-        &mut self,
-        tool: &str,
-        arguments: impl Into<Arguments<'a>>,
-        options: &CallOptions<'_>,
-        user_answer: Option<&str>,
-    ) -> Result<&CallRecord, CallError> {
-        let (call, delivery) = self.reach(tool, arguments.into(), options, user_answer)?;
+        let (call, delivery) = self.reach(tool, arguments.into(), options)?;
         Ok(self.record(call, delivery.into()))
     }
 
     /// Checks a call and plays it under its fault; the caller records it.
-    fn reach(
-        &mut self,
-        tool: &str,
-        arguments: Arguments<'_>,
-        options: &CallOptions<'_>,
-        user_answer: Option<&str>,
-    ) -> Result<(Reached, Delivery), CallError> {
+    fn reach(&mut self, tool: &str, arguments: Arguments<'_>, options: &CallOptions<'_>) -> Result<(Reached, Delivery), CallError> {
         if self.trajectory.verdict.is_some() {
             return Err(CallError::Finished);
         }
@@ -397,10 +384,10 @@ impl Episode {
         let waited_ms = options.waited_ms.unwrap_or(0);
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(waited_ms);
         if self.team.is_some() {
-            return self.reach_team(index, tool, &arguments.text(), options, waited_ms, user_answer);
+            return self.reach_team(index, tool, &arguments.text(), options, waited_ms);
         }
         if tool == bus::ASK_USER && self.has_user() {
-            return self.user_turn(index, arguments, None, waited_ms, user_answer);
+            return self.user_turn(index, arguments, None, waited_ms, options.user_answer);
         }
         if let Some(played) = self.verification_call(index, tool, &arguments, None, waited_ms) {
             return played;

@@ -383,7 +383,6 @@ impl Episode {
         arguments: &str,
         options: &super::CallOptions<'_>,
         waited_ms: u64,
-        user_answer: Option<&str>,
     ) -> Result<(Reached, crate::delivery::Delivery), CallError> {
         use crate::delivery::Delivery;
         let Some(team) = self.team.as_deref() else { return Err(CallError::UnknownTool(tool.to_owned())) };
@@ -395,7 +394,7 @@ impl Episode {
             }
         };
         if tool == bus::ASK_USER && self.has_user() {
-            return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms, user_answer);
+            return self.user_turn(index, super::Arguments::Text(arguments), caller, waited_ms, options.user_answer);
         }
         if self.verification_tools().iter().any(|t| t.name == tool) {
             let played = self.verification_call(index, tool, &super::Arguments::Text(arguments), caller, waited_ms);
