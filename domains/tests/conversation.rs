@@ -290,3 +290,19 @@ fn both_teams_ask_and_pass_conversational_tasks() {
         }
     }
 }
+
+#[test]
+fn variants_name_their_own_version_and_older_ones_are_refused() {
+    use toolenv_domains::generate::{GENERATOR_VERSION, SuiteError, conversation, resolve};
+    // Pinned like the generated suite: a new generator version needs a new variant version.
+    assert_eq!((GENERATOR_VERSION, conversation::VERSION), (2, 3));
+    let task = suite().into_iter().next().unwrap();
+    let (head, rest) = task.id.rsplit_once("/c3-").expect("a version-3 variant id");
+    assert_eq!(conversation::generated_id(&task.id), Some(format!("{head}/g2-{rest}")));
+    assert_eq!(conversation::id_of(&format!("{head}/g2-{rest}")), task.id);
+    let older = format!("{head}/c2-{rest}");
+    assert!(matches!(resolve(&older), Err(SuiteError::Version { version: 2, current: 3, .. })), "{older}");
+    assert_eq!("conversational:2026:4".parse::<Suite>().unwrap().generator_version(), Some(3));
+    let ids: Vec<String> = suite().iter().map(|t| t.id.clone()).collect();
+    assert_eq!(toolenv_domains::generate::suite_of(ids.iter().map(String::as_str)), ("conversational:2026:4".to_owned(), 3));
+}

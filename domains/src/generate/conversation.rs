@@ -4,7 +4,8 @@
 //! control); or with nothing withheld, so that asking needlessly shows.
 //!
 //! A variant is a pure function of its generated task and origin: its id is
-//! the task's with `c` in place of `g` (`travel/cheapest-flight/c2-1-2026-0003`),
+//! the task's with `c` and [`VERSION`] in place of `g` and the generator's
+//! version (`travel/cheapest-flight/c3-1-2026-0003`),
 //! so the task given in full is always at hand, and the generated tasks
 //! themselves are untouched. Of the four origins in a row the first (index
 //! ≡ 0 mod 4) withholds nothing; the others withhold one slot, and at
@@ -19,7 +20,7 @@
 
 use serde_json::{Value, json};
 
-use super::Origin;
+use super::{GENERATOR_VERSION, Origin};
 use toolenv_core::{
     Call, Task,
     bus::ASK_USER,
@@ -37,18 +38,39 @@ const ACTIONS: &[(&str, &str, &[&str], &str)] = &[
     ("book_meeting", "approve the booking", &["approve", "approval"], "time"),
 ];
 
+/// The version of the conversational variants: of the generator and of
+/// the rules above (what is withheld, which calls become the user's). A
+/// variant's id names it where a generated task's names
+/// [`GENERATOR_VERSION`] (`c3-1-2026-0003` stands for `g2-1-2026-0003`), so
+/// a change to either gives the variants new ids and a run's variants of an
+/// older version are refused, never rebuilt otherwise. Bump it with every
+/// change to the variants and with every new generator version.
+///
+/// Version 3: a slot is withheld only if every wrong guess of it fails;
+/// support's verification code; scheduling's approved booking (version 2
+/// was the first variants, whose ids named the generator's version).
+pub const VERSION: u32 = 3;
+
 /// The id of the conversational variant of a generated task's id.
 pub fn id_of(generated: &str) -> String {
-    match generated.rsplit_once("/g") {
-        Some((head, tail)) => format!("{head}/c{tail}"),
+    match generated.rsplit_once("/g").and_then(|(head, tail)| Some((head, tail.split_once('-')?.1))) {
+        Some((head, rest)) => format!("{head}/c{VERSION}-{rest}"),
         None => generated.to_owned(),
     }
 }
 
-/// The generated task's id a conversational variant's id stands for, if it is one.
+/// The version a conversational variant's id names, if it is one.
+pub fn version_of(conversational: &str) -> Option<u32> {
+    let (_, tail) = conversational.rsplit_once("/c")?;
+    tail.split_once('-')?.0.parse().ok()
+}
+
+/// The generated task's id a conversational variant's id of this build's
+/// [`VERSION`] stands for; `None` for any other id.
 pub fn generated_id(conversational: &str) -> Option<String> {
     let (head, tail) = conversational.rsplit_once("/c")?;
-    tail.starts_with(|c: char| c.is_ascii_digit()).then(|| format!("{head}/g{tail}"))
+    let (version, rest) = tail.split_once('-')?;
+    (version.parse() == Ok(VERSION)).then(|| format!("{head}/g{GENERATOR_VERSION}-{rest}"))
 }
 
 /// The conversational variant of the task of an origin.

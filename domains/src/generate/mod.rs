@@ -106,7 +106,7 @@ impl Origin {
             return None;
         }
         if version != GENERATOR_VERSION {
-            return Some(Err(SuiteError::Version { id: id.to_owned(), version }));
+            return Some(Err(SuiteError::Version { id: id.to_owned(), version, current: GENERATOR_VERSION }));
         }
         let Some(domain) = crate::registry::parse(domain) else { return Some(Err(SuiteError::UnknownTask(id.to_owned()))) };
         if !LEVELS.contains(&level) {
@@ -147,6 +147,9 @@ pub fn ambiguity(task: &Task) -> Option<String> {
 /// see [`conversation`]), if the id is one this build can rebuild and names
 /// the kind the generator produces for its origin.
 pub fn generate_id(id: &str) -> Result<Arc<Task>, SuiteError> {
+    if let Some(version) = conversation::version_of(id).filter(|&v| v != conversation::VERSION) {
+        return Err(SuiteError::Version { id: id.to_owned(), version, current: conversation::VERSION });
+    }
     if let Some(generated) = conversation::generated_id(id) {
         let origin = Origin::parse(&generated).ok_or_else(|| SuiteError::UnknownTask(id.to_owned()))??;
         let task = conversation::variant(generate(origin), &origin);

@@ -85,13 +85,15 @@ pub enum SuiteError {
     /// No task has this id.
     #[error("unknown task '{0}'")]
     UnknownTask(String),
-    /// The id is a generated task's of another generator version.
-    #[error("task '{id}' comes from generator version {version}; this build generates version {GENERATOR_VERSION}")]
+    /// The id is a generated task's (or a conversational variant's) of another generator version.
+    #[error("task '{id}' comes from generator version {version}; this build generates version {current}")]
     Version {
         /// The task id.
         id: String,
         /// The generator version it names.
         version: u32,
+        /// The version this build generates for such an id.
+        current: u32,
     },
 }
 
@@ -163,7 +165,10 @@ impl Suite {
 
     /// The generator version of a generated suite's tasks (`None` for the paper's).
     pub fn generator_version(self) -> Option<u32> {
-        self.generated().map(|_| GENERATOR_VERSION)
+        match self {
+            Suite::Conversational { .. } => Some(super::conversation::VERSION),
+            suite => suite.generated().map(|_| GENERATOR_VERSION),
+        }
     }
 
     /// How many tasks the suite has.
@@ -293,7 +298,8 @@ struct Cache {
 }
 
 /// The suite a set of task ids comes from, as [`Suite`] names it, and the
-/// generator version of its generated tasks (0 for the paper's alone):
+/// generator version of its generated tasks (0 for the paper's alone; for
+/// conversational variants, their own [`super::conversation::VERSION`]):
 /// `paper`; `standard`; `generated:<seed>:<n>` with `n` the highest index
 /// seen + 1 (a run over part of a suite, one domain say, names the whole);
 /// `conversational[-paired]:<seed>:<n>` likewise for conversational
@@ -349,7 +355,8 @@ pub fn suite_of<'a>(task_ids: impl IntoIterator<Item = &'a str>) -> (String, u32
             } else {
                 suite.to_string()
             };
-            (name, version)
+            // Conversational variants have a version of their own.
+            (name, if kinds == 1 { version } else { super::conversation::VERSION })
         }
     }
 }
