@@ -33,8 +33,12 @@ fn script(block: &str, port: u16, metrics_port: u16) -> String {
     out
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Two distinct free ports: both listeners are held until both ports are
+/// known (one dropped at once could be handed out again as the second).
+fn free_ports() -> (u16, u16) {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, b) = (bind(), bind());
+    (a.local_addr().unwrap().port(), b.local_addr().unwrap().port())
 }
 
 #[test]
@@ -55,7 +59,8 @@ fn the_readmes_marked_blocks_run_in_order() {
             eprintln!("README block {name}: {tool} is not installed, skipped");
             continue;
         }
-        let script = script(&block, free_port(), free_port());
+        let (port, metrics_port) = free_ports();
+        let script = script(&block, port, metrics_port);
         let begun = Instant::now();
         let mut child = Command::new("bash")
             .arg("-c")
