@@ -62,30 +62,22 @@ impl Session {
         idempotency_key: Option<&str>,
         declared_wait_ms: Option<u64>,
     ) -> Result<Outgoing, Error> {
-        self.call_as(Instant::now(), None, tool, arguments, idempotency_key, declared_wait_ms, None)
+        let declared = CallOptions { idempotency_key, waited_ms: declared_wait_ms, ..CallOptions::default() };
+        self.call_as(Instant::now(), tool, arguments, declared)
     }
 
-    /// Plays one tool call arriving at `now` (on behalf of an agent of a
-    /// multi-agent episode, if given) and says what to send back, and when.
+    /// Plays one tool call arriving at `now`, with the request's options
+    /// (the agent of a multi-agent episode, its key, its user answer, and
+    /// the wait it declared), and says what to send back, and when.
     ///
     /// The agent's pause since the previous reply goes to the episode in
     /// virtual time ([`fault::virtual_wait_ms`]: at time scale 0 only the
     /// wait the agent declares passes); the reply goes out after the call's
     /// simulated delay, which the caller sleeps with no lock held.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn call_as(
-        &mut self,
-        now: Instant,
-        agent: Option<&str>,
-        tool: &str,
-        arguments: &str,
-        idempotency_key: Option<&str>,
-        declared_wait_ms: Option<u64>,
-        user_answer: Option<&str>,
-    ) -> Result<Outgoing, Error> {
+    pub(crate) fn call_as(&mut self, now: Instant, tool: &str, arguments: &str, declared: CallOptions<'_>) -> Result<Outgoing, Error> {
         let real_wait = self.last_reply.map(|last| now.saturating_duration_since(last));
-        let waited_ms = fault::virtual_wait_ms(declared_wait_ms, real_wait, self.time_scale);
-        let options = CallOptions { agent, idempotency_key, waited_ms, user_answer };
+        let waited_ms = fault::virtual_wait_ms(declared.waited_ms, real_wait, self.time_scale);
+        let options = CallOptions { waited_ms, ..declared };
         let (index, delay_ms, outcome) = match self.episode.call_with(tool, arguments, &options) {
             Ok(record) => (record.index, record.delay_ms, record.outcome.clone()),
             Err(error) => return Err(self.refusal(error)),

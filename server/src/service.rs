@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use toolenv::pb;
-use toolenv_core::{Domain, Episode, TaskRef, phrasing::Level};
+use toolenv_core::{CallOptions, Domain, Episode, TaskRef, phrasing::Level};
 use toolenv_domains::{
     Finish,
     generate::{Suite, SuiteError, resolve},
@@ -225,15 +225,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
         let play = |session: &mut Session, now| {
             let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
-            let outgoing = session.call_as(
-                now,
-                agent,
-                &request.tool_name,
-                &request.arguments_json,
-                key,
-                request.waited_ms,
-                request.user_answer.as_deref(),
-            )?;
+            let declared =
+                CallOptions { agent, idempotency_key: key, waited_ms: request.waited_ms, user_answer: request.user_answer.as_deref() };
+            let outgoing = session.call_as(now, &request.tool_name, &request.arguments_json, declared)?;
             let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
             Ok((outgoing, labels))
         };
