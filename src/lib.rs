@@ -162,11 +162,11 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
             idempotency_key_call: record.idempotency_key_call,
             // Kept by a replica's log only (keys may hold ids).
             idempotency_key: String::new(),
-            agent_id: record.agent.clone().unwrap_or_default(),
-            role: record.role.clone().unwrap_or_default(),
-            mas_faults: record.mas_faults.iter().map(Into::into).collect(),
+            agent_id: record.agent().unwrap_or_default().to_owned(),
+            role: record.role().unwrap_or_default().to_owned(),
+            mas_faults: record.mas_faults().iter().map(Into::into).collect(),
             // The simulated user's own call, as a record of the user's within the turn.
-            user_call: record.user.as_ref().map(|call| {
+            user_call: record.user().map(|call| {
                 Box::new(pb::ToolCallRecord {
                     index: record.index,
                     tool_name: call.tool.clone(),
@@ -178,7 +178,7 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
                     ..Default::default()
                 })
             }),
-            user_answer: record.user_answer.clone(),
+            user_answer: record.user_answer().map(str::to_owned),
         }
     }
 }

@@ -99,14 +99,10 @@ async fn an_honest_llm_user_gets_the_solver_through_in_process_and_over_grpc() {
             tokio::task::spawn_blocking(move || toolenv_agents::play_in_process(&*in_process, local, 0, 0)).await.unwrap().expect("plays");
         assert!(episode.finish().passed, "{} in-process", task.id);
         let turns: Vec<_> = episode.trajectory().calls.iter().filter(|c| c.tool == ASK_USER).collect();
-        let (answered, read): (Vec<&&toolenv_core::CallRecord>, Vec<_>) = turns.iter().partition(|c| c.user_answer.is_some());
-        assert!(
-            !answered.is_empty() && answered.iter().all(|c| c.user_answer.as_deref().is_some_and(|a| a.starts_with("The "))),
-            "{}",
-            task.id
-        );
+        let (answered, read): (Vec<&&toolenv_core::CallRecord>, Vec<_>) = turns.iter().partition(|c| c.user_answer().is_some());
+        assert!(!answered.is_empty() && answered.iter().all(|c| c.user_answer().is_some_and(|a| a.starts_with("The "))), "{}", task.id);
         // A question that only asks for the code is the user's reading of their phone, not the model's.
-        assert!(read.iter().all(|c| c.user.as_ref().is_some_and(|u| u.tool == "read_verification_code")), "{}", task.id);
+        assert!(read.iter().all(|c| c.user().is_some_and(|u| u.tool == "read_verification_code")), "{}", task.id);
         // Over gRPC: the same calls, the answers on the wire.
         let asked = endpoint.requests();
         let remote = play(&mut client, agent, new_episode(&task.id, 0, 0)).await.expect("plays");
@@ -169,7 +165,7 @@ async fn a_recorded_llm_user_episode_replays_and_forks_byte_for_byte_offline() {
     // Forked right after the user's turn: the answer is fed back.
     let turn = recorded.trajectory.calls.iter().position(|c| c.user_answer.is_some()).unwrap();
     let fork = toolenv::fork::fork(&recorded.trajectory, turn + 1, DEFAULT_MAX_CALLS).expect("forks");
-    assert_eq!(fork.trajectory().calls[turn].user_answer, recorded.trajectory.calls[turn].user_answer);
+    assert_eq!(fork.trajectory().calls[turn].user_answer(), recorded.trajectory.calls[turn].user_answer.as_deref());
     // An edited answer does not replay: the record is checked.
     let mut edited = recorded.trajectory.clone();
     edited.calls[turn].user_answer = Some("The date is 1999-01-01.".into());

@@ -145,9 +145,9 @@ fn only_the_user_takes_a_user_action_and_the_turn_records_it() {
         for call in &task.reference {
             let _ = episode.call_with(call.tool, &call.arguments, &CallOptions::default());
         }
-        let turn = episode.trajectory().calls.iter().find(|c| c.user.is_some()).expect("a turn with the user's call");
+        let turn = episode.trajectory().calls.iter().find(|c| c.user().is_some()).expect("a turn with the user's call");
         assert!(turn.state_changed);
-        let user = turn.user.as_ref().unwrap();
+        let user = turn.user().unwrap();
         assert_eq!(user.tool, action.tool);
         assert!(user.arguments.contains(&id));
         assert!(matches!(user.outcome, Outcome::Result(_)));
@@ -191,7 +191,7 @@ fn a_verification_code_goes_from_the_phone_through_the_user() {
     assert!(!episode.trajectory().calls[0].state_changed);
     let answer = reply(&mut episode, ASK_USER, ask_code.clone());
     assert_eq!((answer["heard"].as_str(), answer["told"].get("verification_code")), (Some("understood"), None), "{answer}");
-    let read = episode.trajectory().calls.last().unwrap().user.clone().expect("the user looked at the phone");
+    let read = episode.trajectory().calls.last().unwrap().user().cloned().expect("the user looked at the phone");
     assert_eq!(read.tool, READ_CODE);
     assert!(matches!(read.outcome, Outcome::Error(_)));
     let verify = |code: &str| json!({"customer_id": v.customer, "code": code});
@@ -205,7 +205,7 @@ fn a_verification_code_goes_from_the_phone_through_the_user() {
     reply(&mut episode, SEND_CODE, json!({"customer_id": v.customer}));
     let answer = reply(&mut episode, ASK_USER, ask_code.clone());
     assert_eq!(answer["told"]["verification_code"], v.code.as_str());
-    let read = episode.trajectory().calls.last().unwrap().user.clone().unwrap();
+    let read = episode.trajectory().calls.last().unwrap().user().cloned().unwrap();
     assert_eq!((read.tool.as_str(), read.outcome), (READ_CODE, Outcome::Result(json!({"code": v.code}).to_string())));
     // Three wrong codes lock it: the right one after them is refused, and the write with it.
     for left in [2, 1, 0] {
@@ -284,7 +284,7 @@ fn both_teams_ask_and_pass_conversational_tasks() {
             let mut episode = Episode::new(&task, 1, 0).with_team(topology.roles(), None).expect("a team");
             let _ = run(&task, topology, &mut episode);
             let asked: Vec<_> = episode.trajectory().calls.iter().filter(|c| c.tool == ASK_USER).collect();
-            assert!(!asked.is_empty() && asked.iter().all(|c| c.role.as_deref() == Some("planner")), "{}", task.id);
+            assert!(!asked.is_empty() && asked.iter().all(|c| c.role() == Some("planner")), "{}", task.id);
             let verdict = episode.finish();
             assert!(verdict.passed, "{} with {}: {:?}", task.id, topology.name(), verdict.failures().collect::<Vec<_>>());
         }

@@ -68,14 +68,14 @@ fn a_supplied_answer_is_the_reply_told_reads_it_and_the_record_keeps_it() {
         let r = reply(&record);
         assert_eq!(r["told"], json!({}), "{}", &bad[..bad.len().min(20)]);
         assert!(r["answer"].as_str().unwrap().len() <= user::MAX_ANSWER_BYTES);
-        assert_eq!(record.user_answer.as_deref().map(str::len), Some(bad.len().min(user::MAX_ANSWER_BYTES)));
+        assert_eq!(record.user_answer().map(str::len), Some(bad.len().min(user::MAX_ANSWER_BYTES)));
         assert!(record.arguments.len() < 200);
     }
     // A supplied answer elsewhere than ask_user changes nothing.
     let calls = episode.trajectory().calls.len();
     let tool = task.tools().iter().next().unwrap().name;
     let _ = episode.call_with(tool, "{}", &CallOptions { user_answer: Some("ignored"), ..CallOptions::default() });
-    assert_eq!(episode.trajectory().calls[calls].user_answer, None);
+    assert_eq!(episode.trajectory().calls[calls].user_answer(), None);
     // Replayed from the record, byte for byte (the supplied text fed back).
     let source = Source::of(task.clone(), episode.trajectory());
     let replayed = Episode::fork(&source, &episode.trajectory().calls, episode.trajectory().calls.len()).expect("replays");
@@ -141,13 +141,13 @@ fn attribution_names_a_lying_user_and_an_agent_that_misreads() {
         // An honest LLM user: the solver passes, and nothing is attributed.
         let (trajectory, passed) = play(task, honest, false);
         assert!(passed, "{}: honest: {:?}", task.id, trajectory.calls.iter().map(|c| &c.outcome).collect::<Vec<_>>());
-        assert!(trajectory.calls.iter().any(|c| c.user_answer.is_some()));
+        assert!(trajectory.calls.iter().any(|c| c.user_answer().is_some()));
         // A lying one: the episode fails; the user is responsible at the turn where it lied.
         let (trajectory, passed) = play(task, lying, false);
         assert!(!passed, "{}: lying", task.id);
         let source = Source::of(task.clone(), &trajectory);
         let attribution = attribute(&source, &trajectory).expect("attributed");
-        let turn = trajectory.calls.iter().find(|c| c.user_answer.is_some()).unwrap().index;
+        let turn = trajectory.calls.iter().find(|c| c.user_answer().is_some()).unwrap().index;
         if attribution.responsible == Some(Responsible::User) {
             named_user += 1;
             let decisive = &attribution.errors[0];
@@ -160,7 +160,7 @@ fn attribution_names_a_lying_user_and_an_agent_that_misreads() {
         // The same wrong value, the agent's own misreading of the rule-based user: the agent's.
         let (trajectory, passed) = play(task, |_| None, true);
         assert!(!passed, "{}: misread", task.id);
-        assert!(trajectory.calls.iter().all(|c| c.user_answer.is_none()));
+        assert!(trajectory.calls.iter().all(|c| c.user_answer().is_none()));
         let attribution = attribute(&Source::of(task.clone(), &trajectory), &trajectory).expect("attributed");
         assert_ne!(attribution.responsible, Some(Responsible::User), "{}", task.id);
         assert!(attribution.errors.iter().all(|e| e.responsible != Responsible::User));

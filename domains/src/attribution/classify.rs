@@ -31,8 +31,8 @@ fn identifies(name: &str) -> bool {
 /// The environment's error at `step`: the suspension that took effect.
 pub(super) fn environment(step: u32, suspension: Option<&CallRecord>) -> AttributedError {
     let reason = match suspension {
-        Some(call) if !call.mas_faults.is_empty() => {
-            let faults: Vec<&str> = call.mas_faults.iter().map(|i| i.fault().name()).collect();
+        Some(call) if !call.mas_faults().is_empty() => {
+            let faults: Vec<&str> = call.mas_faults().iter().map(|i| i.fault().name()).collect();
             format!("MAS-FIRE's {} at call {} left no continuation that passes", faults.join(", "), call.index)
         }
         Some(call) => format!("HardRateLimit suspended the caller at call {}: no call could succeed after it", call.index),

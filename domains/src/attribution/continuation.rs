@@ -70,7 +70,7 @@ impl Plan {
 /// The write a call that changed the state applied: the user's own call
 /// within an `ask_user` turn (dual control), else the call itself.
 pub(crate) fn applied_as(call: &toolenv_core::CallRecord) -> (&str, &str) {
-    match &call.user {
+    match call.user() {
         Some(user) => (user.tool.as_str(), user.arguments.as_str()),
         None => (call.tool.as_str(), call.arguments.as_str()),
     }

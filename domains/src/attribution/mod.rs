@@ -189,7 +189,7 @@ fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: 
     let suspension = calls
         .iter()
         .find(|c| c.fault.is_some_and(|f| f.kind == toolenv_core::chaos::FaultKind::HardRateLimit && f.new))
-        .or_else(|| calls.iter().find(|c| !c.mas_faults.is_empty()));
+        .or_else(|| calls.iter().find(|c| !c.mas_faults().is_empty()));
     let evidence = classify::Evidence::of(task, trajectory, verdict);
     // A team that acted on a corrupted description without asking: at its first write.
     let unasked = verdict.checks.iter().any(|c| c.name == toolenv_core::CLARIFICATION_CHECK && !c.passed).then(|| {
@@ -246,7 +246,7 @@ fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: 
     }
     // In a team's episode, each agent error names the agent that made the step.
     for error in attribution.errors.iter_mut().filter(|e| e.responsible == Responsible::Agent) {
-        error.agent = calls.get(error.step as usize).and_then(|c| c.agent.clone());
+        error.agent = calls.get(error.step as usize).and_then(|c| c.agent().map(str::to_owned));
     }
     attribution.continuations = continuations;
     attribution

@@ -38,7 +38,7 @@ pub(super) fn misinformed(source: &Source, trajectory: &Trajectory) -> Option<At
     trajectory
         .calls
         .iter()
-        .filter(|c| c.tool == ASK_USER && c.user_answer.is_some())
+        .filter(|c| c.tool == ASK_USER && c.user_answer().is_some())
         .filter_map(|call| {
             let question = serde_json::from_str::<Value>(&call.arguments).ok()?.get("question")?.as_str()?.to_owned();
             let truth = user::hear(conversation, &source.task.slots, &question).told;

@@ -71,13 +71,13 @@ pub fn judge(trajectory: &Trajectory, _passed: bool) -> Vec<MasOutcome> {
         });
     }
     for call in calls {
-        for injection in &call.mas_faults {
+        for injection in call.mas_faults() {
             let (detected, fixed) = decide(calls, call, injection);
             outcomes.push(MasOutcome {
                 fault: injection.fault(),
                 call: Some(call.index),
-                agent: call.agent.clone(),
-                role: call.role.clone(),
+                agent: call.agent().map(str::to_owned),
+                role: call.role().map(str::to_owned),
                 detected,
                 fixed,
             });
@@ -88,7 +88,7 @@ pub fn judge(trajectory: &Trajectory, _passed: bool) -> Vec<MasOutcome> {
 
 /// Whether a call came back untouched by any fault.
 fn clean(call: &CallRecord) -> bool {
-    call.fault.is_none() && call.mas_faults.is_empty() && matches!(call.outcome, Outcome::Result(_) | Outcome::Error(_))
+    call.fault.is_none() && call.mas_faults().is_empty() && matches!(call.outcome, Outcome::Result(_) | Outcome::Error(_))
 }
 
 /// Whether some state-changing call after `after` repeats an earlier one of the same tool and arguments.
@@ -104,7 +104,7 @@ fn decide(calls: &[CallRecord], call: &CallRecord, injection: &Injection) -> (bo
     let i = call.index as usize;
     let later = &calls[(i + 1).min(calls.len())..];
     let same = |c: &&CallRecord| c.tool == call.tool && c.arguments == call.arguments;
-    let by_same_agent = |c: &&CallRecord| c.agent == call.agent;
+    let by_same_agent = |c: &&CallRecord| c.agent() == call.agent();
     match injection {
         Injection::Hallucination { replaced, .. } => {
             let rereads: Vec<&CallRecord> = later.iter().filter(same).collect();
@@ -136,15 +136,14 @@ fn decide(calls: &[CallRecord], call: &CallRecord, injection: &Injection) -> (bo
             (ok, ok)
         }
         Injection::BroadcastAmplification { extra_recipients, .. } => {
-            let acted = later.iter().any(|c| c.state_changed && c.agent.as_ref().is_some_and(|a| extra_recipients.contains(a)));
+            let acted = later.iter().any(|c| c.state_changed && c.agent().is_some_and(|a| extra_recipients.iter().any(|r| r == a)));
             (!acted, !acted && !repeated_write(calls, i))
         }
         Injection::RoleAmbiguity { agent, merged_role, .. } => {
-            let mine = |c: &&CallRecord| c.agent.as_deref() == Some(agent.as_str());
+            let mine = |c: &&CallRecord| c.agent() == Some(agent.as_str());
             let asked = calls.iter().filter(mine).any(|c| c.tool == bus::ASK_USER);
             // Doing the merged role's work: one of its state-changing calls made by this agent too.
-            let theirs: Vec<&CallRecord> =
-                calls.iter().filter(|c| c.role.as_deref() == Some(merged_role.as_str()) && c.state_changed).collect();
+            let theirs: Vec<&CallRecord> = calls.iter().filter(|c| c.role() == Some(merged_role.as_str()) && c.state_changed).collect();
             let overstepped = calls
                 .iter()
                 .filter(mine)
@@ -153,9 +152,9 @@ fn decide(calls: &[CallRecord], call: &CallRecord, injection: &Injection) -> (bo
             (detected, detected && !repeated_write(calls, 0))
         }
         Injection::BlindTrust { agent, .. } => {
-            let verified = calls.iter().any(|c| {
-                c.agent.as_deref() == Some(agent.as_str()) && !c.state_changed && c.tool != bus::JOIN && bus::bus_tool(&c.tool).is_none()
-            });
+            let verified = calls
+                .iter()
+                .any(|c| c.agent() == Some(agent.as_str()) && !c.state_changed && c.tool != bus::JOIN && bus::bus_tool(&c.tool).is_none());
             (verified, verified)
         }
         Injection::InstructionLogicConflict { .. } | Injection::InstructionAmbiguity { .. } => (false, false),

@@ -60,7 +60,7 @@ pub trait TeamEnv: Env {
 impl TeamEnv for Episode {
     fn join(&mut self, role: &str) -> Result<String, String> {
         let record = Episode::join(self, role).map_err(|e| e.to_string())?;
-        record.agent.clone().ok_or_else(|| "joined without an id".to_owned())
+        record.agent().map(str::to_owned).ok_or_else(|| "joined without an id".to_owned())
     }
 
     fn call_as(&mut self, agent: &str, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {

@@ -233,7 +233,7 @@ impl EpisodeResult {
             fault_stats: trajectory.verdict.as_ref().map(|v| v.fault_stats.into()).unwrap_or_default(),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             mas_faults: trajectory.verdict.as_ref().map(|v| v.mas_faults.clone()).unwrap_or_default(),
-            llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer.is_some()).count() as u32,
+            llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer().is_some()).count() as u32,
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }

@@ -120,9 +120,9 @@ impl From<&CallRecord> for ReplayCall {
             idempotency_key_call: record.idempotency_key_call,
             idempotency_key: None,
             waited_ms: record.waited_ms,
-            agent: record.agent.clone(),
-            role: record.role.clone(),
-            user_answer: record.user_answer.clone(),
+            agent: record.agent().map(str::to_owned),
+            role: record.role().map(str::to_owned),
+            user_answer: record.user_answer().map(str::to_owned),
         }
     }
 }

@@ -91,22 +91,68 @@ pub struct CallRecord {
     /// trajectory keeps which calls shared one: all a replay needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency_key_call: Option<u32>,
+    /// Who called, the MAS-FIRE faults and the user's turn, when the call
+    /// has any: see the accessors.
+    #[serde(flatten)]
+    extra: Option<Box<CallExtra>>,
+}
+
+/// What only some calls have, kept apart so that a plain call's record
+/// stays small: every record lives as long as its episode, and fresh memory
+/// per call is what a busy server pays most for (see README, Benchmarks).
+/// Written into the record's JSON as its own fields, as before.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+struct CallExtra {
     /// The calling agent's id, in a multi-agent episode.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    agent: Option<String>,
     /// The calling agent's role, in an episode with roles.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+    role: Option<String>,
     /// The MAS-FIRE faults that met the call and took effect: ground truth.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mas_faults: Vec<crate::masfire::Injection>,
+    mas_faults: Vec<crate::masfire::Injection>,
     /// The tool call the user made during this `ask_user` turn, when asked
     /// to act (dual control): the user's own call, recorded in the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<Box<UserCall>>,
+    user: Option<UserCall>,
     /// The answer to this `ask_user` turn when supplied from outside (an LLM user), as kept: what a replay feeds back.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_answer: Option<String>,
+    user_answer: Option<String>,
+}
+
+impl CallRecord {
+    /// The calling agent's id, in a multi-agent episode.
+    pub fn agent(&self) -> Option<&str> {
+        self.extra.as_ref()?.agent.as_deref()
+    }
+
+    /// The calling agent's role, in an episode with roles.
+    pub fn role(&self) -> Option<&str> {
+        self.extra.as_ref()?.role.as_deref()
+    }
+
+    /// The MAS-FIRE faults that met the call and took effect: ground truth.
+    pub fn mas_faults(&self) -> &[crate::masfire::Injection] {
+        self.extra.as_ref().map_or(&[], |extra| &extra.mas_faults)
+    }
+
+    /// The tool call the user made during this `ask_user` turn, when asked
+    /// to act (dual control).
+    pub fn user(&self) -> Option<&UserCall> {
+        self.extra.as_ref()?.user.as_ref()
+    }
+
+    /// The answer to this `ask_user` turn when supplied from outside (an LLM
+    /// user), as kept: what a replay feeds back.
+    pub fn user_answer(&self) -> Option<&str> {
+        self.extra.as_ref()?.user_answer.as_deref()
+    }
+
+    /// The extra part, made when a call first needs one.
+    fn extra_mut(&mut self) -> &mut CallExtra {
+        self.extra.get_or_insert_default()
+    }
 }
 
 /// Why a call did not reach the episode's tools.
@@ -200,7 +246,7 @@ struct Reached {
     idempotency_key_call: Option<u32>,
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
-    user: Option<Box<UserCall>>,
+    user: Option<UserCall>,
     user_answer: Option<String>,
 }
 
@@ -510,7 +556,7 @@ impl Episode {
             index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
         } = call;
         let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
-        let record = CallRecord {
+        let mut record = CallRecord {
             index,
             tool,
             arguments,
@@ -521,12 +567,12 @@ impl Episode {
             delay_ms,
             waited_ms,
             idempotency_key_call,
-            agent,
-            role,
-            mas_faults,
-            user,
-            user_answer,
+            extra: None,
         };
+        let extra = CallExtra { agent, role, mas_faults, user, user_answer };
+        if extra != CallExtra::default() {
+            record.extra = Some(Box::new(extra));
+        }
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]
     }
@@ -543,11 +589,7 @@ impl Episode {
             delay_ms: 0,
             waited_ms,
             idempotency_key_call: None,
-            agent: None,
-            role: None,
-            mas_faults: Vec::new(),
-            user: None,
-            user_answer: None,
+            extra: None,
         });
     }
 }

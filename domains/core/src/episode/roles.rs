@@ -270,7 +270,7 @@ impl Episode {
         let role = team.role("executor").or_else(|| team.roles.first()).map(|r| r.name.clone());
         self.acting = match (joined, role) {
             (Some(id), _) => Some(id),
-            (None, Some(role)) => self.join(&role).ok().and_then(|record| record.agent.clone()),
+            (None, Some(role)) => self.join(&role).ok().and_then(|record| record.agent().map(str::to_owned)),
             (None, None) => None,
         };
     }
@@ -467,7 +467,10 @@ impl Episode {
             Err(error) => {
                 // A refused idempotency key was recorded without its caller.
                 if let Some(last) = self.trajectory.calls.last_mut().filter(|c| c.index == index) {
-                    (last.agent, last.role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
+                    if let Some(caller) = caller {
+                        let extra = last.extra_mut();
+                        (extra.agent, extra.role) = (Some(caller.id), caller.role);
+                    }
                 }
                 return Err(error);
             }
