@@ -15,27 +15,24 @@ use sha2::{Digest, Sha256};
 /// them (by the codec's writer), numbers by serde_json itself, straight into
 /// one buffer.
 pub fn canonical(value: &Value) -> String {
-    let mut out = Vec::with_capacity(256);
-    write_canonical(value, &mut out);
-    // serde_json writes UTF-8 and so does everything else here.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    crate::codec::writer::text(|out| write_canonical(value, out))
 }
 
 /// Writes an object given as entries sorted by key, each key once, as
 /// canonical JSON: [`canonical`] without building a `Value` around them.
 pub fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
-    let mut out = Vec::with_capacity(64);
-    out.push(b'{');
-    for (i, (key, value)) in entries.enumerate() {
-        if i > 0 {
-            out.push(b',');
+    crate::codec::writer::text(|out| {
+        out.push(b'{');
+        for (i, (key, value)) in entries.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            crate::codec::writer::write_str(out, key);
+            out.push(b':');
+            write_canonical(value, out);
         }
-        crate::codec::writer::write_str(&mut out, key);
-        out.push(b':');
-        write_canonical(value, &mut out);
-    }
-    out.push(b'}');
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        out.push(b'}');
+    })
 }
 
 /// Writes a typed value as canonical JSON, straight from its fields: no
@@ -49,10 +46,10 @@ pub fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // The results are plain structs of strings, numbers, options, vectors and
     // string-keyed maps, which serde_json always writes; the fallback is
     // there so that a bug shows in the result instead of a panic.
-    // One buffer the size of a typical result, as `canonical` uses.
-    let mut out = Vec::with_capacity(256);
-    let text = match crate::codec::writer::write(value, &mut out) {
-        Ok(()) => String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    let mut written = Ok(());
+    let text = crate::codec::writer::text(|out| written = crate::codec::writer::write(value, out));
+    let text = match written {
+        Ok(()) => text,
         Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
     };
     debug_assert_eq!(

@@ -72,7 +72,10 @@ pub(crate) fn read_flat(text: &str, params: &'static [Param]) -> Option<Vec<(Cow
 /// their names and strings need no escape and their numbers are integers,
 /// so each is written as it is.
 pub(crate) fn flat_canonical(entries: &[(Cow<'static, str>, Value)]) -> String {
-    let mut out = Vec::with_capacity(64);
+    crate::codec::writer::text(|out| write_flat(entries, out))
+}
+
+fn write_flat(entries: &[(Cow<'static, str>, Value)], out: &mut Vec<u8>) {
     out.push(b'{');
     for (i, (name, value)) in entries.iter().enumerate() {
         if i > 0 {
@@ -88,8 +91,8 @@ pub(crate) fn flat_canonical(entries: &[(Cow<'static, str>, Value)]) -> String {
                 out.push(b'"');
             }
             Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-                (Some(n), _) => crate::codec::writer::write_u64(&mut out, n),
-                (None, Some(n)) => crate::codec::writer::write_i64(&mut out, n),
+                (Some(n), _) => crate::codec::writer::write_u64(out, n),
+                (None, Some(n)) => crate::codec::writer::write_i64(out, n),
                 (None, None) => out.extend_from_slice(n.to_string().as_bytes()),
             },
             Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -100,7 +103,6 @@ pub(crate) fn flat_canonical(entries: &[(Cow<'static, str>, Value)]) -> String {
         }
     }
     out.push(b'}');
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A position in argument text, for [`read_flat`].

@@ -17,6 +17,38 @@ pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Resu
     value.serialize(&mut Writer { out })
 }
 
+/// The text `write` writes, as a `String` of exactly its size.
+///
+/// The bytes go into a buffer kept per thread, then are copied once into an
+/// allocation of their size: a text kept for an episode's life (a result,
+/// canonical arguments) carries no spare capacity, and no buffer grows by
+/// reallocation while it is written. A text written while another is being
+/// written gets a buffer of its own.
+pub(crate) fn text(write: impl FnOnce(&mut Vec<u8>)) -> String {
+    /// Most bytes the per-thread buffer keeps between texts.
+    const KEEP: usize = 64 * 1024;
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    // Everything written here is UTF-8 (strings as they are, ASCII around
+    // them, serde_json's numbers); were it not, the text shows where.
+    let exact = |bytes: &[u8]| std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes).into_owned(), str::to_owned);
+    BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut out) => {
+            out.clear();
+            write(&mut out);
+            let text = exact(&out);
+            out.shrink_to(KEEP);
+            text
+        }
+        Err(_) => {
+            let mut out = Vec::new();
+            write(&mut out);
+            exact(&out)
+        }
+    })
+}
+
 /// Writes `text` as a JSON string: quoted, with `"`, `\` and control
 /// characters escaped as serde_json escapes them.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {

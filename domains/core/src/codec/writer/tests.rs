@@ -90,3 +90,21 @@ fn every_kind_of_value_is_written_as_serde_json_writes_it() {
     same(&json!({"nested": [{"x": null}, [], {}], "text": "\u{7f}"}));
     assert!(write(&BTreeMap::from([(vec![1], 1)]), &mut Vec::new()).is_err(), "a list is no key");
 }
+
+#[test]
+fn texts_are_kept_without_spare_capacity() {
+    // Texts an episode keeps for its whole life come out exactly their size,
+    // whatever the buffer grew to while they were written.
+    let long = "x".repeat(300);
+    for value in [json!({"a": 1}), json!({"flights": [{"id": long.as_str(), "price": 120}], "origin": "LON"})] {
+        let text = crate::json::canonical(&value);
+        assert_eq!((text.as_str(), text.capacity()), (serde_json::to_string(&value).unwrap().as_str(), text.len()));
+    }
+    // A text written while another is being written gets a buffer of its own.
+    let nested = text(|out| {
+        out.extend_from_slice(b"[");
+        out.extend_from_slice(crate::json::canonical(&json!({"b": [1, 2]})).as_bytes());
+        out.extend_from_slice(b"]");
+    });
+    assert_eq!(nested, r#"[{"b":[1,2]}]"#);
+}
