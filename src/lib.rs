@@ -151,7 +151,7 @@ impl From<&toolenv_core::CallRecord> for pb::ToolCallRecord {
     fn from(record: &toolenv_core::CallRecord) -> Self {
         pb::ToolCallRecord {
             index: record.index,
-            tool_name: record.tool.clone(),
+            tool_name: record.tool.to_string(),
             arguments_json: record.arguments.clone(),
             outcome: Some(record_outcome(&record.outcome)),
             state_changed: record.state_changed,

@@ -33,7 +33,7 @@ async fn the_solver_over_grpc_makes_the_same_calls_and_gets_the_same_verdict_as_
             let calls = |names: Vec<(&str, &str)>| names.into_iter().map(|(t, a)| format!("{t}{a}")).collect::<Vec<_>>();
             assert_eq!(
                 calls(remote.trajectory.calls.iter().map(|c| (c.tool_name.as_str(), c.arguments_json.as_str())).collect()),
-                calls(local.trajectory().calls.iter().map(|c| (c.tool.as_str(), c.arguments.as_str())).collect()),
+                calls(local.trajectory().calls.iter().map(|c| (&*c.tool, c.arguments.as_str())).collect()),
                 "{} under λ={preset}",
                 task.id
             );

@@ -43,7 +43,7 @@ fn corpus() -> Vec<Sample> {
         for episode in &episodes {
             for record in &episode.trajectory().calls {
                 if let Some(value) = record.outcome.result_value() {
-                    samples.push((task.domain, record.tool.clone(), value));
+                    samples.push((task.domain, record.tool.to_string(), value));
                 }
             }
         }

@@ -72,7 +72,7 @@ impl Plan {
 pub(crate) fn applied_as(call: &toolenv_core::CallRecord) -> (&str, &str) {
     match call.user() {
         Some(user) => (user.tool.as_str(), user.arguments.as_str()),
-        None => (call.tool.as_str(), call.arguments.as_str()),
+        None => (&*call.tool, call.arguments.as_str()),
     }
 }
 

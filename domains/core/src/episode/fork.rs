@@ -115,7 +115,7 @@ pub struct ReplayCall {
 impl From<&CallRecord> for ReplayCall {
     fn from(record: &CallRecord) -> Self {
         Self {
-            tool: record.tool.clone(),
+            tool: record.tool.to_string(),
             arguments: record.arguments.clone(),
             idempotency_key_call: record.idempotency_key_call,
             idempotency_key: None,

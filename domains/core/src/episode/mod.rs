@@ -4,6 +4,8 @@
 //! the sequence of calls: the same inputs give the same trajectory, byte for
 //! byte, whatever else runs at the same time.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -62,8 +64,8 @@ pub struct FaultRecord {
 pub struct CallRecord {
     /// 0-based index within the episode.
     pub index: u32,
-    /// The tool's name as sent.
-    pub tool: String,
+    /// The tool's name as sent (a known tool's without an allocation of its own).
+    pub tool: Cow<'static, str>,
     /// The arguments: canonical JSON for a valid call, the text as sent
     /// (cut to 1 KiB) for a rejected one; an unknown tool's name is cut to 128 bytes.
     pub arguments: String,
@@ -236,7 +238,7 @@ pub struct CallOptions<'a> {
 #[derive(Debug)]
 struct Reached {
     index: u32,
-    tool: String,
+    tool: Cow<'static, str>,
     arguments: String,
     state_changed: bool,
     fault: Option<FaultRecord>,
@@ -522,7 +524,7 @@ impl Episode {
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
         let reached = Reached {
             index,
-            tool: tool.to_owned(),
+            tool: if spec.name == tool { Cow::Borrowed(spec.name) } else { Cow::Owned(tool.to_owned()) },
             arguments: canonical_args,
             state_changed,
             fault,
@@ -580,7 +582,7 @@ impl Episode {
     fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {
         self.trajectory.calls.push(CallRecord {
             index: self.trajectory.calls.len() as u32,
-            tool: crate::codec::cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned(),
+            tool: Cow::Owned(crate::codec::cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned()),
             arguments: crate::codec::cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
             outcome: Outcome::Invalid(error),
             state_changed: false,

@@ -518,7 +518,7 @@ impl Reached {
     pub(super) fn plain(index: u32, tool: &str, arguments: String, waited_ms: u64) -> Self {
         Reached {
             index,
-            tool: tool.to_owned(),
+            tool: std::borrow::Cow::Owned(tool.to_owned()),
             arguments,
             state_changed: false,
             fault: None,
