@@ -248,7 +248,7 @@ struct Reached {
     idempotency_key_call: Option<u32>,
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
-    user: Option<UserCall>,
+    user: Option<Box<UserCall>>,
     user_answer: Option<String>,
 }
 
@@ -540,9 +540,8 @@ impl Episode {
         Ok((reached, delivery))
     }
 
-    fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
-        let caller = call.caller.clone();
-        let mas_faults = call.mas_faults.clone();
+    fn record(&mut self, mut call: Reached, outcome: Outcome) -> &CallRecord {
+        let (caller, mas_faults) = (call.caller.take(), std::mem::take(&mut call.mas_faults));
         self.record_as(call, outcome, caller, mas_faults)
     }
 
@@ -571,9 +570,8 @@ impl Episode {
             idempotency_key_call,
             extra: None,
         };
-        let extra = CallExtra { agent, role, mas_faults, user, user_answer };
-        if extra != CallExtra::default() {
-            record.extra = Some(Box::new(extra));
+        if agent.is_some() || role.is_some() || !mas_faults.is_empty() || user.is_some() || user_answer.is_some() {
+            record.extra = Some(Box::new(CallExtra { agent, role, mas_faults, user: user.map(|user| *user), user_answer }));
         }
         self.trajectory.calls.push(record);
         &self.trajectory.calls[index as usize]

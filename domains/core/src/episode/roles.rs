@@ -466,11 +466,11 @@ impl Episode {
             Ok(played) => played,
             Err(error) => {
                 // A refused idempotency key was recorded without its caller.
-                if let Some(last) = self.trajectory.calls.last_mut().filter(|c| c.index == index) {
-                    if let Some(caller) = caller {
-                        let extra = last.extra_mut();
-                        (extra.agent, extra.role) = (Some(caller.id), caller.role);
-                    }
+                if let Some(last) = self.trajectory.calls.last_mut().filter(|c| c.index == index)
+                    && let Some(caller) = caller
+                {
+                    let extra = last.extra_mut();
+                    (extra.agent, extra.role) = (Some(caller.id), caller.role);
                 }
                 return Err(error);
             }

@@ -114,7 +114,7 @@ impl Episode {
             Some(Outcome::Error(e)) => reply["error"] = json!({"code": e.code, "message": e.message}),
             _ => {}
         }
-        reached.user = acted;
+        reached.user = acted.map(Box::new);
         Ok((reached, Delivery::Reply(Answer::Result(json::canonical(&reply)))))
     }
 
