@@ -45,6 +45,8 @@ struct Phase {
     elapsed: Duration,
     latencies_ns: Vec<u32>,
     server_cpu_s: f64,
+    /// How much the server's resident memory grew over the phase.
+    server_growth_bytes: i64,
 }
 
 struct Load {
@@ -152,7 +154,7 @@ impl Load {
                 (latencies, errors)
             }));
         }
-        let cpu0 = servers.cpu();
+        let (cpu0, rss0) = (servers.cpu(), servers.rss());
         barrier.wait().await;
         let start = Instant::now();
         let mut phase = Phase::default();
@@ -163,6 +165,7 @@ impl Load {
         }
         phase.elapsed = start.elapsed();
         phase.server_cpu_s = servers.cpu() - cpu0;
+        phase.server_growth_bytes = servers.rss() as i64 - rss0 as i64;
         phase.calls = phase.latencies_ns.len() as u64;
         Ok(phase)
     }
@@ -182,6 +185,7 @@ struct Stats {
     elapsed: Duration,
     latencies_ns: Vec<u32>,
     server_cpu_s: f64,
+    server_growth_bytes: i64,
     round_rates: Vec<f64>,
 }
 
@@ -192,10 +196,18 @@ impl Stats {
         self.errors += phase.errors;
         self.elapsed += phase.elapsed;
         self.server_cpu_s += phase.server_cpu_s;
+        self.server_growth_bytes += phase.server_growth_bytes;
         self.latencies_ns.extend(phase.latencies_ns);
     }
     fn rate(&self) -> f64 {
         self.calls as f64 / self.elapsed.as_secs_f64()
+    }
+    fn cpu_us_per_call(&self) -> f64 {
+        self.server_cpu_s / self.calls as f64 * 1e6
+    }
+    /// Resident memory the server gained per call: what it keeps of each.
+    fn growth_per_call(&self) -> f64 {
+        self.server_growth_bytes as f64 / self.calls as f64
     }
     fn sort(&mut self) {
         self.latencies_ns.sort_unstable();
@@ -250,8 +262,8 @@ pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
             s.phase.as_secs_f64()
         );
         println!(
-            "{:>3} {:<8} {:>10} {:>17} {:>9} {:>9} {:>9} {:>14} {:>7}",
-            "c", "server", "calls/s", "rounds min–max", "p50 µs", "p99 µs", "p99.9 µs", "srv CPU µs/call", "errors"
+            "{:>3} {:<8} {:>10} {:>17} {:>9} {:>9} {:>9} {:>14} {:>14} {:>7}",
+            "c", "server", "calls/s", "rounds min–max", "p50 µs", "p99 µs", "p99.9 µs", "srv CPU µs/call", "srv RSS B/call", "errors"
         );
         for c in [1usize, 16, 64] {
             let mut stats = [Stats::default(), Stats::default()];
@@ -274,7 +286,7 @@ pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
                 let min = st.round_rates.iter().copied().fold(f64::INFINITY, f64::min);
                 let max = st.round_rates.iter().copied().fold(0.0, f64::max);
                 println!(
-                    "{:>3} {:<8} {:>10.0} {:>17} {:>9.1} {:>9.1} {:>9.1} {:>14.1} {:>7}",
+                    "{:>3} {:<8} {:>10.0} {:>17} {:>9.1} {:>9.1} {:>9.1} {:>14.1} {:>14.0} {:>7}",
                     c,
                     target.name(),
                     st.rate(),
@@ -282,7 +294,8 @@ pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
                     st.p(0.5) / 1000.0,
                     st.p(0.99) / 1000.0,
                     st.p(0.999) / 1000.0,
-                    st.server_cpu_s / st.calls as f64 * 1e6,
+                    st.cpu_us_per_call(),
+                    st.growth_per_call(),
                     st.errors
                 );
             }
@@ -290,7 +303,7 @@ pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
             let throughput = toolenv.rate() / echo.rate();
             let p50 = toolenv.p(0.5) / echo.p(0.5);
             let p99 = toolenv.p(0.99) / echo.p(0.99);
-            let cpu = (toolenv.server_cpu_s / toolenv.calls as f64) / (echo.server_cpu_s / echo.calls as f64);
+            let cpu = toolenv.cpu_us_per_call() / echo.cpu_us_per_call();
             println!("    toolenv/echo: throughput {throughput:.3}, p50 {p50:.3}, p99 {p99:.3}, server CPU per call {cpu:.2}");
             summary.push(target(&format!("gRPC throughput toolenv/echo at c={c}"), format!("{throughput:.3}"), "≥ 0.90".into(), throughput >= 0.9));
             summary.push(target(&format!("gRPC p99 toolenv/echo at c={c}"), format!("{p99:.3}"), "≤ 1.20".into(), p99 <= 1.2));
@@ -329,12 +342,13 @@ pub(crate) fn load_only(args: &[String]) -> Result<(), Error> {
         stats.add(load.phase(target, c, Duration::from_secs_f64(secs), max_calls, &servers).await?);
         stats.sort();
         println!(
-            "{} c={c}: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, server CPU {:.1} µs/call",
+            "{} c={c}: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, server CPU {:.1} µs/call, server RSS {:+.0} B/call",
             target.name(),
             stats.rate(),
             stats.p(0.5) / 1000.0,
             stats.p(0.99) / 1000.0,
-            stats.server_cpu_s / stats.calls as f64 * 1e6
+            stats.cpu_us_per_call(),
+            stats.growth_per_call()
         );
         Ok::<(), Error>(())
     })

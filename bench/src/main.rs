@@ -73,6 +73,14 @@ Load, soak and crash drills (bounded, loopback only):
   kill-loop [ITERATIONS]      `toolenv run --grid paper` killed with SIGKILL ITERATIONS (20) times
                               and resumed; checks nothing is lost or repeated (needs target/release/toolenv)
 
+Environment:
+  TOOLENV_BENCH_WARM_MIB=N    the server child touches N MiB and frees it before it serves (with
+                              mimalloc's purging off), so that its growth reuses memory already
+                              touched: a diagnostic separating the first-touch cost of what the
+                              server keeps per call (column srv RSS B/call) from the rest
+  TOOLENV_BENCH_SERVER_PREFIX runs the server child under a tool, e.g. valgrind --tool=callgrind
+  TOOLENV_BENCH_ATTACH_SECS   seconds `load` waits before its phase, for a profiler to attach (2)
+
 Build first: cargo build --release -p toolenv-bench (it also builds
 toolenv-bench-alloc, which the inprocess section runs for the memory figures).";
 
@@ -125,6 +133,11 @@ fn main() -> Result<(), Error> {
         return Err(format!("unknown section '{bad}'\n\n{USAGE}").into());
     }
     println!("toolenv-bench: {}, {}", cores(), if quick { "--quick (smoke run)" } else { "full run" });
+    if let Some(mib) = servers::warm_mib()? {
+        println!(
+            "Diagnostic: the server child touches {mib} MiB before it serves (TOOLENV_BENCH_WARM_MIB); its memory figures include them."
+        );
+    }
     let mut summary = Vec::new();
     if sections.contains(&"inprocess") {
         summary.extend(inprocess::run(&settings)?);

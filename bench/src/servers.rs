@@ -17,6 +17,9 @@ use crate::Error;
 /// serves until its standard input closes (or 30 minutes pass).
 pub(crate) fn serve(args: &[String]) -> Result<(), Error> {
     let max_episodes = args.first().map(|a| a.parse()).transpose()?.unwrap_or(toolenv_server::Config::default().max_episodes);
+    if let Some(mib) = warm_mib()? {
+        warm(mib);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let config = toolenv_server::Config { time_scale: 0.0, max_episodes, ..Default::default() };
@@ -53,6 +56,31 @@ pub(crate) fn serve(args: &[String]) -> Result<(), Error> {
     std::process::exit(0)
 }
 
+/// `TOOLENV_BENCH_WARM_MIB`: memory the server child touches before it
+/// serves, a diagnostic. Memory a process gets for the first time is zeroed
+/// by the kernel, and on some VMs also backed by the host on that first
+/// touch, which can cost more than the call that touched it. A toolenv
+/// server keeps part of every call for its episode's trajectory, so its
+/// resident memory grows with every call while the echo's does not.
+pub(crate) fn warm_mib() -> Result<Option<usize>, Error> {
+    let Some(text) = std::env::var_os(WARM_MIB) else { return Ok(None) };
+    let mib = text.to_str().and_then(|t| t.parse().ok()).ok_or_else(|| format!("{WARM_MIB}={text:?}: not a number of MiB"))?;
+    Ok(Some(mib))
+}
+
+const WARM_MIB: &str = "TOOLENV_BENCH_WARM_MIB";
+
+/// Touches `mib` MiB in blocks of the sizes a call keeps (its texts and a
+/// share of its episode's record list), then frees them: with mimalloc's
+/// purging off (see [`Servers::start`]) the pages stay with the process,
+/// and the server's growth reuses them.
+fn warm(mib: usize) {
+    const SIZES: [usize; 4] = [64, 256, 4 * 1024, 32 * 1024];
+    let each = mib * 1024 * 1024 / SIZES.len();
+    let blocks: Vec<Vec<u8>> = SIZES.iter().flat_map(|&size| (0..each / size).map(move |i| vec![i as u8 | 1; size])).collect();
+    std::hint::black_box(&blocks);
+}
+
 /// A running `toolenv-bench serve` child.
 pub(crate) struct Servers {
     child: Child,
@@ -76,6 +104,10 @@ impl Servers {
             None => Command::new(std::env::current_exe()?),
         };
         command.arg("serve");
+        if warm_mib()?.is_some() {
+            // Freed pages stay with the child for its growth to reuse.
+            command.env("MIMALLOC_PURGE_DELAY", "-1");
+        }
         if let Some(n) = max_episodes {
             command.arg(n.to_string());
         }
