@@ -219,6 +219,8 @@ impl Stats {
 
 pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
     let case = grpc_case();
+    // A warmed server is a diagnostic, not the target's measure: say so beside the figures.
+    let warmed = if crate::servers::warm_mib()?.is_some() { " (server warmed)" } else { "" };
     let servers = Servers::start(None)?;
     let runtime = client_runtime()?;
     let mut summary = Vec::new();
@@ -305,8 +307,8 @@ pub(crate) fn run(s: &Settings) -> Result<Vec<String>, Error> {
             let p99 = toolenv.p(0.99) / echo.p(0.99);
             let cpu = toolenv.cpu_us_per_call() / echo.cpu_us_per_call();
             println!("    toolenv/echo: throughput {throughput:.3}, p50 {p50:.3}, p99 {p99:.3}, server CPU per call {cpu:.2}");
-            summary.push(target(&format!("gRPC throughput toolenv/echo at c={c}"), format!("{throughput:.3}"), "≥ 0.90".into(), throughput >= 0.9));
-            summary.push(target(&format!("gRPC p99 toolenv/echo at c={c}"), format!("{p99:.3}"), "≤ 1.20".into(), p99 <= 1.2));
+            summary.push(target(&format!("gRPC throughput toolenv/echo at c={c}{warmed}"), format!("{throughput:.3}"), "≥ 0.90".into(), throughput >= 0.9));
+            summary.push(target(&format!("gRPC p99 toolenv/echo at c={c}{warmed}"), format!("{p99:.3}"), "≤ 1.20".into(), p99 <= 1.2));
         }
         Ok::<(), Error>(())
     })?;
