@@ -540,21 +540,22 @@ impl Episode {
         Ok((reached, delivery))
     }
 
-    fn record(&mut self, mut call: Reached, outcome: Outcome) -> &CallRecord {
-        let (caller, mas_faults) = (call.caller.take(), std::mem::take(&mut call.mas_faults));
-        self.record_as(call, outcome, caller, mas_faults)
-    }
-
-    fn record_as(
-        &mut self,
-        mut call: Reached,
-        outcome: Outcome,
-        caller: Option<roles::Caller>,
-        mas_faults: Vec<crate::masfire::Injection>,
-    ) -> &CallRecord {
-        let (user, user_answer) = (call.user.take(), call.user_answer.take());
+    /// Records a call that reached the tools, with what reached the agent.
+    fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
         let Reached {
-            index, tool, arguments, state_changed, fault, drawn_without_effect, delay_ms, waited_ms, idempotency_key_call, ..
+            index,
+            tool,
+            arguments,
+            state_changed,
+            fault,
+            drawn_without_effect,
+            delay_ms,
+            waited_ms,
+            idempotency_key_call,
+            caller,
+            mas_faults,
+            user,
+            user_answer,
         } = call;
         let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
         let mut record = CallRecord {
@@ -578,19 +579,7 @@ impl Episode {
     }
 
     fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {
-        self.trajectory.calls.push(CallRecord {
-            index: self.trajectory.calls.len() as u32,
-            tool: Cow::Owned(crate::codec::cut(tool, MAX_RECORDED_TOOL_NAME_BYTES).to_owned()),
-            arguments: crate::codec::cut(arguments, MAX_RECORDED_INVALID_BYTES).to_owned(),
-            outcome: Outcome::Invalid(error),
-            state_changed: false,
-            fault: None,
-            drawn_without_effect: None,
-            delay_ms: 0,
-            waited_ms,
-            idempotency_key_call: None,
-            extra: None,
-        });
+        self.record_invalid_as(tool, arguments, waited_ms, error, None, Vec::new());
     }
 }
 

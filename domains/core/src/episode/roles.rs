@@ -343,8 +343,9 @@ impl Episode {
         }
         let reply = json!({"agent_id": id, "role": spec.name, "system_prompt": prompt, "description": description});
         let caller = Caller { id, role: Some(spec.name.clone()) };
-        let reached = Reached::plain(index, bus::JOIN, json::canonical(&json!({"role": spec.name})), 0);
-        Ok(self.record_as(reached, Outcome::Result(json::canonical(&reply)), Some(caller), injections))
+        let mut reached = Reached::plain(index, bus::JOIN, json::canonical(&json!({"role": spec.name})), 0);
+        (reached.caller, reached.mas_faults) = (Some(caller), injections);
+        Ok(self.record(reached, Outcome::Result(json::canonical(&reply))))
     }
 
     /// The clarification check of an episode whose description an
@@ -500,13 +501,14 @@ impl Episode {
         mas_faults: Vec<Injection>,
     ) {
         let index = self.trajectory.calls.len() as u32;
-        let reached = Reached::plain(
+        let mut reached = Reached::plain(
             index,
             crate::codec::cut(tool, super::MAX_RECORDED_TOOL_NAME_BYTES),
             crate::codec::cut(arguments, super::MAX_RECORDED_INVALID_BYTES).to_owned(),
             waited_ms,
         );
-        self.record_as(reached, Outcome::Invalid(error), caller, mas_faults);
+        (reached.caller, reached.mas_faults) = (caller, mas_faults);
+        self.record(reached, Outcome::Invalid(error));
     }
 }
 
