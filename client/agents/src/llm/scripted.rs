@@ -175,34 +175,32 @@ fn completion(n: u64, body: &Value, message: Value) -> Value {
 }
 
 async fn answer(request: Request<Incoming>, script: Arc<Script>, n: u64) -> Result<Response<Full<Bytes>>, Infallible> {
-    let respond = |status: u16, body: String, header: Option<(&str, String)>| {
-        Ok(json_response(status, serde_json::from_str(&body).unwrap_or(Value::Null), header))
-    };
+    let respond = |status: u16, body: Value, header: Option<(&str, String)>| Ok(json_response(status, body, header));
     if request.uri().path() != "/v1/chat/completions" {
-        return respond(404, json!({"error": {"message": "not found"}}).to_string(), None);
+        return respond(404, json!({"error": {"message": "not found"}}), None);
     }
     if script.always_500 {
-        return respond(500, json!({"error": {"message": "internal error"}}).to_string(), None);
+        return respond(500, json!({"error": {"message": "internal error"}}), None);
     }
     if n < script.rate_limited_first {
         let header = match script.retry_after_ms {
             Some(ms) => ("retry-after-ms", ms.to_string()),
             None => ("retry-after", "1".to_owned()),
         };
-        return respond(429, json!({"error": {"message": "rate limited", "type": "rate_limit"}}).to_string(), Some(header));
+        return respond(429, json!({"error": {"message": "rate limited", "type": "rate_limit"}}), Some(header));
     }
     let body = match request.into_body().collect().await {
         Ok(body) => body.to_bytes(),
-        Err(_) => return respond(400, json!({"error": {"message": "unreadable body"}}).to_string(), None),
+        Err(_) => return respond(400, json!({"error": {"message": "unreadable body"}}), None),
     };
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        return respond(400, json!({"error": {"message": "not JSON"}}).to_string(), None);
+        return respond(400, json!({"error": {"message": "not JSON"}}), None);
     };
     let turns = body.get("messages").and_then(Value::as_array).map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
     if script.context_full_after_turns.is_some_and(|full| turns >= full) {
         let error = json!({"error": {"code": 400, "type": "exceed_context_size_error",
             "message": "request (8279 tokens) exceeds the available context size (8192 tokens), try increasing it"}});
-        return respond(400, error.to_string(), None);
+        return respond(400, error, None);
     }
     let message = reply(&script, &body);
     Ok(json_response(200, completion(n, &body, message), None))

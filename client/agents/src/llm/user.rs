@@ -63,12 +63,13 @@ impl LlmUser {
     }
 
     /// The customer's answer to `question`, as the model gives it (its
-    /// text, cut to [`user::MAX_ANSWER_BYTES`]; empty when it said
-    /// nothing). `tape_key` names the exchange in a recording.
+    /// text without reasoning; empty when it said nothing; the episode
+    /// keeps at most [`user::MAX_ANSWER_BYTES`] of it). `tape_key` names
+    /// the exchange in a recording.
     pub async fn answer(&self, tape_key: &str, task: &Task, question: &str) -> Result<String, EndpointError> {
         let reply = self.endpoint.complete(tape_key, &self.request(task, question)).await?;
         let text = reply.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or_default();
-        Ok(cut(without_reasoning(text).trim(), user::MAX_ANSWER_BYTES).to_owned())
+        Ok(without_reasoning(text).trim().to_owned())
     }
 }
 
@@ -108,15 +109,6 @@ fn without_reasoning(text: &str) -> &str {
         Some(end) => &text[end + "</think>".len()..],
         None => text,
     }
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// An agent whose `ask_user` questions the LLM user answers: the agent
@@ -238,10 +230,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reasoning_is_dropped_and_answers_are_cut_at_a_character() {
+    fn reasoning_is_dropped() {
         assert_eq!(without_reasoning("<think>the date is in March</think>\nIt is 2026-03-04."), "\nIt is 2026-03-04.");
         assert_eq!(without_reasoning("It is 2026-03-04."), "It is 2026-03-04.");
-        assert_eq!(cut("日本", 4), "日");
-        assert_eq!(cut("abc", 10), "abc");
     }
 }
