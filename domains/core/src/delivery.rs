@@ -12,6 +12,9 @@ use crate::{
 };
 
 /// What one call produced, as it reached the agent.
+///
+/// Every call's outcome is kept for its episode's life; the rare ones are
+/// boxed so that the common one, a result, costs its text and no more.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -22,11 +25,11 @@ pub enum Outcome {
     /// A payload cut short so that it is no longer valid JSON.
     Raw(String),
     /// A broken business rule; the state did not change.
-    Error(DomainError),
+    Error(Box<DomainError>),
     /// A malformed call (unknown tool, bad arguments), rejected before the tool ran.
-    Invalid(ArgError),
+    Invalid(Box<ArgError>),
     /// A transport-level failure a production client would see as an error status.
-    Failure(Failure),
+    Failure(Box<Failure>),
 }
 
 impl Outcome {
@@ -127,8 +130,8 @@ impl From<Delivery> for Outcome {
         match delivery {
             Delivery::Reply(Answer::Result(text)) => Outcome::Result(text),
             Delivery::Reply(Answer::Raw(text)) => Outcome::Raw(text),
-            Delivery::Reply(Answer::Error(error)) => Outcome::Error(error),
-            Delivery::Failure(failure) => Outcome::Failure(failure),
+            Delivery::Reply(Answer::Error(error)) => Outcome::Error(Box::new(error)),
+            Delivery::Failure(failure) => Outcome::Failure(Box::new(failure)),
         }
     }
 }
@@ -237,8 +240,8 @@ mod tests {
         let cases = [
             (Delivery::Reply(Answer::Result("{}".into())), Outcome::Result("{}".into())),
             (Delivery::Reply(Answer::Raw("{\"a".into())), Outcome::Raw("{\"a".into())),
-            (Delivery::Reply(Answer::Error(error.clone())), Outcome::Error(error)),
-            (Delivery::Failure(failure.clone()), Outcome::Failure(failure.clone())),
+            (Delivery::Reply(Answer::Error(error.clone())), Outcome::Error(Box::new(error))),
+            (Delivery::Failure(failure.clone()), Outcome::Failure(Box::new(failure.clone()))),
         ];
         for (delivery, outcome) in cases {
             assert_eq!(Outcome::from(delivery.clone()), outcome);
@@ -246,7 +249,7 @@ mod tests {
                 assert_eq!(outcome.clone().in_band(1.0), outcome, "a reply is delivered as it is");
             }
         }
-        let in_band = Outcome::Failure(failure.clone()).in_band(0.5);
+        let in_band = Outcome::Failure(Box::new(failure.clone())).in_band(0.5);
         assert_eq!(in_band, Outcome::Result(json::canonical(&failure.in_band(0.5))));
     }
 }

@@ -175,3 +175,18 @@ pub struct Trajectory {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
 }
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// Every record lives as long as its episode, so what a plain call keeps
+    /// is its two texts and this much: the rare outcomes (a domain error, a
+    /// rejected call, a failure) are boxed, and a field that grows the
+    /// record is a choice to make here.
+    #[test]
+    fn a_record_and_its_outcome_stay_small() {
+        assert_eq!(std::mem::size_of::<Outcome>(), 32, "an outcome is a text, or a box");
+        assert_eq!(std::mem::size_of::<CallRecord>(), 128);
+    }
+}

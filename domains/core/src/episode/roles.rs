@@ -508,7 +508,7 @@ impl Episode {
             waited_ms,
         );
         (reached.caller, reached.mas_faults) = (caller, mas_faults);
-        self.record(reached, Outcome::Invalid(error));
+        self.record(reached, Outcome::Invalid(Box::new(error)));
     }
 }
 

@@ -121,17 +121,17 @@ impl Episode {
     /// The user calls a domain tool on the episode's state, with no fault.
     fn user_call(&mut self, tool: &str, arguments: &Value) -> (Outcome, bool) {
         let Some(spec) = self.task.domain.tool(tool) else {
-            return (Outcome::Error(DomainError::new("UNKNOWN_TOOL", format!("no tool {tool}"))), false);
+            return (Outcome::Error(Box::new(DomainError::new("UNKNOWN_TOOL", format!("no tool {tool}")))), false);
         };
         let args = match spec.arguments_of(arguments) {
             Ok(args) => args,
-            Err(e) => return (Outcome::Invalid(e), false),
+            Err(e) => return (Outcome::Invalid(Box::new(e)), false),
         };
         let context = self.task.context();
         let (result, changed) = crate::World::apply_shared(&mut self.world, spec, &args, &context);
         match result {
             Ok(text) => (Outcome::Result(text), changed),
-            Err(error) => (Outcome::Error(error), false),
+            Err(error) => (Outcome::Error(Box::new(error)), false),
         }
     }
 

@@ -165,7 +165,7 @@ impl Episode {
             (Outcome::Result(json::canonical(&json!({"code": v.code}))), format!("The code on my phone is {}.", v.code))
         } else {
             let error = DomainError::new("NO_CODE", "no verification code has arrived on this phone");
-            (Outcome::Error(error), "I have not received any code on my phone.".to_owned())
+            (Outcome::Error(Box::new(error)), "I have not received any code on my phone.".to_owned())
         };
         hearing.text = if hearing.text.is_empty() { said } else { format!("{} {said}", hearing.text) };
         Some(UserCall { tool: READ_CODE.to_owned(), arguments: "{}".to_owned(), outcome })
