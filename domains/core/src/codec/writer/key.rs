@@ -51,27 +51,11 @@ impl ser::Serializer for KeyWriter<'_> {
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
         self.serialize_str(if v { "true" } else { "false" })
     }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
+    widen_integers!(serialize_i64(i64): serialize_i8(i8), serialize_i16(i16), serialize_i32(i32));
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
         self.quoted(|out| write_i64(out, v))
     }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
+    widen_integers!(serialize_u64(u64): serialize_u8(u8), serialize_u16(u16), serialize_u32(u32));
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
         self.quoted(|out| write_u64(out, v))
     }

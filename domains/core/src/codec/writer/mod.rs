@@ -12,6 +12,17 @@ use std::fmt;
 
 use serde::ser::{self, Serialize};
 
+/// The `serialize_*` methods of the narrower integers, each widening its
+/// value to the method for the widest one: what both serializers here do
+/// with them, written once (defined before `mod key` so that it sees it).
+macro_rules! widen_integers {
+    ($wide_fn:ident($wide:ty): $($narrow_fn:ident($narrow:ty)),+) => {
+        $(fn $narrow_fn(self, v: $narrow) -> Result<(), Error> {
+            self.$wide_fn(<$wide>::from(v))
+        })+
+    };
+}
+
 mod key;
 use key::KeyWriter;
 
@@ -286,15 +297,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         self.out.extend_from_slice(if v { b"true" } else { b"false" });
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.serialize_i64(i64::from(v))
-    }
+    widen_integers!(serialize_i64(i64): serialize_i8(i8), serialize_i16(i16), serialize_i32(i32));
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
         write_i64(self.out, v);
         Ok(())
@@ -302,15 +305,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     fn serialize_i128(self, v: i128) -> Result<(), Error> {
         self.by_serde_json(v)
     }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.serialize_u64(u64::from(v))
-    }
+    widen_integers!(serialize_u64(u64): serialize_u8(u8), serialize_u16(u16), serialize_u32(u32));
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
         write_u64(self.out, v);
         Ok(())
