@@ -68,18 +68,12 @@ pub struct CallOptions<'a> {
     pub user_answer: Option<&'a str>,
 }
 
-/// A call that reached the tools, before its outcome is recorded.
+/// A call that reached the tools, before its outcome is recorded: its
+/// record (with an empty result until then) and what goes into the
+/// record's extra part when the call has any.
 #[derive(Debug)]
 struct Reached {
-    index: u32,
-    tool: Cow<'static, str>,
-    arguments: String,
-    state_changed: bool,
-    fault: Option<FaultRecord>,
-    drawn_without_effect: Option<FaultKind>,
-    delay_ms: u64,
-    waited_ms: u64,
-    idempotency_key_call: Option<u32>,
+    record: CallRecord,
     caller: Option<roles::Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
     user: Option<Box<UserCall>>,
@@ -356,60 +350,29 @@ impl Episode {
             }
         };
         self.faults.clock_ms = self.faults.clock_ms.saturating_add(delay_ms);
-        let reached = Reached {
-            index,
-            tool: if spec.name == tool { Cow::Borrowed(spec.name) } else { Cow::Owned(tool.to_owned()) },
-            arguments: canonical_args,
+        let tool = if spec.name == tool { Cow::Borrowed(spec.name) } else { Cow::Owned(tool.to_owned()) };
+        let reached = Reached::from(CallRecord {
             state_changed,
             fault,
             drawn_without_effect,
             delay_ms,
-            waited_ms,
             idempotency_key_call,
-            caller: None,
-            mas_faults: Vec::new(),
-            user: None,
-            user_answer: None,
-        };
+            ..CallRecord::reached(index, tool, canonical_args, waited_ms)
+        });
         Ok((reached, delivery))
     }
 
     /// Records a call that reached the tools, with what reached the agent.
     fn record(&mut self, call: Reached, outcome: Outcome) -> &CallRecord {
-        let Reached {
-            index,
-            tool,
-            arguments,
-            state_changed,
-            fault,
-            drawn_without_effect,
-            delay_ms,
-            waited_ms,
-            idempotency_key_call,
-            caller,
-            mas_faults,
-            user,
-            user_answer,
-        } = call;
+        let Reached { mut record, caller, mas_faults, user, user_answer } = call;
+        record.outcome = outcome;
         let (agent, role) = caller.map_or((None, None), |c| (Some(c.id), c.role));
-        let mut record = CallRecord {
-            index,
-            tool,
-            arguments,
-            outcome,
-            state_changed,
-            fault,
-            drawn_without_effect,
-            delay_ms,
-            waited_ms,
-            idempotency_key_call,
-            extra: None,
-        };
         if agent.is_some() || role.is_some() || !mas_faults.is_empty() || user.is_some() || user_answer.is_some() {
             record.extra = Some(Box::new(CallExtra { agent, role, mas_faults, user: user.map(|user| *user), user_answer }));
         }
+        let index = record.index as usize;
         self.trajectory.calls.push(record);
-        &self.trajectory.calls[index as usize]
+        &self.trajectory.calls[index]
     }
 
     fn record_invalid(&mut self, tool: &str, arguments: &str, waited_ms: u64, error: ArgError) {

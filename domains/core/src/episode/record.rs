@@ -112,6 +112,24 @@ impl CallRecord {
         self.extra.as_ref()?.user_answer.as_deref()
     }
 
+    /// A call that reached the tools, before anything else is known of it:
+    /// no outcome yet (an empty result), no fault, no delay, no state change.
+    pub(super) fn reached(index: u32, tool: Cow<'static, str>, arguments: String, waited_ms: u64) -> Self {
+        CallRecord {
+            index,
+            tool,
+            arguments,
+            outcome: Outcome::Result(String::new()),
+            state_changed: false,
+            fault: None,
+            drawn_without_effect: None,
+            delay_ms: 0,
+            waited_ms,
+            idempotency_key_call: None,
+            extra: None,
+        }
+    }
+
     /// The extra part, made when a call first needs one.
     pub(super) fn extra_mut(&mut self) -> &mut CallExtra {
         self.extra.get_or_insert_default()

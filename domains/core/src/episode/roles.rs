@@ -477,12 +477,12 @@ impl Episode {
             }
         };
         // Recorded as sent: a replay of the same calls meets the same rewrites.
-        reached.arguments = as_sent;
+        reached.record.arguments = as_sent;
         reached.caller = caller;
-        if reached.fault.is_none()
+        if reached.record.fault.is_none()
             && let Some(team) = self.team.as_deref()
             && let Delivery::Reply(Answer::Result(text)) = &delivery
-            && let Some((text, injection)) = team.rewrite_reply(index, reached.caller.as_ref(), tool, text, reached.state_changed)
+            && let Some((text, injection)) = team.rewrite_reply(index, reached.caller.as_ref(), tool, text, reached.record.state_changed)
         {
             delivery = Delivery::Reply(Answer::Result(text));
             reached.mas_faults.push(injection);
@@ -518,20 +518,12 @@ pub const CLARIFICATION_CHECK: &str = "clarification asked before acting";
 impl Reached {
     /// A call with no fault, no delay and no state change.
     pub(super) fn plain(index: u32, tool: &str, arguments: String, waited_ms: u64) -> Self {
-        Reached {
-            index,
-            tool: std::borrow::Cow::Owned(tool.to_owned()),
-            arguments,
-            state_changed: false,
-            fault: None,
-            drawn_without_effect: None,
-            delay_ms: 0,
-            waited_ms,
-            idempotency_key_call: None,
-            caller: None,
-            mas_faults: Vec::new(),
-            user: None,
-            user_answer: None,
-        }
+        Reached::from(CallRecord::reached(index, std::borrow::Cow::Owned(tool.to_owned()), arguments, waited_ms))
+    }
+}
+
+impl From<CallRecord> for Reached {
+    fn from(record: CallRecord) -> Self {
+        Reached { record, caller: None, mas_faults: Vec::new(), user: None, user_answer: None }
     }
 }

@@ -90,7 +90,7 @@ impl Episode {
                 Err(why) => why,
                 Ok(arguments) => {
                     let (outcome, changed) = self.user_call(action.tool, &arguments);
-                    reached.state_changed = changed;
+                    reached.record.state_changed = changed;
                     let said = match &outcome {
                         Outcome::Result(_) => format!("Done ({}).", action.what),
                         Outcome::Error(e) => {
