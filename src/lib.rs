@@ -189,11 +189,11 @@ fn record_outcome(outcome: &toolenv_core::Outcome) -> pb::tool_call_record::Outc
     match outcome {
         toolenv_core::Outcome::Result(text) => Outcome::ResultJson(text.clone()),
         toolenv_core::Outcome::Raw(text) => Outcome::RawResult(text.clone()),
-        toolenv_core::Outcome::Error(error) => Outcome::Error((&**error).into()),
+        toolenv_core::Outcome::Error(error) => Outcome::Error(error.as_ref().into()),
         toolenv_core::Outcome::Invalid(error) => {
             Outcome::Invalid(pb::InvalidCall { field: error.field.clone(), message: error.message.clone() })
         }
-        toolenv_core::Outcome::Failure(failure) => Outcome::Failure((&**failure).into()),
+        toolenv_core::Outcome::Failure(failure) => Outcome::Failure(failure.as_ref().into()),
     }
 }
 
@@ -206,7 +206,7 @@ impl pb::CallToolResponse {
         use pb::call_tool_response::Outcome;
         let outcome = match outcome {
             toolenv_core::Outcome::Result(text) | toolenv_core::Outcome::Raw(text) => Outcome::ResultJson(text),
-            toolenv_core::Outcome::Error(error) => Outcome::Error((&*error).into()),
+            toolenv_core::Outcome::Error(error) => Outcome::Error(error.as_ref().into()),
             toolenv_core::Outcome::Failure(_) | toolenv_core::Outcome::Invalid(_) => return None,
         };
         Some(pb::CallToolResponse { call_index, outcome: Some(outcome) })

@@ -80,6 +80,19 @@ struct Reached {
     user_answer: Option<String>,
 }
 
+impl Reached {
+    /// A call with no fault, no delay and no state change.
+    fn plain(index: u32, tool: &str, arguments: String, waited_ms: u64) -> Self {
+        Reached::from(CallRecord::reached(index, Cow::Owned(tool.to_owned()), arguments, waited_ms))
+    }
+}
+
+impl From<CallRecord> for Reached {
+    fn from(record: CallRecord) -> Self {
+        Reached { record, caller: None, mas_faults: Vec::new(), user: None, user_answer: None }
+    }
+}
+
 /// One attempt at one task.
 #[derive(Debug, Clone)]
 pub struct Episode {

@@ -514,16 +514,3 @@ impl Episode {
 
 /// The name of the verdict's check that a corrupted task was clarified.
 pub const CLARIFICATION_CHECK: &str = "clarification asked before acting";
-
-impl Reached {
-    /// A call with no fault, no delay and no state change.
-    pub(super) fn plain(index: u32, tool: &str, arguments: String, waited_ms: u64) -> Self {
-        Reached::from(CallRecord::reached(index, std::borrow::Cow::Owned(tool.to_owned()), arguments, waited_ms))
-    }
-}
-
-impl From<CallRecord> for Reached {
-    fn from(record: CallRecord) -> Self {
-        Reached { record, caller: None, mas_faults: Vec::new(), user: None, user_answer: None }
-    }
-}
