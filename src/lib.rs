@@ -305,6 +305,7 @@ impl pb::Trajectory {
                 "messages": c.messages_json.iter().map(|m| parse(m)).collect::<Vec<_>>(),
                 "model_turns": c.model_turns, "native_calls": c.native_calls,
                 "text_form_calls": c.text_form_calls, "protocol_errors": c.protocol_errors, "context_exhausted": c.context_exhausted,
+                "answer_from": (!c.answer_from.is_empty()).then_some(c.answer_from.as_str()),
             });
         }
         masfire::trajectory_json(self, &mut json);

@@ -289,3 +289,45 @@ async fn an_llm_agent_works_on_a_hosted_run() {
     let text = report.unwrap().into_inner().text;
     assert!(text.contains("Table 10") && text.contains(label), "{text}");
 }
+
+/// The model's final answer reaches the episode however the model gives it:
+/// as a reply with no tool call, or in the `finish` tool's arguments when
+/// `tool_choice` is `required` — for both architectures; the trajectory
+/// records the answer and where it was read, and a model that ends without
+/// the answer fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_s_final_answer_reaches_the_episode() {
+    use toolenv_agents::llm::scripted::Ending;
+    let (_server, client) = start().await;
+    let task_id = "scheduling/refuse-booking/g2-3-2-0000";
+    let task = toolenv_domains::generate::generate_id(task_id).expect("a generated task, rebuilt from its id");
+    let answer = task.reference_answer().expect("a task that asks for an answer").to_owned();
+    let calls: Vec<(String, Value)> = task.reference.iter().map(|c| (c.tool.to_owned(), c.arguments.clone())).collect();
+    let endings = [
+        (ToolChoice::Omit, Ending::Text(answer.clone()), "text", true),
+        (ToolChoice::Auto, Ending::Finish(answer.clone()), "text", true),
+        (ToolChoice::Required, Ending::Finish(answer.clone()), "finish", true),
+        (ToolChoice::Required, Ending::Finish("Done.".into()), "finish", false),
+        (ToolChoice::Omit, Ending::default(), "text", false),
+    ];
+    for architecture in [Architecture::React, Architecture::Reflexion] {
+        for (tool_choice, ending, from, passes) in &endings {
+            let script = Script { ending: ending.clone(), ..Script::new(calls.clone(), Variant::Native) };
+            let endpoint = ScriptedEndpoint::start(script).await.unwrap();
+            let label = format!("{}@scripted", architecture.name());
+            let llm = LlmAgent { tool_choice: *tool_choice, ..agent(architecture, &endpoint.base_url(), Tape::Off) };
+            let played = play(&client, &[(&label, llm)], &planned(&label, task_id, None)).await;
+            let (result, trajectory) = &played[0];
+            let case = format!("{label}, {tool_choice:?}, {ending:?}");
+            assert_eq!(result.outcome == toolenv_runs::metrics::Outcome::Passed, *passes, "{case}: {result:?}");
+            let trajectory = trajectory.as_ref().expect("a trajectory");
+            let given = match ending {
+                Ending::Text(text) | Ending::Finish(text) => text,
+            };
+            assert_eq!(trajectory["answer"].as_str(), Some(given.as_str()), "{case}");
+            assert_eq!(trajectory["conversation"]["answer_from"], *from, "{case}");
+            let verdict_passed = trajectory["verdict"]["passed"].as_bool();
+            assert_eq!(verdict_passed, Some(*passes), "{case}");
+        }
+    }
+}

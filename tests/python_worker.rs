@@ -148,3 +148,66 @@ async fn the_python_worker_passes_a_token_over_tls() {
     assert_eq!(summary["played"].as_u64(), Some(run.planned), "{stderr}");
     server.shutdown().await.unwrap();
 }
+
+/// The worker's llm policy hands the model's final reply to the episode as
+/// its answer: a scripted OpenAI-compatible endpoint makes each task's
+/// reference calls (as bare JSON text) and then replies with the reference
+/// answer, and every answer task of the run passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_worker_s_llm_policy_gives_the_model_s_answer() {
+    use std::collections::HashMap;
+    use toolenv_agents::llm::scripted::{Canned, ScriptedEndpoint};
+    use toolenv_domains::generate::Suite;
+
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let suite: Suite = "generated:2:1".parse().unwrap();
+    let tasks: Vec<_> = suite.tasks(None, Some(3)).into_iter().filter(|t| t.id.starts_with("scheduling/")).collect();
+    assert!(tasks.iter().any(|t| t.reference_answer().is_some()), "the run holds an answer task");
+    // Each task's calls and answer, by the description its episode tells (ε = 0).
+    let scripts: HashMap<String, (Vec<serde_json::Value>, String)> = tasks
+        .iter()
+        .map(|task| {
+            let calls = task.reference.iter().map(|c| serde_json::json!({"name": c.tool, "arguments": c.arguments})).collect();
+            (task.description().to_owned(), (calls, task.reference_answer().unwrap_or("Done.").to_owned()))
+        })
+        .collect();
+    let endpoint = ScriptedEndpoint::start_with(move |body| {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let asked = messages.iter().filter(|m| m["role"] == "user").find_map(|m| m["content"].as_str()).unwrap_or_default();
+        let Some((calls, answer)) = scripts.iter().find(|(description, _)| asked.contains(description.as_str())).map(|(_, s)| s) else {
+            return Canned::Status(400);
+        };
+        let made: usize = messages.iter().filter_map(|m| m["content"].as_str()).map(|c| c.matches("Observation (").count()).sum();
+        Canned::Text(calls.get(made).map_or_else(|| answer.clone(), serde_json::Value::to_string))
+    })
+    .await
+    .unwrap();
+
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest {
+        agents: vec!["python-llm".into()],
+        suite: "generated:2:1".into(),
+        domain: pb::Domain::Scheduling.into(),
+        level: 3,
+        time_scale: Some(0.0),
+        ..Default::default()
+    };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    assert_eq!(run.planned as usize, tasks.len());
+    let output = tokio::task::block_in_place(|| {
+        Command::new(&python)
+            .arg(examples().join("worker.py"))
+            .args(["--url", &server.addr().to_string(), "--run", &run.run_id, "--label", "python-llm", "--policy", "llm"])
+            .args(["--model", "scripted"])
+            .env("OPENAI_BASE_URL", endpoint.base_url())
+            .env("OPENAI_API_KEY", "test-key")
+            .output()
+            .expect("python worker runs")
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "worker failed:\n{stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(summary["played"].as_u64(), Some(run.planned), "{stderr}");
+    assert_eq!(summary["passed"].as_u64(), Some(run.planned), "every task passes with its answer:\n{stderr}");
+    server.shutdown().await.unwrap();
+}

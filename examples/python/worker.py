@@ -57,7 +57,8 @@ def play_replay(tools, episode, calls_by_task):
 
 
 def play_llm(tools, episode, args):
-    """Plays with a chat-completions model; returns (input_tokens, output_tokens)."""
+    """Plays with a chat-completions model; returns (input_tokens, output_tokens, answer): the model's
+    final reply with no tool call is the episode's answer (None when it gave none)."""
     base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
     key = os.environ.get("OPENAI_API_KEY")
     if not key and "OPENAI_BASE_URL" not in os.environ:
@@ -72,11 +73,14 @@ def play_llm(tools, episode, args):
     names = [t.name for t in episode.tools]
     messages = [
         {"role": "system", "content": f"You are an assistant that completes tasks with tools. Today is {episode.today}. "
-         "Call tools until the task is done, then answer briefly. If you cannot use the tool-calling interface, "
+         "Call tools until the task is done, then give your final answer to the user with no tool call: "
+         "what the task asks, with its exact values (identifiers, names, dates, times, amounts), or why it "
+         "cannot be done. If you cannot use the tool-calling interface, "
          'write the call as a JSON object {"name": "<tool>", "arguments": {...}}.'},
         {"role": "user", "content": episode.description},
     ]
     tokens_in = tokens_out = 0
+    answer = None
     told = False
     while tools.calls < episode.max_calls:
         body = {"model": args.model, "messages": messages, "tools": functions}
@@ -90,6 +94,7 @@ def play_llm(tools, episode, args):
         # Native tool_calls or calls written as text (llm_calls.py, the built-in agents' rules).
         parsed = llm_calls.parse_reply(message, names)
         if parsed[0] == "final":
+            answer = parsed[1] or None
             break
         if parsed[0] == "malformed":
             tools.protocol_errors = getattr(tools, "protocol_errors", 0) + 1
@@ -106,7 +111,7 @@ def play_llm(tools, episode, args):
             messages.extend({"role": "tool", "tool_call_id": i, "content": r} for i, _, r in observations)
         else:
             messages.append({"role": "user", "content": "\n".join(f"Observation ({n}): {r}" for _, n, r in observations)})
-    return tokens_in, tokens_out
+    return tokens_in, tokens_out, answer
 
 
 def open_channel(args):
@@ -132,15 +137,15 @@ def work(args, calls_by_task, name, totals, lock):
         tools = Tools(client, episode)
         try:
             if args.policy == "llm":
-                tokens_in, tokens_out = play_llm(tools, episode, args)
+                tokens_in, tokens_out, answer = play_llm(tools, episode, args)
                 cost = None
                 if args.usd_per_mtok_in is not None and args.usd_per_mtok_out is not None:
                     cost = (tokens_in * args.usd_per_mtok_in + tokens_out * args.usd_per_mtok_out) / 1e6
                 usage = pb.Usage(input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost)
             else:
                 play_replay(tools, episode, calls_by_task)
-                usage = None
-            verdict = client.finish_episode(episode.episode_id, usage=usage)
+                usage = answer = None
+            verdict = client.finish_episode(episode.episode_id, usage=usage, answer=answer)
         except grpc.RpcError as error:
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION and "lease expired" in (error.details() or ""):
                 print(f"{name}: lease of episode {reply.lease.plan_index} expired; moving on", file=sys.stderr)

@@ -32,9 +32,9 @@ pub struct Played {
 /// The instructions every episode starts with.
 fn system_prompt(architecture: Architecture, finish_tool: bool) -> String {
     let finish = if finish_tool {
-        format!("When the task is complete, call the `{FINISH_TOOL}` tool with a short summary.")
+        format!("When the task is complete, call the `{FINISH_TOOL}` tool with your final answer to the user.")
     } else {
-        "When the task is complete, reply with a short summary and no tool call.".to_owned()
+        "When the task is complete, reply with your final answer to the user and no tool call.".to_owned()
     };
     let reflect = match architecture {
         Architecture::React => "",
@@ -46,9 +46,14 @@ fn system_prompt(architecture: Architecture, finish_tool: bool) -> String {
          Use the tool-calling interface if you can; otherwise write the call as a JSON object \
          {{\"name\": \"<tool>\", \"arguments\": {{...}}}} and nothing else. A result with an \"error\" \
          object means the call failed: a transient failure may be retried (after retry_after_ms if given), \
-         a business rule must be respected.{reflect} {finish}"
+         a business rule must be respected.{reflect} {finish} {ANSWER_HINT}"
     )
 }
+
+/// What the final answer must hold: the model's own words are the episode's answer.
+const ANSWER_HINT: &str = "The final answer is what the user reads: if the task asks a question, answer it \
+     with the exact values (identifiers, names, dates, times, amounts); if the task cannot be done, say so \
+     and why; otherwise say briefly what was done.";
 
 /// The `tools` of every request, in the chat-completions shape.
 fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
@@ -64,7 +69,9 @@ fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
         tools.push(json!({"type": "function", "function": {
             "name": FINISH_TOOL,
             "description": "Ends the task. Call it once everything the task asks is done.",
-            "parameters": {"type": "object", "properties": {"summary": {"type": "string", "description": "What was done."}}}
+            "parameters": {"type": "object", "properties": {"answer": {"type": "string", "description":
+                "Your final answer to the user: what the task asks, with its exact values, or why it cannot be done."}},
+                "required": ["answer"]}
         }}));
     }
     tools
@@ -138,6 +145,10 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
                 let mut finished = false;
                 for call in &calls {
                     if call.name == FINISH_TOOL {
+                        // The answer in finish's arguments, or in the text the model wrote beside the call.
+                        let text = message.get("content").and_then(Value::as_str).unwrap_or_default();
+                        let answer = finish_answer(&call.arguments).or_else(|| Some(text.trim()).filter(|t| !t.is_empty()));
+                        give_answer(env, &mut played.conversation, answer, "finish");
                         finished = true;
                         observations.push((call, "{\"finished\": true}".to_owned()));
                         break;
@@ -159,7 +170,9 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
                     messages.push(json!({"role": "user", "content": reflexion::after_failure(&tool)}));
                 }
             }
-            Reply::Final(_) => {
+            Reply::Final(text) => {
+                // Reflexion's reflection may follow: a later final answer replaces this one.
+                give_answer(env, &mut played.conversation, Some(text.as_str()).filter(|t| !t.is_empty()), "text");
                 if agent.architecture == Architecture::Reflexion && !reflected_before_finishing {
                     reflected_before_finishing = true;
                     messages.push(json!({"role": "user", "content": reflexion::before_finishing()}));
@@ -184,6 +197,28 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
     }
     played.conversation.messages_json = messages.iter().map(Value::to_string).collect();
     Ok(played)
+}
+
+/// Gives the model's final answer, if it gave one, to the episode, and
+/// records where it was read (`text` or `finish`).
+fn give_answer(env: &mut dyn Env, conversation: &mut pb::Conversation, answer: Option<&str>, from: &str) {
+    if let Some(answer) = answer {
+        env.answer(answer);
+        conversation.answer_from = from.to_owned();
+    }
+}
+
+/// The answer in `finish`'s arguments however the model named it: the
+/// `answer` parameter, else another string it wrote (`summary`, `result`,
+/// …; the first non-empty by name), else nothing.
+fn finish_answer(arguments: &Value) -> Option<&str> {
+    let object = arguments.as_object()?;
+    object.get("answer").and_then(non_empty).or_else(|| object.values().find_map(non_empty))
+}
+
+/// A JSON string's text, trimmed, when it is not empty.
+fn non_empty(value: &Value) -> Option<&str> {
+    value.as_str().map(str::trim).filter(|text| !text.is_empty())
 }
 
 /// The assistant message to send back: its role, text and native calls only

@@ -18,8 +18,8 @@ pub(crate) fn after_failure(tool: &str) -> String {
 pub(crate) fn before_finishing() -> String {
     "Reflection: before you finish, check the task again. Is every part of it done, with the exact values \
      the task gives (names, dates, times, amounts, identifiers), and did every call that changes something \
-     succeed? If something is left or failed, make the calls now; if everything is done, reply with a short \
-     summary and no tool call."
+     succeed? If something is left or failed, make the calls now; if everything is done, give your final \
+     answer to the user again, in full, as you did before."
         .to_owned()
 }
 

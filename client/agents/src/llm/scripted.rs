@@ -50,6 +50,25 @@ pub struct Script {
     /// assistant turns with HTTP 400, as llama.cpp refuses a request longer
     /// than the model's context.
     pub context_full_after_turns: Option<usize>,
+    /// How the model ends once every call is made.
+    pub ending: Ending,
+}
+
+/// How the scripted model ends, the ways models end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A reply with this text and no tool call.
+    Text(String),
+    /// A call of the `finish` tool the request offers, with this text in
+    /// every string parameter of its schema (a reply with the text when the
+    /// request offers no `finish`).
+    Finish(String),
+}
+
+impl Default for Ending {
+    fn default() -> Self {
+        Ending::Text("The task is done.".to_owned())
+    }
 }
 
 impl Script {
@@ -62,6 +81,7 @@ impl Script {
             retry_after_ms: None,
             always_500: false,
             context_full_after_turns: None,
+            ending: Ending::default(),
         }
     }
 }
@@ -220,8 +240,13 @@ fn reply(script: &Script, body: &Value) -> Value {
         })
         .sum::<usize>();
     let variant = script.variants.get(turn % script.variants.len().max(1)).copied().unwrap_or(Variant::Native);
-    let Some((name, arguments)) = script.calls.get(made) else {
-        return json!({"role": "assistant", "content": "The task is done."});
+    let (name, arguments) = match (script.calls.get(made), &script.ending) {
+        (Some((name, arguments)), _) => (name.as_str(), arguments.clone()),
+        (None, Ending::Finish(text)) if finish_parameters(body).is_some() => {
+            let parameters = finish_parameters(body).unwrap_or_default();
+            ("finish", Value::Object(parameters.into_iter().map(|p| (p, json!(text))).collect()))
+        }
+        (None, Ending::Text(text) | Ending::Finish(text)) => return json!({"role": "assistant", "content": text}),
     };
     let object = json!({"name": name, "arguments": arguments});
     match variant {
@@ -238,4 +263,12 @@ fn reply(script: &Script, body: &Value) -> Value {
             json!({"role": "assistant", "content": format!("```json\n{{\"name\": \"{name}\", \"arguments\": {{\"oops\n```")})
         }
     }
+}
+
+/// The string parameters of the `finish` tool a request offers, if it offers one.
+fn finish_parameters(body: &Value) -> Option<Vec<String>> {
+    let tools = body.get("tools")?.as_array()?;
+    let finish = tools.iter().find(|t| t.pointer("/function/name").and_then(Value::as_str) == Some("finish"))?;
+    let properties = finish.pointer("/function/parameters/properties").and_then(Value::as_object);
+    Some(properties.into_iter().flatten().filter(|(_, schema)| schema["type"] == "string").map(|(name, _)| name.clone()).collect())
 }

@@ -1,0 +1,11 @@
+//! The command line's integration tests, in one binary: each file is a module, so the
+//! crate's tests link once.
+
+mod cli;
+mod frameworks;
+mod help;
+mod mcp_stdio;
+mod operations;
+mod otlp;
+mod python;
+mod readme;

@@ -1,0 +1,12 @@
+//! The domains' integration tests, in one binary: each file is a module, so the
+//! crate's tests link once.
+
+mod chaos;
+mod conversation;
+mod generated;
+mod golden;
+mod hardening;
+mod solver;
+mod soundness;
+mod suite;
+mod user_answer;
