@@ -15,19 +15,6 @@ use toolenv_domains::{Finish, attribution::Attribution};
 
 use crate::pb;
 
-/// Every relation, to read a recorded name back.
-const RELATIONS: [Relation; 9] = [
-    Relation::Synonym,
-    Relation::Paraphrase,
-    Relation::Voice,
-    Relation::Reordering,
-    Relation::SplitMerge,
-    Relation::Distractor,
-    Relation::Correction,
-    Relation::DateFormat,
-    Relation::RelativeTime,
-];
-
 /// What a recorded trajectory was created with. `max_calls` is the call limit
 /// it ran under (not recorded: the server's `max_calls_per_episode`).
 pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
@@ -38,9 +25,7 @@ pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, For
         .perturbations
         .iter()
         .map(|p| {
-            let relation = RELATIONS
-                .into_iter()
-                .find(|r| r.name() == p.relation)
+            let relation = Relation::from_name(&p.relation)
                 .ok_or_else(|| ForkError::Malformed(format!("unknown perturbation relation '{}'", p.relation)))?;
             Ok(Applied { relation, params: p.params.clone() })
         })

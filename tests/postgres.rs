@@ -1,8 +1,9 @@
 //! A real PostgreSQL for the tests: a fresh cluster made by `initdb` in a
 //! temporary directory, listening on a loopback port, with a password
 //! (SCRAM), stopped when dropped. Debian's `postgresql` package provides the
-//! binaries (under /usr/lib/postgresql/*/bin); it is installed with apt-get
-//! when missing and this process may (root). PostgreSQL refuses to run as
+//! binaries (under /usr/lib/postgresql/*/bin); a test never installs it:
+//! `.ci/run` does, and sets `TOOLENV_REQUIRE_POSTGRES=1` so that a missing
+//! PostgreSQL fails there instead of skipping. PostgreSQL refuses to run as
 //! root, so as root the cluster runs as the `postgres` user (`runuser`).
 
 use std::path::{Path, PathBuf};
@@ -22,37 +23,17 @@ pub struct TempPostgres {
     as_postgres: bool,
 }
 
-/// The directory of PostgreSQL's server binaries, installing them if missing.
+/// The directory of PostgreSQL's server binaries.
 fn binaries() -> Result<PathBuf, String> {
-    let find = || {
-        let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|entry| entry.path().join("bin"))
-            .filter(|bin| bin.join("initdb").is_file() && bin.join("postgres").is_file())
-            .collect();
-        found.sort();
-        found.pop()
-    };
-    if let Some(bin) = find() {
-        return Ok(bin);
-    }
-    if !is_root() {
-        return Err("PostgreSQL is not installed and this test is not root (apt-get install postgresql)".into());
-    }
-    eprintln!("installing Debian's postgresql (the PostgreSQL store's tests)");
-    let _ = Command::new("apt-get").args(["update", "-qq"]).status();
-    let installed = Command::new("apt-get")
-        .args(["install", "-y", "-qq", "postgresql"])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| format!("apt-get: {e}"))?;
-    if !installed.success() {
-        return Err(format!("apt-get install postgresql failed ({installed})"));
-    }
-    find().ok_or_else(|| "postgresql installed, but no initdb under /usr/lib/postgresql/*/bin".into())
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("bin"))
+        .filter(|bin| bin.join("initdb").is_file() && bin.join("postgres").is_file())
+        .collect();
+    found.sort();
+    found.pop().ok_or_else(|| "PostgreSQL is not installed (apt-get install postgresql; .ci/run installs it)".into())
 }
 
 fn is_root() -> bool {
@@ -71,6 +52,7 @@ impl TempPostgres {
         let bin = match binaries() {
             Ok(bin) => bin,
             Err(why) => {
+                assert!(std::env::var_os("TOOLENV_REQUIRE_POSTGRES").is_none(), "TOOLENV_REQUIRE_POSTGRES is set: {why}");
                 eprintln!("SKIPPED: no PostgreSQL for this test: {why}");
                 return None;
             }

@@ -1,7 +1,8 @@
 //! One Python virtual environment for every test that runs Python: the
 //! pinned packages of `python/requirements-test.txt` from PyPI (installed
 //! once per target directory) and the `toolenv` package built from
-//! `python/` (reinstalled once per test process, so it is never stale).
+//! `python/` (reinstalled when its sources or the proto changed, so it is
+//! never stale and never rebuilt for nothing).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +21,14 @@ pub fn venv(scratch: &Path) -> PathBuf {
     if let Some(python) = ready.as_ref() {
         return python.clone();
     }
-    let python = installed(&scratch.join("python-venv"), &repository().join("python/requirements-test.txt"));
+    let venv = scratch.join("python-venv");
+    let python = installed(&venv, &repository().join("python/requirements-test.txt"));
+    let stamp = venv.join("installed-package.txt");
+    let sources = package_stamp();
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(sources.as_str()) {
+        *ready = Some(python.clone());
+        return python;
+    }
     // The package, with stubs generated from proto/ by its build, using the
     // venv's pinned grpcio-tools (no isolated build environment to download).
     run(
@@ -38,8 +46,43 @@ pub fn venv(scratch: &Path) -> PathBuf {
             .arg(repository().join("python")),
         "pip install ./python",
     );
+    std::fs::write(&stamp, sources).expect("writing the package's stamp");
     *ready = Some(python.clone());
     python
+}
+
+/// What the installed package is built from: every file of `python/` but
+/// its tests, build output and caches, and the proto its stubs come from,
+/// as (path, length, hash) lines.
+fn package_stamp() -> String {
+    use std::hash::{Hash as _, Hasher as _};
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            let skipped = matches!(name.to_str(), Some("tests" | "build" | "__pycache__" | ".pytest_cache"))
+                || name.to_str().is_some_and(|n| n.ends_with(".egg-info"));
+            if path.is_dir() && !skipped {
+                walk(&path, files);
+            } else if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    let root = repository();
+    let mut files = vec![root.join("proto/toolenv/v1/toolenv.proto")];
+    walk(&root.join("python"), &mut files);
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            let bytes = std::fs::read(file).unwrap_or_default();
+            let mut hasher = std::hash::DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            format!("{} {} {:016x}\n", file.strip_prefix(&root).unwrap_or(file).display(), bytes.len(), hasher.finish())
+        })
+        .collect()
 }
 
 /// A venv of its own under `scratch/name` with the pinned packages of

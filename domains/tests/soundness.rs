@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! TOOLENV_SWEEP_SEEDS=100 TOOLENV_SWEEP_PER_CELL=1000 nice cargo test --release \
-//!     -p toolenv-domains --test soundness -- --ignored --nocapture
+//!     -p toolenv-domains --test tests soundness -- --ignored --nocapture
 //! ```
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +25,7 @@ const RANDOM_SEEDS: u64 = 4;
 /// The seeds of a sweep: `0..count`, then a few far from zero (a user's
 /// seed is any `u64`).
 fn seeds(count: u64) -> impl Iterator<Item = u64> {
-    (0..count).chain([1 << 32, 987_654_321_987, u64::MAX])
+    toolenv_core::testing::sweep_seeds(count, 8).chain([1 << 32, 987_654_321_987, u64::MAX])
 }
 
 /// The problems of every task of `per_cell` indices per domain and level

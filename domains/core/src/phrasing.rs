@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// ε is not one of the perturbation levels.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
@@ -82,7 +82,7 @@ impl fmt::Display for Level {
 
 /// An Action Metamorphic Relation (the paper's Table 2): a change to a
 /// description that keeps the task's goal state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Relation {
     /// Replaces phrases with synonyms from the domain's lexicon.
@@ -108,6 +108,11 @@ pub enum Relation {
 }
 
 impl Relation {
+    /// The relation of a snake_case name (as [`Relation::name`] writes it).
+    pub fn from_name(name: &str) -> Option<Relation> {
+        Relation::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name)).ok()
+    }
+
     /// The relation's snake_case name, as serialized.
     pub fn name(self) -> &'static str {
         match self {
@@ -207,5 +212,21 @@ impl Template {
     /// A template without alternative phrasings.
     pub const fn plain(text: &'static str) -> Self {
         Self { text, variants: &[] }
+    }
+}
+
+#[cfg(test)]
+mod relation_tests {
+    use super::Relation;
+
+    #[test]
+    fn a_relation_is_read_back_from_its_name() {
+        use Relation::*;
+        for relation in [Synonym, Paraphrase, Voice, Reordering, SplitMerge, Distractor, Correction, DateFormat, RelativeTime] {
+            assert_eq!(Relation::from_name(relation.name()), Some(relation));
+            assert_eq!(serde_json::to_value(relation).unwrap(), relation.name());
+        }
+        assert_eq!(Relation::from_name("Synonym"), None);
+        assert_eq!(Relation::from_name("teleport"), None);
     }
 }

@@ -589,4 +589,13 @@ pub mod testing {
         assert_eq!(crate::json::canonical(&value), reply.text, "{name} writes canonical json");
         Ok(value)
     }
+
+    /// The seeds a sweep over `0..full` plays: every one where
+    /// `TOOLENV_FULL_SWEEPS` is set (`.ci/run` sets it), else `sampled` of
+    /// them spread evenly over the range (the first among them), so that a
+    /// developer's `cargo test` stays quick and CI still runs everything.
+    pub fn sweep_seeds(full: u64, sampled: u64) -> impl Iterator<Item = u64> {
+        let step = if std::env::var_os("TOOLENV_FULL_SWEEPS").is_some() || sampled == 0 { 1 } else { full.div_ceil(sampled).max(1) };
+        (0..full).step_by(usize::try_from(step).unwrap_or(usize::MAX))
+    }
 }

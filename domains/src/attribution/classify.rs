@@ -19,7 +19,8 @@ use serde_json::Value;
 
 use super::continuation::Plan;
 use super::{AttributedError, ErrorType, Responsible};
-use toolenv_core::{CallRecord, Check, DUPLICATE_CHECK, Outcome, Task, Verdict, chaos::FaultKind};
+use toolenv_core::chaos::{Alteration, FaultKind, Phase, Stop};
+use toolenv_core::{CallRecord, Check, DUPLICATE_CHECK, Outcome, Task, Verdict};
 
 /// Argument names that identify a record rather than set a value.
 fn identifies(name: &str) -> bool {
@@ -163,9 +164,14 @@ impl Evidence {
     }
 }
 
-/// Whether a fault alters a reply the agent reads (rather than stopping the call).
+/// Whether a fault alters the data of a reply the agent reads (rather than
+/// stopping the call, delaying it or losing its reply): read from the
+/// kind's phase, so that a new kind is classified where it is declared.
 fn altering(kind: FaultKind) -> bool {
-    matches!(kind, FaultKind::StaleData | FaultKind::PartialResponse | FaultKind::EmptyResponse | FaultKind::SchemaDrift)
+    match kind.phase() {
+        Phase::OlderState | Phase::SwitchesMode(_) | Phase::Stops(Stop::Empty) | Phase::AltersReply(Alteration::Cut) => true,
+        Phase::Stops(_) | Phase::AltersReply(Alteration::Delay | Alteration::LoseReply) => false,
+    }
 }
 
 /// The top-level argument names whose values differ between two canonical argument texts.

@@ -607,7 +607,7 @@ fn every_perturbation_keeps_the_meaning_over_a_thousand_seeds() {
             .map(|text| !agreement_errors(text, task).is_empty())
             .collect();
         for (level, tally) in &mut tallies {
-            for seed in 0..PROOF_SEEDS {
+            for seed in toolenv_core::testing::sweep_seeds(PROOF_SEEDS, 100) {
                 let perturbed = perturb(task, *level, seed, None);
                 check_meaning(task, *level, seed, &perturbed, &mut wrong_fails, &ungrammatical, tally);
             }
