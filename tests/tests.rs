@@ -60,3 +60,5 @@ mod tls;
 mod pg_store;
 // Replicas on one PostgreSQL store: episodes move and continue byte for byte; a shared hosted run survives a replica.
 mod replicas;
+// Every source file has a header; inside a crate, imports flow one way.
+mod tidy;

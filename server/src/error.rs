@@ -1,10 +1,9 @@
-//! Why a request failed, and the one place that maps it to a gRPC status.
+//! Why a request failed, and the one place that maps it to a gRPC status;
+//! the one function that cuts what an error quotes back.
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use toolenv_core::ArgError;
-
-use crate::limits::{bound_message, cut};
 
 /// A request the server refuses. Broken business rules are not errors:
 /// they are ordinary tool results.
@@ -151,5 +150,56 @@ impl From<Error> for Status {
             // A multi-agent episode's quota (messages sent, agents joined) is used up.
             Error::BusLimit(_) => Status::resource_exhausted(message),
         }
+    }
+}
+
+/// Most characters of a client's value an error quotes.
+pub const MAX_ECHO_CHARS: usize = 64;
+/// Longest status message the server sends (a backstop: every quoted value
+/// is already [`cut`]).
+pub const MAX_MESSAGE_BYTES: usize = 512;
+
+/// A client's value as an error quotes it: at most [`MAX_ECHO_CHARS`]
+/// characters, and when longer, marked with how long it was.
+pub fn cut(value: &str) -> String {
+    match value.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((end, _)) => format!("{}…(cut, {} bytes)", &value[..end], value.len()),
+        None => value.to_owned(),
+    }
+}
+
+/// A whole message cut to [`MAX_MESSAGE_BYTES`] at a character boundary,
+/// marked when cut.
+pub fn bound_message(message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - 32;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…(cut, {} bytes)", &message[..end], message.len())
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_short_values_and_marks_long_ones() {
+        assert_eq!(cut("book_meeting"), "book_meeting");
+        let long = "é".repeat(10_000);
+        let quoted = cut(&long);
+        assert!(quoted.starts_with(&"é".repeat(MAX_ECHO_CHARS)));
+        assert!(quoted.ends_with("…(cut, 20000 bytes)"), "{quoted}");
+        assert_eq!(cut(&"x".repeat(MAX_ECHO_CHARS)), "x".repeat(MAX_ECHO_CHARS));
+    }
+
+    #[test]
+    fn bound_message_cuts_at_a_character_boundary() {
+        let message = "ü".repeat(1000);
+        let bounded = bound_message(message);
+        assert!(bounded.len() <= MAX_MESSAGE_BYTES, "{}", bounded.len());
+        assert!(bounded.ends_with("(cut, 2000 bytes)"));
     }
 }

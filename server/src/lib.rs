@@ -40,7 +40,6 @@ mod replica;
 mod runs;
 pub mod security;
 mod service;
-mod stream;
 mod team;
 
 pub use error::Error;

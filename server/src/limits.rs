@@ -1,15 +1,15 @@
-//! Every limit on what a request may carry, and the one function that cuts
-//! what an error quotes back.
+//! Every limit on what a request may carry.
 //!
 //! Each string, list and map of every request is checked here before any
 //! handler uses it, so an oversized value is refused as `INVALID_ARGUMENT`
 //! naming the request's own field and the limit. Errors quote a client's
-//! value through [`cut`] only, and [`bound_message`] is the backstop for
+//! value through [`cut`] only (in `error`), and [`bound_message`] is the backstop for
 //! whole messages, so a status with its `grpc-status-details-bin` trailer
 //! stays far below common client metadata limits (grpcio's is 16 KiB; the
 //! tests assert < 4 KiB for every field of every RPC).
 
 use crate::error::Error;
+pub use crate::error::{MAX_ECHO_CHARS, MAX_MESSAGE_BYTES, bound_message, cut};
 
 /// Longest id the server hands out or reads: episode ids, run ids, task ids.
 pub const MAX_ID_BYTES: usize = 128;
@@ -30,34 +30,6 @@ pub const MAX_MAP_LEN: usize = 32;
 
 /// Most tasks in one ListTasks response (and its default page size).
 pub const MAX_TASK_PAGE: usize = 5_000;
-
-/// Most characters of a client's value an error quotes.
-pub const MAX_ECHO_CHARS: usize = 64;
-/// Longest status message the server sends (a backstop: every quoted value
-/// is already [`cut`]).
-pub const MAX_MESSAGE_BYTES: usize = 512;
-
-/// A client's value as an error quotes it: at most [`MAX_ECHO_CHARS`]
-/// characters, and when longer, marked with how long it was.
-pub fn cut(value: &str) -> String {
-    match value.char_indices().nth(MAX_ECHO_CHARS) {
-        Some((end, _)) => format!("{}…(cut, {} bytes)", &value[..end], value.len()),
-        None => value.to_owned(),
-    }
-}
-
-/// A whole message cut to [`MAX_MESSAGE_BYTES`] at a character boundary,
-/// marked when cut.
-pub fn bound_message(message: String) -> String {
-    if message.len() <= MAX_MESSAGE_BYTES {
-        return message;
-    }
-    let mut end = MAX_MESSAGE_BYTES - 32;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…(cut, {} bytes)", &message[..end], message.len())
-}
 
 /// Checks a string field's length.
 pub fn text(field: &str, value: &str, max: usize) -> Result<(), Error> {
@@ -125,24 +97,6 @@ pub fn known_enum<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cut_keeps_short_values_and_marks_long_ones() {
-        assert_eq!(cut("book_meeting"), "book_meeting");
-        let long = "é".repeat(10_000);
-        let quoted = cut(&long);
-        assert!(quoted.starts_with(&"é".repeat(MAX_ECHO_CHARS)));
-        assert!(quoted.ends_with("…(cut, 20000 bytes)"), "{quoted}");
-        assert_eq!(cut(&"x".repeat(MAX_ECHO_CHARS)), "x".repeat(MAX_ECHO_CHARS));
-    }
-
-    #[test]
-    fn bound_message_cuts_at_a_character_boundary() {
-        let message = "ü".repeat(1000);
-        let bounded = bound_message(message);
-        assert!(bounded.len() <= MAX_MESSAGE_BYTES, "{}", bounded.len());
-        assert!(bounded.ends_with("(cut, 2000 bytes)"));
-    }
 
     #[test]
     fn figures_refuse_nan_infinite_and_negative() {

@@ -1,3 +1,5 @@
+//! MAS-FIRE's tests: teams, topologies and the fault types judged on real episodes.
+
 use super::team::{Topology, run};
 use crate::Finish;
 use toolenv_core::{

@@ -1,3 +1,5 @@
+//! The solver's tests: backoff and waits, results read, giving up.
+
 use serde_json::json;
 
 use super::*;

@@ -3,7 +3,7 @@
 //! beside the same tasks given in full.
 
 use super::RunFigures;
-use super::markup::{Fmt, count, esc, num, pass, table};
+use super::markup::{Fmt, agent_rows, count, esc, num, pass, table};
 
 /// One run's conversational figures, a row per agent that played conversational tasks.
 pub(super) fn conversation(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
@@ -19,7 +19,7 @@ pub(super) fn conversation(_: &[RunFigures], i: usize, run: &RunFigures) -> Opti
         &format!("pass^{k} given in full"),
     ]
     .map(str::to_owned);
-    let rows = super::sections::agent_rows(run, i, |ptr, agent| {
+    let rows = agent_rows(run, i, |ptr, agent| {
         let c = agent.conversation.as_ref()?;
         let p = ptr.field("conversation");
         Some(vec![

@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
+use super::RunFigures;
 use crate::metrics::PassK;
+use crate::report::AgentSummary;
 
 /// Text made safe for HTML and XML, in element content and in quoted attributes.
 pub(super) fn esc(text: &str) -> String {
@@ -146,4 +148,14 @@ pub(super) fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> Strin
     }
     out.push_str("</tbody></table>");
     out
+}
+
+/// The pointer of an agent's summary.
+pub(super) fn agent_ptr(run: usize, agent: usize) -> Ptr {
+    Ptr::run(run).field("report").field("agents").at(agent)
+}
+
+/// A table row per agent that has one (`row` gets the agent's pointer and summary).
+pub(super) fn agent_rows(run: &RunFigures, i: usize, row: impl Fn(Ptr, &AgentSummary) -> Option<Vec<String>>) -> Vec<Vec<String>> {
+    run.report.agents.iter().enumerate().filter_map(|(a, agent)| row(agent_ptr(i, a), agent)).collect()
 }

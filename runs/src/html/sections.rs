@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::markup::{Fmt, Ptr, count, delta, esc, num, pass, table};
+use super::markup::{Fmt, Ptr, agent_ptr, agent_rows, count, delta, esc, num, pass, table};
 use super::svg::{self, BarGroup, Cell, Series};
 use super::{AgentCurves, RunFigures};
 use crate::{
@@ -88,16 +88,6 @@ pub(super) const SECTIONS: &[Section] = &[
         render: super::conversation::conversation,
     },
 ];
-
-/// The pointer of an agent's summary.
-fn agent_ptr(run: usize, agent: usize) -> Ptr {
-    Ptr::run(run).field("report").field("agents").at(agent)
-}
-
-/// A table row per agent that has one (`row` gets the agent's pointer and summary).
-pub(super) fn agent_rows(run: &RunFigures, i: usize, row: impl Fn(Ptr, &AgentSummary) -> Option<Vec<String>>) -> Vec<Vec<String>> {
-    run.report.agents.iter().enumerate().filter_map(|(a, agent)| row(agent_ptr(i, a), agent)).collect()
-}
 
 /// A labelled box per agent.
 fn agent_box(agent: &AgentSummary, body: &str) -> String {
@@ -459,7 +449,7 @@ fn usage(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
                 count(&p.field("input_tokens"), u.input_tokens),
                 count(&p.field("output_tokens"), u.output_tokens),
                 count(&p.field("episodes_with_cost"), u.episodes_with_cost),
-                num(&p.field("cost_usd"), Some(u.cost_usd), Fmt::Usd),
+                num(&p.field("cost_usd"), u.cost_usd, Fmt::Usd),
                 num(&p.field("cost_per_100_episodes_usd"), u.cost_per_100_episodes_usd, Fmt::Usd),
             ]
         })

@@ -312,6 +312,11 @@ impl pb::runs_server::Runs for RunsService {
             Ok(sides)
         };
         let sides = self.host().blocking(read).await?;
+        // A run against itself differs in nothing: refused rather than shown as a zero difference.
+        if sides.get(1).is_some_and(|b| b.0 == sides[0].0) {
+            let message = format!("names run_a's run {}: give another run, or run_a alone with two agents", sides[0].0);
+            return Err(Error::invalid("run_b", message).into());
+        }
         let invalid = |error: compare::CompareError| {
             let field = match error {
                 compare::CompareError::UnknownAgent { .. } | compare::CompareError::Agents(_) => "agents",

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::roles::Caller;
+use super::Caller;
 use super::{CallError, Episode};
 use crate::{
     delivery::Answer,

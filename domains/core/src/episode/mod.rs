@@ -36,6 +36,13 @@ use crate::{
 };
 use faults::{FaultState, ToolCall};
 
+/// The caller of a call in a multi-agent episode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Caller {
+    pub id: String,
+    pub role: Option<String>,
+}
+
 /// Default for the most calls an episode accepts.
 pub const DEFAULT_MAX_CALLS: u32 = 200;
 
@@ -74,7 +81,7 @@ pub struct CallOptions<'a> {
 #[derive(Debug)]
 struct Reached {
     record: CallRecord,
-    caller: Option<roles::Caller>,
+    caller: Option<Caller>,
     mas_faults: Vec<crate::masfire::Injection>,
     user: Option<Box<UserCall>>,
     user_answer: Option<String>,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::bus::{self, Bus};
-use super::{CallError, CallRecord, Episode, Reached};
+use super::{CallError, CallRecord, Caller, Episode, Reached};
 use crate::{
     delivery::{Answer, Outcome},
     json,
@@ -75,13 +75,6 @@ pub(crate) struct Team {
     pub agents: Vec<(String, String)>,
     pub bus: Bus,
     pub dice: MasDice,
-}
-
-/// The caller of a call in a multi-agent episode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Caller {
-    pub id: String,
-    pub role: Option<String>,
 }
 
 /// How a MAS-FIRE fault rewrites a call's request.

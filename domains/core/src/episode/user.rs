@@ -20,7 +20,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CallError, Episode, Reached, roles::Caller};
+use super::{CallError, Caller, Episode, Reached};
 use crate::{
     bus,
     delivery::{Answer, Delivery, Outcome},

@@ -13,7 +13,7 @@
 
 use serde_json::{Value, json};
 
-use super::{CallError, CallRecord, Episode, Reached, UserCall, roles::Caller};
+use super::{CallError, CallRecord, Caller, Episode, Reached, UserCall};
 use crate::{
     delivery::{Answer, Delivery, Outcome},
     json,

@@ -14,7 +14,8 @@ use tonic::{Request, Status, Streaming};
 use toolenv::pb;
 use toolenv::pb::tool_env_server::ToolEnv as _;
 
-use crate::{error::Error, limits, service::ToolEnvService};
+use super::ToolEnvService;
+use crate::{error::Error, limits};
 
 /// The responses of a `CallTools` stream.
 pub type CallToolsStream = Pin<Box<dyn Stream<Item = Result<pb::CallToolsResponse, Status>> + Send>>;

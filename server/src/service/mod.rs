@@ -1,6 +1,8 @@
 //! The `toolenv.v1.ToolEnv` service: thin handlers that validate, convert,
 //! call the episode and convert back. Every decision is the domain's.
 
+mod stream;
+
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
@@ -176,13 +178,13 @@ fn episode_id(id: &str) -> Result<&str, Error> {
 
 #[tonic::async_trait]
 impl pb::tool_env_server::ToolEnv for ToolEnvService {
-    type CallToolsStream = crate::stream::CallToolsStream;
+    type CallToolsStream = stream::CallToolsStream;
 
     async fn call_tools(
         &self,
         request: Request<tonic::Streaming<pb::CallToolsRequest>>,
     ) -> Result<Response<Self::CallToolsStream>, Status> {
-        Ok(Response::new(crate::stream::serve(self.clone(), request.into_inner())))
+        Ok(Response::new(stream::serve(self.clone(), request.into_inner())))
     }
 
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Result<Response<pb::ListTasksResponse>, Status> {
