@@ -130,7 +130,7 @@ pub fn render_rows(rows: &[CostRow]) -> String {
         } else {
             format!("{}/{}", row.llm.text_form_calls, row.llm.text_form_calls + row.llm.native_calls)
         };
-        let cost = if row.usage.episodes_with_cost > 0 { format!("{:.4}", row.usage.cost_usd) } else { "-".to_owned() };
+        let cost = opt(row.usage.cost_usd, 4);
         let _ = writeln!(
             out,
             "{}",

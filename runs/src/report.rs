@@ -148,11 +148,18 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
     }
     let usage = &agent.usage;
     if usage.episodes_with_tokens > 0 || usage.episodes_with_cost > 0 {
-        let per_100 = usage.cost_per_100_episodes_usd.map_or(String::new(), |c| format!(" (${c:.4} per 100 episodes)"));
+        // A cost no episode reported is unknown (no price set), not zero.
+        let cost = match usage.cost_usd {
+            Some(cost) => {
+                let per_100 = usage.cost_per_100_episodes_usd.map_or(String::new(), |c| format!(" (${c:.4} per 100 episodes)"));
+                format!("cost ${cost:.4} over {}{per_100}", usage.episodes_with_cost)
+            }
+            None => "cost n/a (no episode reported a cost: no price was set)".to_owned(),
+        };
         let _ = writeln!(
             out,
-            "  usage: {} input + {} output tokens over {} episodes; cost ${:.4} over {}{per_100}",
-            usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens, usage.cost_usd, usage.episodes_with_cost
+            "  usage: {} input + {} output tokens over {} episodes; {cost}",
+            usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens
         );
     }
     if !agent.ablation.is_empty() {
@@ -411,6 +418,16 @@ mod tests {
         let counts = summary.counts;
         assert_eq!((counts.planned, counts.recorded, counts.not_recorded, counts.infra_errors), (6, 4, 2, 1));
         assert_eq!(summary.agents[0].usage.input_tokens, 120);
+
+        // Tokens but no price: the cost is n/a in the text and null in the JSON, never $0.
+        episodes[0].cost_usd = None;
+        let text = render(&episodes, 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        assert!(text.contains("over 1 episodes; cost n/a (no episode reported a cost: no price was set)"), "{text}");
+        assert!(!text.contains("$0.0000"), "{text}");
+        let unpriced = super::summary(&episodes, 1, 4, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        let json = serde_json::to_value(&unpriced).unwrap();
+        assert_eq!(json["agents"][0]["usage"]["cost_usd"], serde_json::Value::Null);
+        assert_eq!(json["cost"][0]["usage"]["cost_usd"], serde_json::Value::Null);
     }
 
     #[test]

@@ -17,8 +17,10 @@ pub struct UsageTotals {
     pub output_tokens: u64,
     /// Episodes that reported a cost (a finite, non-negative number).
     pub episodes_with_cost: u64,
-    /// Total cost in US dollars over those.
-    pub cost_usd: f64,
+    /// Total cost in US dollars over those; `None` (JSON null) when no
+    /// episode reported a cost (an LLM agent with no price set reports
+    /// tokens only): an unknown cost is not a cost of zero.
+    pub cost_usd: Option<f64>,
     /// Cost per 100 episodes that reported a cost (Table 10's "Cost/100 ep").
     pub cost_per_100_episodes_usd: Option<f64>,
 }
@@ -41,7 +43,7 @@ pub fn usage_totals<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -
         input_tokens: 0,
         output_tokens: 0,
         episodes_with_cost: 0,
-        cost_usd: 0.0,
+        cost_usd: None,
         cost_per_100_episodes_usd: None,
     };
     let mut cost_nano_usd: u128 = 0;
@@ -58,8 +60,8 @@ pub fn usage_totals<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -
             cost_nano_usd = cost_nano_usd.saturating_add((cost * 1e9).round() as u128);
         }
     }
-    totals.cost_usd = cost_nano_usd as f64 / 1e9;
-    totals.cost_per_100_episodes_usd = (totals.episodes_with_cost > 0).then(|| totals.cost_usd * 100.0 / totals.episodes_with_cost as f64);
+    totals.cost_usd = (totals.episodes_with_cost > 0).then(|| cost_nano_usd as f64 / 1e9);
+    totals.cost_per_100_episodes_usd = totals.cost_usd.map(|cost| cost * 100.0 / totals.episodes_with_cost as f64);
     totals
 }
 
@@ -89,13 +91,19 @@ mod tests {
         let totals = usage_totals(&episodes);
         assert_eq!((totals.episodes, totals.episodes_with_tokens, totals.episodes_with_cost), (482, 480, 480));
         assert_eq!((totals.input_tokens, totals.output_tokens, totals.total_tokens()), (960_000, 231_840, 1_191_840));
-        assert!(close(totals.cost_usd, 0.12), "{}", totals.cost_usd);
+        assert!(close(totals.cost_usd.unwrap(), 0.12), "{:?}", totals.cost_usd);
         assert!(close(totals.cost_per_100_episodes_usd.unwrap(), 0.025));
         // The total does not depend on the order.
         let mut reversed = episodes.clone();
         reversed.reverse();
         assert_eq!(usage_totals(&reversed), totals);
         let empty = usage_totals(&[]);
-        assert_eq!((empty.episodes, empty.cost_usd, empty.cost_per_100_episodes_usd), (0, 0.0, None));
+        assert_eq!((empty.episodes, empty.cost_usd, empty.cost_per_100_episodes_usd), (0, None, None));
+        // Tokens with no cost (no price set): the cost is unknown, not zero.
+        let mut unpriced = episode("x/a", 0, Outcome::Passed);
+        unpriced.tokens = Some(TokenUsage { input: 10, output: 2 });
+        let totals = usage_totals([&unpriced]);
+        assert_eq!((totals.episodes_with_tokens, totals.episodes_with_cost, totals.cost_usd), (1, 0, None));
+        assert_eq!(serde_json::to_value(totals).unwrap()["cost_usd"], serde_json::Value::Null);
     }
 }
