@@ -76,6 +76,10 @@ async fn two_agents_are_compared_over_the_tasks_they_share() {
     refused(compare(&mut client, &both, &alone, &[]).await.unwrap_err(), Code::InvalidArgument, "run-0001 has 2 agents");
     refused(compare(&mut client, "", "", &[]).await.unwrap_err(), Code::InvalidArgument, "run_a is required");
     refused(compare(&mut client, "run-0099", "", &[]).await.unwrap_err(), Code::NotFound, "run-0099");
+    // A run against itself, even with two of its agents, is refused: one run and --agents says that.
+    for agents in [&[][..], &["reference", "reference-no-retry"]] {
+        refused(compare(&mut client, &both, &both, agents).await.unwrap_err(), Code::InvalidArgument, "run_b: names run_a's run run-0001");
+    }
     let other_grid = played_run(&mut client, &[Builtin::ReferenceNoRetry], 0.1).await;
     refused(
         compare(&mut client, &alone, &other_grid, &[]).await.unwrap_err(),

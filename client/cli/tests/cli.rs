@@ -327,6 +327,7 @@ fn bad_grid_values_are_refused_before_anything_runs() {
         (&["run", "--time-scale=5000", "--store", db_arg], "--time-scale", "time scale 5000 is not within [0, 1000]"),
         (&["run", "--grid", "paper", "--time-scale=-1", "--store", db_arg], "--time-scale", "time scale -1 is not within [0, 1000]"),
         (&["run", "--faults", "0.2,0.7", "--store", db_arg], "--faults", "unknown fault profile '0.7'"),
+        (&["run", "--concurrency", "0", "--store", db_arg], "--concurrency", "0 episodes at once would play nothing; give at least 1"),
         (&["play", "travel/cheapest-flight/001", "--epsilon", "0.25"], "--epsilon", "epsilon 0.25 is not a perturbation level"),
         (&["play", "travel/cheapest-flight/001", "--time-scale", "1000.5"], "--time-scale", "time scale 1000.5 is not within"),
         (
@@ -465,6 +466,13 @@ fn compare_tells_which_differences_are_significant() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("differ in grid: cells only in A: ε 0, faults 0.0; ε 0, faults 0.2; only in B: ε 0, faults 0.3"), "{stderr}");
+    let out = toolenv(&["compare", "run-0001", "run-0001", "--store", store]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("compare run-0001 run-0001: a run compared with itself differs in nothing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = toolenv(&["compare", "run-0001", "--store", store]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs two labels: --agents A,B"), "{}", String::from_utf8_lossy(&out.stderr));

@@ -27,6 +27,12 @@ pub(crate) fn compare_stored(path: &Path, request: &CompareRequest) -> anyhow::R
     let store = AnyStore::open_existing(path)?;
     let run_a = store.find_run(request.run_a)?;
     let run_b = request.run_b.map(|id| store.find_run(id)).transpose()?;
+    if run_b.as_ref() == Some(&run_a) {
+        anyhow::bail!(
+            "compare {run_a} {run_a}: a run compared with itself differs in nothing; \
+             give two runs, or one run and two of its agents (`toolenv compare {run_a} --agents A,B`)"
+        );
+    }
     let agents_a = store.agents(&run_a)?;
     let agents_b = run_b.as_ref().map(|run| store.agents(run)).transpose()?;
     let (a, b) = compare::select_agents(

@@ -76,6 +76,9 @@ pub(crate) enum Episodes {
 
 /// `toolenv run`'s arguments as a plan.
 pub(crate) fn run(args: &RunArgs, server: Server) -> anyhow::Result<RunPlan> {
+    if args.concurrency == 0 {
+        anyhow::bail!("invalid --concurrency: 0 episodes at once would play nothing; give at least 1");
+    }
     let store = &args.store;
     let episodes = match &store.resume {
         Some(run) => Episodes::Resume { run: run.clone(), store: store.store.store.clone() },
