@@ -368,7 +368,7 @@ fn a_single_configuration_is_a_grid_of_one() {
         ]
     );
     assert!(lines[1..6].iter().all(|l| l.contains(" FAIL ")), "{stdout}");
-    assert_eq!(lines[7], "0/5 passed (brittle agent, seed 0, trial 0)");
+    assert_eq!(lines[7], "0/5 passed (brittle agent, seed 0, trial 0); ceiling 5/5 (no episode infeasible)");
     // Resumed when complete, the run prints the same table from the store.
     let resumed = toolenv(&["run", "--resume", "run-0001", "--store", db_arg]);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
@@ -397,6 +397,32 @@ fn a_single_configuration_is_a_grid_of_one() {
     assert!(grid.iter().chain(&single).all(|line| keys(line) == keys(&single[0])), "one shape for every run");
     let hashes = |lines: &[serde_json::Value]| lines.iter().map(|l| l["final_state_hash"].clone()).collect::<Vec<_>>();
     assert_eq!(hashes(&single), hashes(&grid.iter().step_by(2).cloned().collect::<Vec<_>>()), "same episodes, same end states");
+}
+
+#[test]
+fn a_single_configuration_marks_infeasible_episodes_and_prints_the_ceiling() {
+    let args = ["run", "--faults", "0.3", "--agent", "solver", "--seed", "3", "--no-store"];
+    let out = toolenv(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let marked: Vec<&str> =
+        stdout.lines().filter(|l| l.contains(" FAIL (infeasible) ")).map(|l| l.split_whitespace().next().unwrap()).collect();
+    // The same episodes as --json calls infeasible, and the ceiling counts them.
+    let json = toolenv(&[&args[..], &["--json"]].concat());
+    let infeasible: Vec<String> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["feasible"] == false)
+        .map(|l| l["task_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!marked.is_empty() && marked == infeasible, "{marked:?} vs {infeasible:?}\n{stdout}");
+    let passed = stdout.lines().filter(|l| l.split_whitespace().nth(2) == Some("pass")).count();
+    let summary = format!(
+        "{passed}/20 passed (solver agent, seed 3, trial 0); ceiling {}/20 ({} episodes infeasible: no agent could pass them)",
+        20 - marked.len(),
+        marked.len()
+    );
+    assert!(stdout.lines().any(|l| l == summary), "{summary}\n{stdout}");
 }
 
 #[test]

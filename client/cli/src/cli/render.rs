@@ -78,24 +78,53 @@ pub(crate) fn results(played: &[Played], shape: Shape, json: bool) -> anyhow::Re
     Ok(())
 }
 
-/// A verdict per task of one configuration, then the pass count.
+/// A verdict per task of one configuration, then the pass count and the
+/// ceiling. An episode the verdict found infeasible (no agent could pass it
+/// under its fault schedule) is marked `FAIL (infeasible)`.
 fn verdicts(played: &[Played]) {
-    println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
+    println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
     for episode in played {
         let result = &episode.result;
         let (mark, detail) = match &result.outcome {
             Outcome::Passed => ("pass", String::new()),
+            Outcome::Failed if result.feasible == Some(false) => ("FAIL (infeasible)", episode.failed_checks.join("; ")),
             Outcome::Failed => ("FAIL", episode.failed_checks.join("; ")),
             Outcome::InfraError(reason) => ("ERROR", format!("infrastructure error: {reason}")),
         };
         let level = toolenv_domains::generate::domain_and_level(&result.task_id).map_or(0, |(_, level)| level);
-        println!("{:<36} {:>5}  {:<6} {:>5} {:>6}  {}", result.task_id, level, mark, result.calls, result.fault_stats.encountered, detail);
+        println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  {}", result.task_id, level, mark, result.calls, result.fault_stats.encountered, detail);
     }
     let Some(first) = played.first() else { return };
     let passed = played.iter().filter(|p| p.passed()).count();
     let infra = played.iter().filter(|p| p.result.is_infra_error()).count();
     let infra = if infra == 0 { String::new() } else { format!(", {infra} infrastructure errors") };
-    println!("\n{passed}/{} passed{infra} ({} agent, seed {}, trial 0)", played.len(), first.result.agent, first.seed);
+    println!(
+        "\n{passed}/{} passed{infra} ({} agent, seed {}, trial 0); {}",
+        played.len(),
+        first.result.agent,
+        first.seed,
+        ceiling_line(played.iter().map(|p| &p.result))
+    );
+}
+
+/// The ceiling of one configuration's episodes as a count, by the report's
+/// definition ([`toolenv_runs::metrics::ceiling`] with infrastructure
+/// errors as failures): an ideal agent passes every episode not found
+/// infeasible and fails the infrastructure errors. `n/a` when no episode's
+/// feasibility was decided.
+fn ceiling_line<'a>(results: impl Iterator<Item = &'a EpisodeResult> + Clone) -> String {
+    if !results.clone().any(|r| r.feasible.is_some()) {
+        return "ceiling n/a (feasibility not decided)".to_owned();
+    }
+    let total = results.clone().count();
+    let infeasible = results.clone().filter(|r| r.feasible == Some(false)).count();
+    let reachable = results.filter(|r| !r.is_infra_error() && r.feasible != Some(false)).count();
+    let why = match infeasible {
+        0 => "no episode infeasible".to_owned(),
+        1 => "1 episode infeasible: no agent could pass it".to_owned(),
+        n => format!("{n} episodes infeasible: no agent could pass them"),
+    };
+    format!("ceiling {reachable}/{total} ({why})")
 }
 
 /// The suite's tasks, one per line.
@@ -165,7 +194,12 @@ pub(crate) fn trajectory(trajectory: &pb::Trajectory) {
         }
     }
     let Some(verdict) = &trajectory.verdict else { return };
-    println!("\nverdict: {}", if verdict.passed { "PASS" } else { "FAIL" });
+    let mark = match (verdict.passed, verdict.feasible) {
+        (true, _) => "PASS",
+        (false, Some(false)) => "FAIL (infeasible: no agent could pass it under its fault schedule)",
+        (false, _) => "FAIL",
+    };
+    println!("\nverdict: {mark}");
     for check in &verdict.checks {
         let mark = if check.passed { "ok  " } else { "FAIL" };
         println!("  {mark} {} (expected {}, actual {})", check.name, check.expected_json, check.actual_json);
