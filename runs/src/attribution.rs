@@ -74,13 +74,25 @@ pub struct Unattributed {
 /// Attributes every failed episode of a run that has a trajectory (passed
 /// ones and infrastructure errors have nothing to attribute). `max_calls`
 /// is the call limit the run's episodes had. Episodes whose replay diverges
-/// from their record are returned apart, with the reason.
+/// from their record are returned apart, with the reason; so is one whose
+/// replay decides its feasibility otherwise than its recorded verdict (an
+/// episode judged under another call limit or by an older solver), so that
+/// an attribution never contradicts the report's infeasible count.
 pub fn attribute_run(episodes: &[StoredEpisode], max_calls: u32) -> (Vec<EpisodeAttribution>, Vec<Unattributed>) {
     let mut attributed = Vec::new();
     let mut failed = Vec::new();
     for episode in episodes {
         let Some(trajectory) = episode.trajectory.as_ref().filter(|_| episode.result.outcome == Outcome::Failed) else { continue };
-        match toolenv::fork::attribute(trajectory, max_calls) {
+        let recorded = trajectory.verdict.as_ref().and_then(|v| v.feasible);
+        let attribution = toolenv::fork::attribute(trajectory, max_calls).and_then(|attribution| match recorded {
+            Some(feasible) if attribution.infeasible_from_start == feasible => Err(ForkError::Diverged {
+                index: trajectory.calls.len(),
+                expected: format!("feasible: {feasible}"),
+                actual: format!("feasible: {}", !attribution.infeasible_from_start),
+            }),
+            _ => Ok(attribution),
+        });
+        match attribution {
             Ok(attribution) => attributed.push(EpisodeAttribution {
                 plan_index: episode.plan_index,
                 task_id: episode.result.task_id.clone(),

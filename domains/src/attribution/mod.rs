@@ -10,11 +10,16 @@
 //!   passes: every later fork fails (Who&When's `mistake_step`). Step `n`
 //!   (the number of calls) is the agent's stop: when every prefix stays
 //!   recoverable, the agent stopped prematurely.
-//! - The step's agent is **responsible**, unless an injected fault no agent
-//!   gets past took effect in the episode and the agent's prefix would have
-//!   passed without it (the same fork, with suspensions spared): then the
-//!   **environment** is. An episode no continuation passes from its start
-//!   is infeasible from the start.
+//! - **One feasibility.** Whether any agent could have passed is the
+//!   verdict's `feasible` (the result-reading solver replaying the episode's
+//!   fault schedule from its start), the figure the run report's ceilings and
+//!   infeasible counts read; attribution reads it and never decides it
+//!   otherwise. An infeasible episode is the **environment's**, infeasible
+//!   from the start, its error at the call where the fault no agent gets past
+//!   took effect (the suspension), else at step 0; the agent's errors follow.
+//!   A feasible failure is an **agent's** (or the user's, below): its
+//!   decisive step's agent, or when no continuation tried passes from any
+//!   fork (the solver gave up for a reason of its own), its first error.
 //! - Error types follow VerifyMAS/MAST (FM-1.1 … FM-3.3) with finer toolenv
 //!   types beneath ([`ErrorType`]), by rules over the calls, the oracle's
 //!   failed checks and the fault ledger (`classify.rs`); an episode can carry
@@ -32,7 +37,7 @@
 use crate::Finish;
 use serde::Serialize;
 
-use toolenv_core::{Episode, ForkError, Source, Task, Verdict};
+use toolenv_core::{Assess as _, Episode, ForkError, Source, Task, Verdict};
 
 mod classify;
 mod continuation;
@@ -101,9 +106,11 @@ pub struct Attribution {
     /// The number of calls of the trajectory (the agent's stop is step `steps`).
     pub steps: u32,
     /// The decisive step: forking there and continuing passes, forking at
-    /// any later step does not. `None` when the episode passed or no fork passes.
+    /// any later step does not. `None` when the episode passed, was
+    /// infeasible, or no fork passes.
     pub decisive_step: Option<u32>,
-    /// No continuation passes even from the episode's start.
+    /// The verdict found the episode infeasible: no agent could pass it
+    /// under its fault schedule (the verdict's `feasible`, false).
     pub infeasible_from_start: bool,
     /// Every prefix stayed recoverable: the agent stopped too early.
     pub premature_stop: bool,
@@ -119,7 +126,9 @@ pub struct Attribution {
 
 /// Attributes a recorded episode: replays it (each call checked against its
 /// record) and forks it backwards from its end until a continuation passes.
-/// The verdict is the recorded one, or judged again when not recorded.
+/// The verdict is the recorded one, or judged again when not recorded; its
+/// feasibility is the recorded one, or decided as finishing decides it
+/// ([`crate::Assessor`]) when not recorded.
 pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Result<Attribution, ForkError> {
     let task = &source.task;
     let n = trajectory.calls.len();
@@ -134,19 +143,22 @@ pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Resu
             return Err(ForkError::Diverged { index, expected: json(recorded), actual: json(replayed) });
         }
     }
-    let verdict = match &trajectory.verdict {
-        Some(verdict) => verdict.clone(),
-        None => episode.counterfactual(false).finish().clone(),
+    let (verdict, recorded_feasibility) = match &trajectory.verdict {
+        Some(judgement) => (judgement.verdict.clone(), judgement.feasible),
+        None => (episode.counterfactual(false).finish().verdict.clone(), None),
     };
+    // One feasibility: the verdict's, the figure the report's ceilings read.
+    let feasible = verdict.passed || recorded_feasibility.unwrap_or_else(|| crate::Assessor.feasible(&episode));
     forks.push(episode);
-    let mut attribution = attribute_forks(task, trajectory, &verdict, &forks);
+    let mut attribution = attribute_forks(task, trajectory, &verdict, feasible, &forks);
     if !attribution.passed
+        && feasible
         && let Some(error) = user::misinformed(source, trajectory)
     {
         // The user's wrong answer is the decisive error; the agent's that followed from it stay listed.
         attribution.decisive_step = Some(error.step);
         attribution.responsible = Some(Responsible::User);
-        (attribution.premature_stop, attribution.infeasible_from_start, attribution.fault_step) = (false, false, None);
+        attribution.premature_stop = false;
         attribution.errors.insert(0, error);
     }
     Ok(attribution)
@@ -159,8 +171,15 @@ pub fn passes_from(source: &Source, calls: &[toolenv_core::CallRecord], steps: u
     Ok(continue_from(&source.task, &continuation::Plan::of(&source.task), &fork, false).passed)
 }
 
-/// The attribution given the episode at every fork point (`forks[p]`: after `p` calls).
-fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: &Verdict, forks: &[Episode]) -> Attribution {
+/// The attribution given the episode at every fork point (`forks[p]`: after
+/// `p` calls) and whether the verdict found it feasible.
+fn attribute_forks(
+    task: &Task,
+    trajectory: &toolenv_core::Trajectory,
+    verdict: &Verdict,
+    feasible: bool,
+    forks: &[Episode],
+) -> Attribution {
     let n = trajectory.calls.len() as u32;
     let mut attribution = Attribution {
         passed: verdict.passed,
@@ -176,20 +195,7 @@ fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: 
     if verdict.passed {
         return attribution;
     }
-    let plan = continuation::Plan::of(task);
-    let mut continuations = 0;
-    let mut passes = |p: usize, spare: bool| {
-        continuations += 1;
-        continue_from(task, &plan, &forks[p], spare).passed
-    };
-    let decisive = (0..forks.len()).rev().find(|&p| passes(p, false));
     let calls = &trajectory.calls;
-    // The injected fault that may have made success impossible: a suspension,
-    // else the first MAS-FIRE fault that took effect (both spared by `passes(_, true)`).
-    let suspension = calls
-        .iter()
-        .find(|c| c.fault.is_some_and(|f| f.kind == toolenv_core::chaos::FaultKind::HardRateLimit && f.new))
-        .or_else(|| calls.iter().find(|c| !c.mas_faults().is_empty()));
     let evidence = classify::Evidence::of(task, trajectory, verdict);
     // A team that acted on a corrupted description without asking: at its first write.
     let unasked = verdict.checks.iter().any(|c| c.name == toolenv_core::CLARIFICATION_CHECK && !c.passed).then(|| {
@@ -201,34 +207,38 @@ fn attribute_forks(task: &Task, trajectory: &toolenv_core::Trajectory, verdict: 
             "the description was made ambiguous or contradictory and the team acted without asking the user".to_owned(),
         )
     });
+    let plan = continuation::Plan::of(task);
+    let mut continuations = 0;
+    let mut passes = |p: usize| {
+        continuations += 1;
+        continue_from(task, &plan, &forks[p], false).passed
+    };
+    // An infeasible episode has no fork to search: no agent could pass it from the start.
+    let decisive = if feasible { (0..forks.len()).rev().find(|&p| passes(p)) } else { None };
     match decisive {
-        None => {
+        None if !feasible => {
+            // The environment's, from the call where the fault no agent gets past
+            // (a suspension) took effect in the agent's episode, else from the start.
+            let suspension =
+                calls.iter().find(|c| c.fault.is_some_and(|f| f.kind == toolenv_core::chaos::FaultKind::HardRateLimit && f.new));
             attribution.infeasible_from_start = true;
-            // Infeasible from the start: the environment's when a suspension took
-            // effect and sparing it lets a continuation pass from the start.
-            let spared = suspension.is_some() && passes(0, true);
-            if spared {
-                attribution.responsible = Some(Responsible::Environment);
-                attribution.fault_step = suspension.map(|c| c.index);
-                attribution.errors.push(classify::environment(0, suspension));
-            }
+            attribution.responsible = Some(Responsible::Environment);
+            attribution.fault_step = suspension.map(|c| c.index);
+            attribution.errors.push(classify::environment(attribution.fault_step.unwrap_or(0), suspension));
             attribution.errors.extend(evidence.agent_errors());
-            if !spared {
-                attribution.responsible = attribution.errors.first().map(|e| e.responsible);
+        }
+        None => {
+            // Feasible, yet no continuation tried passes from any fork: the
+            // agent's errors, the first one decisive.
+            attribution.errors.extend(evidence.agent_errors());
+            if attribution.errors.is_empty() {
+                attribution.errors.push(evidence.decisive(n));
             }
         }
         Some(s) => {
             attribution.decisive_step = Some(s as u32);
-            let environment = s < forks.len() - 1 && suspension.is_some_and(|c| c.index >= s as u32) && passes(s + 1, true);
-            let decisive = if environment {
-                attribution.fault_step = suspension.map(|c| c.index);
-                classify::environment(s as u32, suspension)
-            } else {
-                attribution.premature_stop = s as u32 == n;
-                evidence.decisive(s as u32)
-            };
-            attribution.responsible = Some(decisive.responsible);
-            attribution.errors.push(decisive);
+            attribution.premature_stop = s as u32 == n;
+            attribution.errors.push(evidence.decisive(s as u32));
             for error in evidence.agent_errors() {
                 if !attribution.errors.iter().any(|e| e.error == error.error && e.step == error.step) {
                     attribution.errors.push(error);

@@ -1,3 +1,5 @@
+//! Attribution's tests: built-in agents and teams under every profile, attributed consistently.
+
 use std::collections::BTreeMap;
 
 use super::continuation::{Plan, continue_from};
@@ -49,6 +51,11 @@ fn checked(episode: &Episode) -> Attribution {
     let task = episode.task();
     let plan = Plan::of(task);
     let calls = &trajectory.calls;
+    // One feasibility: the verdict's decides who is responsible.
+    let feasible = trajectory.verdict.as_ref().and_then(|v| v.feasible).expect("a finished episode's feasibility is decided");
+    assert_eq!(attribution.infeasible_from_start, !feasible, "{}: {attribution:?}", task.id);
+    assert_eq!(attribution.responsible == Some(Responsible::Environment), !feasible, "{}: {attribution:?}", task.id);
+    assert_eq!(attribution.errors[0].responsible == Responsible::Environment, !feasible, "{}: {attribution:?}", task.id);
     match attribution.decisive_step {
         Some(s) => {
             let fork = Episode::fork(&src, calls, s as usize).unwrap();
@@ -59,10 +66,61 @@ fn checked(episode: &Episode) -> Attribution {
             }
             assert_eq!(attribution.premature_stop, s as usize == calls.len());
         }
-        None => assert!(attribution.infeasible_from_start),
+        // Infeasible, or feasible with no continuation tried passing from any fork.
+        None => assert!(attribution.infeasible_from_start || continuations_fail(&src, task, &plan, calls), "{}", task.id),
     }
     assert!(!attribution.errors.is_empty(), "{}: a failed episode has an error", task.id);
     attribution
+}
+
+/// Whether no continuation passes from any fork of the recorded calls.
+fn continuations_fail(src: &Source, task: &Task, plan: &Plan, calls: &[toolenv_core::CallRecord]) -> bool {
+    (0..=calls.len()).all(|t| !continue_from(task, plan, &Episode::fork(src, calls, t).unwrap(), false).passed)
+}
+
+/// Attribution reads the verdict's feasibility, the one the run report
+/// counts: over the faulted episodes of the built-in agents at λ = 0.3 and
+/// under suspensions, every infeasible episode is the environment's from
+/// the start and every feasible failure an agent's — even where a
+/// continuation writing the reference values blind would pass from the
+/// start, or a suspension met after the decisive step would once have
+/// been blamed.
+#[test]
+fn attribution_never_contradicts_the_verdicts_feasibility() {
+    let (mut infeasible, mut feasible) = (0, 0);
+    for (name, profile) in profiles().into_iter().filter(|(n, _)| ["0.3", "hard"].contains(n)) {
+        for task in suite() {
+            for seed in 0..3 {
+                let no_retry = played(task, seed, &profile, Level::Canonical, |_| task.reference.clone());
+                let random = played(task, seed, &profile, Level::Canonical, |_| crate::agent::random_calls(task, seed, 12));
+                for episode in [no_retry, random] {
+                    let Some(verdict) = episode.verdict().filter(|v| !v.passed) else { continue };
+                    let attribution = attribute(&source(&episode), episode.trajectory()).unwrap();
+                    let what = format!("{} {name} seed {seed}: {attribution:?}", task.id);
+                    match verdict.feasible {
+                        Some(false) => {
+                            infeasible += 1;
+                            assert!(attribution.infeasible_from_start, "{what}");
+                            assert_eq!(attribution.responsible, Some(Responsible::Environment), "{what}");
+                            assert_eq!(
+                                (attribution.decisive_step, attribution.errors[0].error),
+                                (None, ErrorType::UnrecoverableFault),
+                                "{what}"
+                            );
+                        }
+                        Some(true) => {
+                            feasible += 1;
+                            assert!(!attribution.infeasible_from_start, "{what}");
+                            assert!(matches!(attribution.responsible, Some(Responsible::Agent | Responsible::User)), "{what}");
+                            assert!(attribution.errors.iter().all(|e| e.responsible != Responsible::Environment), "{what}");
+                        }
+                        None => panic!("{what}: feasibility not decided"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(infeasible > 5 && feasible > 50, "{infeasible} infeasible, {feasible} feasible failures");
 }
 
 #[test]
