@@ -11,7 +11,9 @@
 //! unit of inference: the test is the sign-flip permutation test of the
 //! per-task sums of differences ([`stats::sign_flip_test`]; for 0/1 sums,
 //! as with pass^k over k trials in one cell, the exact McNemar test) and
-//! the interval is cluster-robust by task ([`stats::clustered_interval`]).
+//! the interval is Newcombe's hybrid score interval with the task as the
+//! unit ([`stats::newcombe_difference`]), which, unlike a t interval of the
+//! differences, never leaves [−100, +100] points.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -19,7 +21,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::{
-    metrics::stats::{self, PairedTest},
+    metrics::stats::{self, DifferenceInterval, PairedTask, PairedTest},
     metrics::{EpisodeResult, InfraConvention, Interval, Level, MetricsError, Ratio, Tally, task_pass_hat_k},
 };
 
@@ -173,7 +175,7 @@ pub struct Row {
     pub b: Option<f64>,
     /// A − B.
     pub difference: Option<f64>,
-    /// The 95 % interval of A − B, cluster-robust by task.
+    /// The 95 % interval of A − B ([`Comparison::interval_method`]).
     pub ci: Option<Interval>,
     /// Tasks where A's terms sum above B's.
     pub a_better: u64,
@@ -202,6 +204,8 @@ pub struct Comparison {
     pub convention: InfraConvention,
     /// The two-sided significance level.
     pub alpha: f64,
+    /// How every row's interval (`ci`) is computed.
+    pub interval_method: DifferenceInterval,
     /// Tasks (by id) both sides played.
     pub tasks: u64,
     /// Units both sides played.
@@ -298,6 +302,7 @@ pub fn compare(
         k: a_trials,
         convention,
         alpha: stats::ALPHA,
+        interval_method: DifferenceInterval::NewcombeHybridScore,
         tasks: shared.iter().map(|s| s.0.0).collect::<BTreeSet<_>>().len() as u64,
         units: shared.len() as u64,
         only_a,
@@ -341,15 +346,17 @@ fn row(group: &Group, pairs: &[Pair], k: u32) -> Result<Row, CompareError> {
         lcm(l, y.denom()).filter(|&l| l <= MAX_DENOMINATOR)
     });
     // Per task: the sum of its units' differences, exactly on the common
-    // denominator (or to 1e-9 beyond it), in floats, and its unit count.
-    let mut tasks: BTreeMap<&str, (i64, f64, f64)> = BTreeMap::new();
+    // denominator (or to 1e-9 beyond it), and both sides' sums and its unit
+    // count in floats.
+    let mut tasks: BTreeMap<&str, (i64, PairedTask)> = BTreeMap::new();
     for (task, x, y) in &terms {
         let scaled = match denominator {
             Some(l) => scale(*x, l) - scale(*y, l),
             None => ((x.to_f64() - y.to_f64()) * 1e9).round() as i64,
         };
-        let entry = tasks.entry(task).or_default();
-        *entry = (entry.0.saturating_add(scaled), entry.1 + x.to_f64() - y.to_f64(), entry.2 + 1.0);
+        let (sum, figures) = tasks.entry(task).or_default();
+        *sum = sum.saturating_add(scaled);
+        *figures = PairedTask { a: figures.a + x.to_f64(), b: figures.b + y.to_f64(), units: figures.units + 1.0 };
     }
     let sums: Vec<i64> = tasks.values().map(|t| t.0).collect();
     let test = stats::sign_flip_test(&sums);
@@ -372,7 +379,7 @@ fn row(group: &Group, pairs: &[Pair], k: u32) -> Result<Row, CompareError> {
         a,
         b,
         difference: a.zip(b).map(|(a, b)| a - b),
-        ci: stats::clustered_interval(&tasks.values().map(|t| (t.1, t.2)).collect::<Vec<_>>()),
+        ci: stats::newcombe_difference(&tasks.values().map(|t| t.1).collect::<Vec<_>>()),
         a_better: sums.iter().filter(|d| **d > 0).count() as u64,
         b_better: sums.iter().filter(|d| **d < 0).count() as u64,
         test: test.test,
@@ -409,10 +416,11 @@ pub fn render(comparison: &Comparison) -> String {
     let _ = writeln!(
         out,
         "paired over tasks (a task's units summed): exact McNemar test when every task's difference is ±1, else an exact \
-         sign-flip permutation test (normal approximation when very large); 95% t intervals of A − B, cluster-robust by task \
-         (approximate: the exact test decides); p(Holm) adjusted across the rows of each table; * = significant at α = {}",
+         sign-flip permutation test (normal approximation when very large); p(Holm) adjusted across the rows of each table; \
+         * = significant at α = {}",
         c.alpha
     );
+    let _ = writeln!(out, "intervals: {}; conservative where A and B fail alike, the exact test decides", c.interval_method.describe());
     let line = |group: &str,
                 figure: &str,
                 tasks: &str,

@@ -32,6 +32,12 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
+/// Whether an interval is the reference's: statsmodels' Wilson limits use
+/// the exact z, Z_95 has 7 significant digits, so they agree to about 1e-7.
+fn same_interval(ci: Option<Interval>, (lower, upper): (f64, f64)) -> bool {
+    ci.is_some_and(|ci| (ci.lower - lower).abs() < 1e-7 && (ci.upper - upper).abs() < 1e-7)
+}
+
 #[test]
 fn overall_cells_and_domains_against_the_reference() {
     // At ε 0 the fixture; at ε 0.1 both agents score A's numbers, so that
@@ -51,19 +57,19 @@ fn overall_cells_and_domains_against_the_reference() {
     assert!(close(one.difference.unwrap(), 7.0 / 40.0), "{one:?}");
     assert_eq!((two.k, two.test, two.a_better, two.b_better), (2, PairedTest::McNemarExact, 5, 2));
     assert!(close(two.p_value, 0.453125), "{two:?}");
-    // The interval is cluster-robust by task: statsmodels' OLS on a constant
-    // with cov_type="cluster" over the twenty units in ten tasks.
-    let ci = one.ci.unwrap();
-    assert!(close(ci.lower, -0.06419630474040261) && close(ci.upper, 0.41419630474040253), "{ci:?}");
-    let ci = two.ci.unwrap();
-    assert!(close(ci.lower, -0.14446687079324322) && close(ci.upper, 0.44446687079324315), "{ci:?}");
+    // The interval is Newcombe's hybrid score interval with the task as the
+    // unit, each task's figure the mean of its two units (the reference's
+    // newcombe_tasks, from statsmodels' Wilson limits). It was a t interval,
+    // cluster-robust by task: [−6.4, +41.4] and [−14.4, +44.4] points.
+    assert_eq!(c.interval_method, DifferenceInterval::NewcombeHybridScore);
+    assert!(same_interval(one.ci, (-0.22198565967056227, 0.506514886283278)), "{one:?}");
+    assert!(same_interval(two.ci, (-0.24647728821474307, 0.48879460554872906)), "{two:?}");
 
-    // The ε 0 cell alone is the fixture: scipy's ttest_rel intervals.
+    // The ε 0 cell alone is the fixture, one unit per task (the t intervals
+    // were [−12.8, +82.8] and [−28.9, +88.9]).
     let cell = |k: u32, epsilon: f64| c.by_cell.iter().find(|r| r.k == k && r.epsilon == Some(epsilon)).unwrap();
-    let ci = cell(1, 0.0).ci.unwrap();
-    assert!(close(ci.lower, -0.12839260948080522) && close(ci.upper, 0.8283926094808052), "{ci:?}");
-    let ci = cell(2, 0.0).ci.unwrap();
-    assert!(close(ci.lower, -0.2889337415864866) && close(ci.upper, 0.8889337415864866), "{ci:?}");
+    assert!(same_interval(cell(1, 0.0).ci, (-0.176193605214507, 0.7058242517201425)), "{:?}", cell(1, 0.0));
+    assert!(same_interval(cell(2, 0.0).ci, (-0.19698676021174183, 0.657315151144281)), "{:?}", cell(2, 0.0));
     assert_eq!((cell(1, 0.1).test, cell(1, 0.1).p_value), (PairedTest::NoDifference, 1.0));
     // Holm over the two cells: 2 · 0.1953125, then max(that, 1 · 1).
     assert!(close(cell(1, 0.0).p_holm, 0.390625) && close(cell(1, 0.1).p_holm, 1.0));
@@ -76,6 +82,7 @@ fn overall_cells_and_domains_against_the_reference() {
     // Domains: support tasks are 6..10 (A − B = 2, −2, 1, 1 at ε 0).
     let domains: Vec<(&str, u32, u64, u64)> = c.by_domain.iter().map(|r| (r.group.as_str(), r.k, r.tasks, r.units)).collect();
     assert_eq!(domains, [("support", 1, 4, 8), ("support", 2, 4, 8), ("travel", 1, 6, 12), ("travel", 2, 6, 12)]);
+    assert!(same_interval(c.by_domain[0].ci, (-0.41068886187780773, 0.5751319312746951)), "{:?}", c.by_domain[0]);
     for k in [1, 2] {
         let family: Vec<&Row> = c.by_domain.iter().filter(|r| r.k == k).collect();
         let adjusted = stats::holm(&family.iter().map(|r| Some(r.p_value)).collect::<Vec<_>>());
@@ -87,7 +94,10 @@ fn overall_cells_and_domains_against_the_reference() {
         text.starts_with("A = run-0001 a  vs  B = run-0001 b\n20 shared units (task × seed × ε × fault profile) of 10 tasks"),
         "{text}"
     );
-    assert!(text.contains("overall                  pass^1     10     20   70.0%   52.5%  +17.5 [-6.4, +41.4]"), "{text}");
+    assert!(text.contains("overall                  pass^1     10     20   70.0%   52.5%  +17.5 [-22.2, +50.7]"), "{text}");
+    assert!(text.contains("\nintervals: Newcombe hybrid score (method 10, tasks as units) for pass^1 and for pass^k"), "{text}");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["interval_method"], "newcombe_hybrid_score");
     assert!(text.contains("7/2   0.1953  0.1953    sign-flip"), "{text}");
     assert!(text.contains("no difference is significant at α = 0.05 after adjustment"), "{text}");
     // The same comparison from B's side mirrors every difference.
@@ -108,6 +118,33 @@ fn a_clear_difference_is_significant() {
     assert_eq!((pass_2.test, pass_2.a_better, pass_2.b_better), (PairedTest::McNemarExact, 10, 0));
     assert!(close(pass_2.p_value, 2.0 / 1024.0) && pass_2.significant, "{pass_2:?}");
     assert!(render(&c).contains("significant after adjustment: overall pass^1 (+100.0 pp); overall pass^2 (+100.0 pp)"));
+    // 10 of 10 against 0 of 10: Newcombe's [1 − √2·0.2775, 1], not a point.
+    assert!(same_interval(pass_2.ci, (1.0 - 2.0_f64.sqrt() * 0.27753279986288926, 1.0)), "{pass_2:?}");
+}
+
+#[test]
+fn a_large_difference_over_few_tasks_stays_within_100_points() {
+    // The shape of the finding (`pass^2 … +90.0 [+75.6, +104.4]`):
+    // over 20 tasks A passes both trials of every task and B of two. The t
+    // interval of the differences (eighteen 1s, two 0s) was scipy's
+    // [0.7559, 1.0441], past +100 points; Newcombe's stays below.
+    let a = side("a", &[2; 20], 0.0);
+    let b = side("b", &[[2, 2].as_slice(), &[1; 18]].concat(), 0.0);
+    let (a, b): (Vec<&EpisodeResult>, Vec<&EpisodeResult>) = (a.iter().collect(), b.iter().collect());
+    let c = compare((contender("a"), &a), (contender("b"), &b), InfraConvention::CountAsFailure).unwrap();
+    let pass_2 = &c.overall[1];
+    assert!(close(pass_2.difference.unwrap(), 0.9), "{pass_2:?}");
+    // statsmodels' Newcombe interval of 20/20 − 2/20.
+    assert!(same_interval(pass_2.ci, (0.6423649032616103, 0.9721335187862319)), "{pass_2:?}");
+    assert!(render(&c).contains("+90.0 [+64.2, +97.2]"), "{}", render(&c));
+    // The same both ways round, and for every row.
+    let mirrored = compare((contender("b"), &b), (contender("a"), &a), InfraConvention::CountAsFailure).unwrap();
+    let upper = mirrored.overall[1].ci.unwrap().upper;
+    assert!((upper + 0.6423649032616103).abs() < 1e-7, "{:?}", mirrored.overall[1]);
+    for row in [&c, &mirrored].into_iter().flat_map(|c| c.overall.iter().chain(&c.by_cell).chain(&c.by_domain)) {
+        let ci = row.ci.unwrap();
+        assert!(-1.0 <= ci.lower && ci.lower <= ci.upper && ci.upper <= 1.0, "{row:?}");
+    }
 }
 
 #[test]

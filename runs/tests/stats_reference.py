@@ -1,4 +1,4 @@
-"""Reference values for runs/src/metrics/stats_tests.rs, from scipy and statsmodels.
+"""Reference values for runs/src/metrics/stats_tests.rs and runs/src/compare_tests.rs, from scipy and statsmodels.
 
 Run once in a throwaway venv (`python3 -m venv /tmp/v && /tmp/v/bin/pip install scipy statsmodels`,
 then `/tmp/v/bin/python runs/tests/stats_reference.py`); the Rust tests pin what it prints
@@ -11,7 +11,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 print("# normal_cdf")
 for x in [-3.0, -1.959964, -0.5, 0.0, 1.2, 4.0]:
@@ -37,11 +37,33 @@ for d in [[2, -1, 1, 2, 0, 1, 2, -2, 1, 1], [3, 1, -2, 0, 0, 1, 1, 2, -1, 3, 2, 
                                  alternative="two-sided")
     print(d, repr(res.pvalue))
 
-print("# paired t interval of per-task pass^1 differences (ttest_rel)")
-a = np.array([1, 1, 0.5, 1, 0, 1, 1, 0.5, 1, 1, 0.5, 1])
-b = np.array([1, 0.5, 0.5, 0, 0, 1, 0.5, 0.5, 1, 0, 0.5, 1])
-ci = stats.ttest_rel(a, b).confidence_interval(0.95)
-print(repr(ci.low), repr(ci.high))
+print("# Newcombe's hybrid score interval of a difference (confint_proportions_2indep method='newcomb')")
+for x1, n1, x2, n2 in [(9, 10, 3, 10), (20, 20, 2, 20), (0, 5, 5, 5), (17, 20, 11, 20)]:
+    lo, hi = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb", compare="diff")
+    print(f"({x1}, {x2}, {n1}, {lo!r}, {hi!r}),")
+
+
+def newcombe_tasks(a, b, units):
+    """Newcombe's square-and-add interval over tasks (each task's figures summed over its units), from statsmodels'
+    Wilson limits at Kish's effective number of tasks, with the paired correction (Newcombe 1998b) kept only when
+    the task residuals of the two sides are negatively correlated."""
+    a, b, units = (np.asarray(v, dtype=float) for v in (a, b, units))
+    n = units.sum() ** 2 / (units ** 2).sum()
+    pa, pb = a.sum() / units.sum(), b.sum() / units.sum()
+    la, ua = proportion_confint(pa * n, n, alpha=0.05, method="wilson")
+    lb, ub = proportion_confint(pb * n, n, alpha=0.05, method="wilson")
+    ra, rb = a - units * pa, b - units * pb
+    r = 0.0
+    if (ra ** 2).sum() > 0 and (rb ** 2).sum() > 0:
+        r = min(0.0, float(np.corrcoef(ra, rb)[0, 1]) if len(a) > 1 else 0.0)
+    lower = pa - pb - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2 - 2 * r * (pa - la) * (ub - pb))
+    upper = pa - pb + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2 - 2 * r * (ua - pa) * (pb - lb))
+    return lower, upper
+
+
+print("# the same over tasks: negatively correlated 0/1 tasks (the paired correction), and unequal units per task")
+print(newcombe_tasks([1, 1, 1, 1, 1, 0, 0, 1], [0, 0, 0, 1, 0, 1, 1, 0], [1] * 8))
+print(newcombe_tasks([2, 1, 3, 0.5], [1, 1, 1, 0], [2, 1, 3, 1]))
 
 print("# Holm")
 print([repr(p) for p in multipletests([0.01, 0.04, 0.03, 0.005, 0.2], method="holm")[1]])
@@ -69,22 +91,17 @@ for tallies in [[(2, 2), (0, 2), (1, 2), (2, 2), (2, 2), (1, 2)], [(4, 4), (3, 4
     units = min(trials, max(tasks, trials / (1 + (trials / tasks - 1) * icc)))
     print(tallies, repr(icc), repr(units))
 
-print("# compare fixture: pass^1 differences (of 2 trials) and pass^2 (all-pass) per task")
+print("# compare fixture: per task, pass^1 (of 2 trials) and pass^2 (both passed), A then B")
 a = np.array([2, 1, 2, 2, 1, 1, 2, 0, 2, 1]) / 2
 b = np.array([0, 2, 1, 0, 1, 0, 0, 2, 1, 0]) / 2
-ci = stats.ttest_rel(a, b).confidence_interval(0.95)
-print("pass^1 CI", repr(ci.low), repr(ci.high))
 a2, b2 = (a == 1).astype(float), (b == 1).astype(float)
-ci = stats.ttest_rel(a2, b2).confidence_interval(0.95)
-print("pass^2 CI", repr(ci.low), repr(ci.high), "McNemar", repr(mcnemar([[0, 5], [2, 3]], exact=True).pvalue))
-
-print("# compare fixture, overall: each task has two units (ε 0: the fixture; ε 0.1: no difference);")
-print("# the interval clusters by task: OLS on a constant with cluster-robust errors (CR1, t with G - 1 df)")
-import statsmodels.api as sm
-d1 = np.concatenate([a - b, np.zeros(10)])
-d2 = np.concatenate([a2 - b2, np.zeros(10)])
-groups = np.concatenate([np.arange(10), np.arange(10)])
-for name, d in [("pass^1", d1), ("pass^2", d2)]:
-    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
-    lo, hi = fit.conf_int(0.05)[0]
-    print(name, repr(lo), repr(hi))
+print("ε 0 cell: pass^1", newcombe_tasks(a, b, [1] * 10), "pass^2", newcombe_tasks(a2, b2, [1] * 10))
+print("McNemar of pass^2", repr(mcnemar([[0, 5], [2, 3]], exact=True).pvalue))
+print("# overall: each task has two units (ε 0: the fixture; ε 0.1: both score A's figures), summed per task")
+print("pass^1", newcombe_tasks(2 * a, a + b, [2] * 10), "pass^2", newcombe_tasks(2 * a2, a2 + b2, [2] * 10))
+print("# support tasks (6..10) alone")
+print("pass^1", newcombe_tasks(2 * a[6:], a[6:] + b[6:], [2] * 4))
+print("# the issue's finding: pass^2 over 20 tasks, A passes all, B 2; the old t interval went past +100")
+fa, fb = np.ones(20), np.array([1.0] * 2 + [0.0] * 18)
+ci = stats.ttest_rel(fa, fb).confidence_interval(0.95)
+print("t interval", repr(ci.low), repr(ci.high), "Newcombe", newcombe_tasks(fa, fb, [1] * 20))

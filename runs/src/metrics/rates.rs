@@ -35,10 +35,16 @@ pub struct Interval {
 /// which matter here: pass rates near 100 % over a few dozen tasks are the
 /// common case. E.g. 8/10 → [0.4902, 0.9433].
 pub fn wilson(p_hat: f64, n: u64) -> Option<Interval> {
-    if n == 0 || !(0.0..=1.0).contains(&p_hat) {
+    wilson_over(p_hat, n as f64)
+}
+
+/// [`wilson`] over an effective number of units that need not be whole
+/// (e.g. Kish's effective number of tasks when tasks weigh unequally), or
+/// `None` when n is not positive or p̂ is not within [0, 1].
+pub fn wilson_over(p_hat: f64, n: f64) -> Option<Interval> {
+    if n.is_nan() || n <= 0.0 || !(0.0..=1.0).contains(&p_hat) {
         return None;
     }
-    let n = n as f64;
     let z2 = Z_95 * Z_95;
     let denominator = 1.0 + z2 / n;
     let centre = (p_hat + z2 / (2.0 * n)) / denominator;

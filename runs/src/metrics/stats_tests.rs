@@ -93,21 +93,46 @@ fn sign_flip_test_matches_scipys_exact_permutation_test() {
     assert_close(result.p_value, 2.0 * normal_cdf(-(sum as f64) / (squares as f64).sqrt()), 1e-15, "normal approximation");
 }
 
+/// One task per unit, with 0/1 figures.
+fn binary_tasks(a: &[u8], b: &[u8]) -> Vec<PairedTask> {
+    a.iter().zip(b).map(|(&a, &b)| PairedTask { a: f64::from(a), b: f64::from(b), units: 1.0 }).collect()
+}
+
 #[test]
-fn paired_interval_matches_scipys_ttest_rel() {
-    let a = [1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.5, 1.0, 1.0, 0.5, 1.0];
-    let b = [1.0, 0.5, 0.5, 0.0, 0.0, 1.0, 0.5, 0.5, 1.0, 0.0, 0.5, 1.0];
-    let differences: Vec<f64> = a.iter().zip(b).map(|(a, b)| a - b).collect();
-    let ci = paired_interval(&differences).unwrap();
-    assert_close(ci.lower, -0.0034248354161286465, 1e-10, "lower");
-    assert_close(ci.upper, 0.5034248354161286, 1e-10, "upper");
-    assert_eq!(paired_interval(&[0.5]), None);
-    // One unit per cluster: the same interval.
-    let clusters: Vec<(f64, f64)> = differences.iter().map(|&d| (d, 1.0)).collect();
-    let clustered = clustered_interval(&clusters).unwrap();
-    assert_close(clustered.lower, ci.lower, 1e-12, "clustered lower");
-    assert_close(clustered.upper, ci.upper, 1e-12, "clustered upper");
-    assert_eq!(clustered_interval(&[(1.0, 2.0)]), None);
+fn newcombe_difference_matches_statsmodels() {
+    // statsmodels' confint_proportions_2indep(method="newcomb"): x of n for A,
+    // then for B. With 0/1 tasks that are not negatively correlated the
+    // interval is exactly Newcombe's for independent proportions, whatever the
+    // pairing: here A's successes come first and B's too (r ≥ 0).
+    let cases = [
+        (9, 3, 10, 0.1705227239345029, 0.809017973535488),
+        (20, 2, 20, 0.6423649032616103, 0.9721335187862319),
+        (0, 5, 5, -1.0, -0.38554900569034356),
+        (17, 11, 20, 0.015282314886274295, 0.529696248558545),
+    ];
+    for (x, y, n, lower, upper) in cases {
+        let side = |passes: usize| (0..n).map(|i| u8::from(i < passes)).collect::<Vec<_>>();
+        let ci = newcombe_difference(&binary_tasks(&side(x), &side(y))).unwrap();
+        // Z_95 has 7 significant digits, so the bounds agree to about 1e-7.
+        assert_close(ci.lower, lower, 1e-7, &format!("{x}/{n} − {y}/{n} lower"));
+        assert_close(ci.upper, upper, 1e-7, &format!("{x}/{n} − {y}/{n} upper"));
+    }
+    // Negatively correlated tasks (B passes where A fails): Newcombe's paired
+    // correction with r = φ = −0.7454 widens it (independent: [−0.0919, 0.6726]).
+    let ci = newcombe_difference(&binary_tasks(&[1, 1, 1, 1, 1, 0, 0, 1], &[0, 0, 0, 1, 0, 1, 1, 0])).unwrap();
+    assert_close(ci.lower, -0.24158468694365798, 1e-7, "paired lower");
+    assert_close(ci.upper, 0.7648288690762919, 1e-7, "paired upper");
+    // Unequal units per task: the figures are means over units, and the Wilson
+    // limits are over Kish's effective number of tasks, 7²/15.
+    let tasks = [(2.0, 1.0, 2.0), (1.0, 1.0, 1.0), (3.0, 1.0, 3.0), (0.5, 0.0, 1.0)].map(|(a, b, units)| PairedTask { a, b, units });
+    let ci = newcombe_difference(&tasks).unwrap();
+    assert_close(ci.lower, -0.16729633534107247, 1e-7, "unequal lower");
+    assert_close(ci.upper, 0.8341365207534867, 1e-7, "unequal upper");
+    assert_eq!(newcombe_difference(&[]), None);
+    assert_eq!(newcombe_difference(&[PairedTask::default()]), None);
+    // One task: its units are the only information; the interval is wide but valid.
+    let one = newcombe_difference(&[PairedTask { a: 1.0, b: 0.0, units: 1.0 }]).unwrap();
+    assert!(one.lower > -1.0 && one.upper == 1.0 && one.lower < 0.0, "{one:?}");
 }
 
 #[test]
