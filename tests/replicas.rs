@@ -199,3 +199,57 @@ async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_repli
         server.shutdown().await.unwrap();
     }
 }
+
+/// With its store down, a replica answers every RPC that needs the store
+/// UNAVAILABLE with retry advice — never INTERNAL — so one retry policy
+/// covers them all; once the store is back, the same requests succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_is_unavailable_on_every_rpc() {
+    let Some(mut pg) = TempPostgres::start() else { return };
+    let url = pg.database("outage");
+    let (server, mut client) = replica(&url).await;
+    let run = client.runs().create_run(crate::pg_store::grid()).await.unwrap().into_inner();
+    let next =
+        || pb::NextEpisodeRequest { run_id: run.run_id.clone(), agent: "reference".into(), worker: "w".into(), ..Default::default() };
+    let lease = client.runs().next_episode(next()).await.unwrap().into_inner().lease.expect("a lease");
+    let episode = lease.episode.expect("the leased episode");
+    let task = toolenv_domains::task(&episode.task_id).expect("a paper task");
+    let call = &task.reference[0];
+
+    pg.stop();
+    let unavailable = |what: &str, status: tonic::Status| {
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{what}: {status:?}");
+        use tonic_types::StatusExt as _;
+        assert!(status.get_details_retry_info().and_then(|r| r.retry_delay).is_some(), "{what}: no retry advice in {status:?}");
+    };
+    let called = client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await;
+    let status = |error: toolenv_client::ClientError| match error {
+        toolenv_client::ClientError::Status(status) => status,
+        other => panic!("not a status: {other:?}"),
+    };
+    unavailable("CallTool", status(called.unwrap_err()));
+    unavailable("NextEpisode", client.runs().next_episode(next()).await.unwrap_err());
+    let get_run = pb::GetRunRequest { run_id: run.run_id.clone() };
+    unavailable("GetRun", client.runs().get_run(get_run.clone()).await.unwrap_err());
+    let report = pb::GetRunReportRequest { run_id: run.run_id.clone(), ..Default::default() };
+    unavailable("GetRunReport", client.runs().get_run_report(report).await.unwrap_err());
+    unavailable("ListRuns", client.runs().list_runs(pb::ListRunsRequest::default()).await.unwrap_err());
+    unavailable("FinishEpisode", status(client.finish(finishing(&episode.episode_id)).await.unwrap_err()));
+
+    pg.restart();
+    let mut back = None;
+    for _ in 0..100 {
+        match client.runs().get_run(get_run.clone()).await {
+            Ok(run) => {
+                back = Some(run.into_inner());
+                break;
+            }
+            Err(status) => {
+                unavailable("GetRun while the store comes back", status);
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    }
+    assert_eq!(back.expect("the store is back").planned, run.planned);
+    server.shutdown().await.unwrap();
+}

@@ -47,12 +47,12 @@ pub enum Error {
     /// The episode's lease expired and its plan entry went to another worker.
     #[error("this episode's lease expired (no call for {0} ms) and it was handed to another worker; ask for the next episode")]
     LeaseExpired(u64),
-    /// The store of runs failed.
+    /// The store of runs failed in a way retrying will not fix.
     #[error("the store of runs failed: {}", cut_long(.0))]
     Store(String),
-    /// The durable log (a replica's PostgreSQL store) could not be written
-    /// or read: the call was not acknowledged; try again.
-    #[error("the durable episode log is unavailable: {}", cut_long(.0))]
+    /// The store (a replica's durable log, or the store of runs) could not
+    /// be reached or is busy: try again.
+    #[error("the store is unavailable: {}", cut_long(.0))]
     Unavailable(String),
     /// The server itself failed.
     #[error("internal error: {0}")]
@@ -63,6 +63,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error of a request the store of runs failed: UNAVAILABLE (with
+    /// retry advice) when the store is down or busy, so a client retries
+    /// every RPC alike; an unknown run is NOT_FOUND; anything else is the
+    /// server's fault (INTERNAL).
+    pub(crate) fn store(error: toolenv_runs::store::StoreError) -> Self {
+        match error {
+            toolenv_runs::store::StoreError::UnknownRun { run, .. } => Error::UnknownRun(run),
+            error if error.is_unavailable() => Error::Unavailable(error.to_string()),
+            error => Error::Store(error.to_string()),
+        }
+    }
+
     /// A field with a value the server does not accept.
     pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::InvalidField { field: field.into(), message: message.into() }
@@ -146,12 +158,19 @@ impl From<Error> for Status {
             ),
             // Not the client's doing.
             Error::Store(_) | Error::Internal(_) => Status::internal(message),
-            Error::Unavailable(_) => Status::unavailable(message),
+            // The store is down or busy: worth retrying after a pause.
+            Error::Unavailable(_) => {
+                Status::with_error_details(Code::Unavailable, message, ErrorDetails::with_retry_info(Some(STORE_RETRY_AFTER)))
+            }
             // A multi-agent episode's quota (messages sent, agents joined) is used up.
             Error::BusLimit(_) => Status::resource_exhausted(message),
         }
     }
 }
+
+/// The pause a client is advised to take before retrying a request the
+/// store could not serve.
+pub const STORE_RETRY_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Most characters of a client's value an error quotes.
 pub const MAX_ECHO_CHARS: usize = 64;

@@ -76,6 +76,21 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
 }
 
+impl StoreError {
+    /// Whether the store is down or busy rather than wrong: PostgreSQL
+    /// unreachable (or restarting), SQLite locked by another writer. A
+    /// request that met it may succeed when tried again.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Postgres { .. } => true,
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(error, _)) => {
+                matches!(error.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A run's id in its store: `run-0001`, `run-0002`, … in order of creation.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]

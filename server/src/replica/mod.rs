@@ -52,10 +52,6 @@ pub(crate) struct Replica {
     pub(crate) rebuilt: Counter,
 }
 
-fn unavailable(error: toolenv_runs::store::StoreError) -> Error {
-    Error::Unavailable(error.to_string())
-}
-
 /// A call as the log keeps it: its wire record, with the idempotency key as
 /// the agent sent it on the call that sent it first (a rebuilt episode must
 /// recognise the agent's retries; trajectories record only the index).
@@ -92,14 +88,15 @@ impl Replica {
         drop(logged_calls);
         result.map_err(|error| {
             registry.evict(id);
-            unavailable(error)
+            Error::store(error)
         })
     }
 
     /// Appends the calls the episode accepted since its last append, before
     /// the caller replies. A failed append drops the episode here (its next
-    /// request rebuilds it from the log) and is UNAVAILABLE; so is a copy
-    /// found stale (another replica played it further): [`Synced::Stale`],
+    /// request rebuilds it from the log) and is UNAVAILABLE, saying that the
+    /// call's outcome is unknown (its commit may have happened); a copy
+    /// found stale (another replica played it further) is [`Synced::Stale`],
     /// dropped here, to be rebuilt and the call played again.
     pub(crate) async fn sync(&self, registry: &Registry, id: &str) -> Result<Synced, Error> {
         let Ok(Some(gate)) = registry.with(id, |session| session.logged.clone()) else { return Ok(Synced::Logged) };
@@ -138,8 +135,14 @@ impl Replica {
             }
             Err(error) => {
                 registry.evict(id);
-                tracing::warn!(episode_id = %id, %error, "call not logged; the episode is dropped here and rebuilt from the log");
-                Err(unavailable(error))
+                tracing::warn!(episode_id = %id, %error, "call not confirmed by the log; the episode is dropped here and rebuilt from the log");
+                // The commit's outcome is unknown: the call may be in the log.
+                Err(match Error::store(error) {
+                    Error::Unavailable(why) => Error::Unavailable(format!(
+                        "{why}; the call may have been logged all the same: GetTrajectory shows whether it was, before calling again"
+                    )),
+                    other => other,
+                })
             }
         }
     }
@@ -151,7 +154,7 @@ impl Replica {
         let Ok(Some(held)) = registry.with(id, |session| session.logged.is_some().then(|| session.episode.trajectory().calls.len())) else {
             return Ok(());
         };
-        if let Some(logged) = self.store.logged_calls(id.to_owned()).await.map_err(unavailable)?
+        if let Some(logged) = self.store.logged_calls(id.to_owned()).await.map_err(Error::store)?
             && logged > held
         {
             registry.evict(id);
@@ -166,7 +169,7 @@ impl Replica {
         if registry.holds(id) {
             return Ok(());
         }
-        let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(unavailable)? else { return Ok(()) };
+        let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(Error::store)? else { return Ok(()) };
         let calls = logged.trajectory.calls.len();
         let episode = toolenv::fork::fork(&logged.trajectory, calls, max_calls)
             .map_err(|error| Error::Store(format!("episode {id} cannot be rebuilt from its log: {error}")))?;

@@ -16,7 +16,7 @@ use std::time::Duration;
 use toolenv::pb;
 use toolenv_runs::store::postgres::Claim;
 
-use super::{Replica, unavailable};
+use super::Replica;
 use crate::error::Error;
 use crate::runs::{LeaseTag, Queue};
 use crate::service::ToolEnvService;
@@ -39,7 +39,7 @@ impl Replica {
         let run = queue.run.to_string();
         let deadline = tokio::time::Instant::now() + LONG_POLL;
         let index = loop {
-            match self.store.claim(run.clone(), agent.to_owned(), queue.lease_timeout).await.map_err(unavailable)? {
+            match self.store.claim(run.clone(), agent.to_owned(), queue.lease_timeout).await.map_err(Error::store)? {
                 Claim::Slot(index) if index < queue.plan.len() => break index,
                 Claim::Slot(index) => return Err(Error::Store(format!("run {run} has no planned episode {index}"))),
                 Claim::Busy(left) if tokio::time::Instant::now() < deadline => {
@@ -68,7 +68,7 @@ impl Replica {
                 return Err(error);
             }
         };
-        self.store.lease_to(run.clone(), index, episode.episode_id.clone()).await.map_err(unavailable)?;
+        self.store.lease_to(run.clone(), index, episode.episode_id.clone()).await.map_err(Error::store)?;
         tracing::debug!(%run, index, %worker, episode_id = %episode.episode_id, "episode leased (shared store)");
         let lease = pb::Lease {
             episode: Some(episode),

@@ -183,8 +183,5 @@ impl RunHost {
 }
 
 fn store_error(error: StoreError) -> Error {
-    match error {
-        StoreError::UnknownRun { run, .. } => Error::UnknownRun(run),
-        other => Error::Store(other.to_string()),
-    }
+    Error::store(error)
 }
