@@ -59,9 +59,10 @@ pub use faults::{
 };
 pub(crate) use pass_k::Tally;
 pub use pass_k::{Estimator, PassK, ceiling, pass_at_k, pass_hat_k, task_pass_at_k, task_pass_hat_k};
-pub use rates::{Interval, PassRate, Rate, Z_95, pass_rate, wilson};
+pub use rates::{PassRate, Rate, pass_rate};
 pub use ratio::{Ratio, binomial, gcd};
 pub use record::{EpisodeResult, FaultCounts, KindCounts, LedgerCall, LlmCounts, Outcome, Reply, TokenUsage, WireError, fault_ledger};
+pub use stats::{Interval, Z_95, wilson};
 pub use surface::{
     Axis, CriticalThreshold, Gradient, GradientStep, GridPoint, Relative, RelativeReliability, Surface, SurfacePoint, SurfaceVolume,
     critical_threshold, degradation_gradient, relative_reliability, reliability_surface, surface_volume,

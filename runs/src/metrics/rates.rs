@@ -5,52 +5,8 @@
 
 use serde::Serialize;
 
-use super::{EpisodeResult, InfraConvention, stats};
-
-/// The z value of a two-sided 95 % normal interval.
-pub const Z_95: f64 = 1.959964;
-
-/// A closed interval within [0, 1].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Interval {
-    /// The lower bound.
-    pub lower: f64,
-    /// The upper bound.
-    pub upper: f64,
-}
-
-/// The 95 % Wilson score interval of a proportion p̂ measured over n units,
-/// or `None` when n = 0 or p̂ is not within [0, 1].
-///
-/// With z = [`Z_95`]:
-///
-/// ```text
-///            p̂ + z²/(2n)              z       ┌ p̂(1 − p̂)     z²  ┐½
-/// centre = ───────────── ,  half = ────────── │ ───────── + ──── │
-///            1 + z²/n              1 + z²/n  └     n        4n²  ┘
-/// ```
-///
-/// and the interval is centre ± half, clamped to [0, 1]. Unlike the normal
-/// (Wald) interval it stays inside [0, 1] and is not degenerate at p̂ = 0 or 1,
-/// which matter here: pass rates near 100 % over a few dozen tasks are the
-/// common case. E.g. 8/10 → [0.4902, 0.9433].
-pub fn wilson(p_hat: f64, n: u64) -> Option<Interval> {
-    wilson_over(p_hat, n as f64)
-}
-
-/// [`wilson`] over an effective number of units that need not be whole
-/// (e.g. Kish's effective number of tasks when tasks weigh unequally), or
-/// `None` when n is not positive or p̂ is not within [0, 1].
-pub fn wilson_over(p_hat: f64, n: f64) -> Option<Interval> {
-    if n.is_nan() || n <= 0.0 || !(0.0..=1.0).contains(&p_hat) {
-        return None;
-    }
-    let z2 = Z_95 * Z_95;
-    let denominator = 1.0 + z2 / n;
-    let centre = (p_hat + z2 / (2.0 * n)) / denominator;
-    let half = Z_95 / denominator * (p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n)).sqrt();
-    Some(Interval { lower: (centre - half).max(0.0), upper: (centre + half).min(1.0) })
-}
+use super::stats::{self, Interval, wilson};
+use super::{EpisodeResult, InfraConvention};
 
 /// A proportion of whole counts, with its Wilson interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -10,8 +10,6 @@
 //! Every function is checked against scipy and statsmodels on fixed data;
 //! the script that produced the pinned numbers is `runs/tests/stats_reference.py`.
 
-use super::Z_95;
-
 /// The two-sided significance level every test and interval uses.
 pub const ALPHA: f64 = 0.05;
 
@@ -20,6 +18,51 @@ pub const POWER: f64 = 0.8;
 
 /// z_{0.8}, the normal quantile of [`POWER`].
 pub const Z_POWER: f64 = 0.841_621_233_572_914_3;
+
+/// The z value of a two-sided 95 % normal interval.
+pub const Z_95: f64 = 1.959964;
+
+/// A closed interval within [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Interval {
+    /// The lower bound.
+    pub lower: f64,
+    /// The upper bound.
+    pub upper: f64,
+}
+
+/// The 95 % Wilson score interval of a proportion p̂ measured over n units,
+/// or `None` when n = 0 or p̂ is not within [0, 1].
+///
+/// With z = [`Z_95`]:
+///
+/// ```text
+///            p̂ + z²/(2n)              z       ┌ p̂(1 − p̂)     z²  ┐½
+/// centre = ───────────── ,  half = ────────── │ ───────── + ──── │
+///            1 + z²/n              1 + z²/n  └     n        4n²  ┘
+/// ```
+///
+/// and the interval is centre ± half, clamped to [0, 1]. Unlike the normal
+/// (Wald) interval it stays inside [0, 1] and is not degenerate at p̂ = 0 or 1,
+/// which matter here: pass rates near 100 % over a few dozen tasks are the
+/// common case. E.g. 8/10 → [0.4902, 0.9433].
+pub fn wilson(p_hat: f64, n: u64) -> Option<Interval> {
+    wilson_over(p_hat, n as f64)
+}
+
+/// [`wilson`] over an effective number of units that need not be whole
+/// (e.g. Kish's effective number of tasks when tasks weigh unequally), or
+/// `None` when n is not positive or p̂ is not within [0, 1].
+pub fn wilson_over(p_hat: f64, n: f64) -> Option<Interval> {
+    if n.is_nan() || n <= 0.0 || !(0.0..=1.0).contains(&p_hat) {
+        return None;
+    }
+    let z2 = Z_95 * Z_95;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p_hat + z2 / (2.0 * n)) / denominator;
+    let half = Z_95 / denominator * (p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(Interval { lower: (centre - half).max(0.0), upper: (centre + half).min(1.0) })
+}
 
 /// Above this many steps (units × width of the sum's range) the exact
 /// sign-flip distribution gives way to its normal approximation.
@@ -357,7 +400,7 @@ pub fn newcombe_difference(tasks: &[PairedTask]) -> Option<super::Interval> {
     // Within [0, 1] when the per-unit figures are; the clamp only absorbs rounding in the sums.
     let figure = |sum: f64| (sum / units).clamp(0.0, 1.0);
     let (a, b) = (figure(tasks.iter().map(|t| t.a).sum()), figure(tasks.iter().map(|t| t.b).sum()));
-    let (wa, wb) = (super::rates::wilson_over(a, effective_tasks)?, super::rates::wilson_over(b, effective_tasks)?);
+    let (wa, wb) = (wilson_over(a, effective_tasks)?, wilson_over(b, effective_tasks)?);
     let (mut aa, mut bb, mut ab) = (0.0, 0.0, 0.0);
     for t in tasks {
         let (ra, rb) = (t.a - t.units * a, t.b - t.units * b);

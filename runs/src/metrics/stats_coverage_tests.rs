@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use super::*;
-use crate::metrics::{Interval, rates::wilson_over};
+use crate::metrics::{Interval, stats::wilson_over};
 
 /// True rates of each side.
 const RATES: [f64; 5] = [0.05, 0.2, 0.5, 0.8, 0.95];
