@@ -211,3 +211,28 @@ async fn the_python_worker_s_llm_policy_gives_the_model_s_answer() {
     assert_eq!(summary["passed"].as_u64(), Some(run.planned), "every task passes with its answer:\n{stderr}");
     server.shutdown().await.unwrap();
 }
+
+/// A worker that cannot play (the llm policy without a key) says so and
+/// exits non-zero before it leases anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_worker_that_cannot_play_leases_nothing() {
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let (server, mut client) = start().await;
+    let request = pb::CreateRunRequest { agents: vec!["python".into()], level: 1, time_scale: Some(0.0), ..Default::default() };
+    let run = client.runs().create_run(request).await.unwrap().into_inner();
+    let output = tokio::task::block_in_place(|| {
+        Command::new(&python)
+            .arg(examples().join("worker.py"))
+            .args(["--url", &server.addr().to_string(), "--run", &run.run_id, "--label", "python", "--policy", "llm"])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .expect("python worker runs")
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a worker that cannot play exited 0:\n{stderr}");
+    assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
+    let progress = client.runs().get_run(pb::GetRunRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();
+    assert_eq!((progress.leased, progress.passed + progress.failed), (0, 0), "{progress:?}");
+    server.shutdown().await.unwrap();
+}

@@ -177,14 +177,14 @@ async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_repli
     let (b, mut on_b) = replica(&url).await;
     let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
     let run = on_a.runs().create_run(request).await.unwrap().into_inner().run_id;
-    let (first, _) = on_a.lease(&run, "reference", "w1").await.unwrap().expect("a lease");
+    let (first, _) = on_a.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
     let old = first.episode.clone().unwrap();
     let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
     let call = &task.reference[0];
     let (tool, arguments) = (call.tool, call.arguments.to_string());
     let _ = on_a.call_json(&old.episode_id, tool, &arguments).await;
     tokio::time::sleep(std::time::Duration::from_millis(900)).await;
-    let (second, _) = on_b.lease(&run, "reference", "w2").await.unwrap().expect("the expired entry again");
+    let (second, _) = on_b.lease(&run, "reference", "w2", &[]).await.unwrap().expect("the expired entry again");
     assert_eq!(second.plan_index, first.plan_index, "the lowest claimable entry is the expired one");
     let new = second.episode.unwrap().episode_id;
     assert_ne!(new, old.episode_id);

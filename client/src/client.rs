@@ -28,15 +28,6 @@ pub enum ClientError {
     /// The CA certificate cannot be used.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsSetupError),
-    /// A hosted run's episodes lack roles the worker's team plays.
-    #[error(
-        "'{agent}' plays the roles {} but the episodes of {run} declare {}: host the run with --roles {} \
-         (or work on it with an agent of its roles)",
-        .needed.join(","),
-        if .declared.is_empty() { "none" } else { .declared.as_str() },
-        .needed.join(",")
-    )]
-    RolesMismatch { agent: String, needed: Vec<String>, declared: String, run: String },
     /// The token cannot be sent as a header (it is not printable ASCII).
     #[error("the token must be printable ASCII")]
     InvalidToken,
@@ -252,14 +243,23 @@ impl Client {
     /// Leases the next episode of a hosted run planned for `agent` (empty:
     /// any), waiting as the server advises while other workers hold the
     /// rest; with the run's progress. `None` when every episode planned for
-    /// the agent has a verdict.
-    pub async fn lease(&mut self, run_id: &str, agent: &str, worker: &str) -> Result<Option<(pb::Lease, Option<pb::Run>)>, ClientError> {
+    /// the agent has a verdict. `team_roles`: the roles the agent plays
+    /// itself (a team); the server refuses (FAILED_PRECONDITION), before
+    /// leasing anything, a run whose episodes do not declare every one.
+    pub async fn lease(
+        &mut self,
+        run_id: &str,
+        agent: &str,
+        worker: &str,
+        team_roles: &[String],
+    ) -> Result<Option<(pb::Lease, Option<pb::Run>)>, ClientError> {
         loop {
             let request = pb::NextEpisodeRequest {
                 run_id: run_id.to_owned(),
                 agent: agent.to_owned(),
                 worker: worker.to_owned(),
                 role: String::new(),
+                team_roles: team_roles.to_vec(),
             };
             let reply = self.runs.next_episode(request).await?.into_inner();
             match reply.lease {

@@ -42,10 +42,11 @@ pub async fn work(
     mut on_episode: impl FnMut(&pb::Lease, &pb::Verdict, Option<&pb::Run>),
 ) -> Result<WorkSummary, ClientError> {
     let agent = agent.into();
+    // A team is refused by the server, before any lease, when the run's episodes lack one of its roles.
+    let team_roles: Vec<String> = agent.roles().into_iter().map(|role| role.name).collect();
     let mut summary = WorkSummary::default();
-    while let Some((lease, run)) = client.lease(run_id, label, worker).await? {
+    while let Some((lease, run)) = client.lease(run_id, label, worker, &team_roles).await? {
         let episode = lease.episode.clone().unwrap_or_default();
-        check_roles(&*agent, &episode, run_id)?;
         let played = async {
             let task = known_task(client, &*agent, &episode.task_id).await?;
             // The seed of the agent's own randomness: the plan entry, so that replays agree.
@@ -66,17 +67,6 @@ pub async fn work(
         }
     }
     Ok(summary)
-}
-
-/// Refuses to play an episode that lacks a role the agent's team needs:
-/// every such episode would fail for a reason that is not the agent's.
-fn check_roles(agent: &dyn Agent, episode: &pb::Episode, run_id: &str) -> Result<(), ClientError> {
-    let needed: Vec<String> = agent.roles().into_iter().map(|role| role.name).collect();
-    let declared: Vec<&str> = episode.roles.iter().map(|role| role.name.as_str()).collect();
-    if needed.is_empty() || needed.iter().all(|role| declared.contains(&role.as_str())) {
-        return Ok(());
-    }
-    Err(ClientError::RolesMismatch { agent: agent.label(), needed, declared: declared.join(","), run: run_id.to_owned() })
 }
 
 /// Whether a status says a hosted episode's lease expired (another worker has it).

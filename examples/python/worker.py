@@ -61,8 +61,6 @@ def play_llm(tools, episode, args):
     final reply with no tool call is the episode's answer (None when it gave none)."""
     base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
     key = os.environ.get("OPENAI_API_KEY")
-    if not key and "OPENAI_BASE_URL" not in os.environ:
-        sys.exit("error: the llm policy needs OPENAI_API_KEY (and OPENAI_BASE_URL for another provider)")
     functions = [
         {
             "type": "function",
@@ -177,13 +175,19 @@ def main():
         parser.error("--policy replay needs --calls FILE")
     calls_by_task = json.loads(Path(args.calls).read_text()) if args.calls else {}
 
+    # Checked before anything is leased: a worker that cannot play holds no lease.
+    if args.policy == "llm" and not os.environ.get("OPENAI_API_KEY") and "OPENAI_BASE_URL" not in os.environ:
+        sys.exit("error: the llm policy needs OPENAI_API_KEY (and OPENAI_BASE_URL for another provider)")
     totals, lock, failures = {"played": 0, "passed": 0}, threading.Lock(), []
 
     def run(index):
+        # Any failure of a worker thread ends the process non-zero, never silently.
         try:
             work(args, calls_by_task, f"py-{os.getpid()}-{index}", totals, lock)
         except grpc.RpcError as error:
             failures.append(f"{error.code().name}: {error.details()}")
+        except (Exception, SystemExit) as error:  # noqa: BLE001 (reported below)
+            failures.append(f"{type(error).__name__}: {error}")
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(max(args.workers, 1))]
     for thread in threads:

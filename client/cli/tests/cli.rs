@@ -169,8 +169,12 @@ fn workers_say_why_they_cannot_play_a_run() {
     let out = toolenv(&["work", &run, "--url", &url, "--agent", "team-closed-loop", "--label", "team", "--workers", "1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("'team-closed-loop' plays the roles planner,executor,verifier") && stderr.contains("--roles"), "{stderr}");
-    assert!(stderr.contains("played 0 episodes"), "{stderr}");
+    assert!(stderr.contains("not 'verifier'") && stderr.contains("--roles planner,executor,verifier"), "{stderr}");
+    // Refused before leasing: the run holds no lease for a correct worker to wait out.
+    let out = toolenv(&["runs", "--url", &url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row: Vec<&str> = stdout.lines().find(|l| l.starts_with(run.as_str())).expect("the run is listed").split_whitespace().collect();
+    assert_eq!(row[5], "0", "LEASED after a refused worker:\n{stdout}");
     // An MCP client asking for a label the run does not plan is told which it does.
     let out = toolenv(&["mcp", "--url", &url, "--run", &run, "--label", "claude"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

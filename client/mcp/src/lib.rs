@@ -336,7 +336,7 @@ fn tools(episode: &pb::Episode) -> Result<Vec<Tool>, BridgeError> {
 async fn next_episode(client: &mut Client, source: &Source) -> Result<Option<Current>, BridgeError> {
     let (episode, plan_index) = match source {
         Source::Episode(request) => (client.create((**request).clone()).await?, None),
-        Source::Run { run_id, agent, worker } => match client.lease(run_id, agent, worker).await? {
+        Source::Run { run_id, agent, worker } => match client.lease(run_id, agent, worker, &[]).await? {
             Some((lease, _)) => (lease.episode.unwrap_or_default(), Some(lease.plan_index)),
             None => return Ok(None),
         },

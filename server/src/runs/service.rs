@@ -181,7 +181,21 @@ impl pb::runs_server::Runs for RunsService {
         limits::text("agent", &request.agent, limits::MAX_NAME_BYTES)?;
         limits::text("worker", &request.worker, limits::MAX_NAME_BYTES)?;
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
+        limits::list("team_roles", &request.team_roles, limits::MAX_NAME_BYTES)?;
         let queue = self.host().queue(&request.run_id).await?;
+        // A team that cannot play the run's episodes is refused before it holds a lease.
+        let declared =
+            || queue.plan.first().map(|p| p.request.roles.iter().map(|r| r.name.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+        if let Some(missing) = request.team_roles.iter().find(|role| !declared().contains(&role.as_str())) {
+            let message = format!(
+                "the episodes of {} declare the roles [{}], not '{missing}', which this worker's agent plays: nothing was leased; \
+                 host the run with --roles {} (or work on it with an agent of its roles)",
+                request.run_id,
+                declared().join(", "),
+                request.team_roles.join(",")
+            );
+            return Err(Status::failed_precondition(message));
+        }
         // Replicas on a shared store claim plan entries in the database.
         if let (Some(replica), true) = (self.env.replica(), request.role.is_empty()) {
             return Ok(Response::new(replica.next_episode(&self.env, &queue, &request.agent, &request.worker).await?));
