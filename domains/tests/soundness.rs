@@ -6,7 +6,7 @@
 //! state).
 //!
 //! The large sweep is the same test over more seeds and tasks, ignored by
-//! default (README.md, "Generated suites", gives the command):
+//! default (docs/suite.md gives the command):
 //!
 //! ```text
 //! TOOLENV_SWEEP_SEEDS=100 TOOLENV_SWEEP_PER_CELL=1000 nice cargo test --release \

@@ -12,7 +12,7 @@
 //!   ways), and trajectories decoded and read back as a run records them.
 //!
 //! `cargo test -p toolenv-fuzz` runs each target for a bounded number of
-//! executions; `toolenv-fuzz` runs them for as long as asked (see README).
+//! executions; `toolenv-fuzz` runs them for as long as asked (see docs/benchmarks.md).
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;

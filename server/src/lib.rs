@@ -154,7 +154,7 @@ impl RunningServer {
         let secure = config.security.token.is_some() && config.security.tls.is_some();
         if !addr.ip().is_loopback() && !secure {
             tracing::warn!(%addr, token = config.security.token.is_some(), tls = config.security.tls.is_some(),
-                "listening beyond loopback without both a token and TLS: anyone who reaches this address can use it (see README, \"Exposing a server safely\")");
+                "listening beyond loopback without both a token and TLS: anyone who reaches this address can use it (see docs/operations-and-security.md, \"Exposing a server safely\")");
         }
         let metrics_addr = config.metrics_addr;
         let (router, metrics) = router(config).await?;

@@ -94,7 +94,7 @@ const HINTS: [(&str, &str); 5] = [
     ("Address already in use", "another process (maybe another `toolenv serve`) has this address: stop it, or pick another with --addr"),
     (
         "CaUsedAsEndEntity",
-        "the server's certificate is marked CA:TRUE: pass that same certificate with --ca-cert, or make a CA and a leaf (README, \"TLS\")",
+        "the server's certificate is marked CA:TRUE: pass that same certificate with --ca-cert, or make a CA and a leaf (docs/operations-and-security.md, \"Exposing a server safely\")",
     ),
     (
         "UnknownIssuer",

@@ -4,7 +4,7 @@
 use super::*;
 use crate::agent::SelfCheck;
 
-/// Tasks self-checked per domain and level on every test run (the README
+/// Tasks self-checked per domain and level on every test run (docs/suite.md
 /// documents a larger sample through `toolenv selfcheck --suite`).
 const SAMPLE: u32 = 6;
 

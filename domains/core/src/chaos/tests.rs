@@ -33,7 +33,7 @@ fn every_kind_has_a_name_that_parses_back_and_serializes_alike() {
     assert_eq!(FaultKind::parse(""), None);
 }
 
-/// The behaviour table, spelled out: what DESIGN.md's fault table says
+/// The behaviour table, spelled out: what docs/faults.md's fault table says
 /// each kind does, by when it acts, and which kinds a retry or a later
 /// check cannot get past.
 #[test]

@@ -62,7 +62,7 @@ pub struct CallRecord {
 
 /// What only some calls have, kept apart so that a plain call's record
 /// stays small: every record lives as long as its episode, and fresh memory
-/// per call is what a busy server pays most for (see README, Benchmarks).
+/// per call is what a busy server pays most for (see docs/benchmarks.md).
 /// Written into the record's JSON as its own fields, as before.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(super) struct CallExtra {
