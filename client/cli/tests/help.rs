@@ -55,6 +55,11 @@ fn each_command_shows_only_the_flags_that_apply() {
     let selfcheck = help(&["selfcheck", "--help"]);
     assert!(!selfcheck.contains("--url <") && !selfcheck.contains("--token <"), "{selfcheck}");
     assert!(help(&["runs", "--help"]).contains("--url"));
+    // --url's help says what each command does without it, nowhere that every one starts a server.
+    for command in ["host", "work", "report", "runs", "compare", "play", "run"] {
+        let text = help(&[command, "--help"]).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains("host and work need a server") && text.contains("read the local store"), "{command}: {text}");
+    }
     // Given anyway, they are refused with the reason, not ignored.
     let (ok, code, _, stderr) = toolenv(&["serve", "--url", "http://127.0.0.1:1"]);
     assert!(!ok && code == 2 && stderr.contains("`toolenv serve` takes no --url"), "{stderr}");

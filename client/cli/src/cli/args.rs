@@ -14,8 +14,9 @@ use toolenv_server::Config;
 #[derive(Debug, Parser)]
 #[command(name = "toolenv", version)]
 pub(crate) struct Cli {
-    /// Server to talk to; without it, an embedded server is started on a
-    /// loopback port for the duration of the command.
+    /// Server to talk to. Without it, tasks, play, run and mcp start an
+    /// embedded server on a loopback port for the command; runs, report and
+    /// compare read the local store (--store); host and work need a server.
     #[arg(long, global = true, env = "TOOLENV_URL")]
     pub(crate) url: Option<String>,
     /// How log lines on stderr are written: text for people, or JSON
