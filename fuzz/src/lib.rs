@@ -461,8 +461,14 @@ impl Wire {
             (7, pb::GetRunRequest { run_id: "run-0001".into() }.encode_to_vec()),
             (
                 8,
-                pb::NextEpisodeRequest { run_id: "run-0001".into(), agent: "a".into(), worker: "w".into(), role: String::new() }
-                    .encode_to_vec(),
+                pb::NextEpisodeRequest {
+                    run_id: "run-0001".into(),
+                    agent: "a".into(),
+                    worker: "w".into(),
+                    team_roles: vec!["planner".into()],
+                    ..Default::default()
+                }
+                .encode_to_vec(),
             ),
             (
                 12,
