@@ -43,3 +43,45 @@ fn a_second_initialize_is_refused_and_the_session_goes_on() {
     std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("stderr reads");
     assert!(status.success(), "{status}: {stderr}");
 }
+
+/// A client that sends a tools/call and closes stdin at once still gets the
+/// reply, even when the call takes longer than the five seconds rmcp alone
+/// waits after the end of input: seed 4 draws a 5000 ms upstream timeout on
+/// the first call, played at 1.2 real ms per virtual one (6 s).
+#[test]
+fn closing_stdin_after_a_slow_call_still_gets_its_reply() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(["mcp", "travel/cheapest-flight/001", "--faults", "timeout-only", "--seed", "4", "--time-scale", "1.2"])
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolenv mcp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "search_flights", "arguments": {"origin": "LON", "dest": "PAR", "date": "2026-01-05"}}}),
+    ] {
+        writeln!(stdin, "{message}").expect("the bridge reads");
+    }
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().expect("toolenv mcp ends when stdin closes");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}: {stderr}", output.status);
+    let replies: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).expect("a JSON-RPC reply")).collect();
+    let call = replies.iter().find(|reply| reply["id"] == 2);
+    let call = call.unwrap_or_else(|| panic!("no reply to the tool call on stdout:\n{stdout}\nstderr:\n{stderr}"));
+    let text = call["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("DEADLINE_EXCEEDED") && started.elapsed() > std::time::Duration::from_secs(5),
+        "the call was meant to take over 5 s (seed 4 no longer draws a timeout first? pick a seed that does): {call}"
+    );
+}

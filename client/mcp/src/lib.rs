@@ -24,12 +24,16 @@
 //!   [`META_IDEMPOTENCY_KEY`]: MCP has no arguments of its own for them, and
 //!   tool schemas stay unchanged.
 //!
-//! [`serve_stdio`] and [`serve_http`] put a [`Bridge`] on a transport.
+//! [`serve_stdio`] and [`serve_http`] put a [`Bridge`] on a transport. On
+//! stdio, closing stdin ends the session once the requests already sent
+//! are answered (`stdio`).
 //!
 //! May import: the typed client (`toolenv-client`), the protocol crate,
 //! rmcp and axum. Never the command line, the server or the agents: the
 //! agent is the MCP client.
 #![forbid(unsafe_code)]
+
+mod stdio;
 
 use std::sync::Arc;
 
@@ -485,12 +489,11 @@ impl ServerHandler for Bridge {
     }
 }
 
-/// Serves the bridge over stdio until the client goes away.
+/// Serves the bridge over stdio until the client closes stdin and every
+/// request it sent has been answered (waiting at most 30 seconds for them).
 pub async fn serve_stdio(bridge: Bridge) -> Result<(), ServeError> {
-    use rmcp::ServiceExt as _;
-    let service = bridge.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Session(e.to_string()))?;
-    service.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
-    Ok(())
+    let (stdin, stdout) = rmcp::transport::stdio();
+    stdio::serve(bridge, rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)).await
 }
 
 /// Serves the bridge over streamable HTTP at `/mcp` on a bound listener
@@ -517,6 +520,9 @@ pub enum ServeError {
     /// The MCP session on stdio failed.
     #[error("the MCP session on stdio: {0}")]
     Session(String),
+    /// Stdin closed with requests still unanswered, and they stayed so.
+    #[error("stdin closed with {unanswered} request(s) unanswered; gave up on their replies after {waited_s} s")]
+    Unanswered { unanswered: usize, waited_s: u64 },
     /// Serving HTTP failed.
     #[error("serving MCP over HTTP")]
     Http(#[source] std::io::Error),
