@@ -2,6 +2,7 @@
 //! crate's tests link once.
 
 mod cli;
+mod deploy;
 mod frameworks;
 mod help;
 mod mcp_stdio;
