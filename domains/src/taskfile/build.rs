@@ -88,6 +88,14 @@ pub(super) fn validated(spec: &TaskSpec) -> Result<Arc<Task>, Problem> {
     check_reference(&task)?;
     let check = crate::agent::SelfCheck::run(Arc::clone(&task));
     if let Some(problem) = check.problems().into_iter().next() {
+        // A built-in id on another task: that is what to fix (an exported
+        // built-in task, unchanged, passes and is refused when installed).
+        if crate::task(&task.id).is_some() || crate::generate::domain_and_level(&task.id).is_some() {
+            return Err((
+                "/id".to_owned(),
+                format!("'{}' is a built-in task's id, on another task ({problem}): give the task its own id", task.id),
+            ));
+        }
         if !problem.starts_with("the solver") {
             return Err(("/expect".to_owned(), problem));
         }
@@ -210,14 +218,22 @@ fn placeholders(text: &str) -> Result<Vec<&str>, String> {
 /// The description and its variants, checked against the slots and interned.
 fn template(spec: &TaskSpec) -> Result<&'static Template, Problem> {
     let declared: BTreeSet<&str> = spec.slots.iter().map(|(n, _)| n.as_str()).collect();
+    // Every slot is said in every phrasing: the agent reads the description, not the slots.
     let check = |pointer: String, text: &str| -> Result<(), Problem> {
         if text.trim().is_empty() {
             return Err((pointer, "the description is empty".to_owned()));
         }
-        for name in placeholders(text).map_err(|m| (pointer.clone(), m))? {
+        let used = placeholders(text).map_err(|m| (pointer.clone(), m))?;
+        for name in &used {
             if !declared.contains(name) {
                 return Err((pointer, format!("placeholder {{{name}}} is not a slot: add it to slots")));
             }
+        }
+        if let Some(unsaid) = declared.iter().find(|name| !used.contains(name)) {
+            let message = format!(
+                "slot '{unsaid}' is not in this text: the agent reads the text, not the slots, so write {{{unsaid}}} where it belongs"
+            );
+            return Err((pointer, message));
         }
         Ok(())
     };

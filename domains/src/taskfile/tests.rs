@@ -228,4 +228,20 @@ fn installed_tasks_carry_the_file_hash_and_refuse_built_in_ids() {
     assert!(std::ptr::eq(install(TaskSet::parse_file("i.json", &file.to_string()).unwrap()).unwrap(), set));
     let paper = TaskSet::parse_file("p.json", &serde_json::to_string(&export(&crate::suite()[..1])).unwrap()).unwrap();
     assert!(install(paper).unwrap_err().to_string().contains("a built-in task's"));
+    // A built-in id on a task of its own is told as such, not as the solver failing on it.
+    let mut other = good();
+    other["tasks"][0]["id"] = json!("scheduling/book-meeting/001");
+    other["tasks"][0]["expect"][0]["expected"] = json!("Another meeting");
+    let error = error_of(&other).to_string();
+    assert!(error.contains("is a built-in task's id, on another task") && error.contains("/id"), "{error}");
+}
+
+#[test]
+fn a_text_that_leaves_a_slot_unsaid_is_refused() {
+    // The solver reads the slots; an agent reads the text: each must say every slot.
+    let mut file = good();
+    let slot = file["tasks"][0]["slots"].as_object().unwrap().keys().next().unwrap().clone();
+    file["tasks"][0]["description"] = json!("Do the task.");
+    let error = TaskSet::parse_file("unsaid.json", &file.to_string()).unwrap_err().to_string();
+    assert!(error.contains(&format!("slot '{slot}' is not in this text")) && error.contains("/description"), "{error}");
 }
