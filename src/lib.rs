@@ -27,6 +27,11 @@ pub const FAULT_DOMAIN: &str = "toolenv.chaos";
 /// the episode's.
 pub const SERVER_QUOTA: &str = "server:live-episodes";
 
+/// The metadata key of a CallTool status that says the episode's next call
+/// index (`CallToolRequest.expected_index`); absent when the call's outcome
+/// is unknown (retry it with the same index).
+pub const NEXT_INDEX_KEY: &str = "toolenv-next-index";
+
 /// The prefix of every `Domain` value's name in `toolenv.v1`.
 const DOMAIN_PREFIX: &str = "DOMAIN_";
 

@@ -123,6 +123,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
                     waited_ms: Some(call.waited_ms),
                     agent_id: String::new(),
                     user_answer: call.user_answer.clone(),
+                    expected_index: None,
                 })
                 .await;
         }

@@ -412,6 +412,7 @@ async fn at_time_scale_0_the_rate_limit_window_passes_only_with_declared_waits()
                 waited_ms,
                 agent_id: String::new(),
                 user_answer: None,
+                expected_index: None,
             })
             .await
             .unwrap_err();

@@ -55,6 +55,7 @@ async fn call(
             waited_ms: Some(0),
             agent_id: agent.to_owned(),
             user_answer: None,
+            expected_index: None,
         })
         .await
 }

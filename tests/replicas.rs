@@ -253,3 +253,62 @@ async fn a_store_outage_is_unavailable_on_every_rpc() {
     assert_eq!(back.expect("the store is back").planned, run.planned);
     server.shutdown().await.unwrap();
 }
+
+/// The typed client's environment sends each call with its index and sends
+/// it again while the answer leaves its outcome unknown: with PostgreSQL
+/// stopped under a replica mid-episode and started again, every call is
+/// applied exactly once and the trajectory equals a single process's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_retried_through_a_store_restart_are_applied_once() {
+    use toolenv_domains::solver::{Env as _, Observation, Request};
+    let Some(mut pg) = TempPostgres::start() else { return };
+    let url = pg.database("retried");
+    let (single, mut reference) = start().await;
+    let (server, mut on_replica) = replica(&url).await;
+    let task = &suite()[0];
+    let calls = toolenv_domains::agent::random_calls(task, 7, 10);
+    let play = |client: toolenv_client::Client, episode: pb::Episode, stop_after: Option<std::sync::mpsc::SyncSender<()>>| {
+        let calls = calls.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut env = toolenv_client::RemoteEnv::new(client, &episode, false);
+            let mut observations = Vec::new();
+            for (i, call) in calls.iter().enumerate() {
+                if i == 4
+                    && let Some(stop) = &stop_after
+                {
+                    // The store goes down before this call; the call waits it out.
+                    stop.send(()).unwrap();
+                    stop.send(()).unwrap();
+                }
+                let observation = env.call(call.tool, &call.arguments.to_string(), &Request::default());
+                assert!(!matches!(observation, Observation::Closed(_)), "call {i}: {observation:?}");
+                observations.push(observation);
+            }
+            observations
+        })
+    };
+    let expected_episode = reference.create(toolenv_tests::new_episode(&task.id, 7, 0)).await.unwrap();
+    let expected = play(reference.clone(), expected_episode.clone(), None).await.unwrap();
+
+    let episode = on_replica.create(toolenv_tests::new_episode(&task.id, 7, 0)).await.unwrap();
+    let (stop, stopping) = std::sync::mpsc::sync_channel(0);
+    let played = play(on_replica.clone(), episode.clone(), Some(stop));
+    tokio::task::block_in_place(|| {
+        stopping.recv().unwrap();
+        pg.stop();
+        stopping.recv().unwrap();
+        // The call is being sent again meanwhile.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        pg.restart();
+    });
+    let observations = played.await.unwrap();
+    assert_eq!(observations, expected);
+    let moved = on_replica.trajectory(&episode.episode_id).await.unwrap();
+    let single_trajectory = reference.trajectory(&expected_episode.episode_id).await.unwrap();
+    assert_eq!(moved.calls.len(), calls.len(), "each call applied once");
+    assert!(moved.calls == single_trajectory.calls, "the trajectory differs from one process's");
+    assert_eq!(pg.psql("retried", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{}'", episode.episode_id)), "10");
+    for server in [single, server] {
+        server.shutdown().await.unwrap();
+    }
+}

@@ -62,3 +62,5 @@ mod pg_store;
 mod replicas;
 // Every source file has a header; inside a crate, imports flow one way.
 mod tidy;
+// Calls with the index they are to take: applied once however often they are sent.
+mod exactly_once;

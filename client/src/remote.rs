@@ -32,7 +32,16 @@ pub struct RemoteEnv {
     agent_id: String,
     /// The final answer the agent gave, sent with the finish.
     answer: Option<String>,
+    /// The index the next call is to take (`CallToolRequest.expected_index`),
+    /// as the server's answers say it; `None` once an answer did not say.
+    next_index: Option<u32>,
 }
+
+/// Attempts of a call whose answers leave its outcome unknown, sent again
+/// with the same index (which the server applies at most once).
+const UNKNOWN_OUTCOME_ATTEMPTS: u32 = 7;
+/// The first pause before sending such a call again; doubled each time, up to 1.6 s.
+const UNKNOWN_OUTCOME_BACKOFF: Duration = Duration::from_millis(100);
 
 impl RemoteEnv {
     /// The environment of a created episode, on the current tokio runtime.
@@ -49,7 +58,39 @@ impl RemoteEnv {
             error: None,
             agent_id: String::new(),
             answer: None,
+            // A created episode holds no call yet.
+            next_index: Some(0),
         }
+    }
+
+    /// Sends a call. One sent with an index is sent again, with the same
+    /// index, while the answer leaves its outcome unknown (the store
+    /// unavailable, the stream cut, no answer): the server applies an index
+    /// once, and returns the recorded reply to a repeat.
+    fn send(&mut self, call: pb::CallToolRequest) -> Result<pb::CallToolResponse, ClientError> {
+        let mut backoff = UNKNOWN_OUTCOME_BACKOFF;
+        for attempt in 1.. {
+            let mut client = self.client.clone();
+            let answer = self.runtime.block_on(client.call(call.clone()));
+            let next = match &answer {
+                Ok(reply) => Some(reply.call_index + 1),
+                Err(ClientError::Status(status)) => {
+                    status.metadata().get(toolenv::NEXT_INDEX_KEY).and_then(|v| v.to_str().ok()?.parse::<u32>().ok())
+                }
+                Err(_) => None,
+            };
+            let unknown = next.is_none() && answer.as_ref().err().is_some_and(outcome_unknown);
+            if call.expected_index.is_some() && unknown && attempt < UNKNOWN_OUTCOME_ATTEMPTS {
+                tracing::debug!(episode_id = %call.episode_id, attempt, "call's outcome unknown; sending it again with its index");
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_millis(1600));
+                continue;
+            }
+            // An answer that does not say the next index (an older server): stop sending one.
+            self.next_index = next;
+            return answer;
+        }
+        unreachable!("the attempts are bounded above")
     }
 
     /// What the play came to: the final answer to finish with, or the
@@ -118,6 +159,30 @@ fn observation_of(status: &tonic::Status, time_scale: f64) -> Result<Observation
     }))
 }
 
+/// Whether an answer leaves a call's outcome unknown: no reply (the
+/// connection or stream broke), or a status the episode did not decide (the
+/// store unavailable, a deadline or a reset on the way) rather than an
+/// injected fault's or a refusal's.
+fn outcome_unknown(error: &ClientError) -> bool {
+    match error {
+        ClientError::Status(status) => {
+            let fault = status.get_details_error_info().is_some_and(|info| info.domain == toolenv::FAULT_DOMAIN);
+            !fault
+                && matches!(
+                    status.code(),
+                    tonic::Code::Unavailable
+                        | tonic::Code::Unknown
+                        | tonic::Code::Cancelled
+                        | tonic::Code::DeadlineExceeded
+                        | tonic::Code::Internal
+                        | tonic::Code::Aborted
+                )
+        }
+        ClientError::Connect { .. } => true,
+        _ => false,
+    }
+}
+
 /// Real milliseconds back to the episode's virtual ones.
 fn virtual_ms(ms: i64, time_scale: f64) -> i64 {
     if ms > 0 && time_scale > 0.0 { (ms as f64 / time_scale).round() as i64 } else { ms }
@@ -151,9 +216,9 @@ impl Env for RemoteEnv {
             waited_ms: Some(request.waited_ms),
             agent_id: self.agent_id.clone(),
             user_answer: request.user_answer.map(str::to_owned),
+            expected_index: self.next_index,
         };
-        let mut client = self.client.clone();
-        match self.runtime.block_on(client.call(call)) {
+        match self.send(call) {
             Ok(reply) => match reply.outcome {
                 Some(pb::call_tool_response::Outcome::ResultJson(text)) if self.in_band_text => Observation::Result(text),
                 Some(pb::call_tool_response::Outcome::ResultJson(text)) => {

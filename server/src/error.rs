@@ -44,6 +44,12 @@ pub enum Error {
     /// The run was played by the command-line tool, not hosted for workers.
     #[error("run '{}' is not hosted for workers (the command-line tool played it); create one with Runs.CreateRun", cut(.0))]
     RunNotHosted(String),
+    /// A call's `expected_index` is beyond the episode's next call.
+    #[error("expected_index {expected} is ahead of the episode: its next call is index {next}")]
+    IndexAhead { expected: u32, next: u32 },
+    /// A call's `expected_index` holds a call of another tool.
+    #[error("expected_index {expected} is taken by a call of {}: resend that call, or send this one with the episode's next index", cut(.tool))]
+    IndexTaken { expected: u32, tool: String },
     /// The episode's lease expired and its plan entry went to another worker.
     #[error("this episode's lease expired (no call for {0} ms) and it was handed to another worker; ask for the next episode")]
     LeaseExpired(u64),
@@ -149,7 +155,7 @@ impl From<Error> for Status {
                 ErrorDetails::with_resource_info("run", cut(&id), "", "Runs.ListRuns lists the runs"),
             ),
             // The run exists but is not one workers may lease from.
-            Error::RunNotHosted(_) => Status::failed_precondition(message),
+            Error::RunNotHosted(_) | Error::IndexAhead { .. } | Error::IndexTaken { .. } => Status::failed_precondition(message),
             // The worker was too slow; another one has its episode now.
             Error::LeaseExpired(_) => Status::with_error_details(
                 Code::FailedPrecondition,

@@ -87,6 +87,39 @@ impl Session {
         Ok(Outgoing { index, outcome, delay, in_band: self.in_band, time_scale: self.time_scale })
     }
 
+    /// The episode's next call index: how many calls it holds.
+    pub(crate) fn next_index(&self) -> u32 {
+        self.episode.trajectory().calls.len() as u32
+    }
+
+    /// A call sent with the index it is to take (`expected_index`): `None`
+    /// when that is the episode's next one (play it); the recorded reply when
+    /// the episode holds a call of this tool there already (a retry whose
+    /// first reply was lost: nothing is applied again); refused when the
+    /// index is ahead of the episode, or taken by another tool's call.
+    pub(crate) fn replayed(&self, expected: u32, tool: &str) -> Result<Option<Outgoing>, Error> {
+        let next = self.next_index();
+        if expected == next {
+            return Ok(None);
+        }
+        let Some(record) = self.episode.trajectory().calls.get(expected as usize) else {
+            return Err(Error::IndexAhead { expected, next });
+        };
+        if record.tool != tool {
+            return Err(Error::IndexTaken { expected, tool: record.tool.to_string() });
+        }
+        match &record.outcome {
+            toolenv_core::Outcome::Invalid(arg) => Err(self.refusal(CallError::InvalidArgument(arg.as_ref().clone()))),
+            outcome => Ok(Some(Outgoing {
+                index: expected,
+                outcome: outcome.clone(),
+                delay: Duration::ZERO,
+                in_band: self.in_band,
+                time_scale: self.time_scale,
+            })),
+        }
+    }
+
     /// Why the episode refused a call, as the server says it.
     pub(crate) fn refusal(&self, error: CallError) -> Error {
         match error {

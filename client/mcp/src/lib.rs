@@ -187,6 +187,8 @@ impl Bridge {
             waited_ms,
             agent_id: String::new(),
             user_answer: None,
+            // An MCP client's retries are its own: each tools/call is applied as sent.
+            expected_index: None,
         };
         let reply = client.call(call).await;
         Ok(match reply {

@@ -225,13 +225,21 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         // The clock is read for the latency metric only when there are metrics.
         let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
+        // Each answer says the episode's next index (with the call's result or
+        // its refusal), so a client sending expected_index keeps count.
         let play = |session: &mut Session, now| {
-            let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
-            let declared =
-                CallOptions { agent, idempotency_key: key, waited_ms: request.waited_ms, user_answer: request.user_answer.as_deref() };
-            let outgoing = session.call_as(now, &request.tool_name, &request.arguments_json, declared)?;
-            let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
-            Ok((outgoing, labels))
+            let played = (|| {
+                if let Some(outgoing) = request.expected_index.map(|i| session.replayed(i, &request.tool_name)).transpose()?.flatten() {
+                    return Ok((outgoing, None));
+                }
+                let agent = Some(request.agent_id.as_str()).filter(|a| !a.is_empty());
+                let declared =
+                    CallOptions { agent, idempotency_key: key, waited_ms: request.waited_ms, user_answer: request.user_answer.as_deref() };
+                let outgoing = session.call_as(now, &request.tool_name, &request.arguments_json, declared)?;
+                let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
+                Ok((outgoing, labels))
+            })();
+            Ok(played.map_err(|error: Error| (error, session.next_index())))
         };
         let mut called = self.registry.with_live_at(id, play);
         // With replicas, the call is in the durable log before its reply goes;
@@ -244,7 +252,14 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             replica.sync(&self.registry, id).await?;
         }
         let (outgoing, labels) = match called {
-            Ok(called) => called,
+            Ok(Ok(called)) => called,
+            Ok(Err((error, next))) => {
+                let status = with_next_index(Status::from(error), next);
+                if let Some(metrics) = &self.metrics {
+                    metrics.refused(status.code());
+                }
+                return Err(status);
+            }
             Err(error) => {
                 let status = Status::from(error);
                 if let Some(metrics) = &self.metrics {
@@ -260,7 +275,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if let (Some(metrics), Some(labels), Some(started)) = (&self.metrics, &labels, started) {
             metrics.call(labels, started.elapsed());
         }
-        Ok(Response::new(outgoing.into_response()?))
+        let next = outgoing.index + 1;
+        Ok(Response::new(outgoing.into_response().map_err(|status| with_next_index(status, next))?))
     }
 
     async fn finish_episode(&self, request: Request<pb::FinishEpisodeRequest>) -> Result<Response<pb::Verdict>, Status> {
@@ -345,4 +361,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         Ok(Response::new(episode))
     }
+}
+
+/// A refused or failed call's status, saying the episode's next index.
+fn with_next_index(mut status: Status, next: u32) -> Status {
+    status.metadata_mut().insert(toolenv::NEXT_INDEX_KEY, next.into());
+    status
 }
