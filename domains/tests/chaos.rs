@@ -523,3 +523,98 @@ fn the_verdict_says_whether_the_episode_was_feasible() {
     let verdict = passed_where_the_solver_could_not.expect("a seed where the reference passes and the solver is suspended");
     assert_eq!(verdict.feasible, Some(true));
 }
+
+/// The fault ledger counted straight from the calls, as the verdict counted
+/// it before the ledger was kept per kind: injected, encountered (error
+/// statuses), recovered and extra calls.
+fn counted_directly(calls: &[toolenv_core::CallRecord]) -> toolenv_core::FaultStats {
+    let mut stats = toolenv_core::FaultStats::default();
+    for (i, call) in calls.iter().enumerate() {
+        stats.injected += u32::from(call.fault.is_some_and(|f| f.new));
+        if !matches!(call.outcome, Outcome::Failure(_)) {
+            continue;
+        }
+        stats.encountered += 1;
+        let mut extra = 0;
+        for next in calls[i + 1..].iter().filter(|c| c.tool == call.tool) {
+            extra += 1;
+            if next.fault.is_none() && matches!(next.outcome, Outcome::Result(_) | Outcome::Error(_)) {
+                stats.recovered += 1;
+                stats.extra_calls += extra;
+                break;
+            }
+        }
+    }
+    stats
+}
+
+/// The fault ledger adds up for every trajectory of a sweep over seeds,
+/// fault profiles (the presets, every kind at once, each kind alone) and agents (the
+/// retrying solver, the reference calls once, random calls each sent twice):
+/// the kinds sum to the verdict's totals, which are the calls counted
+/// directly, and per kind recovered ≤ encountered ≤ hits, injected ≤ hits,
+/// recovered ≤ answered after ≤ retried ≤ hits, extra calls ≥ recovered.
+#[test]
+fn the_fault_ledger_adds_up_for_every_trajectory() {
+    use toolenv_core::{FaultStats, LedgerCall, fault_ledger};
+    let every: BTreeMap<String, f64> = FaultKind::ALL.iter().map(|k| (k.name().to_owned(), 1.0 / FaultKind::ALL.len() as f64)).collect();
+    let mut profiles: Vec<(&str, FaultProfile)> = ["0.1", "0.2", "0.3"].map(|p| (p, FaultProfile::preset(p).unwrap())).into();
+    profiles.push(("every kind", FaultProfile::custom(0.5, &every, FaultParams::default()).unwrap()));
+    for kind in FaultKind::ALL {
+        let only = BTreeMap::from([(kind.name().to_owned(), 1.0)]);
+        profiles.push((kind.name(), FaultProfile::custom(0.4, &only, FaultParams::default()).unwrap()));
+    }
+    let (mut trajectories, mut kinds_seen, mut recovered, mut unrecovered_retries) = (0, std::collections::BTreeSet::new(), 0, 0);
+    for (name, profile) in &profiles {
+        let chaos = Chaos::new(profile.clone()).unwrap();
+        for task in toolenv_domains::suite() {
+            for seed in toolenv_core::testing::sweep_seeds(12, 4) {
+                let mut solved = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+                toolenv_domains::solver::solve(&mut solved);
+                let mut reference = Episode::new(task, seed, 0).with_chaos(chaos.clone());
+                for call in &task.reference {
+                    let _ = reference.call(call.tool, &call.arguments.to_string());
+                }
+                reference.finish();
+                let mut random = Episode::new(task, seed, 0).with_chaos(chaos.clone()).with_max_calls(1000);
+                for call in toolenv_domains::agent::random_calls(task, seed, 30) {
+                    let arguments = call.arguments.to_string();
+                    let _ = random.call(call.tool, &arguments);
+                    let _ = random.call(call.tool, &arguments);
+                }
+                random.finish();
+                for episode in [solved, reference, random] {
+                    let trajectory = episode.trajectory();
+                    let what = format!("{} {name} seed {seed}", task.id);
+                    let calls: Vec<LedgerCall<'_>> = trajectory.calls.iter().map(LedgerCall::from).collect();
+                    let kinds = fault_ledger(&calls);
+                    let totals = trajectory.verdict.as_ref().unwrap().fault_stats;
+                    assert_eq!(FaultStats::of_kinds(kinds.values()), totals, "{what}: the kinds sum to the totals");
+                    assert_eq!(counted_directly(&trajectory.calls), totals, "{what}: the totals count the calls");
+                    let faulted = trajectory.calls.iter().filter(|c| c.fault.is_some()).count() as u32;
+                    assert_eq!(kinds.values().map(|c| c.hits).sum::<u32>(), faulted, "{what}: every faulted call is a hit");
+                    for (kind, c) in &kinds {
+                        let ordered = c.recovered <= c.encountered
+                            && c.encountered <= c.hits
+                            && c.injected <= c.hits
+                            && c.recovered <= c.answered_after
+                            && c.answered_after <= c.retried
+                            && c.retried <= c.hits
+                            && c.extra_calls >= c.recovered
+                            && (c.recovered > 0 || c.extra_calls == 0);
+                        assert!(ordered, "{what}: {kind:?} {c:?}");
+                        // A kind refuses every call it meets, or none.
+                        assert!(c.encountered == 0 || c.encountered == c.hits, "{what}: {kind:?} {c:?}");
+                        kinds_seen.insert(*kind);
+                        recovered += c.recovered;
+                        unrecovered_retries += u32::from(c.encountered > c.recovered && c.retried > 0);
+                    }
+                    trajectories += 1;
+                }
+            }
+        }
+    }
+    assert!(trajectories >= (4 + FaultKind::ALL.len()) * 20 * 4 * 3, "{trajectories} trajectories");
+    assert_eq!(kinds_seen.len(), FaultKind::ALL.len(), "every kind met a call: {kinds_seen:?}");
+    assert!(recovered > 50 && unrecovered_retries > 10, "{recovered} recovered, {unrecovered_retries} kinds retried unrecovered");
+}

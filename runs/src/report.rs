@@ -38,6 +38,14 @@ fn pct(pass: &PassK) -> String {
     }
 }
 
+/// What the fault recovery line's figures count ([`toolenv_core::fault_ledger`]
+/// defines them); every total is the sum of the kinds' in `report --json`.
+const FAULT_LEGEND: &str = "Fault ledger, counted in calls: a fault injected meets one call, or several when its state carries \
+     over (a suspension, an outage, a rate-limit window); encountered = calls answered with an error status; recovered = \
+     encountered calls after which the same tool answered without a fault; extra calls = for each recovered call, that \
+     tool's calls up to the answer; calls met = calls a fault met; retried = of those, calls the agent made again \
+     (retries of a fault never recovered from included)\n";
+
 /// The report of a run's episodes, pass^k at `k` (the number of trials),
 /// infrastructure errors counted as `conv` says and infeasible episodes as
 /// `population` says (both always shown), each rate with its ceiling.
@@ -73,6 +81,9 @@ pub fn render_summary(summary: &Summary) -> String {
          the task as the unit (arcsine test; pass^1 counts trials as far as they disagree within a task)",
         metrics::stats::POWER * 100.0
     );
+    if summary.agents.iter().any(|a| a.recovery.hits > 0) {
+        out.push_str(FAULT_LEGEND);
+    }
     for agent in &summary.agents {
         render_agent(&mut out, agent, k);
     }
@@ -138,10 +149,12 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
         let _ = writeln!(
             out,
             "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}; \
-             MDE {} pp over {} faults",
+             {} calls met, {} retried; MDE {} pp over {} faults",
             recovery.injected,
             recovery.encountered,
             recovery.recovered,
+            recovery.hits,
+            recovery.retried,
             mde_pp(recovery.recovery_rate.mde),
             recovery.encountered
         );

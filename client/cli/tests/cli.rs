@@ -50,6 +50,24 @@ fn selfcheck_passes_and_play_prints_a_verdict() {
 }
 
 #[test]
+fn play_prints_the_fault_ledger_and_its_kinds_which_sum_to_it() {
+    // Two cascades refuse eight calls of one tool; the agent retries seven
+    // times, never gets an answer, and passes without it.
+    let out = toolenv(&["play", "travel/cheapest-flight/001", "--faults", "0.3", "--seed", "5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let ledger: Vec<&str> = stdout.lines().skip_while(|l| !l.starts_with("faults: ")).take(2).collect();
+    assert_eq!(
+        ledger,
+        [
+            "faults: 2 injected, 8 encountered, 0 recovered, 0 extra calls; 8 calls met, 7 retried",
+            "  CascadingFailure: 2 injected, 8 encountered, 0 recovered, 0 extra calls; 8 calls met, 7 retried",
+        ],
+        "{stdout}"
+    );
+}
+
+#[test]
 fn errors_are_clear_and_exit_non_zero() {
     let out = toolenv(&["play", "travel/no-such-task/999"]);
     assert_eq!(out.status.code(), Some(2));

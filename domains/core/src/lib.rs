@@ -37,7 +37,8 @@ mod world;
 pub use delivery::{Failure, FailureCode, Outcome};
 pub use episode::{
     Arguments, Assess, CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats,
-    ForkError, Judgement, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory, bus, replay_key,
+    ForkError, Judgement, KindCounts, LedgerCall, LedgerReply, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory,
+    bus, fault_ledger, replay_key,
 };
 pub use oracle::{COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Leaves, Verdict, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};

@@ -343,7 +343,10 @@ fn recovery(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
             continue;
         }
         let ptr = agent_ptr(i, a).field("recovery");
-        let head = ["", "injected", "encountered", "recovered", "recovery rate", "extra calls per fault"].map(str::to_owned);
+        // The kinds' table below has the same counts, which sum to these.
+        let head =
+            ["", "calls met", "injected", "encountered", "recovered", "extra calls", "retried", "recovery rate", "extra calls per fault"]
+                .map(str::to_owned);
         let rate = ptr.field("recovery_rate");
         let rate = format!(
             "{}{}",
@@ -356,9 +359,12 @@ fn recovery(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
         );
         let totals = vec![
             "all faults".to_owned(),
+            count(&ptr.field("hits"), r.hits),
             count(&ptr.field("injected"), r.injected),
             count(&ptr.field("encountered"), r.encountered),
             count(&ptr.field("recovered"), r.recovered),
+            count(&ptr.field("extra_calls"), r.extra_calls),
+            count(&ptr.field("retried"), r.retried),
             with_id(&format!("r{i}-a{a}-recovery-rate"), &rate),
             num(&ptr.field("extra_calls_per_fault"), r.extra_calls_per_fault, Fmt::Fixed(2)),
         ];
@@ -368,7 +374,7 @@ fn recovery(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
             bars: vec![(r.recovery_rate.value, ptr.field("recovery_rate").field("value"))],
         }];
         body.push_str(&svg::bar_chart("recovery rate", &["recovery rate"], &groups));
-        let head = ["fault kind", "calls hit", "injected", "encountered", "retried", "recovered"].map(str::to_owned);
+        let head = ["fault kind", "calls met", "injected", "encountered", "recovered", "extra calls", "retried"].map(str::to_owned);
         let rows: Vec<Vec<String>> = r
             .by_kind
             .iter()
@@ -379,8 +385,9 @@ fn recovery(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
                     count(&p.field("hits"), c.hits.into()),
                     count(&p.field("injected"), c.injected.into()),
                     count(&p.field("encountered"), c.encountered.into()),
-                    count(&p.field("retried"), c.retried.into()),
                     count(&p.field("recovered"), c.recovered.into()),
+                    count(&p.field("extra_calls"), c.extra_calls.into()),
+                    count(&p.field("retried"), c.retried.into()),
                 ]
             })
             .collect();

@@ -31,7 +31,16 @@ fn grid() -> Vec<EpisodeResult> {
                     e.feasible = Some(!(trial == 2 && t == 2 && lambda > 0.0));
                     if lambda > 0.0 {
                         e.fault_stats = metrics::FaultCounts { injected: 2, encountered: 2, recovered: 1 + trial % 2, extra_calls: 2 };
-                        let counts = KindCounts { hits: 2, injected: 2, encountered: 2, retried: 1, recovered: 1 + trial % 2 };
+                        let recovered = 1 + trial % 2;
+                        let counts = KindCounts {
+                            hits: 2,
+                            injected: 2,
+                            encountered: 2,
+                            retried: recovered,
+                            recovered,
+                            extra_calls: 2,
+                            answered_after: recovered,
+                        };
                         e.faults_by_kind.insert(if trial == 0 { FaultKind::SoftRateLimit } else { FaultKind::TransientTimeout }, counts);
                     }
                     if agent == "reference" {

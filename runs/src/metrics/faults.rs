@@ -13,23 +13,32 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use toolenv_core::chaos::FaultKind;
+
 use super::{EpisodeResult, InfraConvention, Interval, KindCounts, Level, MetricsError, PassRate, Rate, Ratio, Tally, pass_rate, wilson};
 
-/// Fault recovery statistics over some episodes (Table 8).
+/// Fault recovery statistics over some episodes (Table 8), in the ledger's
+/// terms ([`toolenv_core::fault_ledger`] defines them): every total is the
+/// sum of `by_kind`'s figure of the same name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultRecovery {
     /// Episodes given.
     pub episodes: u64,
     /// Infrastructure errors among them (their ledgers, if any, are included).
     pub infra_errors: u64,
-    /// Faults drawn.
+    /// Faults injected (newly drawn, took effect).
     pub injected: u64,
-    /// Faults encountered: calls answered with an explicit error.
+    /// Faults encountered: calls answered with an explicit error status.
     pub encountered: u64,
-    /// Encountered faults the agent got past with a later fault-free call of the same tool.
+    /// Encountered calls after which the same tool was answered without a fault.
     pub recovered: u64,
     /// Calls spent getting past them (see [`super::FaultCounts::extra_calls`]).
     pub extra_calls: u64,
+    /// Calls a fault met, newly drawn or carried over (the kinds' `hits`).
+    pub hits: u64,
+    /// Of those, calls the agent made again (the kinds' `retried`): with the
+    /// encountered calls never recovered, where retries went unrewarded.
+    pub retried: u64,
     /// recovered / encountered ("Successful Recoveries").
     pub recovery_rate: Rate,
     /// extra_calls / encountered ("Additional Tool Calls on Fault"): a fault
@@ -44,6 +53,7 @@ pub struct FaultRecovery {
 /// Sums the fault ledgers of some episodes.
 pub fn fault_recovery<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> FaultRecovery {
     let (mut count, mut infra_errors, mut injected, mut encountered, mut recovered, mut extra_calls) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut hits, mut retried) = (0u64, 0u64);
     let mut by_kind: BTreeMap<&'static str, KindCounts> = BTreeMap::new();
     for e in episodes {
         count += 1;
@@ -52,8 +62,10 @@ pub fn fault_recovery<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>)
         encountered += u64::from(e.fault_stats.encountered);
         recovered += u64::from(e.fault_stats.recovered);
         extra_calls += u64::from(e.fault_stats.extra_calls);
-        for (kind, counts) in &e.faults_by_kind {
-            by_kind.entry(kind.name()).or_default().add(counts);
+        for (kind, counts) in kinds_with_extra_calls(e) {
+            hits += u64::from(counts.hits);
+            retried += u64::from(counts.retried);
+            by_kind.entry(kind.name()).or_default().add(&counts);
         }
     }
     let per = |d: u64| (d > 0).then(|| extra_calls as f64 / d as f64);
@@ -64,11 +76,32 @@ pub fn fault_recovery<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>)
         encountered,
         recovered,
         extra_calls,
+        hits,
+        retried,
         recovery_rate: Rate::new(recovered, encountered),
         extra_calls_per_fault: per(encountered),
         extra_calls_per_recovery: per(recovered),
         by_kind,
     }
+}
+
+/// An episode's per-kind ledger, with the extra calls of a record stored
+/// before they were kept per kind given to the one kind that recovered (a
+/// record whose kinds' extra calls already sum to its total is as stored).
+fn kinds_with_extra_calls(e: &EpisodeResult) -> impl Iterator<Item = (FaultKind, KindCounts)> + '_ {
+    let kept: u32 = e.faults_by_kind.values().map(|c| c.extra_calls).sum();
+    let mut recovering = e.faults_by_kind.iter().filter(|(_, c)| c.recovered > 0).map(|(kind, _)| *kind);
+    let only = match (recovering.next(), recovering.next()) {
+        (Some(kind), None) if kept == 0 => Some(kind),
+        _ => None,
+    };
+    e.faults_by_kind.iter().map(move |(kind, counts)| {
+        let mut counts = *counts;
+        if only == Some(*kind) {
+            counts.extra_calls = e.fault_stats.extra_calls;
+        }
+        (*kind, counts)
+    })
 }
 
 /// One fault profile of the ablation (a row of Table 9).
@@ -266,7 +299,8 @@ pub struct FaultToleranceReport {
 /// responded) is calling the same tool again after a hit, the
 /// fault-tolerant behaviour a tool-using agent has (retrying, or re-reading
 /// after a suspicious reply); "fixed" (local recovery) is every such retried
-/// hit being followed by a fault-free reply of that tool; "final success" is
+/// hit being followed by a fault-free reply of that tool (the ledger's
+/// `answered_after`, over every hit, silent faults included); "final success" is
 /// the verdict passing. A fault the agent rightly ignores (a slow but
 /// correct reply) is thus not triggered and does not count against L_f.
 /// Under [`InfraConvention::Exclude`] infrastructure errors are left out;
@@ -283,7 +317,7 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
         for (kind, counts) in e.faults_by_kind.iter().filter(|(_, c)| c.hits > 0) {
             let row = kinds.entry(kind.name()).or_default();
             let kind_triggered = counts.retried > 0;
-            let kind_fixed = kind_triggered && counts.recovered >= counts.retried;
+            let kind_fixed = kind_triggered && counts.answered_after >= counts.retried;
             row[0] += 1;
             row[1] += u64::from(kind_triggered);
             row[2] += u64::from(kind_fixed);
@@ -309,13 +343,12 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
 #[cfg(test)]
 mod tests {
     use super::super::tests::{episode, r, task};
-    use toolenv_core::chaos::FaultKind;
-
     use super::super::{FaultCounts, Outcome, pass_hat_k};
     use super::*;
 
+    /// Refusals of one kind, each recovered one past in one extra call.
     fn kind(hits: u32, retried: u32, recovered: u32) -> KindCounts {
-        KindCounts { hits, injected: hits, encountered: hits, retried, recovered }
+        KindCounts { hits, injected: hits, encountered: hits, retried, recovered, extra_calls: recovered, answered_after: recovered }
     }
 
     #[test]
@@ -332,7 +365,7 @@ mod tests {
                     _ => (0, 0),
                 };
                 e.fault_stats = FaultCounts { injected: 1, encountered: 1, recovered, extra_calls: extra };
-                e.faults_by_kind.insert(FaultKind::TransientTimeout, kind(1, recovered, recovered));
+                e.faults_by_kind.insert(FaultKind::TransientTimeout, KindCounts { extra_calls: extra, ..kind(1, recovered, recovered) });
                 e
             })
             .collect();
@@ -341,7 +374,8 @@ mod tests {
         assert!((stats.recovery_rate.value.unwrap() - 0.8085).abs() < 1e-4);
         assert!((stats.extra_calls_per_fault.unwrap() - 56.0 / 47.0).abs() < 1e-12);
         assert!((stats.extra_calls_per_recovery.unwrap() - 56.0 / 38.0).abs() < 1e-12);
-        assert_eq!(stats.by_kind["TransientTimeout"], kind(47, 38, 38));
+        assert_eq!(stats.by_kind["TransientTimeout"], KindCounts { extra_calls: 56, ..kind(47, 38, 38) });
+        assert_eq!((stats.hits, stats.retried), (47, 38));
         let empty = fault_recovery(&[]);
         assert_eq!((empty.episodes, empty.recovery_rate.value, empty.extra_calls_per_fault), (0, None, None));
     }

@@ -61,7 +61,9 @@ pub(crate) use pass_k::Tally;
 pub use pass_k::{Estimator, PassK, ceiling, pass_at_k, pass_hat_k, task_pass_at_k, task_pass_hat_k};
 pub use rates::{PassRate, Rate, pass_rate};
 pub use ratio::{Ratio, binomial, gcd};
-pub use record::{EpisodeResult, FaultCounts, KindCounts, LedgerCall, LlmCounts, Outcome, Reply, TokenUsage, WireError, fault_ledger};
+pub use record::{
+    EpisodeResult, FaultCounts, KindCounts, LedgerCall, LedgerReply, LlmCounts, Outcome, TokenUsage, WireError, fault_ledger, ledger_calls,
+};
 pub use stats::{Interval, Z_95, wilson};
 pub use surface::{
     Axis, CriticalThreshold, Gradient, GradientStep, GridPoint, Relative, RelativeReliability, Surface, SurfacePoint, SurfaceVolume,

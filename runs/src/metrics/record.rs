@@ -3,18 +3,22 @@
 //! [`FaultKind`], λ as a number. Records are made in two places only: from a
 //! domain [`Trajectory`] ([`EpisodeResult::from_trajectory`], in process)
 //! and from its wire form ([`EpisodeResult::from_wire`], the one conversion
-//! from `toolenv.v1`); the per-kind ledger of both is [`fault_ledger`] over
-//! the same [`LedgerCall`]s.
+//! from `toolenv.v1`); the per-kind ledger of both is the engine's
+//! [`fault_ledger`] over the same [`LedgerCall`]s, whose sums are the
+//! verdict's totals (the ledger is defined there, and nowhere else).
 //!
 //! A record is stored as JSON (the store's `result` column, the export's
 //! `result`); its serde form is the one written since the first stored runs:
-//! the domain and the fault kinds by name, an unknown λ as `null`.
+//! the domain and the fault kinds by name, an unknown λ as `null`. A per-kind
+//! ledger written before `recovered` was counted over encountered calls only
+//! is read with its figures restated (see `kinds_by_name`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use toolenv::pb;
-use toolenv_core::{CallRecord, Domain, Trajectory, chaos::FaultKind};
+use toolenv_core::{Domain, Trajectory, chaos::FaultKind};
+pub use toolenv_core::{KindCounts, LedgerCall, LedgerReply, fault_ledger};
 
 use crate::PlannedEpisode;
 
@@ -31,54 +35,28 @@ pub enum Outcome {
     InfraError(String),
 }
 
-/// The fault ledger's totals for one episode (the verdict's `fault_stats`).
+/// The fault ledger's totals for one episode (the verdict's `fault_stats`,
+/// [`toolenv_core::FaultStats`]): the sums of its per-kind ledger.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultCounts {
-    /// Faults drawn (calls a persistent fault state carried over not counted).
+    /// Faults injected: calls where a fault was newly drawn and took effect
+    /// (calls a persistent fault state carried over not counted).
     pub injected: u32,
-    /// Calls answered with an explicit error (timeouts, resets, rate limits):
-    /// the paper's "faults encountered".
+    /// Calls answered with an explicit error status (timeouts, resets, rate
+    /// limits, suspensions, outages, lost replies): the paper's "faults
+    /// encountered".
     pub encountered: u32,
-    /// Encountered faults followed by a later fault-free reply of the same tool.
+    /// Encountered calls after which a later call of the same tool got an
+    /// answer without a fault.
     pub recovered: u32,
-    /// Calls of the same tool after an encountered fault, up to and including
-    /// the recovering one (summed over recovered faults only).
+    /// For each recovered call, the calls of the same tool after it up to and
+    /// including the answered one (a refusal never got past adds none).
     pub extra_calls: u32,
 }
 
 impl From<toolenv_core::FaultStats> for FaultCounts {
     fn from(stats: toolenv_core::FaultStats) -> Self {
         FaultCounts { injected: stats.injected, encountered: stats.encountered, recovered: stats.recovered, extra_calls: stats.extra_calls }
-    }
-}
-
-/// The fault ledger of one episode restricted to one fault kind; what the
-/// per-kind figures (MAS-FIRE's O_f, L_f, S_f) are computed from.
-///
-/// Counted per call the fault met, from the trajectory ([`fault_ledger`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KindCounts {
-    /// Calls this kind of fault met, newly drawn or carried over by a
-    /// persistent fault state (a suspension, a cascade, a rate-limit window).
-    pub hits: u32,
-    /// Of those, calls where the fault was newly drawn.
-    pub injected: u32,
-    /// Of the hits, calls answered with an explicit error (a failure status).
-    pub encountered: u32,
-    /// Hits followed by a later call of the same tool: the agent reacted.
-    pub retried: u32,
-    /// Hits followed by a later fault-free reply (a result or a domain error)
-    /// of the same tool: the reaction got through.
-    pub recovered: u32,
-}
-
-impl KindCounts {
-    pub(crate) fn add(&mut self, other: &KindCounts) {
-        self.hits = self.hits.saturating_add(other.hits);
-        self.injected = self.injected.saturating_add(other.injected);
-        self.encountered = self.encountered.saturating_add(other.encountered);
-        self.retried = self.retried.saturating_add(other.retried);
-        self.recovered = self.recovered.saturating_add(other.recovered);
     }
 }
 
@@ -243,32 +221,12 @@ impl EpisodeResult {
     /// outcome is the verdict's, or an infrastructure error when the
     /// trajectory has none; tokens and cost are the usage the agent reported.
     pub fn from_wire(planned: &PlannedEpisode, trajectory: &pb::Trajectory) -> Result<Self, WireError> {
-        use pb::tool_call_record::Outcome as Wire;
         let outcome = match &trajectory.verdict {
             Some(verdict) if verdict.passed => Outcome::Passed,
             Some(_) => Outcome::Failed,
             None => no_verdict(),
         };
-        let calls = trajectory
-            .calls
-            .iter()
-            .map(|call| {
-                let fault = match &call.fault {
-                    None => None,
-                    Some(fault) => Some((
-                        FaultKind::parse(&fault.kind)
-                            .ok_or_else(|| WireError::UnknownFaultKind { index: call.index, kind: fault.kind.clone() })?,
-                        fault.new,
-                    )),
-                };
-                let reply = match &call.outcome {
-                    Some(Wire::Failure(_)) => Reply::Failure,
-                    Some(Wire::ResultJson(_) | Wire::Error(_)) => Reply::Answer,
-                    Some(Wire::RawResult(_) | Wire::Invalid(_)) | None => Reply::Other,
-                };
-                Ok(LedgerCall { tool: &call.tool_name, fault, reply })
-            })
-            .collect::<Result<Vec<_>, WireError>>()?;
+        let calls = ledger_calls(trajectory)?;
         let stats = trajectory.verdict.as_ref().and_then(|v| v.fault_stats);
         Ok(EpisodeResult {
             fault_stats: stats
@@ -334,61 +292,31 @@ fn no_verdict() -> Outcome {
     Outcome::InfraError("episode has no verdict".to_owned())
 }
 
-/// How a call was answered, as far as the fault ledger is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reply {
-    /// A failure status (timeout, reset, rate limit, suspension).
-    Failure,
-    /// A whole result or a domain error: the tool answered.
-    Answer,
-    /// Anything else: a payload cut short, a rejected call.
-    Other,
-}
-
-/// What the fault ledger reads of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LedgerCall<'a> {
-    /// The tool called.
-    pub tool: &'a str,
-    /// The fault that met the call, and whether it was newly drawn.
-    pub fault: Option<(FaultKind, bool)>,
-    /// How it was answered.
-    pub reply: Reply,
-}
-
-impl<'a> From<&'a CallRecord> for LedgerCall<'a> {
-    fn from(call: &'a CallRecord) -> Self {
-        use toolenv_core::Outcome as Domain;
-        let reply = match &call.outcome {
-            Domain::Failure(_) => Reply::Failure,
-            Domain::Result(_) | Domain::Error(_) => Reply::Answer,
-            Domain::Raw(_) | Domain::Invalid(_) => Reply::Other,
-        };
-        LedgerCall { tool: &call.tool, fault: call.fault.map(|f| (f.kind, f.new)), reply }
-    }
-}
-
-/// Counts the fault ledger of a trajectory's calls by fault kind.
-///
-/// For every call a fault met (newly drawn or carried over), under the
-/// fault's kind: a hit; injected when newly drawn; encountered when the
-/// reply was a failure status; retried when a later call of the same tool
-/// exists; recovered when a later call of the same tool got a fault-free
-/// reply (a result or a domain error) — the rule the verdict's
-/// `fault_stats.recovered` uses for encountered faults, applied to every kind.
-pub fn fault_ledger(calls: &[LedgerCall<'_>]) -> BTreeMap<FaultKind, KindCounts> {
-    let mut ledger: BTreeMap<FaultKind, KindCounts> = BTreeMap::new();
-    for (i, call) in calls.iter().enumerate() {
-        let Some((kind, new)) = call.fault else { continue };
-        let counts = ledger.entry(kind).or_default();
-        counts.hits += 1;
-        counts.injected += u32::from(new);
-        counts.encountered += u32::from(call.reply == Reply::Failure);
-        let mut later = calls[i + 1..].iter().filter(|c| c.tool == call.tool).peekable();
-        counts.retried += u32::from(later.peek().is_some());
-        counts.recovered += u32::from(later.any(|c| c.fault.is_none() && c.reply == Reply::Answer));
-    }
-    ledger
+/// What the fault ledger reads of a wire trajectory's calls: the one
+/// conversion of `toolenv.v1` calls to [`LedgerCall`]s, for records and for
+/// anything else that shows a wire trajectory's ledger (`toolenv play`).
+pub fn ledger_calls(trajectory: &pb::Trajectory) -> Result<Vec<LedgerCall<'_>>, WireError> {
+    use pb::tool_call_record::Outcome as Wire;
+    trajectory
+        .calls
+        .iter()
+        .map(|call| {
+            let fault = match &call.fault {
+                None => None,
+                Some(fault) => Some((
+                    FaultKind::parse(&fault.kind)
+                        .ok_or_else(|| WireError::UnknownFaultKind { index: call.index, kind: fault.kind.clone() })?,
+                    fault.new,
+                )),
+            };
+            let reply = match &call.outcome {
+                Some(Wire::Failure(_)) => LedgerReply::Failure,
+                Some(Wire::ResultJson(_) | Wire::Error(_)) => LedgerReply::Answer,
+                Some(Wire::RawResult(_) | Wire::Invalid(_)) | None => LedgerReply::Other,
+            };
+            Ok(LedgerCall { tool: &call.tool_name, fault, reply })
+        })
+        .collect()
 }
 
 /// Reads a number, or null (how JSON writes NaN) as NaN.
@@ -421,12 +349,47 @@ mod kinds_by_name {
     }
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<FaultKind, KindCounts>, D::Error> {
-        BTreeMap::<String, KindCounts>::deserialize(deserializer)?
+        BTreeMap::<String, Stored>::deserialize(deserializer)?
             .into_iter()
             .map(|(name, counts)| {
-                FaultKind::parse(&name).map(|kind| (kind, counts)).ok_or_else(|| D::Error::custom(format!("unknown fault kind '{name}'")))
+                FaultKind::parse(&name)
+                    .map(|kind| (kind, counts.into()))
+                    .ok_or_else(|| D::Error::custom(format!("unknown fault kind '{name}'")))
             })
             .collect()
+    }
+
+    /// A kind's ledger as stored: the current form, or the one written
+    /// before `recovered` was counted over encountered calls only (no
+    /// `answered_after`, no `extra_calls`).
+    #[derive(Deserialize)]
+    struct Stored {
+        hits: u32,
+        injected: u32,
+        encountered: u32,
+        retried: u32,
+        recovered: u32,
+        #[serde(default)]
+        extra_calls: u32,
+        answered_after: Option<u32>,
+    }
+
+    impl From<Stored> for KindCounts {
+        fn from(s: Stored) -> Self {
+            let Stored { hits, injected, encountered, retried, recovered, extra_calls, answered_after } = s;
+            let (recovered, answered_after) = match answered_after {
+                Some(answered_after) => (recovered, answered_after),
+                // The older `recovered` counted every hit later answered: that is
+                // `answered_after`. A kind's hits are all refused (a stop, a lost
+                // reply) or none are (an altered reply), so its part over the
+                // encountered hits is all of it or nothing; the per-kind extra
+                // calls were not kept (see `faults::fault_recovery`).
+                None if encountered == hits => (recovered, recovered),
+                None if encountered == 0 => (0, recovered),
+                None => (recovered.min(encountered), recovered),
+            };
+            KindCounts { hits, injected, encountered, retried, recovered, extra_calls, answered_after }
+        }
     }
 }
 
@@ -464,10 +427,10 @@ pub(crate) mod tests {
         use pb::tool_call_record::Outcome as O;
         let failure = || O::Failure(pb::Failure::default());
         let ok = || O::ResultJson("{}".to_owned());
-        // 0 search: SoftRateLimit (new), failure   → retried (1, 2), recovered (2)
-        // 1 search: SoftRateLimit (carried), failure → retried (2), recovered (2)
+        // 0 search: SoftRateLimit (new), failure   → retried (1), recovered at 2: 2 extra calls
+        // 1 search: SoftRateLimit (carried), failure → retried (2), recovered at 2: 1 extra call
         // 2 search: clean result
-        // 3 book:   PartialResponse, cut payload    → retried (5), not recovered (5 faulted)
+        // 3 book:   PartialResponse, cut payload    → retried (5), not answered after (5 faulted), not encountered
         // 4 get:    HighLatency, correct result     → never called again
         // 5 book:   TransientTimeout, failure       → last call
         let calls = vec![
@@ -492,16 +455,23 @@ pub(crate) mod tests {
             ..Default::default()
         };
         let e = EpisodeResult::from_wire(&planned(&trajectory.task_id), &trajectory).unwrap();
-        let got: Vec<_> = e.faults_by_kind.iter().map(|(k, c)| (*k, (c.hits, c.injected, c.encountered, c.retried, c.recovered))).collect();
+        let got: Vec<_> = e
+            .faults_by_kind
+            .iter()
+            .map(|(k, c)| (*k, [c.hits, c.injected, c.encountered, c.retried, c.recovered, c.extra_calls, c.answered_after]))
+            .collect();
         assert_eq!(
             got,
             [
-                (TransientTimeout, (1, 1, 1, 0, 0)),
-                (HighLatency, (1, 1, 0, 0, 0)),
-                (SoftRateLimit, (2, 1, 2, 2, 2)),
-                (PartialResponse, (1, 1, 0, 1, 0)),
+                (TransientTimeout, [1, 1, 1, 0, 0, 0, 0]),
+                (HighLatency, [1, 1, 0, 0, 0, 0, 0]),
+                (SoftRateLimit, [2, 1, 2, 2, 2, 3, 2]),
+                (PartialResponse, [1, 1, 0, 1, 0, 0, 0]),
             ]
         );
+        // The kinds sum to the verdict's totals.
+        let sums = toolenv_core::FaultStats::of_kinds(e.faults_by_kind.values());
+        assert_eq!(FaultCounts::from(sums), e.fault_stats);
         assert_eq!(
             (e.domain, e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls),
             (Some(toolenv_domains::registry::TRAVEL), "react", "0.2", 2, 6)
@@ -555,7 +525,7 @@ pub(crate) mod tests {
     ];
 
     #[test]
-    fn records_stored_before_read_back_and_write_the_same_bytes() {
+    fn records_stored_before_read_back_with_their_ledger_restated() {
         let first: EpisodeResult = serde_json::from_str(STORED[0]).unwrap();
         assert_eq!(
             (first.domain, first.trial, first.calls, &first.outcome),
@@ -565,14 +535,36 @@ pub(crate) mod tests {
         let kinds: Vec<FaultKind> = first.faults_by_kind.keys().copied().collect();
         assert_eq!(kinds, [FaultKind::TransientTimeout, FaultKind::SoftRateLimit, FaultKind::CascadingFailure]);
         assert_eq!(first.faults_by_kind[&FaultKind::SoftRateLimit].hits, 2);
+        // The older `recovered` counted every hit later answered: it is read as
+        // `answered_after`, and `recovered` as its part over encountered hits.
+        let restated: Vec<_> =
+            first.faults_by_kind.values().map(|c| (c.encountered, c.recovered, c.answered_after, c.extra_calls)).collect();
+        assert_eq!(restated, [(1, 1, 1, 0), (1, 0, 0, 0), (0, 0, 0, 0)]);
         let second: EpisodeResult = serde_json::from_str(STORED[1]).unwrap();
         assert_eq!(
             (second.domain, &second.outcome),
             (Some(toolenv_domains::registry::SUPPORT), &Outcome::InfraError("server gone".into()))
         );
-        for (stored, record) in STORED.iter().zip([first, second]) {
-            assert_eq!(serde_json::to_string(&record).unwrap(), *stored);
-        }
+        // Without a per-kind ledger a record writes the same bytes; with one, it
+        // writes the ledger's current form, which reads back the same.
+        assert_eq!(serde_json::to_string(&second).unwrap(), STORED[1]);
+        let rewritten = serde_json::to_string(&first).unwrap();
+        assert_eq!(
+            rewritten,
+            STORED[0]
+                .replace(r#""retried":1,"recovered":1}"#, r#""retried":1,"recovered":1,"extra_calls":0,"answered_after":1}"#)
+                .replace(r#""recovered":0}"#, r#""recovered":0,"extra_calls":0,"answered_after":0}"#)
+        );
+        let reread: EpisodeResult = serde_json::from_str(&rewritten).unwrap();
+        assert_eq!(serde_json::to_string(&reread).unwrap(), rewritten, "λ is NaN: compared as written");
+        // A silent kind's older `recovered` (every hit later answered) is not a recovery.
+        let silent = STORED[0].replace(
+            r#""CascadingFailure":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0}"#,
+            r#""PartialResponse":{"hits":2,"injected":2,"encountered":0,"retried":2,"recovered":2}"#,
+        );
+        let silent: EpisodeResult = serde_json::from_str(&silent).unwrap();
+        let cut = silent.faults_by_kind[&FaultKind::PartialResponse];
+        assert_eq!((cut.encountered, cut.recovered, cut.answered_after, cut.retried), (0, 0, 2, 2));
         // A fault kind nobody knows is refused; an unknown domain reads as none.
         assert!(
             serde_json::from_str::<EpisodeResult>(&STORED[1].replace(
@@ -590,7 +582,7 @@ pub(crate) mod tests {
         let mut e = episode("travel/x/001", 1, Outcome::InfraError("worker crashed".into()));
         e.faults_by_kind.insert(
             toolenv_core::chaos::FaultKind::SoftRateLimit,
-            KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2 },
+            KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2, extra_calls: 3, answered_after: 2 },
         );
         e.tokens = Some(TokenUsage { input: 10, output: 5 });
         let json = serde_json::to_string(&e).unwrap();

@@ -207,10 +207,20 @@ pub(crate) fn trajectory(trajectory: &pb::Trajectory) {
     println!("state diff:\n{}", indent(if verdict.state_diff_text.is_empty() { "(none)" } else { verdict.state_diff_text.trim_end() }, 2));
     println!("final state hash: {}", verdict.final_state_hash);
     if let Some(stats) = &verdict.fault_stats {
-        println!(
-            "faults: {} injected, {} encountered, {} recovered, {} extra calls",
-            stats.injected, stats.encountered, stats.recovered, stats.extra_calls
-        );
+        // The verdict's totals, then the per-kind ledger they sum (the same
+        // definitions: toolenv_core::fault_ledger), from the calls above.
+        let kinds = toolenv_runs::metrics::ledger_calls(trajectory).map(|calls| toolenv_runs::metrics::fault_ledger(&calls));
+        let kinds = kinds.unwrap_or_default();
+        let (hits, retried) = kinds.values().fold((0, 0), |(h, r), c| (h + c.hits, r + c.retried));
+        let line = |injected, encountered, recovered, extra_calls, hits, retried| {
+            format!(
+                "{injected} injected, {encountered} encountered, {recovered} recovered, {extra_calls} extra calls; {hits} calls met, {retried} retried"
+            )
+        };
+        println!("faults: {}", line(stats.injected, stats.encountered, stats.recovered, stats.extra_calls, hits, retried));
+        for (kind, c) in &kinds {
+            println!("  {}: {}", kind.name(), line(c.injected, c.encountered, c.recovered, c.extra_calls, c.hits, c.retried));
+        }
     }
     for note in &verdict.fault_notes {
         println!("  {note}");

@@ -21,7 +21,7 @@ mod verify;
 pub use finish::{Assess, Judgement};
 
 pub use fork::{ForkError, ReplayCall, Source, replay_key};
-pub use ledger::FaultStats;
+pub use ledger::{FaultStats, KindCounts, LedgerCall, LedgerReply, fault_ledger};
 use record::CallExtra;
 pub use record::{CallError, CallRecord, FaultRecord, Trajectory};
 pub use roles::{CLARIFICATION_CHECK, RoleSpec, TeamError};

@@ -150,14 +150,25 @@ fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
     let summary = serde_json::to_value(crate::report::summary(&results, 2, 2, Default::default(), Default::default()).unwrap()).unwrap();
     let by_kind = summary["agents"][1]["recovery"]["by_kind"].as_object().unwrap();
     assert_eq!(by_kind.keys().collect::<Vec<_>>(), ["CascadingFailure", "SoftRateLimit", "TransientTimeout"]);
+    // The older per-kind ledger restated: the kinds sum to the totals (the
+    // extra calls given to the one kind that recovered).
+    let recovery = &summary["agents"][1]["recovery"];
+    for figure in ["injected", "encountered", "recovered", "extra_calls"] {
+        let sum: u64 = by_kind.values().map(|k| k[figure].as_u64().unwrap()).sum();
+        assert_eq!(sum, recovery[figure].as_u64().unwrap(), "{figure}: {recovery}");
+    }
+    assert_eq!(by_kind["TransientTimeout"]["extra_calls"], 2);
     assert_eq!(summary["agents"][1]["by_domain"][0]["label"], "travel");
-    // The export writes the stored results back byte for byte.
+    // The export writes the stored results back as this version reads them
+    // (a per-kind ledger in its current form).
     let mut out = Vec::new();
     store.export_jsonl(&run, &mut out).unwrap();
     let lines: Vec<serde_json::Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     for (line, stored) in lines.iter().zip([STORED[1], STORED[0]]) {
-        assert_eq!(line["result"], serde_json::from_str::<serde_json::Value>(stored).unwrap());
+        let read: crate::metrics::EpisodeResult = serde_json::from_str(stored).unwrap();
+        assert_eq!(line["result"], serde_json::to_value(read).unwrap());
     }
+    assert_eq!(lines[0]["result"], serde_json::from_str::<serde_json::Value>(STORED[1]).unwrap(), "no ledger, as stored");
     assert_eq!(lines[1]["trajectory"]["verdict"]["final_state_hash"], "abc");
 }
 
