@@ -252,7 +252,12 @@ impl TeamEnv for RemoteEnv {
         }
         let mut client = self.client.clone();
         match self.runtime.block_on(client.join(&self.episode_id, role)) {
-            Ok(reply) => Ok(reply.agent_id),
+            Ok(reply) => {
+                // The join took an index of the episode too: the next call's
+                // goes unsent until an answer says it again.
+                self.next_index = None;
+                Ok(reply.agent_id)
+            }
             Err(ClientError::Status(status)) if status.code() != tonic::Code::Unavailable && status.code() != tonic::Code::Internal => {
                 Err(status.message().to_owned())
             }
