@@ -5,19 +5,24 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// A second `initialize` is answered with an error, and the session goes on.
-#[test]
-fn a_second_initialize_is_refused_and_the_session_goes_on() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
-        .args(["mcp", "travel/cheapest-flight/001"])
+/// `toolenv mcp ARGS` on an embedded server, with its store in `dir` and piped stdio.
+fn mcp(dir: &tempfile::TempDir, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(args)
         .env_remove("TOOLENV_URL")
         .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("toolenv mcp starts");
+        .expect("toolenv mcp starts")
+}
+
+/// A second `initialize` is answered with an error, and the session goes on.
+#[test]
+fn a_second_initialize_is_refused_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut child = mcp(&dir, &["mcp", "travel/cheapest-flight/001"]);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut ask = move |message: Value| -> Value {
@@ -51,15 +56,7 @@ fn a_second_initialize_is_refused_and_the_session_goes_on() {
 #[test]
 fn closing_stdin_after_a_slow_call_still_gets_its_reply() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
-        .args(["mcp", "travel/cheapest-flight/001", "--faults", "timeout-only", "--seed", "4", "--time-scale", "1.2"])
-        .env_remove("TOOLENV_URL")
-        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolenv mcp starts");
+    let mut child = mcp(&dir, &["mcp", "travel/cheapest-flight/001", "--faults", "timeout-only", "--seed", "4", "--time-scale", "1.2"]);
     let mut stdin = child.stdin.take().expect("stdin");
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
