@@ -100,7 +100,7 @@ impl RunHost {
         })
         .await;
         match joined {
-            Ok(result) => result.map_err(store_error),
+            Ok(result) => result.map_err(Error::store),
             Err(_) => Err(Error::Internal("the store's thread failed")),
         }
     }
@@ -180,8 +180,4 @@ impl RunHost {
             }
         }
     }
-}
-
-fn store_error(error: StoreError) -> Error {
-    Error::store(error)
 }
