@@ -151,7 +151,20 @@ impl TempPostgres {
 
     /// Runs SQL in database `name` with psql and returns its output (unaligned, no headers).
     pub fn psql(&self, name: &str, sql: &str) -> String {
-        let out = Command::new(self.bin.join("psql"))
+        let out = self.psql_command(name).args(["-c", sql]).output().expect("psql runs");
+        assert!(out.status.success(), "psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// An open psql session on database `name` that runs the SQL written to
+    /// its stdin as it comes (to hold a transaction's locks meanwhile).
+    pub fn psql_session(&self, name: &str) -> Child {
+        self.psql_command(name).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("psql runs")
+    }
+
+    fn psql_command(&self, name: &str) -> Command {
+        let mut command = Command::new(self.bin.join("psql"));
+        command
             .args([
                 "-X",
                 "-q",
@@ -168,12 +181,8 @@ impl TempPostgres {
                 "-d",
                 name,
             ])
-            .args(["-c", sql])
-            .env("PGPASSWORD", PASSWORD)
-            .output()
-            .expect("psql runs");
-        assert!(out.status.success(), "psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+            .env("PGPASSWORD", PASSWORD);
+        command
     }
 
     /// Stops the server (fast shutdown: clients are disconnected).

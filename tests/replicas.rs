@@ -312,3 +312,150 @@ async fn calls_retried_through_a_store_restart_are_applied_once() {
         server.shutdown().await.unwrap();
     }
 }
+
+/// A call's reply goes only once the call is in the log as the copy that
+/// answered played it. Here a retry of a call reaches the replica while the
+/// first attempt's append waits on a lock; the retry is answered from the
+/// copy in memory; then the first attempt's connection is terminated (its
+/// append fails and the copy is dropped). The retry must not be answered
+/// OK for a call the log does not hold: it is UNAVAILABLE, and the next
+/// attempt (rebuilt from the log) applies the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_is_sent_only_for_a_call_in_the_log() {
+    use std::io::Write as _;
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("confirmed");
+    let (server, mut client) = replica(&url).await;
+    let task = &suite()[0];
+    let episode = client.create(toolenv_tests::new_episode(&task.id, 3, 0)).await.unwrap();
+    let call = &task.reference[0];
+    let request = pb::CallToolRequest {
+        episode_id: episode.episode_id.clone(),
+        tool_name: call.tool.to_owned(),
+        arguments_json: call.arguments.to_string(),
+        expected_index: Some(0),
+        ..Default::default()
+    };
+    let mut lock = pg.psql_session("confirmed");
+    let mut sql = lock.stdin.take().unwrap();
+    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
+    let waiting = || pg.psql("confirmed", "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+    let locked = || pg.psql("confirmed", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while locked() != "1" {
+        assert!(std::time::Instant::now() < deadline, "the lock was never taken");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let first = tokio::spawn({
+        let (mut client, request) = (client.clone(), request.clone());
+        async move { client.call(request).await }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while waiting() != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first attempt never waited on the lock: {}",
+            pg.psql("confirmed", "SELECT wait_event_type, wait_event, query FROM pg_stat_activity")
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let retry = tokio::spawn({
+        let (mut client, request) = (client.clone(), request.clone());
+        async move { client.call(request).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    pg.psql("confirmed", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+    let first = first.await.unwrap();
+    let retry = retry.await.unwrap();
+    writeln!(sql, "ROLLBACK;").unwrap();
+    drop(sql);
+    lock.wait().unwrap();
+    let logged = pg.psql("confirmed", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{}'", episode.episode_id));
+    for (what, answer) in [("first attempt", &first), ("retry", &retry)] {
+        match answer {
+            Ok(_) => assert_eq!(logged, "1", "the {what} was answered OK for a call the log does not hold"),
+            Err(toolenv_client::ClientError::Status(status)) => assert_eq!(status.code(), tonic::Code::Unavailable, "{what}: {status:?}"),
+            Err(other) => panic!("{what}: {other:?}"),
+        }
+    }
+    // The next attempt is answered from the log, or applies the call there: once.
+    client.call(request).await.expect("the call, sent again with its index");
+    assert_eq!(client.trajectory(&episode.episode_id).await.unwrap().calls.len(), 1);
+    assert_eq!(pg.psql("confirmed", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{}'", episode.episode_id)), "1");
+    server.shutdown().await.unwrap();
+}
+
+/// A copy of an episode behind the log (the replica that created it, while
+/// the calls went to another) answers a call whose index is ahead of it by
+/// rebuilding itself from the log, not by refusing the call as ahead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_behind_the_log_catches_up_for_a_call_with_its_index() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("behind");
+    let (single, mut reference) = start().await;
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let task = &suite()[0];
+    let calls = toolenv_domains::agent::random_calls(task, 5, 6);
+    let request = |id: &str, index: usize| pb::CallToolRequest {
+        episode_id: id.to_owned(),
+        tool_name: calls[index].tool.to_owned(),
+        arguments_json: calls[index].arguments.to_string(),
+        expected_index: Some(index as u32),
+        ..Default::default()
+    };
+    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..toolenv_tests::new_episode(&task.id, 5, 0) };
+    let expected_episode = reference.create(create()).await.unwrap();
+    for index in 0..calls.len() {
+        let _ = reference.call(request(&expected_episode.episode_id, index)).await;
+    }
+    let expected = reference.trajectory(&expected_episode.episode_id).await.unwrap();
+    let id = on_a.create(create()).await.unwrap().episode_id;
+    for index in 0..calls.len() {
+        // Calls 0-2 on B (which rebuilds the episode), the rest on A, whose copy has none of them.
+        let client = if index < 3 { &mut on_b } else { &mut on_a };
+        if let Err(toolenv_client::ClientError::Status(status)) = client.call(request(&id, index)).await {
+            assert_ne!(status.code(), tonic::Code::FailedPrecondition, "call {index}: {status:?}");
+        }
+    }
+    let moved = on_a.trajectory(&id).await.unwrap();
+    for (replicas, single) in moved.calls.iter().zip(&expected.calls) {
+        assert!(replicas == single, "the call differs from one process's: {replicas:?} {single:?}");
+    }
+    assert_eq!(moved.calls.len(), expected.calls.len());
+    for server in [single, a, b] {
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// With replicas, the database owns a hosted episode's lease: the replica
+/// that created the episode (by `NextEpisode`) and sees no call of it, as
+/// the calls go to another replica that renews the lease with each one,
+/// drops its idle copy without revoking the episode; a later call there
+/// plays on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_lease_is_not_revoked_by_an_idle_copy() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("live");
+    let quick = || Config { store: Some(url.clone().into()), episode_idle_timeout: std::time::Duration::from_secs(2), ..Config::default() };
+    let (a, mut on_a) = toolenv_tests::start_with(quick()).await;
+    let (b, mut on_b) = toolenv_tests::start_with(quick()).await;
+    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
+    let run = on_a.runs().create_run(request).await.unwrap().into_inner().run_id;
+    let (lease, _) = on_a.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
+    let episode = lease.episode.unwrap();
+    let task = suite().iter().find(|t| t.id == episode.task_id).expect("a suite task");
+    let (tool, arguments) = (task.reference[0].tool, task.reference[0].arguments.to_string());
+    // Calls on B every 200 ms for 1.6 s: the lease lives; A's copy idles past it.
+    for _ in 0..8 {
+        let _ = on_b.call_json(&episode.episode_id, tool, &arguments).await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    if let Err(toolenv_client::ClientError::Status(status)) = on_a.call_json(&episode.episode_id, tool, &arguments).await {
+        assert!(!status.message().contains("lease"), "a live lease refused on the replica that created it: {status:?}");
+    }
+    on_a.finish(finishing(&episode.episode_id)).await.expect("the episode finishes");
+    for server in [a, b] {
+        server.shutdown().await.unwrap();
+    }
+}

@@ -87,7 +87,14 @@ async fn the_readme_recipe_and_a_plain_self_signed_certificate_both_work() {
     // http:// to a TLS server, and a CA file for http://.
     let plain_url = format!("http://{}", server.addr());
     let plain = Client::connect(&plain_url).await.unwrap().list_tasks(None, None).await.unwrap_err();
-    assert!(chain(&plain).contains("use an https:// url"), "{}", chain(&plain));
+    assert!(chain(&plain).contains(toolenv_client::CONNECTION_BROKE), "{}", chain(&plain));
+    // Asked again, the server tells which it was: it speaks TLS.
+    let hint = tokio::task::spawn_blocking({
+        let url = plain_url.clone();
+        move || toolenv_client::broken_connection_hint(&url)
+    });
+    let hint = hint.await.unwrap().expect("a hint");
+    assert!(hint.contains("expects TLS") && hint.contains("https://"), "{hint}");
     let ca_for_http = Client::connect_with(&plain_url, &Credentials { token: None, ca_pem: Some(read("self.pem")) }).await.unwrap_err();
     assert!(chain(&ca_for_http).contains("use https://"), "{}", chain(&ca_for_http));
     let not_pem = Client::connect_with(&server.url(), &Credentials { token: None, ca_pem: Some(b"not a certificate".to_vec()) }).await;
@@ -102,4 +109,20 @@ async fn the_readme_recipe_and_a_plain_self_signed_certificate_both_work() {
     let error = chain(&list(&server.url(), &read("other.pem"), Some(TOKEN)).await.unwrap_err());
     assert!(error.contains("not valid for name"), "{error}");
     server.shutdown().await.unwrap();
+}
+
+/// A connection that broke under a plain `http://` request is told apart by
+/// asking the server again: one that answers plain HTTP/2 stopped or
+/// restarted mid-call (not the TLS advice); one gone is said to be gone.
+#[tokio::test]
+async fn a_broken_connection_is_told_apart_from_a_tls_server() {
+    let server = RunningServer::start(Config::default()).await.unwrap();
+    let url = format!("http://{}", server.addr());
+    let ask = |url: String| tokio::task::spawn_blocking(move || toolenv_client::broken_connection_hint(&url));
+    let up = ask(url.clone()).await.unwrap().expect("a hint");
+    assert!(up.contains("answers plain HTTP/2") && !up.contains("TLS"), "{up}");
+    server.shutdown().await.unwrap();
+    let gone = ask(url.clone()).await.unwrap().expect("a hint");
+    assert!(gone.contains("nothing listens"), "{gone}");
+    assert_eq!(ask("https://127.0.0.1:1".into()).await.unwrap(), None, "only plain http:// urls are asked");
 }

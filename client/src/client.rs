@@ -37,14 +37,57 @@ pub enum ClientError {
     Agent(#[from] toolenv_agents::AgentError),
 }
 
-/// A status as `Code: message`, with what to do when the message alone
-/// does not say: a connection that broke on its first request is most
-/// often plain HTTP/2 sent to a TLS server.
+/// What a status whose connection broke says after its message.
+pub const CONNECTION_BROKE: &str =
+    "the connection broke: the server stopped or restarted mid-call, or it serves TLS and the url needs https:// (and --ca-cert)";
+
+/// A status as `Code: message`, with what may have happened when the
+/// message alone does not say: a connection that broke is a server that went
+/// away mid-call, or plain HTTP/2 sent to a TLS server.
 fn status_text(status: &tonic::Status) -> String {
-    let broke = matches!(status.code(), tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Unavailable)
-        && (status.message() == "transport error" || status.message().contains("h2 protocol error"));
-    let hint = if broke { " (the connection broke: if the server serves TLS, use an https:// url and --ca-cert)" } else { "" };
-    format!("{:?}: {}{hint}", status.code(), status.message())
+    let message = status.message();
+    let broke = match status.code() {
+        tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Unavailable => {
+            message == "transport error" || message.contains("h2 protocol error")
+        }
+        // What tonic says when the connection went away under a request.
+        tonic::Code::Cancelled => message == "operation was canceled",
+        _ => false,
+    };
+    let hint = if broke { format!(" ({CONNECTION_BROKE})") } else { String::new() };
+    format!("{:?}: {message}{hint}", status.code())
+}
+
+/// Why a connection to a plain `http://` url broke under a request (a
+/// status that says [`CONNECTION_BROKE`]), found by asking the server once
+/// more: it is gone, it speaks TLS, or it speaks plain HTTP/2 (so it, or a
+/// replica behind a proxy, stopped mid-call). `None` when it cannot tell.
+/// Blocks for at most a few seconds.
+pub fn broken_connection_hint(url: &str) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    use std::net::ToSocketAddrs as _;
+    let authority = url.strip_prefix("http://")?.split('/').next()?;
+    let addr = authority.to_socket_addrs().ok()?.next()?;
+    let timeout = std::time::Duration::from_secs(2);
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, timeout) else {
+        return Some(format!("nothing listens at {url} now: the server stopped under the request; start it again and rerun"));
+    };
+    stream.set_read_timeout(Some(timeout)).ok()?;
+    // The HTTP/2 connection preface and an empty SETTINGS frame.
+    stream.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0").ok()?;
+    let mut first = [0u8; 9];
+    let tls = "the server expects TLS: use an https:// url (and --ca-cert for a private CA or a self-signed certificate)";
+    match stream.read(&mut first) {
+        // A TLS record (an alert or a handshake) or a closed connection: not HTTP/2 in the clear.
+        Ok(0) => Some(tls.to_owned()),
+        Ok(_) if matches!(first[0], 0x15 | 0x16) => Some(tls.to_owned()),
+        // A SETTINGS frame: the server (or a proxy in front of it) speaks HTTP/2 in the clear.
+        Ok(n) if n >= 4 && first[3] == 0x04 => Some(format!(
+            "{url} answers plain HTTP/2 again: the server (or a replica behind a proxy) stopped or restarted under the request; rerun the command"
+        )),
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => Some(tls.to_owned()),
+        _ => None,
+    }
 }
 
 // Not `#[from]`: that would also make the status the error's source, and

@@ -39,7 +39,7 @@ mod remote;
 mod tls;
 pub mod worker;
 
-pub use client::{Bearer, Client, ClientError, Credentials, EPISODE_HEADER, Transport};
+pub use client::{Bearer, CONNECTION_BROKE, Client, ClientError, Credentials, EPISODE_HEADER, Transport, broken_connection_hint};
 pub use play::{EpisodeOutcome, play, play_episode, run_plan};
 pub use remote::RemoteEnv;
 pub use tls::TlsSetupError;

@@ -9,18 +9,32 @@ use serde::Serialize;
 
 use crate::metrics::{self, Breakdown, EpisodeResult, InfraConvention, PassK, Population};
 
-/// A minimum detectable difference in percentage points (`±8.1`), or `-`.
+/// `n` and the noun, plural unless `n` is 1: `1 task`, `3 infrastructure errors`.
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
+/// A minimum detectable difference as a number of percentage points (`±8.1`).
+fn pp(mde: f64) -> String {
+    format!("±{:.1}", mde * 100.0)
+}
+
+/// A minimum detectable difference with its unit (`±8.1 pp`), or `n/a`.
 fn mde_pp(mde: Option<f64>) -> String {
-    mde.map_or("-".to_owned(), |m| format!("±{:.1}", m * 100.0))
+    mde.map_or("n/a".to_owned(), |m| pp(m) + " pp")
 }
 
 /// The MDEs of pass^1 and pass^k as `±a/±b pp` (`±a pp` with one trial,
-/// where the two are the same figure).
+/// where the two are the same figure); `n/a` for one that is not defined.
 fn mde_text(pass_1: &PassK, pass_k: &PassK, k: u32) -> String {
-    if k == 1 {
-        return format!("{} pp", mde_pp(pass_1.mde));
+    match (pass_1.mde, pass_k.mde) {
+        _ if k == 1 => mde_pp(pass_1.mde),
+        (Some(one), Some(all)) => format!("{}/{} pp", pp(one), pp(all)),
+        (one, all) => format!("{}/{}", mde_pp(one), mde_pp(all)),
     }
-    format!("{}/{} pp", mde_pp(pass_1.mde), mde_pp(pass_k.mde))
 }
 
 /// The name of a pair of figures at 1 and at k (`ceiling ^1/^4`), or of the
@@ -149,14 +163,14 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
         let _ = writeln!(
             out,
             "  fault recovery: {} injected, {} encountered, {} recovered ({rate}), extra calls per fault {extra}; \
-             {} calls met, {} retried; MDE {} pp over {} faults",
+             {} calls met, {} retried; MDE {} over {}",
             recovery.injected,
             recovery.encountered,
             recovery.recovered,
             recovery.hits,
             recovery.retried,
             mde_pp(recovery.recovery_rate.mde),
-            recovery.encountered
+            counted(recovery.encountered, "fault")
         );
     }
     let usage = &agent.usage;
@@ -237,12 +251,12 @@ fn render_surface(out: &mut String, agent: &AgentSummary, k: u32) {
     let (tasks_low, tasks_high) = extreme(&mut cells.iter().map(|p| p.tasks as f64));
     if !cells.is_empty() {
         let range = |low: String, high: String| if low == high { low } else { format!("{low}–{high}") };
-        let mde = if mde_low.is_finite() { range(mde_pp(Some(mde_low)), mde_pp(Some(mde_high))) + " pp" } else { "-".to_owned() };
+        let mde = if mde_low.is_finite() { range(pp(mde_low), pp(mde_high)) + " pp" } else { "n/a".to_owned() };
         let _ = writeln!(
             out,
-            "  R({k}, ε, λ) per cell: MDE {mde} over {} tasks per cell ({} cells)",
-            range(tasks_low.to_string(), tasks_high.to_string()),
-            cells.len()
+            "  R({k}, ε, λ) per cell: MDE {mde} over {} per cell ({})",
+            if tasks_low == tasks_high { counted(tasks_low as u64, "task") } else { format!("{tasks_low}–{tasks_high} tasks") },
+            counted(cells.len() as u64, "cell")
         );
     }
     let relative = &agent.relative;
@@ -406,6 +420,15 @@ mod tests {
     use super::*;
     use crate::metrics::Outcome;
     use crate::metrics::tests::episode;
+
+    #[test]
+    fn counted_says_one_in_the_singular() {
+        assert_eq!(counted(1u64, "infrastructure error"), "1 infrastructure error");
+        assert_eq!(counted(0u64, "task"), "0 tasks");
+        assert_eq!(counted(20u32, "task"), "20 tasks");
+        assert_eq!(mde_pp(None), "n/a");
+        assert_eq!(mde_pp(Some(0.081)), "±8.1 pp");
+    }
 
     #[test]
     fn infrastructure_errors_are_counted_either_way_and_excluded_on_request() {

@@ -287,6 +287,17 @@ impl Registry {
 
     /// Drops a live episode: its durable log fell behind it, so its next
     /// request rebuilds it from the log.
+    /// Drops the live episode `id` if `which` says it is the copy meant (a
+    /// copy rebuilt meanwhile by another request is kept).
+    pub(crate) fn evict_if(&self, id: &str, which: impl Fn(&Session) -> bool) {
+        let Some(key) = key(id) else { return };
+        let mut shard = self.shard(key).lock();
+        let meant = shard.get(&key).is_some_and(|entry| entry.try_lock().is_none_or(|entry| which(&entry.session)));
+        if meant && shard.remove(&key).is_some() {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
     pub(crate) fn evict(&self, id: &str) {
         if let Some(key) = key(id)
             && self.shard(key).lock().remove(&key).is_some()
@@ -431,7 +442,8 @@ impl Registry {
 
     /// Drops episodes idle for longer than `idle`, and revokes those whose
     /// run lease expired (handing their planned episodes back to the run);
-    /// returns how many were dropped.
+    /// with replicas, drops a leased episode idle for its lease timeout
+    /// without revoking it (see below). Returns how many were dropped.
     pub(crate) fn expire(&self, idle: Duration) -> usize {
         let now = Instant::now();
         let mut removed = 0;
@@ -444,6 +456,12 @@ impl Registry {
                 let Some(entry) = entry.try_lock() else { return true };
                 let idle_for = entry.idle_for(now);
                 if let Some(lease) = entry.session.lease.as_ref().filter(|lease| idle_for >= lease.timeout()) {
+                    // With replicas the database owns the lease (each logged call
+                    // renews it; an append says when it was lost): an idle copy
+                    // here is only dropped, and rebuilt from the log if asked for.
+                    if entry.session.logged.is_some() {
+                        return false;
+                    }
                     lapsed.push((format!("ep-{key:032x}"), lease.clone()));
                 }
                 idle_for < idle

@@ -84,8 +84,22 @@ counts=$(psql_run -c "SELECT COUNT(*), COUNT(DISTINCT plan_index), COUNT(*) FILT
 "$toolenv" report run-0001 --json --store "$out/single.db" >"$out/single.json"
 python3 - "$out/replicas.json" "$out/single.json" <<'PY'
 import json, sys
-a, b = (json.dumps(json.load(open(p))["report"], sort_keys=True) for p in sys.argv[1:])
-if a != b:
+a, b = (json.load(open(p))["report"] for p in sys.argv[1:])
+
+def differences(x, y, path=""):
+    """The JSON pointers where x and y differ, with both values."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        for key in sorted(set(x) | set(y)):
+            yield from differences(x.get(key), y.get(key), f"{path}/{key}")
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (u, v) in enumerate(zip(x, y)):
+            yield from differences(u, v, f"{path}/{i}")
+    elif x != y:
+        yield f"{path}: replicas {json.dumps(x)[:200]}, single process {json.dumps(y)[:200]}"
+
+found = list(differences(a, b))
+if found:
+    print("\n".join(found[:40]), file=sys.stderr)
     sys.exit("FAILED: the replicas' report differs from the single process's")
 PY
 rebuilt=$(cat "$out"/replica*.log | grep -c 'rebuilt from the durable log' || true)

@@ -50,13 +50,14 @@ fn main() -> ExitCode {
         // Structured: one object per line, the event's fields flattened, its spans listed.
         LogFormat::Json => logs.json().flatten_event(true).with_current_span(false).with_span_list(true).init(),
     }
+    let url = cli.url.clone();
     let outcome =
         tokio::runtime::Runtime::new().context("cannot start the async runtime").and_then(|runtime| runtime.block_on(cli::run(cli)));
     match outcome {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {}", error_text(&error));
+            eprintln!("error: {}", error_text(&error, url.as_deref()));
             ExitCode::from(2)
         }
     }
@@ -65,8 +66,10 @@ fn main() -> ExitCode {
 /// An error and its causes on one line, each said once: a cause whose
 /// text its parent already printed (`Address already in use (os error 98)`
 /// wrapped by an error that repeats it) is left out; then a hint where the
-/// error has a usual cause the user can fix.
-fn error_text(error: &anyhow::Error) -> String {
+/// error has a usual cause the user can fix. A connection that broke under
+/// a request to `url` is told apart by asking the server again
+/// ([`toolenv_client::broken_connection_hint`]).
+fn error_text(error: &anyhow::Error, url: Option<&str>) -> String {
     let mut text = String::new();
     for cause in error.chain() {
         let cause = cause.to_string();
@@ -77,6 +80,10 @@ fn error_text(error: &anyhow::Error) -> String {
             text.push_str(": ");
         }
         text.push_str(&cause);
+    }
+    let broke = format!(" ({})", toolenv_client::CONNECTION_BROKE);
+    if let Some(hint) = text.contains(&broke).then(|| url.and_then(toolenv_client::broken_connection_hint)).flatten() {
+        return format!("{}\nhint: {hint}", text.replace(&broke, ""));
     }
     for (symptom, hint) in HINTS {
         if text.contains(symptom) {

@@ -40,7 +40,13 @@ fn run_plays_the_whole_suite_with_the_reference_agent() {
 #[test]
 fn selfcheck_passes_and_play_prints_a_verdict() {
     let out = toolenv(&["selfcheck"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // The paper suite has no answer task: no empty answers table.
+    assert!(stdout.contains("WRONG CHEATS FAILED") && !stdout.contains("ANSWER CHEATS"), "{stdout}");
+    let out = toolenv(&["selfcheck", "--suite", "generated:2:4", "--domain", "scheduling", "--level", "3"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\n4 tasks of the ") && stdout.contains("ANSWER CHEATS"), "{stdout}");
     let out = toolenv(&["play", "scheduling/book-meeting/001"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("verdict: PASS") && stdout.contains("+ /calendar/2026-01-01"), "{stdout}");

@@ -78,3 +78,29 @@ fn log_format_json_writes_one_object_per_line() {
     assert_eq!(listening["level"], "INFO");
     assert!(listening["addr"].as_str().is_some_and(|a| a.starts_with("127.0.0.1:")), "{listening}");
 }
+
+/// `serve --log-format json`'s banner is log events too: every line on
+/// stderr is a JSON object, the address among them.
+#[test]
+fn serve_with_json_logs_prints_no_plain_banner() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(["--log-format", "json", "serve", "--addr", "127.0.0.1:0", "--no-store"])
+        .env("TOOLENV_STORE", dir.path().join("runs.db"))
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let banner = loop {
+        let line = lines.next().expect("serve announces its address").unwrap();
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        if event["message"].as_str().is_some_and(|m| m.starts_with("toolenv listening on ")) {
+            break event;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(banner["level"], "INFO", "{banner}");
+}

@@ -35,6 +35,22 @@ use crate::error::Error;
 use crate::registry::{Registry, Session};
 use crate::runs::{LeaseTag, RunHost};
 
+/// The copy of an episode a request played on, and how many of its calls
+/// the log must hold before the request's reply goes.
+#[derive(Debug, Default)]
+pub(crate) struct Played {
+    /// The copy's log gate (`None`: an episode this server does not log).
+    pub(crate) gate: Option<Arc<tokio::sync::Mutex<usize>>>,
+    pub(crate) calls: usize,
+}
+
+impl Played {
+    /// What the request played on `session`, read just after it played.
+    pub(crate) fn on(session: &Session) -> Self {
+        Self { gate: session.logged.clone(), calls: session.episode.trajectory().calls.len() }
+    }
+}
+
 /// What [`Replica::sync`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Synced {
@@ -92,27 +108,40 @@ impl Replica {
         })
     }
 
-    /// Appends the calls the episode accepted since its last append, before
-    /// the caller replies. A failed append drops the episode here (its next
-    /// request rebuilds it from the log) and is UNAVAILABLE, saying that the
-    /// call's outcome is unknown (its commit may have happened); a copy
-    /// found stale (another replica played it further) is [`Synced::Stale`],
-    /// dropped here, to be rebuilt and the call played again.
-    pub(crate) async fn sync(&self, registry: &Registry, id: &str) -> Result<Synced, Error> {
-        let Ok(Some(gate)) = registry.with(id, |session| session.logged.clone()) else { return Ok(Synced::Logged) };
+    /// Appends the calls this copy of the episode accepted since its last
+    /// append, before the caller replies: the reply is sent only once the log
+    /// holds every call up to `played.calls` as this copy played them.
+    ///
+    /// A failed append drops the copy here (its next request rebuilds it from
+    /// the log) and is UNAVAILABLE, saying that the call's outcome is unknown
+    /// (its commit may have happened). A copy dropped or finished by another
+    /// request before this one's calls were logged is UNAVAILABLE too: its
+    /// reply was never confirmed (a retry with the same index is answered
+    /// from the log). A copy found stale (another replica played it further)
+    /// is [`Synced::Stale`], dropped here, to be rebuilt and the call played
+    /// again.
+    pub(crate) async fn sync(&self, registry: &Registry, id: &str, played: &Played) -> Result<Synced, Error> {
+        let Some(gate) = &played.gate else { return Ok(Synced::Logged) };
         let mut logged = gate.lock().await;
-        let first = *logged;
-        let pending = registry.with(id, |session| {
-            let calls = &session.episode.trajectory().calls;
-            let pending =
-                calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c.into())).collect::<Vec<_>>();
-            (pending, session.lease.as_ref().map(LeaseTag::timeout))
-        });
-        // Finished or gone meanwhile: its calls were logged by the request that got there first.
-        let Ok((pending, lease_timeout)) = pending else { return Ok(Synced::Logged) };
-        if pending.is_empty() {
+        if *logged >= played.calls {
             return Ok(Synced::Logged);
         }
+        let first = *logged;
+        let this_copy = |session: &Session| session.logged.as_ref().is_some_and(|held| Arc::ptr_eq(held, gate));
+        let pending = registry.with(id, |session| {
+            this_copy(session).then(|| {
+                let calls = &session.episode.trajectory().calls;
+                let pending =
+                    calls.get(first..).unwrap_or_default().iter().map(|c| logged_record(&session.episode, c.into())).collect::<Vec<_>>();
+                (pending, session.lease.as_ref().map(LeaseTag::timeout))
+            })
+        });
+        let Ok(Some((pending, lease_timeout))) = pending else {
+            return Err(Error::Unavailable(format!(
+                "episode {id}: the call was not confirmed by the durable log (this server's copy of the episode was dropped \
+                 meanwhile); send it again with the same expected_index"
+            )));
+        };
         let count = pending.len();
         match self.store.append_calls(id.to_owned(), first as u32, pending).await {
             Ok(appended) if appended.calls == count => {
@@ -129,17 +158,18 @@ impl Replica {
                 }
             }
             Ok(_) => {
-                registry.evict(id);
+                registry.evict_if(id, this_copy);
                 tracing::info!(episode_id = %id, "stale copy (another replica played the episode further); rebuilding it");
                 Ok(Synced::Stale)
             }
             Err(error) => {
-                registry.evict(id);
+                registry.evict_if(id, this_copy);
                 tracing::warn!(episode_id = %id, %error, "call not confirmed by the log; the episode is dropped here and rebuilt from the log");
                 // The commit's outcome is unknown: the call may be in the log.
                 Err(match Error::store(error) {
                     Error::Unavailable(why) => Error::Unavailable(format!(
-                        "{why}; the call may have been logged all the same: GetTrajectory shows whether it was, before calling again"
+                        "{why}; the call may have been logged all the same: send it again with the same expected_index, \
+                         or read GetTrajectory before calling again"
                     )),
                     other => other,
                 })
@@ -150,16 +180,18 @@ impl Replica {
     /// Drops this server's copy of the episode if the log holds more calls
     /// than it (another replica played it further), so that [`Replica::ensure`]
     /// rebuilds it: before finishing, when a stale copy would judge the wrong state.
-    pub(crate) async fn drop_if_stale(&self, registry: &Registry, id: &str) -> Result<(), Error> {
+    /// Whether it dropped it.
+    pub(crate) async fn drop_if_stale(&self, registry: &Registry, id: &str) -> Result<bool, Error> {
         let Ok(Some(held)) = registry.with(id, |session| session.logged.is_some().then(|| session.episode.trajectory().calls.len())) else {
-            return Ok(());
+            return Ok(false);
         };
         if let Some(logged) = self.store.logged_calls(id.to_owned()).await.map_err(Error::store)?
             && logged > held
         {
             registry.evict(id);
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Makes sure the episode is held here: one this server does not hold

@@ -20,7 +20,7 @@ use crate::{
     fault, limits,
     metrics::{CallLabels, Metrics},
     registry::{Registry, Session},
-    replica::{Replica, Synced},
+    replica::{Played, Replica, Synced},
     runs::{LeaseTag, RunHost},
 };
 
@@ -228,7 +228,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         // Each answer says the episode's next index (with the call's result or
         // its refusal), so a client sending expected_index keeps count.
         let play = |session: &mut Session, now| {
-            let played = (|| {
+            let answer = (|| {
                 if let Some(outgoing) = request.expected_index.map(|i| session.replayed(i, &request.tool_name)).transpose()?.flatten() {
                     return Ok((outgoing, None));
                 }
@@ -239,19 +239,25 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                 let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
                 Ok((outgoing, labels))
             })();
-            Ok(played.map_err(|error: Error| (error, session.next_index())))
+            Ok((answer.map_err(|error: Error| (error, session.next_index())), Played::on(session)))
         };
         let mut called = self.registry.with_live_at(id, play);
         // With replicas, the call is in the durable log before its reply goes;
-        // a stale copy is rebuilt from the log and plays the call again.
+        // a stale copy (behind the log: its append conflicts, or the call's
+        // index is ahead of it) is rebuilt from the log and plays the call again.
         if let Some(replica) = &self.replica
-            && replica.sync(&self.registry, id).await? == Synced::Stale
+            && let Ok((answer, played)) = &called
         {
-            self.held(id).await?;
-            called = self.registry.with_live_at(id, play);
-            replica.sync(&self.registry, id).await?;
+            let behind = matches!(answer, Err((Error::IndexAhead { .. }, _))) && replica.drop_if_stale(&self.registry, id).await?;
+            if behind || replica.sync(&self.registry, id, played).await? == Synced::Stale {
+                self.held(id).await?;
+                called = self.registry.with_live_at(id, play);
+                if let Ok((_, played)) = &called {
+                    replica.sync(&self.registry, id, played).await?;
+                }
+            }
         }
-        let (outgoing, labels) = match called {
+        let (outgoing, labels) = match called.map(|(answer, _)| answer) {
             Ok(Ok(called)) => called,
             Ok(Err((error, next))) => {
                 let status = with_next_index(Status::from(error), next);
@@ -331,9 +337,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         }
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         self.held(id).await?;
-        let reply = self.registry.with_live(id, |session| crate::team::join(session, &request.role));
+        let (reply, played) =
+            self.registry.with_live(id, |session| Ok((crate::team::join(session, &request.role), Played::on(session))))?;
         if let Some(replica) = &self.replica {
-            replica.sync(&self.registry, id).await?;
+            replica.sync(&self.registry, id, &played).await?;
         }
         let reply = reply?;
         tracing::debug!(episode_id = %id, agent_id = %reply.agent_id, "agent joined");

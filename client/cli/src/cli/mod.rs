@@ -53,7 +53,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     let _ = CREDENTIALS.set(credentials);
     let url = cli.url;
     match cli.command {
-        Command::Serve(args) => serve::serve(args, cli.token).await,
+        Command::Serve(args) => serve::serve(args, cli.token, cli.log_format == args::LogFormat::Json).await,
         Command::Selfcheck(args) => Ok(selfcheck::selfcheck(&args)),
         Command::Runs { store } => match &url {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,

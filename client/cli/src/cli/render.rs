@@ -5,6 +5,7 @@ use toolenv::pb;
 use toolenv_core::Domain;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
+use toolenv_runs::report::counted;
 use toolenv_runs::store::RunSummary;
 use toolenv_runs::trials_of;
 
@@ -97,7 +98,7 @@ fn verdicts(played: &[Played]) {
     let Some(first) = played.first() else { return };
     let passed = played.iter().filter(|p| p.passed()).count();
     let infra = played.iter().filter(|p| p.result.is_infra_error()).count();
-    let infra = if infra == 0 { String::new() } else { format!(", {infra} infrastructure errors") };
+    let infra = if infra == 0 { String::new() } else { format!(", {}", counted(infra as u64, "infrastructure error")) };
     println!(
         "\n{passed}/{} passed{infra} ({} agent, seed {}, trial 0); {}",
         played.len(),

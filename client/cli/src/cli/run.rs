@@ -11,6 +11,7 @@ use toolenv::pb;
 use toolenv_client::Client;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, Outcome};
+use toolenv_runs::report::counted;
 use toolenv_runs::store::{AnyStore, RunId, StoreError};
 
 use super::otlp;
@@ -117,7 +118,7 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
     if let Some(exporter) = exporter {
         exporter.finish().await;
     }
-    eprintln!("played {} episodes in this session", episodes.len());
+    eprintln!("played {} in this session", counted(episodes.len() as u64, "episode"));
     let plan = recording.store.plan(&recording.run)?;
     let played: Vec<Played> = recording
         .store
@@ -166,7 +167,7 @@ async fn play_episodes(
         passed += u64::from(result.outcome == Outcome::Passed);
         infra += u64::from(result.is_infra_error());
         bar.inc(1);
-        bar.set_message(format!("{passed} passed, {infra} infrastructure errors"));
+        bar.set_message(format!("{passed} passed, {}", counted(infra, "infrastructure error")));
     })
     .await;
     bar.finish_and_clear();
@@ -194,7 +195,7 @@ impl Recording {
     fn create(path: &Path, plan: &[PlannedEpisode]) -> anyhow::Result<Recording> {
         let store = AnyStore::open(path)?;
         let run = store.create_run(plan, &super::command_line())?;
-        eprintln!("run {run}: {} episodes; resume with `toolenv run --resume {run}{}`", plan.len(), store_flag(path));
+        eprintln!("run {run}: {}; resume with `toolenv run --resume {run}{}`", counted(plan.len() as u64, "episode"), store_flag(path));
         Ok(Recording { store, run, error: None, recorded: 0 })
     }
 

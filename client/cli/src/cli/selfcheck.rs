@@ -10,6 +10,8 @@ use toolenv_domains::{
     generate::Suite,
 };
 
+use toolenv_runs::report::counted;
+
 use super::args::SelfcheckArgs;
 
 /// Random-agent episodes per task in a generated suite's check.
@@ -30,10 +32,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     let (domain, level) = (args.filter.domain.map(Into::into), args.filter.level);
     let checked = check_all(suite, domain, level, random_seeds);
     if verbose {
-        println!(
-            "{:<40} {:<9} {:<6} {:<9} {:<13} CHEATS (wrong ones that fail)",
-            "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT"
-        );
+        println!("{:<40} {:<9} {:<6} {:<9} {:<13} WRONG CHEATS FAILED", "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT");
     }
     let mut problems = Vec::new();
     // Per (domain, level): tasks checked, tasks rejected, and rejects by cause.
@@ -57,9 +56,10 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         rejected_right.extend(check.answers.rejected.iter().map(|label| format!("{}: {label}", check.id)));
     }
     println!(
-        "\n{} tasks of the {suite} suite checked in {:.2} s ({random_seeds} random-agent episodes per task)",
-        checked.len(),
-        started.elapsed().as_secs_f64()
+        "\n{} of the {suite} suite checked in {:.2} s ({} per task)",
+        counted(checked.len() as u64, "task"),
+        started.elapsed().as_secs_f64(),
+        counted(random_seeds, "random-agent episode")
     );
     println!("{:<11} {:>5} {:>6} {:>8}  REJECTS BY CAUSE", "DOMAIN", "LEVEL", "TASKS", "REJECTED");
     for ((domain, level), (tasks, rejected, causes)) in &cells {
@@ -113,6 +113,9 @@ impl Answers {
 /// cheats passing and the right answers rejected, with their rates; then
 /// every right answer rejected.
 fn print_answers(cells: &BTreeMap<(Domain, u8), Answers>, rejected: &[String]) {
+    if cells.values().all(|a| a.cheats + a.right == 0) {
+        return;
+    }
     let rate = |n: usize, of: usize| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
     println!(
         "\n{:<11} {:>5} {:>14} {:>8} {:>14} {:>8}  (answers: cheats must fail, right answers written otherwise must pass)",
@@ -158,7 +161,7 @@ impl Checked {
         let random = format!("{}/{random_seeds} fail", random_seeds as usize - check.random_passes.len());
         let wrong = check.cheats.iter().filter(|c| c.wrong).count();
         let caught = check.cheats.iter().filter(|c| c.wrong && !c.verdict.passed).count();
-        let cheats = format!("{caught}/{wrong} fail ({} generated)", check.cheats.len());
+        let cheats = format!("{caught}/{wrong} (of {} tried)", check.cheats.len());
         let verdict = |passed: bool, expected: bool| match (passed, expected) {
             (true, true) => "pass",
             (false, false) => "fail",

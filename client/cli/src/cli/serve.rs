@@ -4,12 +4,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use toolenv_runs::report::counted;
 use toolenv_server::{Config, RunningServer};
 
 use super::args::ServeArgs;
 
 /// Serves until a signal asks to stop, then finishes the requests in flight.
-pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Result<ExitCode> {
+pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: bool) -> anyhow::Result<ExitCode> {
     let time_scale = toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
     let fault_profiles = match &args.fault_profiles {
         None => Default::default(),
@@ -52,12 +53,14 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>) -> anyhow::Res
     } else {
         format!("in {}", toolenv_runs::store::postgres::redact(&args.store.store.display().to_string()))
     };
-    eprintln!("toolenv listening on {} (Ctrl-C to stop); hosted runs are kept {kept}", server.url());
+    // The banner: plain lines for a person, or log events where logs are JSON.
+    let say = |line: String| if json_logs { tracing::info!("{line}") } else { eprintln!("{line}") };
+    say(format!("toolenv listening on {} (Ctrl-C to stop); hosted runs are kept {kept}", server.url()));
     if let Some(addr) = server.metrics_addr() {
-        eprintln!("Prometheus metrics at http://{addr}/metrics");
+        say(format!("Prometheus metrics at http://{addr}/metrics"));
     }
     for set in &args.tasks {
-        eprintln!("task file {}: {} tasks, suite file:{}", set.name, set.tasks.len(), set.hash);
+        say(format!("task file {}: {}, suite file:{}", set.name, counted(set.tasks.len() as u64, "task"), set.hash));
     }
     shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
