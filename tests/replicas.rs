@@ -459,3 +459,35 @@ async fn a_live_lease_is_not_revoked_by_an_idle_copy() {
         server.shutdown().await.unwrap();
     }
 }
+
+/// A worker rides out a store restart: its leases, calls and finishes are
+/// sent again while their answers leave the outcome unknown, so it plays
+/// the whole run without stopping, one verdict per plan entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_rides_out_a_store_restart() {
+    let Some(mut pg) = TempPostgres::start() else { return };
+    let url = pg.database("restart");
+    let (server, mut client) = replica(&url).await;
+    let run = client.runs().create_run(grid()).await.unwrap().into_inner();
+    let workers = [Builtin::Reference, Builtin::Brittle].map(|agent| {
+        let (mut client, run_id) = (client.clone(), run.run_id.clone());
+        tokio::spawn(async move { work(&mut client, &run_id, agent, agent.name(), agent.name(), |_, _, _| ()).await })
+    });
+    while pg.psql("restart", "SELECT COUNT(*) FROM episodes").parse::<u64>().unwrap() < 10 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tokio::task::block_in_place(|| {
+        pg.stop();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        pg.restart();
+    });
+    let mut played = 0;
+    for worker in workers {
+        let summary = worker.await.unwrap().expect("the worker plays on through the restart");
+        played += summary.played + summary.lost_leases;
+    }
+    assert_eq!(played, run.planned);
+    let counts = pg.psql("restart", "SELECT COUNT(*), COUNT(DISTINCT plan_index) FROM episodes WHERE passed IS NOT NULL");
+    assert_eq!(counts, format!("{0}|{0}", run.planned));
+    server.shutdown().await.unwrap();
+}

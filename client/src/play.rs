@@ -109,7 +109,11 @@ pub(crate) async fn play_created(
     let played = played?;
     let request =
         pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), usage: played.usage, answer, conversation: played.conversation };
-    client.finish(request).await
+    crate::remote::resent(|| {
+        let (mut client, request) = (client.clone(), request.clone());
+        async move { client.finish(request).await }
+    })
+    .await
 }
 
 /// Plays planned episodes concurrently (at most `concurrency` at once) and

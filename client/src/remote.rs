@@ -37,11 +37,30 @@ pub struct RemoteEnv {
     next_index: Option<u32>,
 }
 
-/// Attempts of a call whose answers leave its outcome unknown, sent again
-/// with the same index (which the server applies at most once).
+/// Attempts of a request whose answers leave its outcome unknown, sent
+/// again (a call with the same index, which the server applies at most once).
 const UNKNOWN_OUTCOME_ATTEMPTS: u32 = 7;
-/// The first pause before sending such a call again; doubled each time, up to 1.6 s.
+/// The first pause before sending such a request again; doubled each time, up to 1.6 s.
 const UNKNOWN_OUTCOME_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Sends a request that is safe to send again (a finish, whose repeat gets
+/// the same verdict; a lease, whose lost answer only leaves a lease to
+/// expire) while its answers leave its outcome unknown: the store
+/// unavailable, a replica gone under it. Up to [`UNKNOWN_OUTCOME_ATTEMPTS`].
+pub(crate) async fn resent<T, F: Future<Output = Result<T, ClientError>>>(mut send: impl FnMut() -> F) -> Result<T, ClientError> {
+    let mut backoff = UNKNOWN_OUTCOME_BACKOFF;
+    for attempt in 1.. {
+        match send().await {
+            Err(error) if outcome_unknown(&error) && attempt < UNKNOWN_OUTCOME_ATTEMPTS => {
+                tracing::debug!(attempt, %error, "outcome unknown; sending the request again");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(1600));
+            }
+            answer => return answer,
+        }
+    }
+    unreachable!("the attempts are bounded above")
+}
 
 impl RemoteEnv {
     /// The environment of a created episode, on the current tokio runtime.

@@ -28,9 +28,11 @@ pub struct WorkSummary {
 /// `label` (every episode planned for that label has a verdict), calling
 /// `on_episode` after each with its lease, verdict and the run's progress.
 ///
-/// An episode whose lease expired mid-play (the server handed it to another
-/// worker) is dropped and counted in [`WorkSummary::lost_leases`]; any other
-/// error ends the worker. An LLM agent's endpoint that keeps failing stops
+/// A lease or a finish whose answer leaves its outcome unknown (the store
+/// unavailable, a replica gone under it) is asked again, a few times with
+/// backoff. An episode whose lease expired mid-play (the server handed it
+/// to another worker) is dropped and counted in [`WorkSummary::lost_leases`];
+/// any other error ends the worker. An LLM agent's endpoint that keeps failing stops
 /// the worker: the episode's lease expires and it is played again, never
 /// scored as the agent's failure.
 pub async fn work(
@@ -45,7 +47,12 @@ pub async fn work(
     // A team is refused by the server, before any lease, when the run's episodes lack one of its roles.
     let team_roles: Vec<String> = agent.roles().into_iter().map(|role| role.name).collect();
     let mut summary = WorkSummary::default();
-    while let Some((lease, run)) = client.lease(run_id, label, worker, &team_roles).await? {
+    let leasing = client.clone();
+    let next = || {
+        let (mut client, team_roles) = (leasing.clone(), &team_roles);
+        async move { client.lease(run_id, label, worker, team_roles).await }
+    };
+    while let Some((lease, run)) = crate::remote::resent(next).await? {
         let episode = lease.episode.clone().unwrap_or_default();
         let played = async {
             let task = known_task(client, &*agent, &episode.task_id).await?;
