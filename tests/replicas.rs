@@ -491,3 +491,48 @@ async fn a_worker_rides_out_a_store_restart() {
     assert_eq!(counts, format!("{0}|{0}", run.planned));
     server.shutdown().await.unwrap();
 }
+
+/// Group commit: the appends of episodes waiting together go to the
+/// database in one transaction. Eight episodes call at once while the log
+/// is locked; once it is free, their eight calls are in at most two
+/// transactions (the first that waited on the lock, and the rest), where a
+/// commit per call would take eight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_waiting_together_are_committed_together() {
+    use std::io::Write as _;
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("grouped");
+    let (server, mut client) = replica(&url).await;
+    let task = &suite()[0];
+    let call = &task.reference[0];
+    let mut episodes = Vec::new();
+    for seed in 0..8 {
+        episodes.push(client.create(toolenv_tests::new_episode(&task.id, seed, 0)).await.unwrap().episode_id);
+    }
+    let mut lock = pg.psql_session("grouped");
+    let mut sql = lock.stdin.take().unwrap();
+    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
+    while pg.psql("grouped", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted") != "1" {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let calls: Vec<_> = episodes
+        .iter()
+        .map(|id| {
+            let (mut client, id, arguments) = (client.clone(), id.clone(), call.arguments.to_string());
+            let tool = call.tool;
+            tokio::spawn(async move { client.call_json(&id, tool, &arguments).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    writeln!(sql, "ROLLBACK;").unwrap();
+    drop(sql);
+    lock.wait().unwrap();
+    for call in calls {
+        call.await.unwrap().expect("the call is answered once logged");
+    }
+    let transactions = pg.psql("grouped", "SELECT COUNT(*), COUNT(DISTINCT xmin::TEXT) FROM call_log");
+    let (rows, commits) = transactions.split_once('|').unwrap();
+    assert_eq!(rows, "8");
+    assert!(commits.parse::<u32>().unwrap() <= 2, "8 calls in {commits} transactions");
+    server.shutdown().await.unwrap();
+}

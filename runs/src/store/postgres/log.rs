@@ -82,33 +82,26 @@ impl PgStore {
     /// still holds it. A call index logged before is left as it was: fewer
     /// appended than given means another replica played the episode further
     /// (this copy is stale).
+    ///
+    /// Group commit: the appends of every episode waiting at that moment go
+    /// to the database together, in one statement (one transaction, one
+    /// flush), written by the store's single log writer; each resolves when
+    /// the commit that holds it is done. A failed commit fails all of them
+    /// (their outcome unknown: the commit may have happened).
     pub fn append_calls(
         &self,
         episode_id: String,
         first: u32,
         records: Vec<Vec<u8>>,
     ) -> impl Future<Output = Result<Appended, StoreError>> + Send + 'static {
-        let (pool, url) = (self.pool.clone(), self.url.clone());
-        self.background(async move {
-            let client = client(&pool, &url).await?;
-            let indices: Vec<i32> = (0..records.len()).map(|i| i32::try_from(first as usize + i).unwrap_or(i32::MAX)).collect();
-            let statement = client
-                .prepare_cached(
-                    "WITH logged AS (
-                         INSERT INTO call_log (episode_id, call_index, record)
-                         SELECT $1, call_index, record FROM unnest($2::INTEGER[], $3::BYTEA[]) AS c (call_index, record)
-                         ON CONFLICT DO NOTHING RETURNING 1),
-                     renewed AS (UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
-                                 FROM leases l, runs r
-                                 WHERE l.episode_id = $1 AND p.run_id = l.run_id AND p.plan_index = l.plan_index AND r.id = l.run_id
-                                 RETURNING 1)
-                     SELECT (SELECT COUNT(*) FROM logged), (SELECT COUNT(*) FROM renewed)",
-                )
-                .await
-                .map_err(pg(&url))?;
-            let row = client.query_one(&statement, &[&episode_id, &indices, &records]).await.map_err(pg(&url))?;
-            Ok(Appended { calls: row.get::<_, i64>(0).max(0) as usize, lease_held: row.get::<_, i64>(1) > 0 })
-        })
+        let (done, appended) = tokio::sync::oneshot::channel();
+        let sent = self.log_writer.send(Append { episode_id, first, records, done });
+        let url = self.url.clone();
+        async move {
+            let stopped = || StoreError::Postgres { url: url.clone(), message: "the store's log writer stopped".into() };
+            sent.map_err(|_| stopped())?;
+            appended.await.unwrap_or_else(|_| Err(stopped()))
+        }
     }
 
     /// How many calls of the episode are in the log (`None`: not logged).
@@ -160,4 +153,78 @@ impl PgStore {
             Ok(Some(LoggedEpisode { trajectory, in_band: row.get(1), time_scale: row.get(2), lease }))
         })
     }
+}
+
+/// An episode's calls waiting for the log writer.
+#[derive(Debug)]
+pub(super) struct Append {
+    episode_id: String,
+    first: u32,
+    records: Vec<Vec<u8>>,
+    done: tokio::sync::oneshot::Sender<Result<Appended, StoreError>>,
+}
+
+/// Most appends one commit holds.
+const MAX_BATCH: usize = 256;
+
+/// The store's log writer: takes every append waiting, commits them in one
+/// statement, answers each, and again, until the store is dropped.
+pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut waiting: tokio::sync::mpsc::UnboundedReceiver<Append>) {
+    let mut batch = Vec::new();
+    while waiting.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        match commit(&pool, &url, &batch).await {
+            Ok(appended) => {
+                for (append, appended) in batch.drain(..).zip(appended) {
+                    let _ = append.done.send(Ok(appended));
+                }
+            }
+            // Every append of the batch is told, each with its own copy of the error.
+            Err(error) => {
+                let message = match error {
+                    StoreError::Postgres { message, .. } => message,
+                    other => other.to_string(),
+                };
+                for append in batch.drain(..) {
+                    let _ = append.done.send(Err(StoreError::Postgres { url: url.clone(), message: message.clone() }));
+                }
+            }
+        }
+    }
+}
+
+/// One statement for a batch of appends: the calls inserted (a call index
+/// logged before is left as it was), the leases of their episodes renewed;
+/// per append, in order, how many of its calls went in and whether its
+/// episode holds a lease.
+async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[Append]) -> Result<Vec<Appended>, StoreError> {
+    let client = client(pool, url).await?;
+    let (mut ids, mut indices, mut records) = (Vec::new(), Vec::new(), Vec::new());
+    for append in batch {
+        for (i, record) in append.records.iter().enumerate() {
+            ids.push(append.episode_id.as_str());
+            indices.push(i32::try_from(append.first as usize + i).unwrap_or(i32::MAX));
+            records.push(record.as_slice());
+        }
+    }
+    let episodes: Vec<&str> = batch.iter().map(|a| a.episode_id.as_str()).collect();
+    let statement = client
+        .prepare_cached(
+            "WITH logged AS (
+                 INSERT INTO call_log (episode_id, call_index, record)
+                 SELECT episode_id, call_index, record
+                 FROM unnest($1::TEXT[], $2::INTEGER[], $3::BYTEA[]) AS c (episode_id, call_index, record)
+                 ON CONFLICT DO NOTHING RETURNING episode_id),
+             renewed AS (UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                         FROM leases l, runs r
+                         WHERE l.episode_id = ANY($4::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
+                               AND r.id = l.run_id
+                         RETURNING l.episode_id)
+             SELECT e.ord, (SELECT COUNT(*) FROM logged WHERE logged.episode_id = e.id),
+                    (SELECT COUNT(*) FROM renewed WHERE renewed.episode_id = e.id)
+             FROM unnest($4::TEXT[]) WITH ORDINALITY AS e (id, ord) ORDER BY e.ord",
+        )
+        .await
+        .map_err(pg(url))?;
+    let rows = client.query(&statement, &[&ids, &indices, &records, &episodes]).await.map_err(pg(url))?;
+    Ok(rows.iter().map(|row| Appended { calls: row.get::<_, i64>(1).max(0) as usize, lease_held: row.get::<_, i64>(2) > 0 }).collect())
 }

@@ -49,6 +49,8 @@ pub struct PgStore {
     url: String,
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
+    /// The log writer's queue ([`log::write_log`]).
+    log_writer: tokio::sync::mpsc::UnboundedSender<log::Append>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -93,7 +95,9 @@ impl PgStore {
             .build()
             .map_err(|error| StoreError::Postgres { url: shown.clone(), message: error.to_string() })?;
         let handle = runtime.handle().clone();
-        let store = PgStore { pool, url: shown, runtime: Some(runtime), handle };
+        let (log_writer, waiting) = tokio::sync::mpsc::unbounded_channel();
+        handle.spawn(log::write_log(pool.clone(), shown.clone(), waiting));
+        let store = PgStore { pool, url: shown, runtime: Some(runtime), handle, log_writer };
         let (pool, url) = (store.pool.clone(), store.url.clone());
         store.block(async move { schema::migrate(&pool, &url).await })?;
         Ok(store)
