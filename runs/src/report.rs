@@ -183,10 +183,14 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
             }
             None => "cost n/a (no episode reported a cost: no price was set)".to_owned(),
         };
+        // Tokens no episode reported are unknown (n/a), not zero.
+        let tokens = |t: Option<u64>| t.map_or("n/a".to_owned(), |t| t.to_string());
         let _ = writeln!(
             out,
             "  usage: {} input + {} output tokens over {} episodes; {cost}",
-            usage.input_tokens, usage.output_tokens, usage.episodes_with_tokens
+            tokens(usage.input_tokens),
+            tokens(usage.output_tokens),
+            usage.episodes_with_tokens
         );
     }
     if !agent.ablation.is_empty() {
@@ -453,7 +457,7 @@ mod tests {
         assert_eq!(summary.convention, InfraConvention::Exclude);
         let counts = summary.counts;
         assert_eq!((counts.planned, counts.recorded, counts.not_recorded, counts.infra_errors), (6, 4, 2, 1));
-        assert_eq!(summary.agents[0].usage.input_tokens, 120);
+        assert_eq!(summary.agents[0].usage.input_tokens, Some(120));
 
         // Tokens but no price: the cost is n/a in the text and null in the JSON, never $0.
         episodes[0].cost_usd = None;

@@ -132,7 +132,11 @@ fn overview(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
                 with_id(&format!("r{i}-a{a}-pass-k"), &pass(&overall.field("pass_k"), &agent.overall.pass_k)),
                 ceiling(&overall.field("ceiling_k"), &agent.overall.ceiling_k),
                 num(&overall.field("mean_calls"), agent.overall.mean_calls, Fmt::Fixed(1)),
-                num(&ptr.field("surface_volume").field("trapezoid"), agent.surface_volume.map(|v| v.trapezoid), Fmt::Fixed(3)),
+                // Without a volume the n/a points at the null `surface_volume`, a pointer that resolves.
+                match agent.surface_volume {
+                    Some(volume) => num(&ptr.field("surface_volume").field("trapezoid"), Some(volume.trapezoid), Fmt::Fixed(3)),
+                    None => num(&ptr.field("surface_volume"), None, Fmt::Fixed(3)),
+                },
             ]
         })
         .collect();
@@ -453,8 +457,8 @@ fn usage(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
             vec![
                 esc(&agent.agent),
                 count(&p.field("episodes_with_tokens"), u.episodes_with_tokens),
-                count(&p.field("input_tokens"), u.input_tokens),
-                count(&p.field("output_tokens"), u.output_tokens),
+                num(&p.field("input_tokens"), u.input_tokens.map(|t| t as f64), Fmt::Count),
+                num(&p.field("output_tokens"), u.output_tokens.map(|t| t as f64), Fmt::Count),
                 count(&p.field("episodes_with_cost"), u.episodes_with_cost),
                 num(&p.field("cost_usd"), u.cost_usd, Fmt::Usd),
                 num(&p.field("cost_per_100_episodes_usd"), u.cost_per_100_episodes_usd, Fmt::Usd),

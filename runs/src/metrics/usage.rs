@@ -11,10 +11,11 @@ pub struct UsageTotals {
     pub episodes: u64,
     /// Episodes that reported tokens.
     pub episodes_with_tokens: u64,
-    /// Input tokens over those.
-    pub input_tokens: u64,
-    /// Output tokens over those.
-    pub output_tokens: u64,
+    /// Input tokens over those; `None` (JSON null) when no episode reported
+    /// tokens: unknown usage is not zero tokens.
+    pub input_tokens: Option<u64>,
+    /// Output tokens over those; `None` as for `input_tokens`.
+    pub output_tokens: Option<u64>,
     /// Episodes that reported a cost (a finite, non-negative number).
     pub episodes_with_cost: u64,
     /// Total cost in US dollars over those; `None` (JSON null) when no
@@ -26,9 +27,9 @@ pub struct UsageTotals {
 }
 
 impl UsageTotals {
-    /// Input plus output tokens.
+    /// Input plus output tokens (0 when no episode reported any).
     pub fn total_tokens(&self) -> u64 {
-        self.input_tokens.saturating_add(self.output_tokens)
+        self.input_tokens.unwrap_or(0).saturating_add(self.output_tokens.unwrap_or(0))
     }
 }
 
@@ -40,8 +41,8 @@ pub fn usage_totals<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -
     let mut totals = UsageTotals {
         episodes: 0,
         episodes_with_tokens: 0,
-        input_tokens: 0,
-        output_tokens: 0,
+        input_tokens: None,
+        output_tokens: None,
         episodes_with_cost: 0,
         cost_usd: None,
         cost_per_100_episodes_usd: None,
@@ -51,8 +52,8 @@ pub fn usage_totals<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -
         totals.episodes += 1;
         if let Some(tokens) = e.tokens {
             totals.episodes_with_tokens += 1;
-            totals.input_tokens = totals.input_tokens.saturating_add(tokens.input);
-            totals.output_tokens = totals.output_tokens.saturating_add(tokens.output);
+            totals.input_tokens = Some(totals.input_tokens.unwrap_or(0).saturating_add(tokens.input));
+            totals.output_tokens = Some(totals.output_tokens.unwrap_or(0).saturating_add(tokens.output));
         }
         if let Some(cost) = e.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
             totals.episodes_with_cost += 1;
@@ -90,7 +91,7 @@ mod tests {
         episodes.push(nan);
         let totals = usage_totals(&episodes);
         assert_eq!((totals.episodes, totals.episodes_with_tokens, totals.episodes_with_cost), (482, 480, 480));
-        assert_eq!((totals.input_tokens, totals.output_tokens, totals.total_tokens()), (960_000, 231_840, 1_191_840));
+        assert_eq!((totals.input_tokens, totals.output_tokens, totals.total_tokens()), (Some(960_000), Some(231_840), 1_191_840));
         assert!(close(totals.cost_usd.unwrap(), 0.12), "{:?}", totals.cost_usd);
         assert!(close(totals.cost_per_100_episodes_usd.unwrap(), 0.025));
         // The total does not depend on the order.
@@ -99,6 +100,9 @@ mod tests {
         assert_eq!(usage_totals(&reversed), totals);
         let empty = usage_totals(&[]);
         assert_eq!((empty.episodes, empty.cost_usd, empty.cost_per_100_episodes_usd), (0, None, None));
+        // No episode reported tokens: unknown, written as null, never 0.
+        assert_eq!((empty.input_tokens, empty.output_tokens), (None, None));
+        assert_eq!(serde_json::to_value(empty).unwrap()["input_tokens"], serde_json::Value::Null);
         // Tokens with no cost (no price set): the cost is unknown, not zero.
         let mut unpriced = episode("x/a", 0, Outcome::Passed);
         unpriced.tokens = Some(TokenUsage { input: 10, output: 2 });

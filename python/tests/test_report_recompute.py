@@ -1,0 +1,716 @@
+"""An independent recomputation of every figure `toolenv report` prints (issue #47).
+
+This shares no code with the Rust metrics: it reads a stored run's episodes
+through `toolenv export RUN` (JSON lines) and recomputes, from the documented
+definitions alone (docs/runs-and-reports.md "The figures, defined",
+docs/faults.md, docs/multi-agent.md, docs/comparing-agents.md), every figure
+of `toolenv report RUN --json`: pass^1 / pass^k with their Wilson intervals
+and MDEs per agent, by ε, by λ, by domain and by fault profile; the ceilings
+and infeasible counts; the reliability surface, its volume and R_fault /
+R_prompt; the fault ledger per kind and its totals; the ablation against
+`mixed`; MAS-FIRE's RS_f, O_f, L_f, S_f; tokens and cost. It then checks that
+every number of the text report appears (as printed, rounded) in the JSON, and
+that every `data-ptr` number of the HTML page resolves and shows its value.
+
+The runs are randomized grids drawn from a fixed list of seeds, so the test
+is deterministic.
+"""
+
+import json
+import math
+import os
+import random
+import re
+import subprocess
+from fractions import Fraction
+
+import pytest
+
+SEEDS = list(range(22))
+Z_975 = 1.959963984540054  # the 97.5 % normal quantile (95 % two-sided)
+Z_80 = 0.8416212335729143  # the 80 % normal quantile (80 % power)
+# The report's z is 1.959964 (7 significant digits; docs/comparing-agents.md), so what
+# depends on it (Wilson bounds, MDEs) agrees with the exact quantile to about 1e-7.
+Z_TOLERANCE = 1e-6
+ABLATIONS = {"timeout-only", "rate-limit-only", "partial-response-only", "mixed"}
+SINGLE_AGENTS = ["reference", "brittle", "random", "idle", "solver", "reference-no-retry"]
+TEAMS = ["team-pipeline", "team-closed-loop"]
+MAS_FAULTS = [
+    "hallucination",
+    "message-cycle",
+    "memory-loss",
+    "parameter-filling-error",
+    "critical-information-loss",
+    "message-storm",
+    "tool-selection-error",
+    "inexecutable-plan",
+    "parameter-format-error",
+]
+DOMAINS = ["travel", "support", "scheduling", "ecommerce"]
+
+
+# ---------------------------------------------------------------- the grids
+
+
+def grid(seed):
+    """The `toolenv run` arguments of the run drawn from `seed`, and its trials k."""
+    r = random.Random(seed)
+    args = ["--suite", f"generated:{r.randint(0, 999)}:1", "--seed", str(r.randint(0, 50))]
+    if seed % 6 == 5:
+        agents = r.sample(TEAMS, r.randint(1, 2))
+        trials = r.choice([1, 2])
+        args += ["--agent", ",".join(agents), "--mas-faults", ",".join(r.sample(MAS_FAULTS, 2))]
+        args += ["--mas-rate", r.choice(["0.3", "0.5"]), "--domain", r.choice(DOMAINS)]
+        if seed % 12 == 5:
+            args += ["--epsilon", "0,0.2"]
+    else:
+        agents = r.sample(SINGLE_AGENTS, r.randint(1, 3))
+        epsilons = sorted(r.sample(["0", "0.1", "0.2", "0.3"], r.randint(1, 3)), key=float)
+        profiles = r.sample(["0.0", "0.1", "0.2", "0.3", "0.3", "timeout-only", "rate-limit-only", "mixed"], r.randint(1, 3))
+        if seed % 3 == 0 and "0.3" not in profiles:
+            profiles.append("0.3")  # λ = 0.3 makes infeasible episodes
+        profiles = list(dict.fromkeys(profiles))
+        trials = r.choice([1, 1, 2, 3, 4]) if seed else 1
+        seeds = r.choice([1, 1, 1, 2])
+        args += ["--agent", ",".join(agents), "--epsilon", ",".join(epsilons), "--faults", ",".join(profiles)]
+        args += ["--seeds", str(seeds)]
+        size = len(agents) * len(epsilons) * len(profiles) * trials * seeds * 12
+        if size > 180 or r.random() < 0.3:
+            args += ["--domain", r.choice(DOMAINS)]
+    args += ["--trials", str(trials), "--time-scale", "0", "--concurrency", "8"]
+    return args, trials
+
+
+_PLAYED = {}
+
+
+def toolenv(binary, *args):
+    out = subprocess.run(
+        [binary, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1", "RUST_LOG": "warn"}, timeout=300
+    )
+    assert out.returncode == 0, f"toolenv {' '.join(args)} failed:\n{out.stderr}"
+    return out.stdout
+
+
+def played(seed, binary, scratch):
+    """Plays the run of `seed` in a store of its own; returns (args, k, episodes, json, text, html)."""
+    if seed not in _PLAYED:
+        args, k = grid(seed)
+        store = str(scratch / f"run-{seed}.db")
+        toolenv(binary, "run", *args, "--store", store)
+        episodes = [json.loads(line) for line in toolenv(binary, "export", "run-0001", "--store", store).splitlines() if line]
+        report = json.loads(toolenv(binary, "report", "run-0001", "--json", "--store", store))
+        text = toolenv(binary, "report", "run-0001", "--store", store)
+        page = scratch / f"run-{seed}.html"
+        toolenv(binary, "report", "run-0001", "--html", str(page), "--store", store)
+        _PLAYED[seed] = (args, k, episodes, report, text, page.read_text())
+    return _PLAYED[seed]
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    return tmp_path_factory.mktemp("recompute")
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def binom(n, k):
+    return math.comb(n, k) if 0 <= k <= n else 0
+
+
+def wilson(p, n):
+    """The 95 % Wilson score interval of a proportion p over n units."""
+    if n == 0:
+        return None
+    z2 = Z_975 * Z_975
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = Z_975 * math.sqrt(max(p * (1 - p) / n + z2 / (4 * n * n), 0.0)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mde(p, n):
+    """The minimum detectable difference (docs/comparing-agents.md): arcsine scale, a drop, else a rise."""
+    if n is None or n <= 0 or p is None:
+        return None
+    h = (Z_975 + Z_80) * math.sqrt(2 / n)
+    phi = math.asin(math.sqrt(min(max(p, 0.0), 1.0)))
+    if phi - h / 2 >= 0:
+        return abs(p - math.sin(phi - h / 2) ** 2)
+    if phi + h / 2 <= math.pi / 2:
+        return abs(math.sin(phi + h / 2) ** 2 - p)
+    return None  # no change that large is possible either way: undefined (n/a)
+
+
+# ---------------------------------------------------------------- episodes
+
+
+def level_key(x):
+    """ε and λ levels ascending, the episodes without a level (null) last."""
+    return (1, 0.0) if x is None else (0, float(x))
+
+
+def level_label(x):
+    if x is None:
+        return "no level"
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+class Episode:
+    def __init__(self, line):
+        result = line["result"]
+        self.raw = line
+        self.agent = result["agent"]
+        self.task = result["task_id"]
+        self.seed = line["planned"]["seed"]
+        self.epsilon = result["epsilon"]
+        self.lam = result["lambda"]
+        self.profile = result["fault_profile"]
+        self.domain = result["domain"]
+        self.outcome = result["outcome"]
+        self.passed = self.outcome == "passed"
+        self.infra = self.outcome not in ("passed", "failed")
+        self.feasible = result.get("feasible")
+        self.calls = result["calls"]
+        self.tokens = result.get("tokens")
+        self.cost = result.get("cost_usd")
+        self.mas = result.get("mas_faults") or []
+        self.trajectory = line["trajectory"]
+
+    @property
+    def unit(self):
+        """A task under one configuration: pass^k's unit."""
+        return (self.agent, self.task, self.seed, self.epsilon, self.profile)
+
+
+def ledger(calls):
+    """The fault ledger of a trajectory per kind (docs/faults.md, "The fault ledger")."""
+    def reply(call):
+        outcome = call["outcome"]
+        if "failure" in outcome:
+            return "failure"
+        if "result" in outcome or "error" in outcome:
+            return "answer"
+        return "other"
+
+    kinds = {}
+    for i, call in enumerate(calls):
+        fault = call.get("fault")
+        if not fault:
+            continue
+        c = kinds.setdefault(
+            fault["kind"],
+            dict(hits=0, injected=0, encountered=0, retried=0, recovered=0, extra_calls=0, answered_after=0),
+        )
+        c["hits"] += 1
+        c["injected"] += bool(fault["new"])
+        encountered = reply(call) == "failure"
+        c["encountered"] += encountered
+        later = [d for d in calls[i + 1 :] if d["tool"] == call["tool"]]
+        c["retried"] += bool(later)
+        answer = next((j for j, d in enumerate(later) if not d.get("fault") and reply(d) == "answer"), None)
+        if answer is not None:
+            c["answered_after"] += 1
+            if encountered:
+                c["recovered"] += 1
+                c["extra_calls"] += answer + 1
+    return kinds
+
+
+def pass_k(episodes, k, estimator="pass_hat_k", success=lambda e: e.passed):
+    """pass^k (or pass@k) by the unbiased estimator, exactly: (value, tasks, excluded, trials)."""
+    units = {}
+    for e in episodes:
+        n, c = units.get(e.unit, (0, 0))
+        units[e.unit] = (n + 1, c + bool(success(e)))
+    terms, trials, excluded = [], 0, 0
+    for n, c in units.values():
+        if n < k:
+            excluded += 1
+            continue
+        trials += n
+        if estimator == "pass_hat_k":
+            terms.append(Fraction(binom(c, k), binom(n, k)))
+        else:
+            terms.append(1 - Fraction(binom(n - c, k), binom(n, k)))
+    value = sum(terms, Fraction(0)) / len(terms) if terms else None
+    return value, len(terms), excluded, trials
+
+
+# ---------------------------------------------------------------- comparison
+
+
+class Checker:
+    def __init__(self, seed):
+        self.seed = seed
+        self.problems = []
+        self.checked = 0
+
+    def eq(self, where, mine, theirs, tolerance=1e-9):
+        """`tolerance` for floats: 1e-9, or Z_TOLERANCE for what depends on z (intervals, MDEs)."""
+        self.checked += 1
+        if isinstance(mine, tuple) and isinstance(theirs, tuple) and len(mine) == len(theirs):
+            for i, (a, b) in enumerate(zip(mine, theirs)):
+                self.eq(f"{where}[{i}]", a, b, tolerance)
+            self.checked -= 1
+            return
+        if isinstance(mine, float) or isinstance(theirs, float):
+            same = (mine is None and theirs is None) or (
+                mine is not None and theirs is not None and abs(float(mine) - float(theirs)) <= tolerance * max(1.0, abs(float(mine)))
+            )
+        else:
+            same = mine == theirs
+        if not same:
+            self.problems.append(f"seed {self.seed} {where}: recomputed {mine!r}, report {theirs!r}")
+
+    def ratio(self, where, mine, theirs):
+        """An exact {num, den} of the report against a Fraction (or None)."""
+        got = None if theirs is None else Fraction(theirs["num"], theirs["den"])
+        self.eq(where, mine, got)
+
+    def rate(self, where, episodes, k, theirs, success=lambda e: e.passed, estimator="pass_hat_k"):
+        value, tasks, excluded, trials = pass_k(episodes, k, estimator, success)
+        self.ratio(where + "/value", value, theirs["value"])
+        self.eq(where + "/k", k, theirs["k"])
+        self.eq(where + "/tasks", tasks, theirs["tasks"])
+        self.eq(where + "/tasks_excluded", excluded, theirs["tasks_excluded"])
+        self.eq(where + "/trials", trials, theirs["trials"])
+        self.eq(where + "/infra_errors", sum(e.infra for e in episodes), theirs["infra_errors"])
+        self.eq(where + "/convention", "count_as_failure", theirs["convention"])
+        self.eq(where + "/estimator", estimator, theirs["estimator"])
+        interval = wilson(float(value), tasks) if value is not None else None
+        got = theirs["ci"] and (theirs["ci"]["lower"], theirs["ci"]["upper"])
+        if interval is None or got is None:
+            self.eq(where + "/ci", interval, got)
+        else:
+            self.eq(where + "/ci/lower", interval[0], got[0], Z_TOLERANCE)
+            self.eq(where + "/ci/upper", interval[1], got[1], Z_TOLERANCE)
+        # The MDE: over the tasks for k ≥ 2; pass^1 over its effective units (ICC-discounted trials).
+        units = tasks if k >= 2 else theirs["effective_units"]
+        if k >= 2:
+            self.eq(where + "/effective_units", float(tasks) if tasks else None, theirs["effective_units"])
+        elif units is not None:
+            self.checked += 1
+            if not (min(tasks, trials) - 1e-9 <= units <= max(tasks, trials) + 1e-9 or theirs["value"] in (None,)):
+                self.problems.append(f"seed {self.seed} {where}/effective_units {units} outside [{tasks}, {trials}]")
+        self.eq(where + "/mde", mde(float(value), units) if value is not None and units else None, theirs["mde"], Z_TOLERANCE)
+
+    def plain_rate(self, where, successes, total, theirs):
+        """A Rate {value, successes, total, ci, mde} of a plain proportion."""
+        value = successes / total if total else None
+        self.eq(where + "/successes", successes, theirs["successes"])
+        self.eq(where + "/total", total, theirs["total"])
+        self.eq(where + "/value", value, theirs["value"])
+        interval = wilson(value, total) if total else None
+        got = theirs["ci"] and (theirs["ci"]["lower"], theirs["ci"]["upper"])
+        self.eq(where + "/ci", interval, got, Z_TOLERANCE)
+        self.eq(where + "/mde", mde(value, total) if total else None, theirs["mde"], Z_TOLERANCE)
+
+
+def check_row(ch, where, episodes, k, row, label, level=None):
+    ch.eq(where + "/label", label, row["label"])
+    ch.eq(where + "/level", level, row["level"])
+    ch.eq(where + "/episodes", len(episodes), row["episodes"])
+    ch.eq(where + "/mean_calls", sum(e.calls for e in episodes) / len(episodes) if episodes else None, row["mean_calls"])
+    ch.eq(where + "/infeasible", sum(e.feasible is False for e in episodes), row["infeasible"])
+    ch.rate(where + "/pass_1", episodes, 1, row["pass_1"])
+    ch.rate(where + "/pass_k", episodes, k, row["pass_k"])
+    known = any(e.feasible is not None for e in episodes)
+    for name, j in (("ceiling_1", 1), ("ceiling_k", k)):
+        if not known:
+            ch.eq(where + "/" + name, None, row[name])
+        else:
+            # The ideal agent passes exactly the feasible episodes (same trials, same convention).
+            ch.rate(where + "/" + name, episodes, j, row[name], success=lambda e: e.feasible is not False and not e.infra)
+
+
+def groups(episodes, key, sort_key=lambda g: g):
+    out = {}
+    for e in episodes:
+        out.setdefault(key(e), []).append(e)
+    return sorted(out.items(), key=lambda item: sort_key(item[0]))
+
+
+def check_breakdown(ch, where, episodes, k, rows, key, numeric):
+    if numeric:
+        expected = groups(episodes, key, level_key)
+    else:
+        expected = groups(episodes, key, lambda g: g.encode())
+    ch.eq(where + " (rows)", [level_label(g) if numeric else g for g, _ in expected], [r["label"] for r in rows])
+    for i, ((group, members), row) in enumerate(zip(expected, rows)):
+        label = level_label(group) if numeric else group
+        level = (float(group) if group is not None else None) if numeric else None
+        check_row(ch, f"{where}/{i}", members, k, row, label, level)
+
+
+def surface_points(episodes, ks):
+    main = [e for e in episodes if e.profile not in ABLATIONS and not e.profile.startswith("mas:") and e.lam is not None]
+    cells = groups(main, lambda e: (e.epsilon, e.lam))
+    points = []
+    for j in sorted(set(ks)):
+        for (eps, lam), members in cells:
+            points.append(((j, eps, lam), members))
+    return points, sorted({c[0] for c, _ in cells}), sorted({c[1] for c, _ in cells})
+
+
+def trapezoid(levels):
+    if len(levels) == 1:
+        return [1.0]
+    span = levels[-1] - levels[0]
+    out = []
+    for i in range(len(levels)):
+        lo = levels[max(i - 1, 0)]
+        hi = levels[min(i + 1, len(levels) - 1)]
+        out.append((hi - lo) / 2 / span)
+    return out
+
+
+def check_surface(ch, where, episodes, k, agent):
+    points, epsilons, lambdas = surface_points(episodes, [1, k])
+    theirs = agent["surface"]["points"]
+    ch.eq(where + "/surface (points)", [p for p, _ in points], [(p["point"]["k"], p["point"]["epsilon"], p["point"]["lambda"]) for p in theirs])
+    values = {}
+    for i, ((point, members), row) in enumerate(zip(points, theirs)):
+        ch.rate(f"{where}/surface/points/{i}/pass", members, point[0], row["pass"])
+        values[point] = pass_k(members, point[0])[0]
+    # The volume: normalized trapezoid over the measured k, ε, λ; only with more than one (ε, λ) cell.
+    volume = None
+    ks = sorted({1, k})
+    if len(epsilons) * len(lambdas) > 1 and values and all(v is not None for v in values.values()):
+        weights = {}
+        for j, wk in zip(ks, trapezoid(ks)):
+            for eps, we in zip(epsilons, trapezoid(epsilons)):
+                for lam, wl in zip(lambdas, trapezoid(lambdas)):
+                    weights[(j, eps, lam)] = wk * we * wl
+        if set(weights) == set(values):
+            volume = {
+                "trapezoid": sum(weights[p] * float(values[p]) for p in weights),
+                "grid_mean": sum(float(v) for v in values.values()) / len(values),
+                "points": len(values),
+            }
+    got = agent["surface_volume"]
+    if volume is None or got is None:
+        ch.eq(where + "/surface_volume", volume, got)
+    else:
+        for name in ("trapezoid", "grid_mean", "points"):
+            ch.eq(f"{where}/surface_volume/{name}", volume[name], got[name])
+    # R_fault(λ) = R(k, 0, λ) / R(k, 0, 0); R_prompt(ε) = R(k, ε, 0) / R(k, 0, 0).
+    relative = agent["relative"]
+    ch.eq(where + "/relative/k", k, relative["k"])
+    baseline = values.get((k, 0.0, 0.0))
+    ch.ratio(where + "/relative/baseline", baseline, relative["baseline"])
+    for axis, measured in (("fault", [(k, 0.0, lam) for lam in lambdas]), ("prompt", [(k, eps, 0.0) for eps in epsilons])):
+        measured = [p for p in measured if p in values]
+        rows = relative[axis]
+        ch.eq(f"{where}/relative/{axis} (levels)", [p[2] if axis == "fault" else p[1] for p in measured], [r["level"] for r in rows])
+        for i, (p, row) in enumerate(zip(measured, rows)):
+            r = values[p]
+            ratio = r / baseline if r is not None and baseline else None
+            ch.ratio(f"{where}/relative/{axis}/{i}/r", r, row["r"])
+            ch.ratio(f"{where}/relative/{axis}/{i}/ratio", ratio, row["ratio"])
+
+
+def check_recovery(ch, where, episodes, recovery):
+    totals = dict(hits=0, injected=0, encountered=0, retried=0, recovered=0, extra_calls=0, answered_after=0)
+    by_kind = {}
+    for e in episodes:
+        mine = ledger(e.trajectory["calls"])
+        # The episode's own record agrees with its trajectory, kind by kind and in its totals.
+        ch.eq(f"{where} episode {e.raw['plan_index']} faults_by_kind", mine, e.raw["result"]["faults_by_kind"])
+        stats = {n: sum(c[n] for c in mine.values()) for n in ("injected", "encountered", "recovered", "extra_calls")}
+        ch.eq(f"{where} episode {e.raw['plan_index']} fault_stats", stats, e.raw["result"]["fault_stats"])
+        ch.eq(f"{where} episode {e.raw['plan_index']} verdict fault_stats", stats, e.trajectory["verdict"]["fault_stats"])
+        for kind, counts in mine.items():
+            into = by_kind.setdefault(kind, dict.fromkeys(totals, 0))
+            for name, n in counts.items():
+                into[name] += n
+                totals[name] += n
+    ch.eq(where + "/recovery/by_kind", by_kind, recovery["by_kind"])
+    for name in ("hits", "injected", "encountered", "retried", "recovered", "extra_calls"):
+        ch.eq(f"{where}/recovery/{name}", totals[name], recovery[name])
+        ch.eq(f"{where}/recovery/{name} = Σ kinds", sum(c[name] for c in recovery["by_kind"].values()), recovery[name])
+    for kind, c in recovery["by_kind"].items():
+        ch.checked += 1
+        if not (c["recovered"] <= c["encountered"] <= c["hits"] and c["injected"] <= c["hits"]):
+            ch.problems.append(f"seed {ch.seed} {where}/recovery/by_kind/{kind}: recovered ≤ encountered ≤ hits broken: {c}")
+    ch.eq(where + "/recovery/episodes", len(episodes), recovery["episodes"])
+    ch.eq(where + "/recovery/infra_errors", sum(e.infra for e in episodes), recovery["infra_errors"])
+    enc, rec, extra = totals["encountered"], totals["recovered"], totals["extra_calls"]
+    ch.plain_rate(where + "/recovery/recovery_rate", rec, enc, recovery["recovery_rate"])
+    ch.eq(where + "/recovery/extra_calls_per_fault", extra / enc if enc else None, recovery["extra_calls_per_fault"])
+    ch.eq(where + "/recovery/extra_calls_per_recovery", extra / rec if rec else None, recovery["extra_calls_per_recovery"])
+
+
+def check_ablation(ch, where, episodes, rows):
+    if not any(e.profile == "mixed" for e in episodes):
+        ch.eq(where + "/ablation", [], rows)
+        return
+    pooled = {}
+    for profile, members in groups(episodes, lambda e: e.profile, lambda g: g.encode()):
+        pooled[profile] = (sum(e.passed for e in members), len(members))
+    ch.eq(where + "/ablation (profiles)", list(pooled), [r["fault_profile"] for r in rows])
+    base = pooled["mixed"][0] / pooled["mixed"][1]
+    for i, (profile, (passed, n)) in enumerate(pooled.items()):
+        row = rows[i]
+        ch.eq(f"{where}/ablation/{i}/pass/rate/successes", passed, row["pass"]["rate"]["successes"])
+        ch.eq(f"{where}/ablation/{i}/pass/rate/total", n, row["pass"]["rate"]["total"])
+        ch.eq(f"{where}/ablation/{i}/pass/rate/value", passed / n, row["pass"]["rate"]["value"])
+        ch.eq(f"{where}/ablation/{i}/vs_baseline", None if profile == "mixed" else passed / n - base, row["vs_baseline"])
+
+
+def check_usage(ch, where, episodes, usage):
+    with_tokens = [e for e in episodes if e.tokens is not None]
+    with_cost = [e for e in episodes if e.cost is not None]
+    ch.eq(where + "/usage/episodes", len(episodes), usage["episodes"])
+    ch.eq(where + "/usage/episodes_with_tokens", len(with_tokens), usage["episodes_with_tokens"])
+    ch.eq(where + "/usage/episodes_with_cost", len(with_cost), usage["episodes_with_cost"])
+    tokens = lambda side: sum(e.tokens[side] for e in with_tokens) if with_tokens else None  # noqa: E731
+    ch.eq(where + "/usage/input_tokens", tokens("input"), usage["input_tokens"])
+    ch.eq(where + "/usage/output_tokens", tokens("output"), usage["output_tokens"])
+    cost = sum(e.cost for e in with_cost) if with_cost else None
+    ch.eq(where + "/usage/cost_usd", cost, usage["cost_usd"])
+    per_100 = cost / len(with_cost) * 100 if with_cost else None
+    ch.eq(where + "/usage/cost_per_100_episodes_usd", per_100, usage["cost_per_100_episodes_usd"])
+
+
+def check_mas(ch, where, episodes, mas):
+    if not any(e.profile.startswith("mas:") for e in episodes):
+        ch.eq(where + "/mas_fire", None, mas)
+        return
+    ch.eq(where + "/mas_fire/baseline_profile", "0.0", mas["baseline_profile"])
+    ch.eq(where + "/mas_fire/baseline_tasks", len({e.task for e in episodes if e.profile == "0.0"}), mas["baseline_tasks"])
+    # RS_f: T_base = tasks (per ε) all of whose trials under 0.0 passed; each run under f counts c/n.
+    base = {}
+    for e in episodes:
+        if e.profile == "0.0":
+            n, c = base.get((e.task, e.epsilon), (0, 0))
+            base[(e.task, e.epsilon)] = (n + 1, c + e.passed)
+    t_base = {t for t, (n, c) in base.items() if n and c == n}
+    profiles = groups([e for e in episodes if e.profile.startswith("mas:")], lambda e: e.profile, lambda g: g.encode())
+    ch.eq(where + "/mas_fire/robustness (profiles)", [p for p, _ in profiles], [r["fault_profile"] for r in mas["robustness"]])
+    for i, ((profile, members), row) in enumerate(zip(profiles, mas["robustness"])):
+        runs = {}
+        for e in members:
+            if (e.task, e.epsilon) in t_base:
+                n, c = runs.get((e.task, e.epsilon), (0, 0))
+                runs[(e.task, e.epsilon)] = (n + 1, c + e.passed)
+        solved = sum((Fraction(c, n) for n, c in runs.values()), Fraction(0))
+        p = f"{where}/mas_fire/robustness/{i}"
+        ch.eq(p + "/base_tasks", len(t_base), row["base_tasks"])
+        ch.eq(p + "/tasks", len(runs), row["tasks"])
+        ch.ratio(p + "/solved", solved, row["solved"])
+        ch.ratio(p + "/score", solved / len(runs) if runs else None, row["score"])
+        ci = wilson(float(solved / len(runs)), len(runs)) if runs else None
+        ch.eq(p + "/ci", ci, row["ci"] and (row["ci"]["lower"], row["ci"]["upper"]), Z_TOLERANCE)
+        ch.eq(p + "/infra_errors", sum(e.infra for e in members), row["infra_errors"])
+    # O_f, L_f, S_f per (group, fault): an episode counts once per fault type that took effect in it.
+    for table, group_of in (("by_agent", lambda e, o: e.agent), ("by_role", lambda e, o: o.get("role") or "-")):
+        counts = {}
+        for e in episodes:
+            seen = {}
+            for o in e.mas:
+                key = (group_of(e, o), o["fault"])
+                detected, fixed = seen.get(key, (False, True))
+                seen[key] = (detected or o["detected"], fixed and o["fixed"])
+            for key, (detected, fixed) in seen.items():
+                c = counts.setdefault(key, [0, 0, 0, 0])
+                c[0] += 1
+                c[1] += detected
+                c[2] += detected and fixed
+                c[3] += detected and e.passed
+        expected = sorted(counts.items(), key=lambda item: item[0][0].encode())
+        rows = mas[table]
+        got_keys = [(r["group"], r["fault"]) for r in rows]
+        ch.eq(f"{where}/mas_fire/{table} (rows)", sorted(k for k, _ in expected), sorted(got_keys))
+        for key, (n, triggered, fixed, success) in expected:
+            if key not in got_keys:
+                continue
+            i = got_keys.index(key)
+            row, p = rows[i], f"{where}/mas_fire/{table}/{i}"
+            ch.eq(p + "/injected_episodes", n, row["injected_episodes"])
+            ch.eq(p + "/triggered", triggered, row["triggered"])
+            ch.eq(p + "/fixed", fixed, row["fixed"])
+            ch.eq(p + "/final_success", success, row["final_success"])
+            ch.plain_rate(p + "/occurrence", triggered, n, row["occurrence"])
+            ch.plain_rate(p + "/local_success", fixed, triggered, row["local_success"])
+            ch.plain_rate(p + "/success", success, triggered, row["success"])
+
+
+def fraction_json(value):
+    return None if value is None else {"num": value.numerator, "den": value.denominator}
+
+
+def curves(episodes, k):
+    """The HTML page's pass^j curves (j = 1..k), recomputed: overall and per main-grid cell, per agent."""
+    out = []
+    for agent, mine in groups(episodes, lambda e: e.agent, lambda g: g.encode()):
+        cells, _, _ = surface_points(mine, range(1, k + 1))
+        out.append(
+            {
+                "agent": agent,
+                "overall": [{"value": fraction_json(pass_k(mine, j)[0])} for j in range(1, k + 1)],
+                "cells": {
+                    "points": [
+                        {"point": {"k": j, "epsilon": eps, "lambda": lam}, "pass": {"value": fraction_json(pass_k(members, j)[0])}}
+                        for (j, eps, lam), members in cells
+                    ]
+                },
+            }
+        )
+    return out
+
+
+def recompute(seed, k, lines, document, ch):
+    episodes = [Episode(line) for line in lines]
+    for e in episodes:
+        ch.eq(f"episode {e.raw['plan_index']} outcome", e.trajectory["verdict"]["passed"], e.passed)
+        ch.eq(f"episode {e.raw['plan_index']} calls", len([c for c in e.trajectory["calls"]]), e.calls)
+    report = document["report"]
+    ch.eq("/report/k", k, report["k"])
+    counts = report["counts"]
+    ch.eq("/report/counts/recorded", len(episodes), counts["recorded"])
+    ch.eq("/report/counts/passed", sum(e.passed for e in episodes), counts["passed"])
+    ch.eq("/report/counts/failed", sum(e.outcome == "failed" for e in episodes), counts["failed"])
+    ch.eq("/report/counts/infra_errors", sum(e.infra for e in episodes), counts["infra_errors"])
+    ch.eq("/report/counts/infeasible", sum(e.feasible is False for e in episodes), counts["infeasible"])
+    ch.eq("/report/counts/planned", counts["recorded"] + counts["not_recorded"], counts["planned"])
+    agents = groups(episodes, lambda e: e.agent, lambda g: g.encode())
+    ch.eq("/report/agents (names)", [a for a, _ in agents], [a["agent"] for a in report["agents"]])
+    for i, ((name, mine), agent) in enumerate(zip(agents, report["agents"])):
+        where = f"/report/agents/{i}"
+        check_row(ch, where + "/overall", mine, k, agent["overall"], name)
+        check_breakdown(ch, where + "/by_epsilon", mine, k, agent["by_epsilon"], lambda e: e.epsilon, True)
+        check_breakdown(ch, where + "/by_lambda", mine, k, agent["by_lambda"], lambda e: e.lam, True)
+        check_breakdown(ch, where + "/by_domain", mine, k, agent["by_domain"], lambda e: e.domain, False)
+        check_breakdown(ch, where + "/by_fault_profile", mine, k, agent["by_fault_profile"], lambda e: e.profile, False)
+        check_surface(ch, where, mine, k, agent)
+        check_recovery(ch, where, mine, agent["recovery"])
+        check_ablation(ch, where, mine, agent["ablation"])
+        check_usage(ch, where, mine, agent["usage"])
+        check_mas(ch, where, mine, agent.get("mas_fire"))
+    return episodes
+
+
+# ---------------------------------------------------------------- the text and the page
+
+
+def json_numbers(value, out):
+    """Every number of a JSON document: plain numbers and exact {num, den} ratios."""
+    if isinstance(value, dict):
+        if set(value) == {"num", "den"}:
+            out.append(value["num"] / value["den"])
+        for v in value.values():
+            json_numbers(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            json_numbers(v, out)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(float(value))
+    return out
+
+
+# Constants of the text's legend lines, not figures.
+LEGEND = re.compile(r"Table \d+|95% Wilson|95% \(two-sided\)|80% power|pass\^\d+|\^\d+/\^\d+|\^\d+\b|k ∈ \{[\d, ]+\}|R\(\d+,|mas:[\w-]+@[\d.]+")
+NUMBER = re.compile(r"(?<![\w@:/.\-])[-+±$]?\d+(?:\.\d+)?(?![\w@])")
+
+
+def check_text(ch, text, report):
+    """The report's part of the text: its first line (the run's counts) and from the summary line up to the
+    failure attribution, which `report --json` does not hold (nor the command line on the second line)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"\d+ episodes, pass\^", line))
+    end = next((i for i, line in enumerate(lines) if line.startswith("Failure attribution")), len(lines))
+    text = "\n".join(lines[:1] + lines[start:end])
+    ch.eq("text: the report's lines", end - start > 2, True)
+    values = json_numbers(report, [])
+    candidates = sorted({round(v * s, 9) for v in values for s in (1, 100)})
+    import bisect
+
+    for line in text.splitlines():
+        for token in NUMBER.findall(LEGEND.sub(" ", line)):
+            number = token.lstrip("+±$")
+            decimals = len(number.split(".")[1]) if "." in number else 0
+            x = float(number) * (-1 if token.startswith("-") else 1)
+            tolerance = 0.5 * 10**-decimals + 1e-9
+            i = bisect.bisect_left(candidates, x - tolerance)
+            ch.checked += 1
+            if not (i < len(candidates) and candidates[i] <= x + tolerance):
+                ch.problems.append(f"seed {ch.seed} text: {token!r} in {line.strip()!r} is no number of report --json")
+
+
+def pointer(document, ptr):
+    node = document
+    for part in ptr.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                return KeyError
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return KeyError
+    return node
+
+
+def check_page(ch, page, document, recomputed_curves):
+    """Every data-ptr of the page resolves, in {"runs": [{report: report --json's, curves}]}, to what it shows."""
+    figures = {"runs": [{"run": document["run"]["id"], "report": document["report"], "curves": recomputed_curves}]}
+    tags = re.findall(r'data-ptr="([^"]*)"([^>]*)>([^<]*)<', page)
+    ch.eq("page: data-ptr numbers", bool(tags), True)
+    for ptr, attrs, shown in tags:
+        if not ptr.startswith("/runs/0/report/") and not ptr.startswith("/runs/0/curves/"):
+            ch.problems.append(f"seed {ch.seed} page: {ptr} points outside the run's report")
+            continue
+        target = pointer(figures, ptr)
+        ch.checked += 1
+        if target is KeyError:
+            ch.problems.append(f"seed {ch.seed} page: {ptr} does not resolve")
+            continue
+        if shown.strip() in ("n/a", "-"):
+            if target is not None:
+                ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {target!r}")
+            continue
+        value = target["num"] / target["den"] if isinstance(target, dict) else target
+        if not isinstance(value, (int, float)):
+            ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {target!r}")
+            continue
+        minus = re.search(r'data-minus="([^"]*)"', attrs)
+        if minus:
+            other = pointer(figures, minus.group(1))
+            value -= other["num"] / other["den"] if isinstance(other, dict) else other
+        scale = float(re.search(r'data-scale="([^"]*)"', attrs).group(1)) if "data-scale" in attrs else 1.0
+        digits = re.search(r"-?\d+(?:\.\d+)?", shown.replace("−", "-"))
+        if not digits:
+            ch.problems.append(f"seed {ch.seed} page: {ptr} shows no number: {shown!r}")
+            continue
+        decimals = len(digits.group(0).split(".")[1]) if "." in digits.group(0) else 0
+        if abs(float(digits.group(0)) - value * scale) > 0.5 * 10**-decimals + 1e-9:
+            ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {value!r}")
+
+
+# ---------------------------------------------------------------- the tests
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_report_is_what_its_definitions_give(seed, binary, scratch):
+    args, k, lines, report, text, page = played(seed, binary, scratch)
+    ch = Checker(seed)
+    episodes = recompute(seed, k, lines, report, ch)
+    check_text(ch, text, report)
+    # The page's pass^j curves are not in report --json: their pointers resolve in the recomputed curves.
+    check_page(ch, page, report, curves(episodes, k))
+    assert not ch.problems, f"toolenv run {' '.join(args)}\n" + "\n".join(ch.problems[:40])
+    assert ch.checked > 100
+
+
+def test_the_grids_cover_what_the_checker_is_for(binary, scratch):
+    """One trial and several, λ = 0.3, ablations, MAS-FIRE teams, and infeasible episodes are all checked."""
+    runs = [played(seed, binary, scratch) for seed in SEEDS]
+    assert {k for _, k, *_ in runs} >= {1, 2, 3}
+    assert any("0.3" in a[a.index("--faults") + 1].split(",") for a, *_ in runs if "--faults" in a)
+    assert any("mixed" in " ".join(a) for a, *_ in runs)
+    assert any("--mas-faults" in a for a, *_ in runs)
+    assert any(r["report"]["counts"]["infeasible"] > 0 for _, _, _, r, _, _ in runs)
+    assert len(runs) >= 20
