@@ -536,3 +536,40 @@ async fn appends_waiting_together_are_committed_together() {
     assert!(commits.parse::<u32>().unwrap() <= 2, "8 calls in {commits} transactions");
     server.shutdown().await.unwrap();
 }
+
+/// `--durability finish`: an episode's first call and its finish reach the
+/// log, not the calls between; its verdict and trajectory are a single
+/// process's. Another replica asked about an episode played elsewhere
+/// answers DATA_LOSS (the calls it would need are not in the log), never a
+/// rebuilt copy that forgot them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_durability_at_finish_an_episode_is_logged_at_its_first_call_and_its_finish() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("finish");
+    let at_finish = || Config { store: Some(url.clone().into()), durability: toolenv_server::Durability::Finish, ..Config::default() };
+    let (single, mut reference) = start().await;
+    let (a, mut on_a) = toolenv_tests::start_with(at_finish()).await;
+    let (b, mut on_b) = toolenv_tests::start_with(at_finish()).await;
+    let task = suite().iter().find(|t| t.reference.len() >= 3).expect("a task of three calls or more");
+    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..toolenv_tests::new_episode(&task.id, 9, 0) };
+    let expected_episode = reference.create(create()).await.unwrap();
+    let id = on_a.create(create()).await.unwrap().episode_id;
+    let logged = || pg.psql("finish", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}'"));
+    for call in &task.reference {
+        let _ = reference.call_json(&expected_episode.episode_id, call.tool, &call.arguments.to_string()).await;
+        on_a.call_json(&id, call.tool, &call.arguments.to_string()).await.unwrap();
+        assert_eq!(logged(), "1", "only the first call is logged before the finish");
+    }
+    let lost = on_b.call_json(&id, task.reference[0].tool, &task.reference[0].arguments.to_string()).await.unwrap_err();
+    let toolenv_client::ClientError::Status(status) = &lost else { panic!("{lost:?}") };
+    assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
+    let expected_verdict = reference.finish(finishing(&expected_episode.episode_id)).await.unwrap();
+    let verdict = on_a.finish(finishing(&id)).await.unwrap();
+    assert_eq!(verdict.encode_to_vec(), expected_verdict.encode_to_vec());
+    assert_eq!(logged(), task.reference.len().to_string(), "every call is logged at the finish");
+    let expected = reference.trajectory(&expected_episode.episode_id).await.unwrap();
+    assert!(on_a.trajectory(&id).await.unwrap().calls == expected.calls);
+    for server in [single, a, b] {
+        server.shutdown().await.unwrap();
+    }
+}

@@ -20,7 +20,9 @@ pub struct WorkSummary {
     pub played: u64,
     /// Of those, how many passed.
     pub passed: u64,
-    /// Episodes lost because their lease expired while playing.
+    /// Episodes lost because their lease expired while playing, or with
+    /// the replica that played them (`serve --durability finish`); each is
+    /// played again once its lease expires.
     pub lost_leases: u64,
 }
 
@@ -68,6 +70,11 @@ pub async fn work(
             }
             Err(ClientError::Status(status)) if is_lease_expired(&status) => {
                 tracing::warn!(run_id, plan_index = lease.plan_index, "lease expired mid-episode; another worker has it");
+                summary.lost_leases += 1;
+            }
+            // Lost with a replica (`serve --durability finish`): its lease expires and it is played again.
+            Err(ClientError::Status(status)) if status.code() == tonic::Code::DataLoss => {
+                tracing::warn!(run_id, plan_index = lease.plan_index, %status, "episode lost with its replica; it will be played again");
                 summary.lost_leases += 1;
             }
             Err(error) => return Err(error),

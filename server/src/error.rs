@@ -60,6 +60,12 @@ pub enum Error {
     /// be reached or is busy: try again.
     #[error("the store is unavailable: {}", cut_long(.0))]
     Unavailable(String),
+    /// The episode lived on a replica that was lost, and its calls were not
+    /// logged as played (`--durability finish`).
+    #[error(
+        "episode {0} was lost with the replica that played it (its calls are logged only at the finish: --durability finish); start it again"
+    )]
+    EpisodeLost(String),
     /// The server itself failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -168,6 +174,8 @@ impl From<Error> for Status {
             Error::Unavailable(_) => {
                 Status::with_error_details(Code::Unavailable, message, ErrorDetails::with_retry_info(Some(STORE_RETRY_AFTER)))
             }
+            // Gone for good: no retry brings it back.
+            Error::EpisodeLost(_) => Status::data_loss(message),
             // A multi-agent episode's quota (messages sent, agents joined) is used up.
             Error::BusLimit(_) => Status::resource_exhausted(message),
         }

@@ -75,6 +75,26 @@ pub struct Config {
     pub metrics_addr: Option<SocketAddr>,
     /// An optional bearer token and TLS identity ([`security::Security`]).
     pub security: security::Security,
+    /// With a PostgreSQL store: when live episodes' calls reach the log.
+    pub durability: Durability,
+}
+
+/// When a replica writes a live episode's calls to the durable log (with a
+/// PostgreSQL store; a single process has no log).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Every call, before its reply: an episode outlives its replica and
+    /// continues on another byte for byte.
+    #[default]
+    Call,
+    /// The first call and the finish: one commit for the first call (so
+    /// that another replica can tell an episode played here) and one at the
+    /// end. An episode whose replica is lost mid-play is lost with it: any
+    /// other replica answers DATA_LOSS, an infrastructure error (a worker
+    /// drops the episode, whose lease then expires and is played again).
+    /// For RL rollouts and scripted agents that would rather replay an
+    /// episode than pay a commit per call.
+    Finish,
 }
 
 impl Default for Config {
@@ -90,6 +110,7 @@ impl Default for Config {
             store: None,
             metrics_addr: None,
             security: security::Security::default(),
+            durability: Durability::default(),
         }
     }
 }

@@ -31,6 +31,7 @@ use prost::Message as _;
 use toolenv::pb;
 use toolenv_runs::store::PgStore;
 
+use crate::Durability;
 use crate::error::Error;
 use crate::registry::{Registry, Session};
 use crate::runs::{LeaseTag, RunHost};
@@ -64,6 +65,7 @@ pub(crate) enum Synced {
 #[derive(Debug)]
 pub(crate) struct Replica {
     store: Arc<PgStore>,
+    durability: Durability,
     /// Episodes this server rebuilt from the log (`toolenv_episodes_rebuilt_total`).
     pub(crate) rebuilt: Counter,
 }
@@ -79,8 +81,8 @@ fn logged_record(episode: &toolenv_core::Episode, mut record: pb::ToolCallRecord
 }
 
 impl Replica {
-    pub(crate) fn new(store: Arc<PgStore>) -> Self {
-        Self { store, rebuilt: Counter::default() }
+    pub(crate) fn new(store: Arc<PgStore>, durability: Durability) -> Self {
+        Self { store, durability, rebuilt: Counter::default() }
     }
 
     /// Logs an episode just created here, before its id is sent; for a
@@ -120,7 +122,29 @@ impl Replica {
     /// from the log). A copy found stale (another replica played it further)
     /// is [`Synced::Stale`], dropped here, to be rebuilt and the call played
     /// again.
+    ///
+    /// With [`Durability::Finish`], only an episode's first call is logged
+    /// here (so that another replica can tell it was played); the rest wait
+    /// for [`Replica::seal`] at the finish.
     pub(crate) async fn sync(&self, registry: &Registry, id: &str, played: &Played) -> Result<Synced, Error> {
+        if self.durability == Durability::Finish && played.calls > 1 {
+            return Ok(Synced::Logged);
+        }
+        self.append(registry, id, played).await
+    }
+
+    /// Logs every call of the episode's copy here not logged yet: before it
+    /// is judged, with [`Durability::Finish`].
+    pub(crate) async fn seal(&self, registry: &Registry, id: &str) -> Result<(), Error> {
+        if self.durability == Durability::Finish
+            && let Ok(played) = registry.with(id, |session| Played::on(session))
+        {
+            self.append(registry, id, &played).await?;
+        }
+        Ok(())
+    }
+
+    async fn append(&self, registry: &Registry, id: &str, played: &Played) -> Result<Synced, Error> {
         let Some(gate) = &played.gate else { return Ok(Synced::Logged) };
         let mut logged = gate.lock().await;
         if *logged >= played.calls {
@@ -203,6 +227,10 @@ impl Replica {
         }
         let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(Error::store)? else { return Ok(()) };
         let calls = logged.trajectory.calls.len();
+        // Played on another replica, whose calls after the first were never logged.
+        if self.durability == Durability::Finish && calls > 0 {
+            return Err(Error::EpisodeLost(id.to_owned()));
+        }
         let episode = toolenv::fork::fork(&logged.trajectory, calls, max_calls)
             .map_err(|error| Error::Store(format!("episode {id} cannot be rebuilt from its log: {error}")))?;
         let lease = match logged.lease {

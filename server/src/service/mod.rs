@@ -38,7 +38,7 @@ pub struct ToolEnvService {
 
 impl ToolEnvService {
     pub(crate) fn new(config: Config, store: toolenv_runs::store::AnyStore) -> Self {
-        let replica = store.postgres().map(|store| Arc::new(Replica::new(store.clone())));
+        let replica = store.postgres().map(|store| Arc::new(Replica::new(store.clone(), config.durability)));
         let (registry, runs) = (Arc::new(Registry::new(config.max_episodes)), Arc::new(RunHost::new(store)));
         let rebuilt = replica.as_ref().map(|replica| replica.rebuilt.clone());
         let metrics = config.metrics_addr.map(|_| Arc::new(Metrics::new(registry.clone(), runs.clone(), rebuilt)));
@@ -297,6 +297,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if let Some(replica) = &self.replica {
             replica.drop_if_stale(&self.registry, id).await?;
             self.held(id).await?;
+            replica.seal(&self.registry, id).await?;
         }
         let finished = self.registry.finish(id, |session| {
             let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());

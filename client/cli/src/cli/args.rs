@@ -384,6 +384,15 @@ pub(crate) struct ServeArgs {
     /// Seconds after which an untouched episode is dropped.
     #[arg(long, default_value_t = Config::default().episode_idle_timeout.as_secs())]
     pub(crate) idle_timeout_secs: u64,
+    /// With a PostgreSQL --store (replicas): when live episodes' calls are
+    /// logged. `call`: each one before its reply, so an episode outlives its
+    /// replica and continues on another. `finish`: an episode's first call
+    /// and its finish only (two commits an episode, for RL rollouts and
+    /// scripted agents); an episode whose replica is lost mid-play is lost
+    /// with it (DATA_LOSS, an infrastructure error: a worker drops it and
+    /// its lease expires, so it is played again).
+    #[arg(long, value_enum, default_value = "call")]
+    pub(crate) durability: DurabilityArg,
     /// Real milliseconds per simulated millisecond of fault delays (0: never
     /// sleep), unless an episode asks for another.
     #[arg(long, default_value_t = Config::default().time_scale)]
@@ -422,6 +431,22 @@ pub(crate) struct ServeArgs {
     /// hosted runs' progress. Off by default (no metrics are kept).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
+/// `serve --durability`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DurabilityArg {
+    Call,
+    Finish,
+}
+
+impl From<DurabilityArg> for toolenv_server::Durability {
+    fn from(arg: DurabilityArg) -> Self {
+        match arg {
+            DurabilityArg::Call => toolenv_server::Durability::Call,
+            DurabilityArg::Finish => toolenv_server::Durability::Finish,
+        }
+    }
 }
 
 /// How log lines are written.
