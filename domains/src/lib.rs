@@ -46,6 +46,7 @@ pub mod generate;
 mod macros;
 pub mod masfire;
 pub mod perturb;
+pub mod prose;
 pub mod solver;
 pub mod taskfile;
 

@@ -6,6 +6,7 @@ mod conversation;
 mod generated;
 mod golden;
 mod hardening;
+mod prose;
 mod solver;
 mod soundness;
 mod suite;
