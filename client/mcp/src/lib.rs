@@ -28,11 +28,15 @@
 //! stdio, closing stdin ends the session once the requests already sent
 //! are answered (`stdio`).
 //!
+//! [`chaos`] is `toolenv chaos`, an MCP proxy in front of any MCP server
+//! that injects the chaos layer's faults into its tool calls.
+//!
 //! May import: the typed client (`toolenv-client`), the protocol crate,
-//! rmcp and axum. Never the command line, the server or the agents: the
+//! the chaos layer and fault ledger (`toolenv-core`), rmcp and axum. Never the command line, the server or the agents: the
 //! agent is the MCP client.
 #![forbid(unsafe_code)]
 
+pub mod chaos;
 mod stdio;
 
 use std::sync::Arc;

@@ -57,7 +57,13 @@ pub(crate) enum Command {
     /// runs side by side); with --url, a run hosted by that server.
     Report {
         /// The run's id, e.g. run-0003.
+        #[arg(required = false, required_unless_present = "chaos_ledger", default_value_if("chaos_ledger", clap::builder::ArgPredicate::IsPresent, Some("")))]
         run: String,
+        /// Read `toolenv chaos` ledgers instead of a run: fault recovery by
+        /// kind (injected, encountered, recovered, extra calls, retried) over
+        /// their sessions.
+        #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["other", "html", "feasible_only"])]
+        chaos_ledger: Vec<std::path::PathBuf>,
         /// A second run to compare with the first, side by side (needs --html).
         #[arg(requires = "html")]
         other: Option<String>,
@@ -113,6 +119,9 @@ pub(crate) enum Command {
     /// Serve an episode, or a hosted run's episodes, to an MCP client over
     /// stdio or streamable HTTP.
     Mcp(super::mcp::McpArgs),
+    /// Run any MCP server (the command after `--`) behind a proxy that
+    /// injects seeded faults into its tool calls, served over stdio.
+    Chaos(super::chaos::ChaosArgs),
     /// Compare two agents on the same tasks: paired tests over tasks (exact
     /// McNemar on pass^k, a sign-flip permutation test on pass^1), overall,
     /// per cell (ε, fault profile) and per domain, each difference with a 95%

@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 mod attribute;
+mod chaos;
 mod compare;
 mod filter;
 pub(crate) mod help;
@@ -59,6 +60,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
+        Command::Report { chaos_ledger, json, .. } if !chaos_ledger.is_empty() => chaos::report(&chaos_ledger, json),
         Command::Report { run, other, infra, feasible_only, html: Some(file), store, .. } => {
             if url.is_some() {
                 anyhow::bail!("--html reads the store of runs: for a hosted run, pass the server's --store file instead of --url");
@@ -144,6 +146,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             session.close(code).await
         }
         Command::Mcp(args) => mcp::mcp(args, url).await,
+        Command::Chaos(args) => chaos::chaos(args).await,
     }
 }
 

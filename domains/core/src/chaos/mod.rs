@@ -15,6 +15,9 @@ use sha2::{Digest, Sha256};
 
 use crate::codec::chacha::chacha8_block;
 
+mod session;
+pub use session::{Cut, SessionDraws};
+
 /// Parts per million: the unit of every rate and weight threshold.
 const PPM: u64 = 1_000_000;
 

@@ -1,0 +1,142 @@
+//! `toolenv chaos`: the chaos layer's faults in front of any MCP server
+//! ([`toolenv_mcp::chaos`]), and `toolenv report --chaos-ledger`: fault
+//! recovery by kind from its ledgers.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolenv_core::chaos::{FaultKind, FaultProfile};
+use toolenv_mcp::chaos::ledger;
+
+/// Run an MCP server (the command after `--`, over stdio) behind a proxy
+/// that injects seeded faults into its tool calls, and serve it to an MCP
+/// client over stdio. Messages no fault hit pass through byte for byte;
+/// the same seed, session and calls meet the same faults. Each call, its
+/// fault and the reply the client got go to --ledger as JSON lines.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ChaosArgs {
+    /// Seed of the fault draws.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// The session's name: draws are keyed by (seed, session, call index).
+    #[arg(long, default_value = "0")]
+    pub(crate) session: String,
+    /// Fault profile: a preset (0.0, 0.1, 0.2, 0.3, timeout-only,
+    /// rate-limit-only, partial-response-only, mixed) or a name from --fault-profiles.
+    #[arg(long, default_value = "0.0")]
+    pub(crate) faults: String,
+    /// Keep only these fault types of the profile (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) only: Vec<String>,
+    /// A JSON file of named fault profiles: {"name": {"failure_rate": 0.1,
+    /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) fault_profiles: Option<PathBuf>,
+    /// Real milliseconds per simulated millisecond of fault delays (0:
+    /// never sleep; the rate-limit window then counts the waits calls declare
+    /// in `_meta` "toolenv/waited_ms").
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) time_scale: f64,
+    /// Write the ledger (a JSON line per tool call) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ledger: Option<PathBuf>,
+    /// The upstream MCP server's command and arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+/// The profile named by --faults (and --only), from the presets or --fault-profiles.
+fn profile(args: &ChaosArgs) -> anyhow::Result<FaultProfile> {
+    let named = match &args.fault_profiles {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let profiles: std::collections::BTreeMap<String, FaultProfile> =
+                serde_json::from_str(&text).with_context(|| format!("parsing fault profiles in {}", path.display()))?;
+            profiles.get(&args.faults).cloned()
+        }
+    };
+    let profile = match named {
+        Some(profile) => profile,
+        None => FaultProfile::preset(&args.faults).context("invalid --faults")?,
+    };
+    if args.only.is_empty() {
+        return Ok(profile);
+    }
+    let kinds = args
+        .only
+        .iter()
+        .map(|name| FaultKind::parse(name).ok_or_else(|| anyhow::anyhow!("invalid --only: unknown fault type '{name}'")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(profile.restricted_to(&kinds)?)
+}
+
+/// Proxies until the upstream server's output ends; exits as it exited.
+pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
+    let time_scale = toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
+    let profile = profile(&args)?;
+    profile.validate().context("invalid fault profile")?;
+    let config = toolenv_mcp::chaos::Config {
+        seed: args.seed,
+        session: args.session.clone(),
+        profile_name: args.faults.clone(),
+        profile,
+        time_scale,
+        ledger: args.ledger.clone(),
+        command: args.command.clone(),
+    };
+    let status = toolenv_mcp::chaos::run(config, tokio::io::stdin(), tokio::io::stdout()).await?;
+    // Exit at once: a client that keeps its stdin open after the upstream
+    // server ended would otherwise hold the runtime on its blocking read.
+    std::process::exit(match status.code() {
+        Some(code) => code,
+        None => 1,
+    })
+}
+
+/// `toolenv report --chaos-ledger FILE…`: fault recovery by kind.
+pub(crate) fn report(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    let mut ledgers = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        ledgers.push(ledger::parse(&file.display().to_string(), &text)?);
+    }
+    let summary = ledger::summarize(ledgers.iter().map(Vec::as_slice));
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&summary));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The summary as a text table.
+fn render(summary: &ledger::Summary) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "chaos ledger: {} sessions, {} tool calls, {} met a fault", summary.sessions, summary.calls, summary.calls_met);
+    let _ = writeln!(
+        out,
+        "{:<18} {:>5} {:>9} {:>12} {:>10} {:>12} {:>8} {:>15}",
+        "fault", "calls", "injected", "encountered", "recovered", "extra calls", "retried", "answered after"
+    );
+    let row = |out: &mut String, name: &str, k: &toolenv_core::KindCounts| {
+        let _ = writeln!(
+            out,
+            "{name:<18} {:>5} {:>9} {:>12} {:>10} {:>12} {:>8} {:>15}",
+            k.hits, k.injected, k.encountered, k.recovered, k.extra_calls, k.retried, k.answered_after
+        );
+    };
+    let mut total = toolenv_core::KindCounts::default();
+    for (kind, counts) in &summary.kinds {
+        row(&mut out, kind.name(), counts);
+        total.add(counts);
+    }
+    row(&mut out, "total", &total);
+    if !summary.drawn_without_effect.is_empty() {
+        let drawn: Vec<String> = summary.drawn_without_effect.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(out, "drawn without effect (not counted): {}", drawn.join(", "));
+    }
+    out
+}

@@ -1,0 +1,289 @@
+//! `toolenv chaos` over real stdio pipes, in front of `toolenv mcp` as the
+//! upstream MCP server: determinism, pass-through, the faults' rates and
+//! manifestations, and the ledger `toolenv report --chaos-ledger` reads.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write as _};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+const TASK: &str = "travel/cheapest-flight/001";
+
+/// The calls of a session: searches with holds in between, so that search
+/// results change (seats left) and a stale one can differ from the current.
+fn script(n: usize) -> Vec<(&'static str, Value)> {
+    (0..n)
+        .map(|i| match i % 3 {
+            0 | 1 => ("search_flights", json!({"origin": "LON", "dest": "PAR", "date": "2026-01-05"})),
+            _ => ("hold_flight", json!({"flight_id": "AA-500"})),
+        })
+        .collect()
+}
+
+/// What a session through the proxy gave: every stdout line, the reply
+/// line to each tool call in order, and the ledger.
+struct Session {
+    stdout: Vec<String>,
+    replies: Vec<String>,
+    ledger: String,
+}
+
+/// Runs `toolenv chaos ARGS -- UPSTREAM` (or the upstream alone when
+/// `direct`), plays initialize, tools/list and the calls one by one, and
+/// closes stdin.
+fn session(args: &[&str], calls: &[(&str, Value)], direct: bool) -> Session {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ledger = dir.path().join("ledger.jsonl");
+    let toolenv = env!("CARGO_BIN_EXE_toolenv");
+    let mut command = Command::new(toolenv);
+    if !direct {
+        command.args(["chaos", "--time-scale", "0", "--ledger"]).arg(&ledger).args(args).args(["--", toolenv]);
+    }
+    command.args(["mcp", TASK]);
+    let mut child = command
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolenv chaos starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stdout = Vec::new();
+    let mut ask = |message: Value| -> String {
+        writeln!(stdin, "{message}").expect("the proxy reads");
+        loop {
+            let line = lines.next().expect("a reply").expect("a line");
+            stdout.push(line.clone());
+            let reply: Value = serde_json::from_str(&line).expect("a JSON-RPC message");
+            if reply.get("id") == message.get("id") && reply.get("method").is_none() {
+                return line;
+            }
+        }
+    };
+    ask(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}));
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).expect("the proxy reads");
+    ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let replies = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| {
+            ask(json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}))
+        })
+        .collect();
+    drop(ask);
+    drop(stdin);
+    let output = child.wait_with_output().expect("the proxy ends when stdin closes");
+    assert!(output.status.success(), "{}: {}", output.status, String::from_utf8_lossy(&output.stderr));
+    let ledger = if direct { String::new() } else { std::fs::read_to_string(&ledger).expect("the ledger is written") };
+    Session { stdout, replies, ledger }
+}
+
+fn ledger(session: &Session) -> Vec<Value> {
+    session.ledger.lines().map(|l| serde_json::from_str(l).expect("a ledger line")).collect()
+}
+
+fn result(reply: &str) -> Value {
+    serde_json::from_str::<Value>(reply).expect("a reply")["result"].clone()
+}
+
+/// A fault profiles file with one profile, `only`, of one fault kind at `rate`.
+fn profile_file(dir: &tempfile::TempDir, kind: &str, rate: f64) -> String {
+    let path = dir.path().join("profiles.json");
+    std::fs::write(&path, json!({"only": {"failure_rate": rate, "fault_weights": {kind: 1.0}}}).to_string()).expect("written");
+    path.display().to_string()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_replies_and_ledger_byte_for_byte() {
+    let calls = script(24);
+    let first = session(&["--seed", "7", "--faults", "0.3"], &calls, false);
+    let second = session(&["--seed", "7", "--faults", "0.3"], &calls, false);
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(first.ledger, second.ledger);
+    let other = session(&["--seed", "8", "--faults", "0.3"], &calls, false);
+    assert_ne!(first.ledger, other.ledger, "another seed draws other faults");
+    // The ledger has a line per call, and each line's reply is what the client got.
+    let lines = ledger(&first);
+    assert_eq!(lines.len(), calls.len());
+    for (line, reply) in lines.iter().zip(&first.replies) {
+        assert_eq!(line["reply"].as_str(), Some(reply.as_str()));
+    }
+    assert!(lines.iter().any(|l| !l["fault"].is_null()), "λ = 0.3 meets some fault in 24 calls: {}", first.ledger);
+}
+
+#[test]
+fn no_faults_pass_everything_through_byte_for_byte() {
+    let calls = script(9);
+    let proxied = session(&["--seed", "3", "--faults", "0.0"], &calls, false);
+    let direct = session(&[], &calls, true);
+    assert_eq!(proxied.stdout, direct.stdout);
+    assert!(ledger(&proxied).iter().all(|l| l["fault"].is_null() && l["forwarded"] == true));
+}
+
+#[test]
+fn faults_come_at_the_profiles_rate_and_manifest_as_mcp_errors() {
+    let calls = script(120);
+    let run = session(&["--seed", "11", "--faults", "timeout-only"], &calls, false);
+    let lines = ledger(&run);
+    let injected = lines.iter().filter(|l| l["fault"]["kind"] == "TransientTimeout").count();
+    // 17.5 % of 120 is 21; a binomial's 99.99 % interval is well inside 5..45.
+    assert!((5..=45).contains(&injected), "{injected} timeouts in 120 calls");
+    for (line, reply) in lines.iter().zip(&run.replies) {
+        let reply: Value = serde_json::from_str(reply).expect("a reply");
+        if line["fault"].is_null() {
+            assert!(reply.get("result").is_some(), "{reply}");
+        } else {
+            assert_eq!(reply["error"]["code"], -32001, "a timeout is a JSON-RPC request timeout: {reply}");
+            assert_eq!(reply["error"]["data"]["error"]["code"], "DEADLINE_EXCEEDED");
+            assert_eq!(line["forwarded"], false, "the tool did not run");
+            assert_eq!(line["delay_ms"], 5000);
+        }
+    }
+    // A rate limit is a tool error with retry advice, and so is every retry inside its window.
+    let run = session(&["--seed", "2", "--faults", "rate-limit-only"], &script(30), false);
+    let limited: Vec<(Value, &String)> = ledger_pairs(&run).into_iter().filter(|(l, _)| !l["fault"].is_null()).collect();
+    assert!(!limited.is_empty());
+    for (line, reply) in limited {
+        let result = result(reply);
+        assert_eq!(result["isError"], true, "{reply}");
+        assert_eq!(result["structuredContent"]["error"]["reason"], "RATE_LIMIT_EXCEEDED");
+        assert!(result["structuredContent"]["error"]["retry_after_virtual_ms"].as_i64().is_some_and(|ms| ms > 0));
+        assert_eq!(line["outcome"], "failure");
+    }
+}
+
+fn ledger_pairs(session: &Session) -> Vec<(Value, &String)> {
+    ledger(session).into_iter().zip(&session.replies).collect()
+}
+
+#[test]
+fn a_stale_result_is_an_earlier_result_of_the_same_call() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let profiles = profile_file(&dir, "StaleData", 0.5);
+    let calls = script(30);
+    let stale = session(&["--seed", "5", "--fault-profiles", &profiles, "--faults", "only"], &calls, false);
+    // Every call reaches the upstream server alike, so a run without faults has the true results.
+    let truth = session(&["--seed", "5", "--faults", "0.0"], &calls, false);
+    let lines = ledger(&stale);
+    let mut seen = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line["fault"]["kind"] != "StaleData" {
+            continue;
+        }
+        seen += 1;
+        let got = result(&stale.replies[i]);
+        assert_ne!(got, result(&truth.replies[i]), "a stale result differs from the current one");
+        let earlier = (0..i).any(|j| calls[j] == calls[i] && result(&truth.replies[j]) == got);
+        assert!(earlier, "call {i}: {got} is no earlier result of the same call");
+    }
+    assert!(seen > 0, "some stale result took effect: {}", stale.ledger);
+    assert!(lines.iter().any(|l| l["drawn_without_effect"] == "StaleData"), "a first call has nothing older to give");
+}
+
+/// A JSON value's leaves (strings and numbers as text), dates excepted, sorted.
+fn leaves(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
+        Value::String(s) if s.contains("2026") => {}
+        other => out.push(other.to_string()),
+    }
+}
+
+fn keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            out.push(k.clone());
+            keys(v, out);
+        }),
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn schema_drift_changes_keys_and_dates_but_keeps_values() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let profiles = profile_file(&dir, "SchemaDrift", 0.3);
+    let calls = script(12);
+    let drifted = session(&["--seed", "1", "--fault-profiles", &profiles, "--faults", "only"], &calls, false);
+    let truth = session(&["--seed", "1", "--faults", "0.0"], &calls, false);
+    let lines = ledger(&drifted);
+    let first = lines.iter().position(|l| l["fault"]["kind"] == "SchemaDrift").expect("a drift takes effect");
+    let text = |reply: &str| -> Value {
+        let result = result(reply);
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("a text")).expect("JSON text")
+    };
+    let mut compared = 0;
+    for i in 0..calls.len() {
+        let (got, want) = (text(&drifted.replies[i]), text(&truth.replies[i]));
+        if i < first {
+            assert_eq!(drifted.replies[i], truth.replies[i], "before the drift, nothing changes");
+            continue;
+        }
+        let (mut got_leaves, mut want_leaves) = (Vec::new(), Vec::new());
+        leaves(&got, &mut got_leaves);
+        leaves(&want, &mut want_leaves);
+        got_leaves.sort();
+        want_leaves.sort();
+        assert_eq!(got_leaves, want_leaves, "call {i} keeps its values");
+        let (mut got_keys, mut want_keys) = (Vec::new(), Vec::new());
+        keys(&got, &mut got_keys);
+        keys(&want, &mut want_keys);
+        assert_ne!(got_keys, want_keys, "call {i} has other keys: {got}");
+        if calls[i].0 == "search_flights" {
+            assert_eq!(got["data"]["flights"][0]["date"], "01/05/2026", "{got}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 0);
+}
+
+#[test]
+fn the_report_reads_ledgers_and_its_kinds_sum_to_its_totals() {
+    let calls = script(40);
+    let run = session(&["--seed", "9", "--faults", "0.3"], &calls, false);
+    let other = session(&["--seed", "9", "--session", "b", "--faults", "0.3"], &calls, false);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, &run.ledger).expect("written");
+    std::fs::write(&b, &other.ledger).expect("written");
+    let report = |json: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolenv"));
+        command.arg("report").arg("--chaos-ledger").arg(&a).arg(&b);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.env_remove("TOOLENV_URL").output().expect("report runs");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let summary: Value = serde_json::from_str(&report(true)).expect("JSON");
+    assert_eq!(summary["sessions"], 2);
+    assert_eq!(summary["calls"], 80);
+    let kinds = summary["kinds"].as_object().expect("kinds");
+    assert!(!kinds.is_empty(), "{summary}");
+    let sum = |field: &str| kinds.values().map(|k| k[field].as_u64().expect("a count")).sum::<u64>();
+    for field in ["injected", "encountered", "recovered", "extra_calls", "retried"] {
+        assert_eq!(summary[field].as_u64(), Some(sum(field)), "{field}: {summary}");
+    }
+    // The counts are the ledger's: injected are the calls with a newly drawn fault.
+    let new: usize = [&run, &other].iter().map(|s| ledger(s).iter().filter(|l| l["fault"]["new"] == true).count()).sum();
+    assert_eq!(summary["injected"].as_u64(), Some(new as u64));
+    assert_eq!(summary["calls_met"].as_u64(), Some(sum("hits")));
+    for kind in kinds.values() {
+        assert!(kind["recovered"].as_u64() <= kind["encountered"].as_u64());
+        assert!(kind["encountered"].as_u64() <= kind["hits"].as_u64());
+    }
+    let text = report(false);
+    assert!(text.contains("2 sessions, 80 tool calls"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("total")), "{text}");
+    let counts: BTreeMap<String, u64> = kinds.iter().map(|(k, v)| (k.clone(), v["hits"].as_u64().unwrap_or(0))).collect();
+    for (kind, hits) in counts {
+        assert!(text.lines().any(|l| l.starts_with(&kind) && l.split_whitespace().nth(1) == Some(&hits.to_string())), "{kind}: {text}");
+    }
+}
