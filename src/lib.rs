@@ -94,8 +94,15 @@ impl From<&toolenv_core::Task> for pb::Task {
             tools: tool_specs(task.domain).to_vec(),
             today: task.today.to_string(),
             initial_state_json: toolenv_core::json::canonical(&task.initial.to_json()),
+            answer_schema_json: answer_schema_json(task),
         }
     }
+}
+
+/// The JSON Schema of a task's typed answer as the wire carries it (on
+/// `Task` and `Episode`); empty for a task that asks for no value.
+pub fn answer_schema_json(task: &toolenv_core::Task) -> String {
+    task.answer_schema().map(|schema| toolenv_core::json::canonical(&schema)).unwrap_or_default()
 }
 
 impl From<&toolenv_core::DomainError> for pb::DomainError {
@@ -242,6 +249,7 @@ impl From<&toolenv_core::Trajectory> for pb::Trajectory {
             mas_profile: trajectory.mas_profile.as_ref().map(Into::into),
             prompt_faults: trajectory.prompt_faults.iter().map(Into::into).collect(),
             answer: trajectory.answer.clone(),
+            answer_json: trajectory.answer_json.as_ref().map(toolenv_core::json::canonical),
         }
     }
 }
@@ -317,6 +325,9 @@ impl pb::Trajectory {
         // Written only when given, so the JSON of tasks that ask for no answer is unchanged.
         if let (Some(answer), Some(map)) = (&self.answer, json.as_object_mut()) {
             map.insert("answer".to_owned(), serde_json::Value::from(answer.as_str()));
+        }
+        if let (Some(answer), Some(map)) = (&self.answer_json, json.as_object_mut()) {
+            map.insert("answer_json".to_owned(), parse(answer));
         }
         json
     }

@@ -63,6 +63,38 @@ async fn an_answer_task_is_judged_on_its_answer() {
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         assert_eq!(trajectory.answer, answer, "the trajectory records the answer");
     }
+
+    // Typed: the episode publishes the schema; its fields, in other formats, pass; a wrong field fails.
+    let schema: serde_json::Value =
+        serde_json::from_str(&client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap().answer_schema_json)
+            .expect("an answer task's episode publishes its answer schema");
+    let fields = task.answer_fields();
+    assert_eq!(schema, toolenv_core::typed::schema(&fields));
+    let example = toolenv_core::typed::example(&fields);
+    let mut wrong = example.clone();
+    wrong["amount"] = serde_json::json!(1.0);
+    let mut restyled = example.clone();
+    restyled["amount"] = serde_json::json!(format!("${}", fields.iter().find(|f| f.name == "amount").unwrap().expected));
+    for (typed, passes) in [(example.to_string(), true), (restyled.to_string(), true), (wrong.to_string(), false)] {
+        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
+        for call in &task.reference {
+            client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
+        }
+        let finish =
+            pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), answer_json: Some(typed.clone()), ..Default::default() };
+        let verdict = client.finish(finish).await.unwrap();
+        assert_eq!(verdict.passed, passes, "{typed}: {:#?}", verdict.checks);
+        let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
+        let recorded: serde_json::Value = serde_json::from_str(trajectory.answer_json.as_deref().unwrap()).unwrap();
+        assert_eq!(recorded.to_string(), typed, "the trajectory records the typed answer");
+    }
+    for bad in ["not json", "[1, 2]"] {
+        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
+        let finish =
+            pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), answer_json: Some(bad.into()), ..Default::default() };
+        let refused = client.finish(finish).await.unwrap_err();
+        assert!(format!("{refused:?}").contains("InvalidArgument") && format!("{refused:?}").contains("answer_json"), "{refused:?}");
+    }
     server.shutdown().await.unwrap();
 }
 

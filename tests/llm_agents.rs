@@ -303,7 +303,13 @@ async fn the_model_s_final_answer_reaches_the_episode() {
     let task = toolenv_domains::generate::generate_id(task_id).expect("a generated task, rebuilt from its id");
     let answer = task.reference_answer().expect("a task that asks for an answer").to_owned();
     let calls: Vec<(String, Value)> = task.reference.iter().map(|c| (c.tool.to_owned(), c.arguments.clone())).collect();
+    let typed = toolenv_core::typed::example(&task.answer_fields());
+    let mut wrong_typed = typed.clone();
+    wrong_typed["reason"] = serde_json::json!("over_budget");
     let endings = [
+        (ToolChoice::Required, Ending::FinishTyped(answer.clone(), typed.clone()), "finish_typed", true),
+        // The typed answer is judged, not the prose beside it.
+        (ToolChoice::Required, Ending::FinishTyped(answer.clone(), wrong_typed), "finish_typed", false),
         (ToolChoice::Omit, Ending::Text(answer.clone()), "text", true),
         (ToolChoice::Auto, Ending::Finish(answer.clone()), "text", true),
         (ToolChoice::Required, Ending::Finish(answer.clone()), "finish", true),
@@ -322,9 +328,12 @@ async fn the_model_s_final_answer_reaches_the_episode() {
             assert_eq!(result.outcome == toolenv_runs::metrics::Outcome::Passed, *passes, "{case}: {result:?}");
             let trajectory = trajectory.as_ref().expect("a trajectory");
             let given = match ending {
-                Ending::Text(text) | Ending::Finish(text) => text,
+                Ending::Text(text) | Ending::Finish(text) | Ending::FinishTyped(text, _) => text,
             };
             assert_eq!(trajectory["answer"].as_str(), Some(given.as_str()), "{case}");
+            if let Ending::FinishTyped(_, fields) = ending {
+                assert_eq!(&trajectory["answer_json"], fields, "{case}: the typed answer is recorded");
+            }
             assert_eq!(trajectory["conversation"]["answer_from"], *from, "{case}");
             let verdict_passed = trajectory["verdict"]["passed"].as_bool();
             assert_eq!(verdict_passed, Some(*passes), "{case}");

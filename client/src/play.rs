@@ -105,10 +105,15 @@ pub(crate) async fn play_created(
     })
     .await
     .map_err(|e| ClientError::Status(tonic::Status::internal(format!("the agent's thread ended abnormally: {e}"))))?;
-    let answer = env.into_answer()?;
+    let (answer, answer_json) = env.into_answer()?;
     let played = played?;
-    let request =
-        pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), usage: played.usage, answer, conversation: played.conversation };
+    let request = pb::FinishEpisodeRequest {
+        episode_id: episode.episode_id.clone(),
+        usage: played.usage,
+        answer,
+        answer_json,
+        conversation: played.conversation,
+    };
     crate::remote::resent(|| {
         let (mut client, request) = (client.clone(), request.clone());
         async move { client.finish(request).await }

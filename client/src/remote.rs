@@ -32,6 +32,8 @@ pub struct RemoteEnv {
     agent_id: String,
     /// The final answer the agent gave, sent with the finish.
     answer: Option<String>,
+    /// The typed final answer it gave (JSON), sent with the finish.
+    answer_json: Option<String>,
     /// The index the next call is to take (`CallToolRequest.expected_index`),
     /// as the server's answers say it; `None` once an answer did not say.
     next_index: Option<u32>,
@@ -77,6 +79,7 @@ impl RemoteEnv {
             error: None,
             agent_id: String::new(),
             answer: None,
+            answer_json: None,
             // A created episode holds no call yet.
             next_index: Some(0),
         }
@@ -112,10 +115,10 @@ impl RemoteEnv {
         unreachable!("the attempts are bounded above")
     }
 
-    /// What the play came to: the final answer to finish with, or the
-    /// infrastructure error that stopped it.
-    pub fn into_answer(self) -> Result<Option<String>, ClientError> {
-        self.error.map_or(Ok(self.answer), Err)
+    /// What the play came to: the final answer to finish with (its text,
+    /// and its typed form as JSON), or the infrastructure error that stopped it.
+    pub fn into_answer(self) -> Result<(Option<String>, Option<String>), ClientError> {
+        self.error.map_or(Ok((self.answer, self.answer_json)), Err)
     }
 
     /// A status as the agent observes it; one that is not the episode's
@@ -215,6 +218,10 @@ fn is_server_quota(quota: &tonic_types::QuotaFailure) -> bool {
 impl Env for RemoteEnv {
     fn answer(&mut self, text: &str) {
         self.answer = Some(text.to_owned());
+    }
+
+    fn answer_typed(&mut self, answer: &serde_json::Value) {
+        self.answer_json = Some(toolenv_core::json::canonical(answer));
     }
 
     fn call(&mut self, tool: &str, arguments_json: &str, request: &Request<'_>) -> Observation {

@@ -10,4 +10,5 @@ mod prose;
 mod solver;
 mod soundness;
 mod suite;
+mod typed_answers;
 mod user_answer;

@@ -37,6 +37,7 @@ impl ToolEnvService {
             max_calls: episode.max_calls(),
             fault_profile_json: trajectory.fault_profile_json.clone(),
             time_scale,
+            answer_schema_json: toolenv::answer_schema_json(episode.task()),
         };
         let episode_id = self.registry().insert(Session::new(episode, in_band, time_scale, None))?;
         tracing::debug!(%episode_id, task_id = %reply.task_id, calls = request.calls, "episode forked");

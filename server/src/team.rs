@@ -50,5 +50,6 @@ pub(crate) fn episode_message(episode_id: &str, session: &Session) -> pb::Episod
         fault_profile_json: serde_json::to_string(&trajectory.fault_profile).unwrap_or_default(),
         time_scale: session.time_scale,
         roles: episode.roles().iter().map(Into::into).collect(),
+        answer_schema_json: toolenv::answer_schema_json(episode.task()),
     }
 }

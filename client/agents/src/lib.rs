@@ -66,6 +66,9 @@ pub struct Briefing {
     pub seed: u64,
     /// Names the episode in a recording of model exchanges.
     pub tape_key: String,
+    /// The JSON Schema of the task's typed answer, when it asks for values
+    /// (the episode's `answer_schema_json`).
+    pub answer_schema: Option<serde_json::Value>,
 }
 
 impl Briefing {
@@ -82,6 +85,7 @@ impl Briefing {
             max_calls: episode.max_calls,
             seed,
             tape_key,
+            answer_schema: serde_json::from_str(&episode.answer_schema_json).ok(),
         }
     }
 }
@@ -185,6 +189,7 @@ pub fn play_in_process(agent: &dyn Agent, task: TaskRef, seed: u64, trial: u32) 
         today: task.today.to_string(),
         max_calls: episode.max_calls(),
         seed,
+        answer_schema: task.answer_schema(),
         task: Some(task),
         ..Briefing::default()
     };

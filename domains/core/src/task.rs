@@ -243,6 +243,24 @@ impl Task {
         format!("{}: {calls} reference call{}, {judged}", self.kind(), if calls == 1 { "" } else { "s" })
     }
 
+    /// The fields of the task's typed answer (none for a task that asks
+    /// for no value: a plain action).
+    pub fn answer_fields(&self) -> Vec<crate::typed::AnswerField> {
+        self.checks
+            .iter()
+            .find_map(|check| match check {
+                Check::Answer { facts, .. } => Some(crate::typed::fields(facts)),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The JSON Schema of the task's typed answer, when it asks for one.
+    pub fn answer_schema(&self) -> Option<serde_json::Value> {
+        let fields = self.answer_fields();
+        (!fields.is_empty()).then(|| crate::typed::schema(&fields))
+    }
+
     /// Whether the task's verdict reads a final answer.
     pub fn asks_for_answer(&self) -> bool {
         self.reference_answer().is_some()

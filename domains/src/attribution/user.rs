@@ -94,6 +94,11 @@ fn passes_with_truth(source: &Source, trajectory: &Trajectory, misinformed: &Mis
     if let Some(answer) = &trajectory.answer {
         replayed.answer(fix_text(answer, &fixes));
     }
+    if let Some(typed) = &trajectory.answer_json {
+        let mut typed = typed.clone();
+        fix_value(&mut typed, &fixes);
+        replayed.answer_typed(typed);
+    }
     replayed.finish().passed || (used && continue_from(&source.task, &Plan::of(&source.task), &episode, false).passed)
 }
 

@@ -344,4 +344,8 @@ impl Env for Crew<'_> {
     fn answer(&mut self, text: &str) {
         self.env.answer(text);
     }
+
+    fn answer_typed(&mut self, answer: &serde_json::Value) {
+        self.env.answer_typed(answer);
+    }
 }

@@ -137,6 +137,12 @@ pub trait Env {
     fn answer(&mut self, text: &str) {
         let _ = text;
     }
+
+    /// Sets the typed final answer (a JSON object of the fields the task's
+    /// answer schema names), judged instead of the text answer.
+    fn answer_typed(&mut self, answer: &serde_json::Value) {
+        let _ = answer;
+    }
 }
 
 /// What a client sees of an in-process call: its outcome, or why it was refused.
@@ -173,6 +179,10 @@ impl Env for Episode {
 
     fn answer(&mut self, text: &str) {
         Episode::answer(self, text);
+    }
+
+    fn answer_typed(&mut self, answer: &serde_json::Value) {
+        Episode::answer_typed(self, answer.clone());
     }
 }
 

@@ -152,6 +152,7 @@ impl ToolEnvService {
             max_calls: episode.max_calls(),
             fault_profile_json,
             time_scale,
+            answer_schema_json: toolenv::answer_schema_json(&task),
         };
         let episode_id = self.registry.insert(Session::new(episode, in_band, time_scale, lease))?;
         tracing::debug!(%episode_id, task_id = %task.id, seed = request.seed, trial = request.trial, "episode created");
@@ -294,6 +295,20 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         if let Some(answer) = &request.answer {
             limits::text("answer", answer, limits::MAX_ANSWER_BYTES)?;
         }
+        let typed = match &request.answer_json {
+            Some(text) => {
+                limits::text("answer_json", text, limits::MAX_ANSWER_BYTES)?;
+                let value: serde_json::Value =
+                    serde_json::from_str(text).map_err(|e| Error::invalid("answer_json", format!("not JSON: {e}")))?;
+                if !value.is_object() {
+                    return Err(
+                        Error::invalid("answer_json", "a typed answer is a JSON object of the fields answer_schema_json names").into()
+                    );
+                }
+                Some(value)
+            }
+            None => None,
+        };
         if let Some(replica) = &self.replica {
             replica.drop_if_stale(&self.registry, id).await?;
             self.held(id).await?;
@@ -304,6 +319,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             if first.is_some() {
                 session.usage = request.usage;
                 session.conversation = request.conversation.take();
+            }
+            if let Some(typed) = typed.clone() {
+                session.episode.answer_typed(typed);
             }
             let verdict = pb::Verdict::from(session.episode.finish_with_answer(request.answer.as_deref()));
             // A leased episode is recorded in its run once, at its first finish.

@@ -30,8 +30,14 @@ pub struct Played {
 }
 
 /// The instructions every episode starts with.
-fn system_prompt(architecture: Architecture, finish_tool: bool) -> String {
-    let finish = if finish_tool {
+fn system_prompt(architecture: Architecture, finish_tool: bool, typed: bool) -> String {
+    let finish = if finish_tool && typed {
+        format!(
+            "When the task is complete, call the `{FINISH_TOOL}` tool with your final answer to the user, and fill its \
+             other fields with the exact values the task asks for (ids and names as the records write them, dates \
+             YYYY-MM-DD, times HH:MM, amounts in dollars; for a refusal, the reason from the list)."
+        )
+    } else if finish_tool {
         format!("When the task is complete, call the `{FINISH_TOOL}` tool with your final answer to the user.")
     } else {
         "When the task is complete, reply with your final answer to the user and no tool call.".to_owned()
@@ -56,7 +62,7 @@ const ANSWER_HINT: &str = "The final answer is what the user reads: if the task 
      and why; otherwise say briefly what was done.";
 
 /// The `tools` of every request, in the chat-completions shape.
-fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
+fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool, answer_schema: Option<&Value>) -> Vec<Value> {
     let mut tools: Vec<Value> = tools
         .iter()
         .map(|tool| {
@@ -66,12 +72,22 @@ fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
         })
         .collect();
     if finish_tool {
+        let mut parameters = json!({"type": "object", "properties": {"answer": {"type": "string", "description":
+            "Your final answer to the user: what the task asks, with its exact values, or why it cannot be done."}},
+            "required": ["answer"]});
+        // The task's typed answer: its fields beside the text, required too.
+        if let Some(schema) = answer_schema {
+            for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                parameters["properties"][name] = property.clone();
+            }
+            for name in schema["required"].as_array().into_iter().flatten() {
+                parameters["required"].as_array_mut().expect("an array").push(name.clone());
+            }
+        }
         tools.push(json!({"type": "function", "function": {
             "name": FINISH_TOOL,
             "description": "Ends the task. Call it once everything the task asks is done.",
-            "parameters": {"type": "object", "properties": {"answer": {"type": "string", "description":
-                "Your final answer to the user: what the task asks, with its exact values, or why it cannot be done."}},
-                "required": ["answer"]}
+            "parameters": parameters
         }}));
     }
     tools
@@ -81,13 +97,13 @@ fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool) -> Vec<Value> {
 /// turn blocks this thread on `runtime`.
 pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefing, env: &mut dyn Env) -> Result<Played, EndpointError> {
     let finish_tool = agent.tool_choice == ToolChoice::Required;
-    let tools = tools_json(&episode.tools, finish_tool);
+    let tools = tools_json(&episode.tools, finish_tool, episode.answer_schema.as_ref());
     let mut names: Vec<&str> = episode.tools.iter().map(|t| t.name.as_str()).collect();
     if finish_tool {
         names.push(FINISH_TOOL);
     }
     let mut messages = vec![
-        json!({"role": "system", "content": system_prompt(agent.architecture, finish_tool)}),
+        json!({"role": "system", "content": system_prompt(agent.architecture, finish_tool, episode.answer_schema.is_some())}),
         // The date goes with the task, not the instructions: a system prompt
         // that is the same for every episode lets a server reuse its cached prefix.
         json!({"role": "user", "content": format!("{}\n\n(Today is {}.)", episode.description, episode.today)}),
@@ -149,6 +165,10 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
                         let text = message.get("content").and_then(Value::as_str).unwrap_or_default();
                         let answer = finish_answer(&call.arguments).or_else(|| Some(text.trim()).filter(|t| !t.is_empty()));
                         give_answer(env, &mut played.conversation, answer, "finish");
+                        if let Some(typed) = typed_answer(&call.arguments, episode.answer_schema.as_ref()) {
+                            env.answer_typed(&typed);
+                            played.conversation.answer_from = "finish_typed".to_owned();
+                        }
                         finished = true;
                         observations.push((call, "{\"finished\": true}".to_owned()));
                         break;
@@ -214,6 +234,15 @@ fn give_answer(env: &mut dyn Env, conversation: &mut pb::Conversation, answer: O
 fn finish_answer(arguments: &Value) -> Option<&str> {
     let object = arguments.as_object()?;
     object.get("answer").and_then(non_empty).or_else(|| object.values().find_map(non_empty))
+}
+
+/// The typed answer in `finish`'s arguments: the fields of the task's
+/// answer schema the model filled (none when it filled none).
+fn typed_answer(arguments: &Value, answer_schema: Option<&Value>) -> Option<Value> {
+    let (arguments, properties) = (arguments.as_object()?, answer_schema?["properties"].as_object()?);
+    let fields: serde_json::Map<String, Value> =
+        properties.keys().filter_map(|name| Some((name.clone(), arguments.get(name).filter(|v| !v.is_null())?.clone()))).collect();
+    (!fields.is_empty()).then_some(Value::Object(fields))
 }
 
 /// A JSON string's text, trimmed, when it is not empty.

@@ -60,9 +60,14 @@ pub enum Ending {
     /// A reply with this text and no tool call.
     Text(String),
     /// A call of the `finish` tool the request offers, with this text in
-    /// every string parameter of its schema (a reply with the text when the
-    /// request offers no `finish`).
+    /// its `answer` parameter, or in every string parameter of its schema
+    /// when it has none (a reply with the text when the request offers no
+    /// `finish`).
     Finish(String),
+    /// A call of `finish` with this text as its `answer` and these typed
+    /// answer fields beside it (a reply with the text when the request
+    /// offers no `finish`).
+    FinishTyped(String, Value),
 }
 
 impl Default for Ending {
@@ -243,10 +248,20 @@ fn reply(script: &Script, body: &Value) -> Value {
     let (name, arguments) = match (script.calls.get(made), &script.ending) {
         (Some((name, arguments)), _) => (name.as_str(), arguments.clone()),
         (None, Ending::Finish(text)) if finish_parameters(body).is_some() => {
-            let parameters = finish_parameters(body).unwrap_or_default();
+            let mut parameters = finish_parameters(body).unwrap_or_default();
+            if parameters.iter().any(|p| p == "answer") {
+                parameters.retain(|p| p == "answer");
+            }
             ("finish", Value::Object(parameters.into_iter().map(|p| (p, json!(text))).collect()))
         }
-        (None, Ending::Text(text) | Ending::Finish(text)) => return json!({"role": "assistant", "content": text}),
+        (None, Ending::FinishTyped(text, fields)) if finish_parameters(body).is_some() => {
+            let mut arguments = fields.clone();
+            arguments["answer"] = json!(text);
+            ("finish", arguments)
+        }
+        (None, Ending::Text(text) | Ending::Finish(text) | Ending::FinishTyped(text, _)) => {
+            return json!({"role": "assistant", "content": text});
+        }
     };
     let object = json!({"name": name, "arguments": arguments});
     match variant {

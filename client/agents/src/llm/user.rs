@@ -209,6 +209,10 @@ impl Env for UserEnv<'_> {
     fn answer(&mut self, text: &str) {
         self.env.answer(text);
     }
+
+    fn answer_typed(&mut self, answer: &serde_json::Value) {
+        self.env.answer_typed(answer);
+    }
 }
 
 impl TeamEnv for UserEnv<'_> {

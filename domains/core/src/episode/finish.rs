@@ -88,7 +88,10 @@ impl Episode {
             (true, true) => Some(self.task.initial_hash().to_owned()),
             (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
         };
-        let answer = self.trajectory.answer.as_deref();
+        let answer = match (&self.trajectory.answer_json, &self.trajectory.answer) {
+            (Some(typed), _) => crate::Answer::Typed(typed),
+            (None, prose) => crate::Answer::from(prose.as_deref()),
+        };
         let (mut verdict, differs) = Verdict::judge_compared(&self.task, changes, final_state_hash, answer);
         let duplicates: Vec<Value> =
             self.faults.duplicates.iter().map(|&(first, repeat)| json!({"call": repeat, "repeats_lost_reply_of_call": first})).collect();

@@ -150,6 +150,7 @@ impl Episode {
                 prompt_faults: Vec::new(),
                 verdict: None,
                 answer: None,
+                answer_json: None,
             },
             team: None,
             records_verdict: true,
@@ -206,6 +207,15 @@ impl Episode {
     pub fn answer(&mut self, answer: impl Into<String>) {
         if self.trajectory.verdict.is_none() {
             self.trajectory.answer = Some(answer.into());
+        }
+    }
+
+    /// Gives the episode's typed final answer (a JSON object of the fields
+    /// [`crate::typed::fields`] names, which the answer check judges instead
+    /// of prose); a later one replaces an earlier one. Ignored once finished.
+    pub fn answer_typed(&mut self, answer: serde_json::Value) {
+        if self.trajectory.verdict.is_none() {
+            self.trajectory.answer_json = Some(answer);
         }
     }
 

@@ -192,6 +192,10 @@ pub struct Trajectory {
     /// given, so trajectories of tasks that ask for none are unchanged).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// The typed answer the agent finished with, if any (a JSON object of
+    /// the fields [`crate::typed::fields`] names); judged instead of `answer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_json: Option<serde_json::Value>,
 }
 
 #[cfg(all(test, target_pointer_width = "64"))]

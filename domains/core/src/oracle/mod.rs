@@ -3,6 +3,7 @@
 
 mod answer;
 mod text;
+pub mod typed;
 mod words;
 
 use std::borrow::Cow;
@@ -115,12 +116,12 @@ impl Check {
     /// Without its task, an answer is held to its facts only, not to what
     /// it commits to (see [`Verdict::judge_answered`]).
     pub fn evaluate_with(&self, final_state: &Value, answer: Option<&str>) -> CheckOutcome {
-        self.evaluate_in(View::of(final_state), answer, None)
+        self.evaluate_in(View::of(final_state), answer.into(), None)
     }
 
     /// Evaluates the check against an end state given as its changes; an
     /// answer is held to what it commits to when `task` is given.
-    fn evaluate_in(&self, final_state: View<'_>, answer: Option<&str>, task: Option<&Task>) -> CheckOutcome {
+    fn evaluate_in(&self, final_state: View<'_>, answer: Answer<'_>, task: Option<&Task>) -> CheckOutcome {
         let at = |path: &str| final_state.get(path);
         match self {
             Check::Equals { name, path, expected } => {
@@ -153,6 +154,15 @@ impl Check {
                 }
             }
             Check::Answer { name, facts, .. } => {
+                let answer = match answer {
+                    Answer::Typed(given) => {
+                        let fields = typed::fields(facts);
+                        let (passed, actual) = typed::judge(&fields, given);
+                        return CheckOutcome { name: name.clone(), passed, expected: typed::example(&fields), actual };
+                    }
+                    Answer::Prose(text) => Some(text),
+                    Answer::None => None,
+                };
                 let (passed, actual) = match task {
                     Some(task) => {
                         let commitment = task.commitment();
@@ -165,6 +175,22 @@ impl Check {
                 CheckOutcome { name: name.clone(), passed, expected: text::expected(facts), actual }
             }
         }
+    }
+}
+
+/// The final answer an agent finished with: prose that content checks read,
+/// or a typed answer (a JSON object of the fields [`typed::fields`] names).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Answer<'a> {
+    #[default]
+    None,
+    Prose(&'a str),
+    Typed(&'a Value),
+}
+
+impl<'a> From<Option<&'a str>> for Answer<'a> {
+    fn from(answer: Option<&'a str>) -> Self {
+        answer.map_or(Answer::None, Answer::Prose)
     }
 }
 
@@ -209,11 +235,11 @@ impl Verdict {
     /// Judges a final state of the task (its initial state after an
     /// episode), with no final answer.
     pub fn judge(task: &Task, final_state: &Value) -> Self {
-        Self::judge_answered(task, final_state, None)
+        Self::judge_answered(task, final_state, Answer::None)
     }
 
     /// Judges a final state of the task and the agent's final answer.
-    pub fn judge_answered(task: &Task, final_state: &Value, answer: Option<&str>) -> Self {
+    pub fn judge_answered<'a>(task: &Task, final_state: &Value, answer: impl Into<Answer<'a>>) -> Self {
         let changes = Changes::between(task.initial_json(), final_state);
         Self::judge_changes(task, &changes, Some(json::state_hash(final_state)), answer)
     }
@@ -222,14 +248,20 @@ impl Verdict {
     /// initial state. A verdict for the record has the end state's hash,
     /// which the caller knows, and lists the state diff; a verdict only for
     /// pass or fail (`None`) has neither, nor the initial state's hash.
-    pub fn judge_changes(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> Self {
+    pub fn judge_changes<'a>(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: impl Into<Answer<'a>>) -> Self {
         Self::judge_compared(task, changes, final_state_hash, answer).0
     }
 
     /// [`Verdict::judge_changes`], and whether the end state differs from
     /// the one the task asks for outside the task's alternatives (free text
     /// included; see [`unexpected_leaves`]).
-    pub fn judge_compared(task: &Task, changes: &Changes, final_state_hash: Option<String>, answer: Option<&str>) -> (Self, bool) {
+    pub fn judge_compared<'a>(
+        task: &Task,
+        changes: &Changes,
+        final_state_hash: Option<String>,
+        answer: impl Into<Answer<'a>>,
+    ) -> (Self, bool) {
+        let answer = answer.into();
         let initial = task.initial_json();
         let end = View { initial, changes };
         let mut checks: Vec<CheckOutcome> = task.checks.iter().map(|c| c.evaluate_in(end, answer, Some(task))).collect();
