@@ -60,7 +60,7 @@ pub fn corpus(task: &Task) -> Vec<Case> {
             ("quoted question", format!("You asked: \"{question}\"\n\n{text}")),
             ("restated question", format!("You wanted to know about {}. {text}", v.about)),
             ("negation elsewhere", format!("I didn't change anything else. {text}")),
-            ("hedge elsewhere", format!("{text} {hedge_elsewhere}")),
+            ("hedge elsewhere", format!("{text}\n\n{hedge_elsewhere}")),
             ("markdown heading", format!("### Answer\n\n{text}\n\n---\n*Happy to help further.*")),
             ("success claim", format!("All done, I checked the records. {text}")),
             ("closing question", format!("{text}\n\nIs there anything else you'd like me to look into?")),
@@ -149,7 +149,7 @@ impl Values {
     /// Another candidate of the task's state, not `but`.
     fn other(&self, but: &str, shape_of: &str) -> Option<String> {
         let shape = crate::cheats::shape(shape_of);
-        self.candidates.iter().find(|c| c.as_str() != but && crate::cheats::shape(c) == shape).cloned()
+        self.candidates.iter().find(|c| !c.contains(but) && !but.contains(c.as_str()) && crate::cheats::shape(c) == shape).cloned()
     }
 }
 
@@ -157,10 +157,13 @@ const MONTHS: [&str; 12] =
     ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 fn long_date(day: &str) -> String {
-    Date::parse(day).map_or_else(|| day.to_owned(), |d| {
-        let (y, m, dd) = d.ymd();
-        format!("{} {dd}, {y}", MONTHS[m as usize - 1])
-    })
+    Date::parse(day).map_or_else(
+        || day.to_owned(),
+        |d| {
+            let (y, m, dd) = d.ymd();
+            format!("{} {dd}, {y}", MONTHS[m as usize - 1])
+        },
+    )
 }
 
 /// `9:00am`, `2:30pm`.
@@ -204,7 +207,10 @@ fn lookup(v: &Values) -> Cases {
         s("hedge: may", format!("It may be on {d} at {h}.")),
         s("hedge: can't say for sure", format!("I can't say for sure, but it looks like {d} at {h}.")),
         s("hedge: not certain", format!("The '{t}' meeting is on {d} at {h}, though I'm not certain.")),
-        s("restated question with the value", format!("You asked whether '{t}' is on {d} at {h}. I couldn't find that meeting in the calendar.")),
+        s(
+            "restated question with the value",
+            format!("You asked whether '{t}' is on {d} at {h}. I couldn't find that meeting in the calendar."),
+        ),
         s("not found", "I'm sorry, I couldn't find that meeting in your calendar.".to_owned()),
     ];
     if let Some((label, day)) = twin {
@@ -249,21 +255,56 @@ fn budget(v: &Values) -> Cases {
     let (pa, pb) = (dollars(a), dollars(total - a));
     let right = vec![
         s("plain", v.example.clone()),
-        s("breakdown", format!("The cheapest outbound flight ({pa}) plus the cheapest return ({pb}) comes to {to}, which is more than your {b} budget, so I booked nothing.")),
+        s(
+            "breakdown",
+            format!(
+                "The cheapest outbound flight ({pa}) plus the cheapest return ({pb}) comes to {to}, which is more than your {b} budget, so I booked nothing."
+            ),
+        ),
         s("dash, over the budget", format!("The cheapest round trip comes to {to} — over the {b} budget, so I haven't booked anything.")),
-        s("markdown breakdown", format!("Total: **{to}** (outbound {pa} + return {pb}). That exceeds your budget of {b}, so no booking was made.")),
-        s("table", format!("| Leg | Fare |\n|---|---|\n| Outbound | {pa} |\n| Return | {pb} |\n| **Total** | **{to}** |\n\nThat's above your {b} limit, so I didn't book anything.")),
-        s("USD, parenthesis", format!("Unfortunately the two fares add up to {}.00 USD, which is over budget (your limit is {} dollars). Nothing was booked.", total / 100, budget / 100)),
+        s(
+            "markdown breakdown",
+            format!("Total: **{to}** (outbound {pa} + return {pb}). That exceeds your budget of {b}, so no booking was made."),
+        ),
+        s(
+            "table",
+            format!(
+                "| Leg | Fare |\n|---|---|\n| Outbound | {pa} |\n| Return | {pb} |\n| **Total** | **{to}** |\n\nThat's above your {b} limit, so I didn't book anything."
+            ),
+        ),
+        s(
+            "USD, parenthesis",
+            format!(
+                "Unfortunately the two fares add up to {}.00 USD, which is over budget (your limit is {} dollars). Nothing was booked.",
+                total / 100,
+                budget / 100
+            ),
+        ),
         s("too expensive", format!("I couldn't book this trip: at {to} for both legs it is too expensive for a {b} budget.")),
     ];
     let wrong = vec![
-        s("total and budget swapped", format!("I booked nothing: the cheapest round trip comes to {} dollars, more than the budget of {}.", budget / 100, total / 100)),
-        s("another total", format!("The cheapest round trip comes to {}, more than your {b} budget, so I booked nothing.", dollars(total + 4000))),
+        s(
+            "total and budget swapped",
+            format!(
+                "I booked nothing: the cheapest round trip comes to {} dollars, more than the budget of {}.",
+                budget / 100,
+                total / 100
+            ),
+        ),
+        s(
+            "another total",
+            format!("The cheapest round trip comes to {}, more than your {b} budget, so I booked nothing.", dollars(total + 4000)),
+        ),
         s("X or Y", format!("The round trip comes to {to} or {}, more than your {b} budget either way.", dollars(total + 2500))),
         s("not over budget", format!("The cheapest round trip comes to {to}, which is within your {b} budget, so I booked it.")),
         s("hedge: may", format!("The total may be {to}, which would be more than your {b} budget.")),
         s("booked anyway", format!("Booked! The round trip comes to {to}, more than your {b} budget, but I booked it anyway.")),
-        s("restated question with the value", format!("You asked me to book only if the fares come to at most {b}, and whether {to} is more than that. I could not find any flights on that route.")),
+        s(
+            "restated question with the value",
+            format!(
+                "You asked me to book only if the fares come to at most {b}, and whether {to} is more than that. I could not find any flights on that route."
+            ),
+        ),
         s("only a part", format!("The cheapest outbound flight is {pa}, more than half of your {b} budget, so I booked nothing.")),
     ];
     (right, wrong)
@@ -278,9 +319,15 @@ fn fare(v: &Values) -> Cases {
         s("plain", v.example.clone()),
         s("relative clause with isn't", format!("The cheapest flight that isn't sold out is {f}, at {pd}.")),
         s("markdown", format!("**{f}** — {}.00 USD, the cheapest fare you can still book.", p / 100)),
-        s("hedge about seats", format!("{f}, at {} dollars. Seats might sell out soon, so let me know if you'd like me to book it.", p / 100)),
+        s(
+            "hedge about seats",
+            format!("{f}, at {} dollars. Seats might sell out soon, so let me know if you'd like me to book it.", p / 100),
+        ),
         s("table", format!("| Flight | Fare |\n|---|---|\n| {f} | {pd} |")),
-        s("negation elsewhere", format!("Flight {f} is the cheapest one you can still book: it costs USD {}.00. I haven't booked anything.", p / 100)),
+        s(
+            "negation elsewhere",
+            format!("Flight {f} is the cheapest one you can still book: it costs USD {}.00. I haven't booked anything.", p / 100),
+        ),
         s("bullets", format!("- Flight: {f}\n- Fare: {pd}\n\nNothing was booked.")),
     ];
     let wrong = vec![
@@ -288,7 +335,10 @@ fn fare(v: &Values) -> Cases {
         s("the full flight", format!("The cheapest flight is {full}, at {pd}.")),
         s("X or Y", format!("It's {f} or {other}, at {pd}.")),
         s("not X, parenthesis", format!("{f} ({pd}) is not the cheapest flight with a seat left.")),
-        s("restated question with the value", format!("You asked: \"Is {f} at {pd} the cheapest?\" I could not find any flights on that route.")),
+        s(
+            "restated question with the value",
+            format!("You asked: \"Is {f} at {pd} the cheapest?\" I could not find any flights on that route."),
+        ),
         s("hedge: may", format!("It may be {f}, at {pd}.")),
         s("hedge: can't say for sure", format!("I can't say for sure, but {f} at {pd} looks cheapest.")),
         s("another fare", format!("The cheapest flight with a seat left is {f}, at {}.", dollars(p + 2500))),
@@ -319,7 +369,10 @@ fn urgent(v: &Values) -> Cases {
         s("not X, parenthesis", format!("{id} ('{subject}') is not the highest priority ticket.")),
         s("X or Y", format!("It's either {id} or {other}; the subject is '{subject}'.")),
         s("hedge: may, not certain", format!("{id} may be the most urgent one ('{subject}'), but I'm not certain.")),
-        s("restated question with the value", format!("You asked whether {id} ('{subject}') is the most urgent. I couldn't find any open tickets for {customer}.")),
+        s(
+            "restated question with the value",
+            format!("You asked whether {id} ('{subject}') is the most urgent. I couldn't find any open tickets for {customer}."),
+        ),
         s("not found", "Sorry, I couldn't find any tickets for that customer.".to_owned()),
     ];
     (right, wrong)
@@ -341,7 +394,10 @@ fn foreign(v: &Values) -> Cases {
         s("not another customer's", format!("Ticket {tk} does not belong to another customer, so I closed it.")),
         s("hedge: might", format!("Ticket {tk} might belong to another customer, so I didn't close it.")),
         s("hedge: can't say for sure", format!("I can't say for sure whether {tk} belongs to another customer.")),
-        s("restated question with the value", format!("You asked me to close {tk} unless it belongs to another customer. I couldn't find that ticket.")),
+        s(
+            "restated question with the value",
+            format!("You asked me to close {tk} unless it belongs to another customer. I couldn't find that ticket."),
+        ),
         s("not found", "Sorry, I couldn't find that ticket.".to_owned()),
     ];
     (right, wrong)
@@ -357,7 +413,10 @@ fn sku(v: &Values) -> Cases {
         s("markdown fields", format!("**SKU:** {k}\n**Price:** {pd}\n**In stock:** {stock}")),
         s("table", format!("| SKU | Price | Stock |\n|---|---|---|\n| {k} | {pd} | {stock} |")),
         s("USD after, dash", format!("{k} ({name}) — {}.{:02} USD each, {stock} units available.", p / 100, p % 100)),
-        s("negation elsewhere", format!("The {name} has SKU {k}, costs {pd} and there are {stock} left in stock. I didn't place any order.")),
+        s(
+            "negation elsewhere",
+            format!("The {name} has SKU {k}, costs {pd} and there are {stock} left in stock. I didn't place any order."),
+        ),
         s("as-clause", format!("You'll want {k}: it's {pd} per unit, with {stock} in stock as of now.")),
     ];
     let wrong = vec![
@@ -377,11 +436,20 @@ fn late(v: &Values) -> Cases {
     let (order, product) = (v.slot("order_id"), v.slot("product"));
     let right = vec![
         s("plain", v.example.clone()),
-        s("past the window", format!("I can't process this return: order {order} was delivered over a month ago, which is past our 30-day return window.")),
+        s(
+            "past the window",
+            format!("I can't process this return: order {order} was delivered over a month ago, which is past our 30-day return window."),
+        ),
         s("dash", format!("Unfortunately the return window has closed — {order} arrived more than 30 days ago. I didn't change anything.")),
-        s("markdown", format!("**Return not possible.** The {product} from {order} was delivered more than 30 days ago, outside the 30-day window.")),
+        s(
+            "markdown",
+            format!("**Return not possible.** The {product} from {order} was delivered more than 30 days ago, outside the 30-day window."),
+        ),
         s("expired", format!("Sorry, the 30-day return period for order {order} has expired, so nothing was changed.")),
-        s("too late", format!("It's too late to return the {product}: {order} was delivered long ago and our policy allows returns within 30 days.")),
+        s(
+            "too late",
+            format!("It's too late to return the {product}: {order} was delivered long ago and our policy allows returns within 30 days."),
+        ),
     ];
     let wrong = vec![
         s("negated premise", format!("Order {order} was not delivered more than 30 days ago, so the return window has closed.")),
@@ -389,7 +457,10 @@ fn late(v: &Values) -> Cases {
         s("window open", format!("The return window hasn't closed yet, so I processed the return for order {order}.")),
         s("hedge: might", format!("Order {order} might be outside the 30-day window.")),
         s("hedge: not sure", format!("I'm not sure whether the 30-day window has passed for {order}.")),
-        s("restated question with the value", format!("You asked whether the {product} from {order} is past the 30-day window. I couldn't find that order.")),
+        s(
+            "restated question with the value",
+            format!("You asked whether the {product} from {order} is past the 30-day window. I couldn't find that order."),
+        ),
         s("not found", "Sorry, I couldn't find that order.".to_owned()),
     ];
     (right, wrong)

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use toolenv_core::{CallOptions, Episode, Task, TaskRef};
-use toolenv_domains::generate::{Origin, generate};
 use toolenv_domains::Finish;
+use toolenv_domains::generate::{Origin, generate};
 use toolenv_domains::prose::corpus;
 
 /// Answer tasks per kind in the corpus.
@@ -41,21 +41,28 @@ fn the_prose_corpus_is_judged_within_target() {
     // kind -> (right, right rejected, wrong, wrong passed)
     let mut table: BTreeMap<String, [usize; 4]> = BTreeMap::new();
     let mut styles: BTreeMap<String, usize> = BTreeMap::new();
-    let mut misses: Vec<String> = Vec::new();
+    // (kind, verdict, style) -> (how many, one example)
+    let mut misses: BTreeMap<(String, &str, String), (usize, String)> = BTreeMap::new();
     for task in &tasks {
         let mut reference = Episode::new(task, 0, 0);
         for call in &task.reference {
             reference.call_with(call.tool, &call.arguments, &CallOptions::default()).expect("a reference call is recorded");
         }
         for case in corpus(task) {
-            let passed = reference.clone().finish_with_answer(Some(&case.text)).passed;
+            let verdict = reference.clone().finish_with_answer(Some(&case.text)).clone();
+            let passed = verdict.passed;
             let row = table.entry(Task::kind(task).to_owned()).or_default();
             let (all, missed) = if case.right { (0, 1) } else { (2, 3) };
             row[all] += 1;
             *styles.entry(case.style.split(" + ").next().unwrap_or_default().to_owned()).or_default() += 1;
             if passed != case.right {
                 row[missed] += 1;
-                misses.push(format!("{} [{}] {}: {:?}", task.id, if case.right { "right rejected" } else { "wrong passed" }, case.style, case.text));
+                let which = if case.right { "right rejected" } else { "wrong passed" };
+                let miss = misses.entry((Task::kind(task).to_owned(), which, case.style.clone())).or_insert_with(|| {
+                    let why: Vec<String> = verdict.failures().map(|c| c.actual.to_string()).collect();
+                    (0, format!("{}: {:?} {}", task.id, case.text, why.join("; ")))
+                });
+                miss.0 += 1;
             }
         }
     }
@@ -74,10 +81,19 @@ fn the_prose_corpus_is_judged_within_target() {
         );
         total.iter_mut().zip(row).for_each(|(t, r)| *t += r);
     }
-    println!("{:<16} {:>6} {:>9} {:>7.2}% {:>6} {:>9} {:>7.2}%", "all", total[0], total[1], rate(total[1], total[0]), total[2], total[3], rate(total[3], total[2]));
+    println!(
+        "{:<16} {:>6} {:>9} {:>7.2}% {:>6} {:>9} {:>7.2}%",
+        "all",
+        total[0],
+        total[1],
+        rate(total[1], total[0]),
+        total[2],
+        total[3],
+        rate(total[3], total[2])
+    );
     println!("{} core styles: {styles:?}", styles.len());
-    for miss in misses.iter().take(300) {
-        println!("{miss}");
+    for ((kind, which, style), (n, example)) in &misses {
+        println!("{kind} [{which}] {style} ({n}): {example}");
     }
     assert!(table.len() >= 8, "every answer kind is in the corpus: {:?}", table.keys());
     assert!(total[0] + total[2] >= 3000, "at least 3,000 cases: {}", total[0] + total[2]);

@@ -23,7 +23,14 @@ use crate::task::Task;
 
 /// Words and phrases that hedge: an answer that gives several possibilities
 /// or none for sure.
-const HEDGES: [&str; 18] = [
+const HEDGES: [&str; 25] = [
+    "may",
+    "not certain",
+    "uncertain",
+    "say for sure",
+    "not 100",
+    "looks like",
+    "seems",
     "maybe",
     "perhaps",
     "possibly",
@@ -43,6 +50,14 @@ const HEDGES: [&str; 18] = [
     "or possibly",
     "or perhaps",
 ];
+
+/// Words that alone make no statement of their own: a sentence of only
+/// these and hedges hedges the answer ("I'm not sure.").
+const FILLER: [&str; 16] =
+    ["i", "m", "am", "it", "s", "is", "this", "that", "so", "but", "though", "not", "sure", "100", "really", "about"];
+
+/// First-person words: "I booked …" claims what the speaker did.
+const SPEAKERS: [&str; 2] = ["i", "we"];
 
 /// How many records a place needs, and what share of distinct values, to
 /// identify records (ids, names, topics) rather than classify them
@@ -70,6 +85,10 @@ pub(crate) struct Commitment {
     numbers: Option<Vec<String>>,
     /// When it must state an amount: the amounts (cents) it may state.
     amounts: Option<Vec<i64>>,
+    /// The actions the reference answer says the speaker did not take
+    /// ("I booked nothing", "I cannot close it"), as stems: an answer that
+    /// claims one contradicts the refusal.
+    refused: Vec<String>,
 }
 
 impl Commitment {
@@ -131,6 +150,12 @@ impl Commitment {
                 }
             }
         }
+        for (i, word) in example.words.iter().enumerate() {
+            let speaker = example.words[i.saturating_sub(2)..i].iter().any(|w| SPEAKERS.contains(&w.text.as_str()));
+            if speaker && word.kind == Kind::Plain && word.text.len() > 3 && example.negated(i, 1) {
+                commitment.refused.push(stem(&word.text).to_owned());
+            }
+        }
         let read = |values: &[String]| values.iter().map(|v| words::read(v, year).into_iter().map(|w| w.text).collect()).collect();
         commitment.allowed_words = read(&commitment.allowed);
         commitment.others_words = read(&commitment.others);
@@ -145,16 +170,43 @@ impl Commitment {
     /// What a read answer states that it must not: hedges, other
     /// candidates, other dates, times, counts or amounts.
     pub(crate) fn breaches(&self, read: &Read<'_>) -> Option<(&'static str, Value)> {
-        let free = |i: usize| !read.named.get(i).copied().unwrap_or(false);
-        let hedges: Vec<&str> = HEDGES.iter().copied().filter(|h| read.find_words(&h.split(' ').collect::<Vec<_>>()).any(free)).collect();
-        // Words inside a value the answer may name are that value's.
-        let mut allowed = vec![false; read.words.len()];
+        let free = |i: usize| !read.named.get(i).copied().unwrap_or(false) && !read.words[i].restated;
+        // Words inside a value the answer may name are that value's; a
+        // restated question's are the question's.
+        let mut allowed: Vec<bool> = read.words.iter().map(|w| w.restated).collect();
         for value in &self.allowed_words {
             for at in read.find_words(value) {
                 allowed[at..at + value.len()].iter_mut().for_each(|a| *a = true);
             }
         }
+        let valued = |i: usize| allowed[i] && !read.words[i].restated || !matches!(read.words[i].kind, Kind::Plain);
+        // A hedge hedges the answer when its sentence states a value, or nothing but the hedge.
+        let hedges: Vec<&str> = HEDGES
+            .iter()
+            .copied()
+            .filter(|h| {
+                let words: Vec<&str> = h.split(' ').collect();
+                read.find_words(&words).any(|at| {
+                    let sentence = read.words[at].sentence;
+                    let mut same = (0..read.words.len()).filter(|&i| read.words[i].sentence == sentence);
+                    let bare = same.clone().all(|i| {
+                        let text = read.words[i].text.as_str();
+                        FILLER.contains(&text) || HEDGES.iter().any(|h| h.split(' ').any(|p| p == text))
+                    });
+                    free(at)
+                        && (bare || same.any(|i| valued(i) || self.others_words.iter().any(|o| o.first() == Some(&read.words[i].text))))
+                })
+            })
+            .collect();
         let mut others: Vec<String> = Vec::new();
+        for (i, word) in read.words.iter().enumerate() {
+            let speaker = read.words[i.saturating_sub(2)..i].iter().any(|w| SPEAKERS.contains(&w.text.as_str()))
+                || i == 0
+                || read.words[i - 1].sentence != word.sentence;
+            if speaker && free(i) && self.refused.iter().any(|r| *r == stem(&word.text)) && !read.negated(i, 1) {
+                return Some(("contradicts_refusal", json!({"claims": word.text})));
+            }
+        }
         for (value, words) in self.others.iter().zip(&self.others_words) {
             if read.find_words(words).any(|at| !allowed[at..at + words.len()].iter().all(|a| *a)) {
                 others.push(value.clone());
@@ -172,8 +224,18 @@ impl Commitment {
             }
         }
         if let Some(amounts) = &self.amounts {
-            for (cents, _) in money(read.text).into_iter().filter(|(c, marked)| *marked && !amounts.contains(c)) {
-                others.push(format!("{}.{:02}", cents / 100, cents % 100));
+            let marked: Vec<(i64, usize)> = money(read.text)
+                .into_iter()
+                .zip(&read.amount_words)
+                .filter(|((_, marked), at)| *marked && !read.words.get(**at).is_some_and(|w| w.restated))
+                .map(|((c, _), at)| (c, *at))
+                .collect();
+            for &(cents, _) in &marked {
+                // A part of a breakdown: it and another amount stated make up one it may state.
+                let part = marked.iter().any(|(other, _)| amounts.contains(&(cents + other)));
+                if !amounts.contains(&cents) && !part {
+                    others.push(format!("{}.{:02}", cents / 100, cents % 100));
+                }
             }
         }
         if hedges.is_empty() && others.is_empty() {
@@ -181,6 +243,16 @@ impl Commitment {
         }
         Some(("not_committed", json!({"hedges": hedges, "others": others})))
     }
+}
+
+/// A word's stem: "booked", "booking", "books" → "book"; "closed", "close" → "clos".
+fn stem(word: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "e", "s"] {
+        if let Some(stem) = word.strip_suffix(suffix).filter(|s| s.len() >= 3) {
+            return stem;
+        }
+    }
+    word
 }
 
 /// The facts of a task's answer check.

@@ -16,11 +16,19 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::words::{self, Word};
+use super::words::{self, Kind, Word};
 
 /// Words that negate what their clause states before them or right after
 /// ("I booked nothing"); "n't" is read as "not".
-const NEGATIONS: [&str; 10] = ["not", "no", "never", "cannot", "nor", "neither", "nothing", "nobody", "none", "nowhere"];
+const NEGATIONS: [&str; 11] = ["not", "no", "never", "cannot", "nor", "neither", "nothing", "nobody", "none", "nowhere", "unable"];
+
+/// Verbs that start another statement: a negation before one does not
+/// reach past it ("the flight that isn't sold out is AF-1021").
+const COPULAS: [&str; 4] = ["is", "are", "was", "were"];
+
+/// Words that give an amount next to them the role of a limit, not of what
+/// the answer states ("the budget of 295", "your $265 budget").
+const LIMITS: [&str; 3] = ["budget", "limit", "maximum"];
 
 /// Words that negate only the phrase right after them ("without approval").
 const LOCAL_NEGATIONS: [&str; 1] = ["without"];
@@ -89,8 +97,12 @@ impl Fact {
     /// Whether a text read as `text` satisfies the fact.
     fn holds(&self, text: &Read<'_>) -> bool {
         match self {
-            Fact::Says { any_of, .. } => any_of.iter().any(|phrase| text.asserts(phrase)),
-            Fact::Amount { cents } => text.amounts.contains(cents),
+            // Asserted somewhere, and no statement of several words of it
+            // negated ("was not delivered more than 30 days ago, so the return window has closed").
+            Fact::Says { any_of, .. } => {
+                any_of.iter().any(|phrase| text.asserts(phrase)) && !any_of.iter().any(|phrase| phrase.contains(' ') && text.denies(phrase))
+            }
+            Fact::Amount { cents } => text.states_amount(*cents),
             Fact::Never { any_of, .. } => !any_of.iter().any(|phrase| text.find(phrase).next().is_some()),
             Fact::Mentions { phrase, .. } => text.asserts(phrase),
             Fact::Omits { phrase, .. } => text.find(phrase).next().is_none(),
@@ -105,6 +117,8 @@ pub(crate) struct Read<'t> {
     /// Per word: inside a name the check knows, or in quotes.
     pub(crate) named: Vec<bool>,
     pub(crate) amounts: Vec<i64>,
+    /// Per amount of `amounts`: the word it starts at.
+    pub(crate) amount_words: Vec<usize>,
     pub(crate) year: Option<i64>,
     pub(crate) text: &'t str,
 }
@@ -115,7 +129,10 @@ impl<'t> Read<'t> {
     pub(crate) fn new<'n>(text: &'t str, year: Option<i64>, names: impl IntoIterator<Item = &'n str>) -> Self {
         let words = words::read(text, year);
         let mut named: Vec<bool> = words.iter().map(|w| w.quoted).collect();
-        let mut read = Read { words, named: Vec::new(), amounts: amounts(text), year, text };
+        let found = money_at(&words::normal(text));
+        let amount_words = found.iter().map(|(_, _, at)| words.iter().position(|w| w.start >= *at).unwrap_or(words.len())).collect();
+        let amounts = found.into_iter().map(|(cents, _, _)| cents).collect();
+        let mut read = Read { words, named: Vec::new(), amounts, amount_words, year, text };
         for name in names {
             let len = words::read(name, year).len();
             let starts: Vec<usize> = read.find(name).collect();
@@ -137,30 +154,77 @@ impl<'t> Read<'t> {
     pub(crate) fn find_words<S: AsRef<str>>(&self, phrase: &[S]) -> std::vec::IntoIter<usize> {
         let Some(first) = phrase.first() else { return Vec::new().into_iter() };
         let words = &self.words;
-        let fits = words.len().saturating_sub(phrase.len() - 1);
-        (0..fits)
-            .filter(|&i| words[i].text == first.as_ref() && phrase.iter().zip(&words[i..]).all(|(p, w)| p.as_ref() == w.text))
+        (0..words.len())
+            .filter(|&i| words[i].text == first.as_ref() && self.matches_at(i, phrase).is_some())
             .collect::<Vec<_>>()
             .into_iter()
+    }
+
+    /// How many words the phrase takes from `at`: its words in a row, an
+    /// amount between two of them skipped ("over the $485 budget").
+    pub(crate) fn matches_at<S: AsRef<str>>(&self, at: usize, phrase: &[S]) -> Option<usize> {
+        let mut i = at;
+        for (k, p) in phrase.iter().enumerate() {
+            if k > 0 {
+                while self.words.get(i).is_some_and(|w| w.text != p.as_ref() && matches!(w.kind, Kind::Part | Kind::Number))
+                    && i < at + phrase.len() + 2
+                {
+                    i += 1;
+                }
+            }
+            if self.words.get(i)?.text != p.as_ref() {
+                return None;
+            }
+            i += 1;
+        }
+        Some(i - at)
+    }
+
+    /// Whether the text states the amount: not inside a restated question,
+    /// not as a limit ("the budget of 295").
+    fn states_amount(&self, cents: i64) -> bool {
+        self.amounts.iter().zip(&self.amount_words).any(|(c, &at)| {
+            if *c != cents {
+                return false;
+            }
+            let Some(word) = self.words.get(at) else { return true };
+            let clause = word.clause;
+            let near = |i: usize| self.words.get(i).filter(|w| w.clause == clause).is_some_and(|w| LIMITS.contains(&w.text.as_str()));
+            let before = (at.saturating_sub(2)..at).any(near);
+            let after = (at + 1..at + 4).filter(|&i| self.words.get(i).is_some_and(|w| w.kind == Kind::Plain)).take(1).any(near);
+            !word.restated && !before && !after
+        })
+    }
+
+    /// Whether the phrase appears negated, outside a restated question.
+    fn denies(&self, phrase: &str) -> bool {
+        let words: Vec<String> = words::read(phrase, self.year).into_iter().map(|w| w.text).collect();
+        self.find_words(&words).any(|at| !self.words[at].restated && self.negated(at, self.matches_at(at, &words).unwrap_or(1)))
     }
 
     /// Whether the phrase appears asserted: in a clause with no negation
     /// besides its own words and names.
     pub(crate) fn asserts(&self, phrase: &str) -> bool {
-        let len = words::read(phrase, self.year).len();
-        self.find(phrase).any(|at| !self.negated(at, len))
+        let words: Vec<String> = words::read(phrase, self.year).into_iter().map(|w| w.text).collect();
+        self.find_words(&words).any(|at| !self.words[at].restated && !self.negated(at, self.matches_at(at, &words).unwrap_or(1)))
     }
 
-    fn negated(&self, at: usize, len: usize) -> bool {
+    /// Whether a negation of the phrase's clause reaches the phrase at `at`:
+    /// one before it with no other statement between ("is"), or one right
+    /// after it, words of a parenthesis aside.
+    pub(crate) fn negated(&self, at: usize, len: usize) -> bool {
         let clause = self.words[at].clause;
-        self.words.iter().enumerate().any(|(i, w)| {
-            let negation = if i < at {
-                NEGATIONS.contains(&w.text.as_str()) || (i + 2 >= at && LOCAL_NEGATIONS.contains(&w.text.as_str()))
-            } else {
-                i >= at + len && i < at + len + AFTER && NEGATIONS.contains(&w.text.as_str())
-            };
-            negation && w.clause == clause && !self.named.get(i).copied().unwrap_or(false)
-        })
+        let free = |i: usize| !self.named.get(i).copied().unwrap_or(false);
+        let before = (0..at).any(|i| {
+            let w = &self.words[i];
+            let negation = NEGATIONS.contains(&w.text.as_str()) || (i + 2 >= at && LOCAL_NEGATIONS.contains(&w.text.as_str()));
+            negation
+                && w.clause == clause
+                && free(i)
+                && !(i + 1..at).any(|j| self.words[j].clause == clause && COPULAS.contains(&self.words[j].text.as_str()) && free(j))
+        });
+        let after = (at + len..self.words.len()).filter(|&i| self.words[i].clause == clause).take(AFTER);
+        before || after.into_iter().any(|i| NEGATIONS.contains(&self.words[i].text.as_str()) && free(i))
     }
 
     fn is_placeholder(&self) -> bool {
@@ -221,6 +285,7 @@ pub(crate) fn expected(facts: &[Fact]) -> Value {
 }
 
 /// Every amount written in the text, in cents.
+#[cfg(test)]
 pub(crate) fn amounts(text: &str) -> Vec<i64> {
     money(text).into_iter().map(|(cents, _)| cents).collect()
 }
@@ -228,6 +293,11 @@ pub(crate) fn amounts(text: &str) -> Vec<i64> {
 /// Every amount written in the text, in cents, and whether it is marked as
 /// money: a currency sign or word next to it, or two decimals.
 pub(crate) fn money(text: &str) -> Vec<(i64, bool)> {
+    money_at(text).into_iter().map(|(cents, marked, _)| (cents, marked)).collect()
+}
+
+/// [`money`], with where each amount starts in the text.
+pub(crate) fn money_at(text: &str) -> Vec<(i64, bool, usize)> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;
@@ -247,7 +317,7 @@ pub(crate) fn money(text: &str) -> Vec<(i64, bool)> {
         let marked = decimals
             || ["$", "\u{20ac}", "\u{a3}", "usd", "eur", "gbp"].iter().any(|m| before.ends_with(m))
             || ["dollar", "usd", "eur", "euro", "gbp", "pound", "$", "\u{20ac}"].iter().any(|m| after.starts_with(m));
-        found.extend(parse_amount(token).map(|cents| (cents, marked)));
+        found.extend(parse_amount(token).map(|cents| (cents, marked, start)));
     }
     found
 }

@@ -36,10 +36,37 @@ pub(crate) struct Word {
     pub(crate) kind: Kind,
     /// Inside quotes: a name's words, never a negation or a hedge.
     pub(crate) quoted: bool,
+    /// The sentence it stands in, counted from 0 (`.`, `!`, `?` or a line
+    /// break outside quotes ends one).
+    pub(crate) sentence: u32,
+    /// In a restated question ("You asked whether …", a question quoted
+    /// after it): its values are the question's, not the answer's.
+    pub(crate) restated: bool,
+    /// Where it starts in [`normal`] text.
+    pub(crate) start: usize,
+}
+
+/// Sentences that restate the question rather than answer it start so.
+const RESTATING: [&[&str]; 6] = [
+    &["you", "asked"],
+    &["you", "wanted", "to", "know"],
+    &["your", "question"],
+    &["question"],
+    &["you", "asked", "me"],
+    &["you", "wondered"],
+];
+
+/// The text as words are read from: lowercase, "n't" as " not".
+pub(crate) fn normal(text: &str) -> String {
+    let mut lower = text.to_lowercase();
+    if lower.contains("n't") || lower.contains("n\u{2019}t") {
+        lower = lower.replace("n't", " not").replace("n\u{2019}t", " not");
+    }
+    lower
 }
 
 /// Words that open a new clause.
-const CONJUNCTIONS: [&str; 16] = [
+const CONJUNCTIONS: [&str; 17] = [
     "but",
     "so",
     "because",
@@ -56,6 +83,7 @@ const CONJUNCTIONS: [&str; 16] = [
     "yet",
     "then",
     "hence",
+    "as",
 ];
 
 const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
@@ -70,28 +98,65 @@ struct Piece<'t> {
 
 /// Reads a text as words; `year` completes a date written without one.
 pub(crate) fn read(text: &str, year: Option<i64>) -> Vec<Word> {
-    let mut lower = text.to_lowercase();
-    if lower.contains("n't") || lower.contains("n\u{2019}t") {
-        lower = lower.replace("n't", " not").replace("n\u{2019}t", " not");
-    }
+    let lower = normal(text);
     let (pieces, tail) = pieces(&lower);
     let quoted = quoted(&pieces, tail);
     let mut words: Vec<Word> = Vec::with_capacity(pieces.len());
     let mut clause = 0u32;
+    // The clauses a parenthesis interrupts: the clause goes on after it.
+    let mut outer: Vec<u32> = Vec::new();
+    let mut next_clause = 0u32;
+    let mut sentence = 0u32;
+    let mut restated = false;
+    let mut sentence_start = 0usize;
     let mut i = 0;
     while i < pieces.len() {
         let piece = &pieces[i];
-        if i > 0 && ends_clause(piece.before) {
-            clause += 1;
+        let start = piece.text.as_ptr() as usize - lower.as_ptr() as usize;
+        // Inside quotes (a name "Q3: plan", a quoted question) no clause or sentence ends.
+        let inside = quoted[i] && i > 0 && quoted[i - 1];
+        if i > 0 && !inside {
+            if ends_sentence(piece.before) {
+                sentence += 1;
+                sentence_start = words.len();
+                restated = false;
+            }
+            let opens = piece.before.contains(['(', '[']);
+            let closes = piece.before.contains([')', ']']);
+            if ends_sentence(piece.before) {
+                outer.clear();
+                next_clause += 1;
+                clause = next_clause;
+            } else if closes
+                && !opens
+                && let Some(back) = outer.pop()
+            {
+                clause = back;
+            } else if ends_clause(piece.before) {
+                if opens {
+                    outer.push(clause);
+                }
+                next_clause += 1;
+                clause = next_clause;
+            }
+        }
+        if words.len() == sentence_start + 1 || words.len() == sentence_start + 3 {
+            // The sentence's first words so far restate the question?
+            let first: Vec<&str> = words[sentence_start..].iter().map(|w| w.text.as_str()).chain([piece.text]).collect();
+            restated = restated || RESTATING.iter().any(|r| r.len() <= first.len() && r.iter().zip(&first).all(|(a, b)| a == b));
+            if restated {
+                words[sentence_start..].iter_mut().for_each(|w| w.restated = true);
+            }
         }
         if let Some((word, kind, used)) = date_at(&pieces[i..], year).or_else(|| time_at(&pieces[i..])) {
-            words.push(Word { text: word, clause, kind, quoted: quoted[i] });
+            words.push(Word { text: word, clause, kind, quoted: quoted[i], sentence, restated, start });
             i += used;
             continue;
         }
         let text = piece.text;
-        if CONJUNCTIONS.contains(&text) && !quoted[i] {
-            clause += u32::from(words.last().is_some_and(|w| w.clause == clause));
+        if CONJUNCTIONS.contains(&text) && !quoted[i] && words.last().is_some_and(|w| w.clause == clause) {
+            next_clause += 1;
+            clause = next_clause;
         }
         let kind = if !text.bytes().all(|b| b.is_ascii_digit()) {
             Kind::Plain
@@ -100,7 +165,7 @@ pub(crate) fn read(text: &str, year: Option<i64>) -> Vec<Word> {
         } else {
             Kind::Number
         };
-        words.push(Word { text: text.to_owned(), clause, kind, quoted: quoted[i] });
+        words.push(Word { text: text.to_owned(), clause, kind, quoted: quoted[i], sentence, restated, start });
         i += 1;
     }
     words
@@ -136,7 +201,7 @@ fn quoted(pieces: &[Piece<'_>], tail: &str) -> Vec<bool> {
         // A closing quote starts the separator after a word and is not a
         // word's apostrophe (`customer's`).
         if let Some((from, mark)) = open
-            && before.starts_with(closing(mark))
+            && before.trim_start_matches(['.', ',', '!', '?', ';', ':']).starts_with(closing(mark))
             && (i == pieces.len() || before.chars().count() > 1)
         {
             out[from..i].iter_mut().for_each(|q| *q = true);
@@ -159,6 +224,11 @@ fn closing(open: char) -> char {
         '\u{201c}' => '\u{201d}',
         other => other,
     }
+}
+
+/// Whether a separator ends a sentence.
+fn ends_sentence(separator: &str) -> bool {
+    separator.chars().any(|c| matches!(c, '.' | '!' | '?' | '\n' | '|'))
 }
 
 /// Whether a separator ends a clause.
@@ -296,6 +366,15 @@ fn time_at(p: &[Piece<'_>]) -> Option<(String, Kind, usize)> {
         }
     }
     let hour = number(text, 1..=2)?;
+    // 9:00am, 2.30pm
+    if let Some(next) = p.get(1)
+        && matches!(next.before, ":" | ".")
+        && next.text.len() == 4
+        && let Some(minute) = number(&next.text[..2], 2..=2)
+        && let Some((h, _)) = meridiem(&[Piece { text: &next.text[2..], before: "" }], hour)
+    {
+        return time_word(h, minute).map(|w| (w, Kind::Time, 2));
+    }
     // 14:00, 2:00 pm, 2.30 pm
     if let Some(next) = p.get(1)
         && let Some(minute) = number(next.text, 2..=2)
@@ -346,5 +425,21 @@ mod tests {
         );
         assert!(!words.iter().find(|w| w.text == "customer").is_some_and(|w| w.quoted));
         assert!(read("the customer's ticket", None).iter().all(|w| !w.quoted));
+    }
+}
+
+#[cfg(test)]
+mod restated_tests {
+    use super::*;
+
+    #[test]
+    fn a_restated_question_is_marked() {
+        let words = read(
+            "You asked: \"Tom Okafor (customer C-112) asks us to close ticket T-0038 for them. Close it if it is theirs; if it is not, change nothing.\"\n\nT-0038 isn't yours, so I left it open.",
+            None,
+        );
+        let marked: Vec<(String, bool, bool, u32)> = words.iter().map(|w| (w.text.clone(), w.restated, w.quoted, w.sentence)).collect();
+        assert!(words.iter().filter(|w| w.text == "close").all(|w| w.restated), "{marked:?}");
+        assert!(words.iter().find(|w| w.text == "left").is_some_and(|w| !w.restated), "{marked:?}");
     }
 }
