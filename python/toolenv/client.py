@@ -9,7 +9,7 @@ a fault came as a gRPC status or in-band.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import grpc
@@ -65,6 +65,10 @@ class CallResult:
     #: The same advice in the episode's virtual milliseconds (ErrorInfo ``retry_after_virtual_ms``).
     retry_after_virtual_ms: Optional[int] = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: The index the episode's next call takes, as the answer says it (``call_index`` + 1, or an
+    #: error status's ``toolenv-next-index`` trailer); None when the answer leaves the call's
+    #: outcome unknown (the store unavailable, the connection cut): send it again with the same index.
+    next_index: Optional[int] = None
 
     @property
     def is_error(self) -> bool:
@@ -131,7 +135,13 @@ def status_error(error: grpc.RpcError) -> CallResult:
     """An error status as a :class:`CallResult` (kind "status")."""
     trailers = dict(error.trailing_metadata() or ())
     pushback = trailers.get("grpc-retry-pushback-ms")
-    return status_result(error.code().name, error.details() or "", trailers.get("grpc-status-details-bin") or b"", None if pushback is None else int(pushback))
+    result = status_result(error.code().name, error.details() or "", trailers.get("grpc-status-details-bin") or b"", None if pushback is None else int(pushback))
+    next_index = trailers.get(NEXT_INDEX_KEY)
+    return result if next_index is None else replace(result, next_index=int(next_index))
+
+
+#: The trailer of every CallTool status the episode decided: the index its next call takes.
+NEXT_INDEX_KEY = "toolenv-next-index"
 
 
 def status_result(code: str, message: str, details: bytes, retry_after_ms: Optional[int]) -> CallResult:
@@ -183,15 +193,24 @@ def create_request(
 
 
 def call_request(
-    episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
+    episode_id: str,
+    tool: str,
+    arguments: Arguments = None,
+    *,
+    idempotency_key: str = "",
+    waited_ms: Optional[int] = None,
+    expected_index: Optional[int] = None,
 ) -> pb.CallToolRequest:
-    """The CallToolRequest of :meth:`Client.call_tool` (shared with the asyncio client)."""
+    """The CallToolRequest of :meth:`Client.call_tool` (shared with the asyncio client).
+    ``expected_index``: the index the call is to take; the server applies an index once and
+    answers a repeat with the recorded reply, so a call whose outcome is unknown is safe to send again."""
     return pb.CallToolRequest(
         episode_id=episode_id,
         tool_name=tool,
         arguments_json=arguments_json(arguments),
         idempotency_key=idempotency_key,
         waited_ms=waited_ms,
+        expected_index=expected_index,
     )
 
 
@@ -199,8 +218,8 @@ def reply_result(reply: pb.CallToolResponse) -> CallResult:
     """A CallTool reply (a result or a domain error) as a :class:`CallResult`."""
     if reply.WhichOneof("outcome") == "error":
         text = json.dumps({"domain_error": {"code": reply.error.code, "message": reply.error.message}}, separators=(",", ":"))
-        return CallResult(text=text, kind="domain_error", call_index=reply.call_index, code=reply.error.code)
-    result = CallResult(text=reply.result_json, kind="result", call_index=reply.call_index)
+        return CallResult(text=text, kind="domain_error", call_index=reply.call_index, code=reply.error.code, next_index=reply.call_index + 1)
+    result = CallResult(text=reply.result_json, kind="result", call_index=reply.call_index, next_index=reply.call_index + 1)
     fault = result.in_band_fault()
     if fault is not None:
         return CallResult(
@@ -211,6 +230,7 @@ def reply_result(reply: pb.CallToolResponse) -> CallResult:
             reason=str(fault.get("reason", "")),
             retry_after_ms=fault.get("retry_after_ms"),
             retry_after_virtual_ms=fault.get("retry_after_virtual_ms"),
+            next_index=reply.call_index + 1,
         )
     return result
 
@@ -269,18 +289,37 @@ class Client:
         return self.env.CreateEpisode(request, metadata=self.metadata)
 
     def call_tool_raw(
-        self, episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
+        self,
+        episode_id: str,
+        tool: str,
+        arguments: Arguments = None,
+        *,
+        idempotency_key: str = "",
+        waited_ms: Optional[int] = None,
+        expected_index: Optional[int] = None,
     ) -> pb.CallToolResponse:
         """One CallTool; error statuses raise grpc.RpcError."""
-        request = call_request(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
+        request = call_request(
+            episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms, expected_index=expected_index
+        )
         return self.env.CallTool(request, metadata=routed(self.metadata, episode_id))
 
     def call_tool(
-        self, episode_id: str, tool: str, arguments: Arguments = None, *, idempotency_key: str = "", waited_ms: Optional[int] = None
+        self,
+        episode_id: str,
+        tool: str,
+        arguments: Arguments = None,
+        *,
+        idempotency_key: str = "",
+        waited_ms: Optional[int] = None,
+        expected_index: Optional[int] = None,
     ) -> CallResult:
-        """One CallTool, its outcome (error statuses included) as a :class:`CallResult`."""
+        """One CallTool, its outcome (error statuses included) as a :class:`CallResult`; with
+        ``expected_index``, the index the call is to take (see :func:`call_request`)."""
         try:
-            reply = self.call_tool_raw(episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms)
+            reply = self.call_tool_raw(
+                episode_id, tool, arguments, idempotency_key=idempotency_key, waited_ms=waited_ms, expected_index=expected_index
+            )
         except grpc.RpcError as error:
             return status_error(error)
         return reply_result(reply)

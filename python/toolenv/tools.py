@@ -12,6 +12,8 @@ __all__ = ["Tools", "TRANSIENT", "MAX_ATTEMPTS"]
 
 #: Status codes a retry may get past.
 TRANSIENT = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED"}
+#: Codes of an answer the episode did not decide (no ``toolenv-next-index``): the call's outcome is unknown.
+OUTCOME_UNKNOWN = {"UNAVAILABLE", "UNKNOWN", "CANCELLED", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
 MAX_ATTEMPTS = 8
 
 
@@ -33,6 +35,8 @@ class Tools:
         self.mutating = {tool.name for tool in episode.tools if tool.mutates_state}
         self.time_scale = max(episode.time_scale, 0.0)
         self.calls = 0
+        #: The index the next call takes (a created episode holds none); None once an answer did not say.
+        self.next_index: Optional[int] = 0
 
     def call(self, tool: str, arguments: Optional[Mapping[str, Any]]) -> str:
         """Calls a tool; returns the text a model should read (a result, a domain error or a failure)."""
@@ -41,8 +45,17 @@ class Tools:
         key = f"{self.episode.episode_id}-{self.calls}" if mutates else ""
         text, waited_ms = "", 0
         for attempt in range(MAX_ATTEMPTS):
-            result = self.client.call_tool(self.episode.episode_id, tool, arguments or {}, idempotency_key=key, waited_ms=waited_ms)
+            index = self.next_index
+            result = self.client.call_tool(
+                self.episode.episode_id, tool, arguments or {}, idempotency_key=key, waited_ms=waited_ms, expected_index=index
+            )
             text = result.text
+            if result.kind == "status" and result.next_index is None and index is not None and result.code in OUTCOME_UNKNOWN:
+                # Not decided by the episode (the store unavailable, the connection cut): the call may
+                # or may not have been applied; the same index makes sending it again safe.
+                self.backoff(attempt, result.retry_after_ms, None)
+                continue
+            self.next_index = result.next_index
             if result.kind == "status":
                 if result.code not in TRANSIENT or (result.retry_after_ms is not None and result.retry_after_ms < 0):
                     return text  # a bad call, a suspension (PERMISSION_DENIED), a lost lease, "do not retry"
