@@ -56,9 +56,18 @@ impl PlannedEpisode {
 }
 
 /// A trajectory as readable JSON ([`pb::Trajectory::to_json`]): what
-/// `toolenv play --json` prints and `toolenv export` writes.
+/// `toolenv play --json` prints and `toolenv export` writes; a judged one's
+/// verdict has the fault ledger by kind (`faults_by_kind`, the same ledger
+/// as a run's records), whose sums are its `fault_stats`.
 pub fn trajectory_json(trajectory: &pb::Trajectory) -> serde_json::Value {
-    trajectory.to_json()
+    let mut json = trajectory.to_json();
+    if let (Some(verdict), Ok(calls)) =
+        (json.get_mut("verdict").and_then(serde_json::Value::as_object_mut), metrics::ledger_calls(trajectory))
+    {
+        let kinds = metrics::fault_ledger(&calls);
+        verdict.insert("faults_by_kind".to_owned(), serde_json::to_value(kinds).unwrap_or_default());
+    }
+    json
 }
 
 /// The paper's ablation profiles, each at λ = 0.2 (Table 9).

@@ -71,6 +71,17 @@ fn play_prints_the_fault_ledger_and_its_kinds_which_sum_to_it() {
         ],
         "{stdout}"
     );
+    // --json has the same ledger by kind, summing to its totals.
+    let out = toolenv(&["play", "travel/cheapest-flight/001", "--faults", "0.3", "--seed", "5", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints json");
+    let verdict = &json["verdict"];
+    let kinds = verdict["faults_by_kind"].as_object().expect("the ledger by kind");
+    assert_eq!(kinds["CascadingFailure"]["hits"], 8);
+    assert_eq!(kinds["CascadingFailure"]["retried"], 7);
+    for total in ["injected", "encountered", "recovered", "extra_calls"] {
+        let sum: u64 = kinds.values().map(|k| k[total].as_u64().unwrap()).sum();
+        assert_eq!(Some(sum), verdict["fault_stats"][total].as_u64(), "{total}");
+    }
 }
 
 #[test]
