@@ -166,6 +166,45 @@ pub struct SelfCheck {
     /// [`crate::answers::right`]), each with whether the oracle passes it
     /// after the reference's calls: all should.
     pub right_answers: Vec<(String, bool)>,
+    /// The prose corpus ([`crate::prose::corpus`]) judged after the
+    /// reference's calls: how it went.
+    pub prose: ProseCounts,
+}
+
+/// How a task's prose corpus was judged: right answers and those rejected,
+/// wrong answers and those passed (targets: under 2 % each).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProseCounts {
+    pub right: usize,
+    pub right_rejected: usize,
+    pub wrong: usize,
+    pub wrong_passed: usize,
+}
+
+impl ProseCounts {
+    /// Judges the corpus of `task` after the reference's calls in `reference`.
+    pub fn of(task: &toolenv_core::Task, reference: &Episode) -> Self {
+        let mut counts = ProseCounts::default();
+        for case in crate::prose::corpus(task) {
+            let passed = reference.clone().finish_with_answer(Some(&case.text)).passed;
+            if case.right {
+                counts.right += 1;
+                counts.right_rejected += usize::from(!passed);
+            } else {
+                counts.wrong += 1;
+                counts.wrong_passed += usize::from(passed);
+            }
+        }
+        counts
+    }
+
+    /// Adds another task's counts.
+    pub fn add(&mut self, other: ProseCounts) {
+        self.right += other.right;
+        self.right_rejected += other.right_rejected;
+        self.wrong += other.wrong;
+        self.wrong_passed += other.wrong_passed;
+    }
 }
 
 impl SelfCheck {
@@ -212,8 +251,9 @@ impl SelfCheck {
                 played.finish().clone()
             })
             .collect();
+        let prose = ProseCounts::of(task, &prefixes.reference());
         let reference = prefixes.reference().finish_with_answer(task.reference_answer()).clone();
-        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, guesser, right_answers }
+        Self { task: task.clone(), reference, solver, inaction, random_passes, cheats, guesser, right_answers, prose }
     }
 
     /// What is wrong with the task's oracle, if anything.

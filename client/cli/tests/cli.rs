@@ -47,6 +47,10 @@ fn selfcheck_passes_and_play_prints_a_verdict() {
     let out = toolenv(&["selfcheck", "--suite", "generated:2:4", "--domain", "scheduling", "--level", "3"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("\n4 tasks of the ") && stdout.contains("ANSWER CHEATS"), "{stdout}");
+    // The prose corpus's figures per answer kind.
+    let row = stdout.lines().find(|l| l.starts_with("refuse-booking ")).expect("a prose row for refuse-booking");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(cells[1].parse::<u32>().unwrap() > 0 && cells[4].parse::<u32>().unwrap() > 0, "{row}");
     let out = toolenv(&["play", "scheduling/book-meeting/001"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("verdict: PASS") && stdout.contains("+ /calendar/2026-01-01"), "{stdout}");

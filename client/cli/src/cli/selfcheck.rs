@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use toolenv_core::Domain;
 use toolenv_domains::{
-    agent::{RANDOM_AGENT_SEEDS, SelfCheck},
+    agent::{ProseCounts, RANDOM_AGENT_SEEDS, SelfCheck},
     generate::Suite,
 };
 
@@ -40,6 +40,8 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     // Per (domain, level): the answer cheats and the right answers written otherwise.
     let mut answer_cells: BTreeMap<(Domain, u8), Answers> = BTreeMap::new();
     let mut rejected_right = Vec::new();
+    // Per answer kind: the prose corpus's figures.
+    let mut prose: BTreeMap<&str, ProseCounts> = BTreeMap::new();
     for check in &checked {
         if verbose {
             println!("{}", check.row);
@@ -54,6 +56,9 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         let answers = answer_cells.entry((check.domain, check.level)).or_default();
         answers.add(&check.answers);
         rejected_right.extend(check.answers.rejected.iter().map(|label| format!("{}: {label}", check.id)));
+        if check.prose.right + check.prose.wrong > 0 {
+            prose.entry(check.kind.as_str()).or_default().add(check.prose);
+        }
     }
     println!(
         "\n{} of the {suite} suite checked in {:.2} s ({} per task)",
@@ -68,6 +73,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
         println!("{domain:<11} {level:>5} {tasks:>6} {rejected:>8}  {causes}");
     }
     print_answers(&answer_cells, &rejected_right);
+    print_prose(&prose);
     if problems.is_empty() {
         println!("\nevery oracle passes the reference solution and the solver, and fails inaction, random agents and every cheat");
         ExitCode::SUCCESS
@@ -136,6 +142,30 @@ fn print_answers(cells: &BTreeMap<(Domain, u8), Answers>, rejected: &[String]) {
     }
 }
 
+/// The prose corpus's table: per answer kind, right answers and those
+/// rejected, wrong answers and those passed, with their rates.
+fn print_prose(kinds: &BTreeMap<&str, ProseCounts>) {
+    if kinds.is_empty() {
+        return;
+    }
+    let rate = |n: usize, of: usize| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+    println!(
+        "\n{:<16} {:>6} {:>9} {:>8} {:>6} {:>7} {:>8}  (the prose corpus: answers written as chat models write them)",
+        "ANSWER KIND", "RIGHT", "REJECTED", "", "WRONG", "PASSED", ""
+    );
+    for (kind, p) in kinds {
+        println!(
+            "{kind:<16} {:>6} {:>9} {:>7.2}% {:>6} {:>7} {:>7.2}%",
+            p.right,
+            p.right_rejected,
+            rate(p.right_rejected, p.right),
+            p.wrong,
+            p.wrong_passed,
+            rate(p.wrong_passed, p.wrong)
+        );
+    }
+}
+
 /// Per domain and level: tasks checked, tasks rejected, and rejects by cause.
 type Cell = (usize, usize, BTreeMap<&'static str, usize>);
 
@@ -153,6 +183,9 @@ struct Checked {
     causes: Vec<&'static str>,
     problems: Vec<String>,
     answers: Answers,
+    /// The task's kind (`refuse-booking`) and its prose corpus's figures.
+    kind: String,
+    prose: ProseCounts,
 }
 
 impl Checked {
@@ -178,6 +211,8 @@ impl Checked {
             causes: causes(check),
             problems: check.problems(),
             answers: Answers::of(check),
+            kind: task.kind().to_owned(),
+            prose: check.prose,
         }
     }
 }
