@@ -57,7 +57,11 @@ pub(crate) enum Command {
     /// runs side by side); with --url, a run hosted by that server.
     Report {
         /// The run's id, e.g. run-0003.
-        #[arg(required = false, required_unless_present = "chaos_ledger", default_value_if("chaos_ledger", clap::builder::ArgPredicate::IsPresent, Some("")))]
+        #[arg(
+            required = false,
+            required_unless_present = "chaos_ledger",
+            default_value_if("chaos_ledger", clap::builder::ArgPredicate::IsPresent, Some(""))
+        )]
         run: String,
         /// Read `toolenv chaos` ledgers instead of a run: fault recovery by
         /// kind (injected, encountered, recovered, extra calls, retried) over

@@ -67,7 +67,8 @@ mod tests {
 
     #[test]
     fn keys_are_renamed_and_nested_dates_rewritten_values_kept() {
-        let v = json!({"flight_id": "AA-1", "depart_date": "2026-01-05", "legs": [{"arrive_at": "2026-01-05T10:00:00Z", "price_usd": 120}]});
+        let v =
+            json!({"flight_id": "AA-1", "depart_date": "2026-01-05", "legs": [{"arrive_at": "2026-01-05T10:00:00Z", "price_usd": 120}]});
         assert_eq!(
             drift(&v),
             json!({"data": {"flightId": "AA-1", "departDate": "01/05/2026", "legs": [{"arriveAt": "01/05/2026 10:00:00Z", "priceUsd": 120}]}})

@@ -434,7 +434,11 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
         }
         Some(value) => {
             // A stale result comes in the current shape; a cut one was shaped before it was cut.
-            let value = if s.drifted && call.outcome == Outcome::Result && drawn != Some(FaultKind::PartialResponse) { shaped(&value) } else { value };
+            let value = if s.drifted && call.outcome == Outcome::Result && drawn != Some(FaultKind::PartialResponse) {
+                shaped(&value)
+            } else {
+                value
+            };
             message.insert("result".into(), value);
             Value::Object(message).to_string()
         }
@@ -450,8 +454,10 @@ fn finish(state: &Shared, mut call: Call, reply: String, delay_ms: u64, to_clien
     let scale = state.lock().map(|s| s.time_scale).unwrap_or(0.0);
     let real = Duration::from_secs_f64(delay_ms as f64 * scale / 1000.0);
     let (state, to_client) = (state.clone(), to_client.clone());
+    // The ledger line goes first: a client that sends its next call on this
+    // reply finds this call's line written, so a sequential client's ledger
+    // is in call order.
     let deliver = move || {
-        let _ = to_client.send(call.reply.clone());
         if let Ok(mut s) = state.lock()
             && let Some(file) = s.ledger.as_mut()
         {
@@ -460,6 +466,7 @@ fn finish(state: &Shared, mut call: Call, reply: String, delay_ms: u64, to_clien
                 eprintln!("toolenv chaos: writing the ledger: {error}");
             }
         }
+        let _ = to_client.send(call.reply);
     };
     if real.is_zero() {
         deliver();
