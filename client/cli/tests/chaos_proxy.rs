@@ -78,7 +78,6 @@ fn session(args: &[&str], calls: &[(&str, Value)], direct: bool) -> Session {
             ask(json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}))
         })
         .collect();
-    drop(ask);
     drop(stdin);
     let status = child.wait().expect("the proxy ends when stdin closes");
     let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
@@ -224,7 +223,7 @@ fn schema_drift_changes_keys_and_dates_but_keeps_values() {
         serde_json::from_str(result["content"][0]["text"].as_str().expect("a text")).expect("JSON text")
     };
     let mut compared = 0;
-    for i in 0..calls.len() {
+    for (i, call) in calls.iter().enumerate() {
         let (got, want) = (text(&drifted.replies[i]), text(&truth.replies[i]));
         if i < first || result(&truth.replies[i])["isError"] == true {
             assert_eq!(drifted.replies[i], truth.replies[i], "before the drift, and on the tool's own errors, nothing changes");
@@ -240,7 +239,7 @@ fn schema_drift_changes_keys_and_dates_but_keeps_values() {
         keys(&got, &mut got_keys);
         keys(&want, &mut want_keys);
         assert_ne!(got_keys, want_keys, "call {i} has other keys: {got}");
-        if calls[i].0 == "search_flights" {
+        if call.0 == "search_flights" {
             assert_eq!(got["data"]["flights"][0]["date"], "01/05/2026", "{got}");
             compared += 1;
         }

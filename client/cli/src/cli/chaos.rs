@@ -89,10 +89,7 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
     let status = toolenv_mcp::chaos::run(config, tokio::io::stdin(), tokio::io::stdout()).await?;
     // Exit at once: a client that keeps its stdin open after the upstream
     // server ended would otherwise hold the runtime on its blocking read.
-    std::process::exit(match status.code() {
-        Some(code) => code,
-        None => 1,
-    })
+    std::process::exit(status.code().unwrap_or(1))
 }
 
 /// `toolenv report --chaos-ledger FILE…`: fault recovery by kind.
