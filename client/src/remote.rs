@@ -45,6 +45,35 @@ const UNKNOWN_OUTCOME_ATTEMPTS: u32 = 7;
 /// The first pause before sending such a request again; doubled each time, up to 1.6 s.
 const UNKNOWN_OUTCOME_BACKOFF: Duration = Duration::from_millis(100);
 
+/// Sends a call; one sent with an index (`expected_index`) is sent again,
+/// with the same index, while the answer leaves its outcome unknown (the
+/// store unavailable, the stream cut, no answer): the server applies an
+/// index once and returns the recorded reply to a repeat. Returns the answer
+/// and the index of the episode's next call as it says it (`None` when it
+/// does not).
+pub async fn call_with_index(client: &mut Client, call: pb::CallToolRequest) -> (Result<pb::CallToolResponse, ClientError>, Option<u32>) {
+    let mut backoff = UNKNOWN_OUTCOME_BACKOFF;
+    for attempt in 1.. {
+        let answer = client.call(call.clone()).await;
+        let next = match &answer {
+            Ok(reply) => Some(reply.call_index + 1),
+            Err(ClientError::Status(status)) => {
+                status.metadata().get(toolenv::NEXT_INDEX_KEY).and_then(|v| v.to_str().ok()?.parse::<u32>().ok())
+            }
+            Err(_) => None,
+        };
+        let unknown = next.is_none() && answer.as_ref().err().is_some_and(outcome_unknown);
+        if call.expected_index.is_some() && unknown && attempt < UNKNOWN_OUTCOME_ATTEMPTS {
+            tracing::debug!(episode_id = %call.episode_id, attempt, "call's outcome unknown; sending it again with its index");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(1600));
+            continue;
+        }
+        return (answer, next);
+    }
+    unreachable!("the attempts are bounded above")
+}
+
 /// Sends a request that is safe to send again (a finish, whose repeat gets
 /// the same verdict; a lease, whose lost answer only leaves a lease to
 /// expire) while its answers leave its outcome unknown: the store
@@ -90,29 +119,10 @@ impl RemoteEnv {
     /// unavailable, the stream cut, no answer): the server applies an index
     /// once, and returns the recorded reply to a repeat.
     fn send(&mut self, call: pb::CallToolRequest) -> Result<pb::CallToolResponse, ClientError> {
-        let mut backoff = UNKNOWN_OUTCOME_BACKOFF;
-        for attempt in 1.. {
-            let mut client = self.client.clone();
-            let answer = self.runtime.block_on(client.call(call.clone()));
-            let next = match &answer {
-                Ok(reply) => Some(reply.call_index + 1),
-                Err(ClientError::Status(status)) => {
-                    status.metadata().get(toolenv::NEXT_INDEX_KEY).and_then(|v| v.to_str().ok()?.parse::<u32>().ok())
-                }
-                Err(_) => None,
-            };
-            let unknown = next.is_none() && answer.as_ref().err().is_some_and(outcome_unknown);
-            if call.expected_index.is_some() && unknown && attempt < UNKNOWN_OUTCOME_ATTEMPTS {
-                tracing::debug!(episode_id = %call.episode_id, attempt, "call's outcome unknown; sending it again with its index");
-                std::thread::sleep(backoff);
-                backoff = (backoff * 2).min(Duration::from_millis(1600));
-                continue;
-            }
-            // An answer that does not say the next index (an older server): stop sending one.
-            self.next_index = next;
-            return answer;
-        }
-        unreachable!("the attempts are bounded above")
+        let (answer, next) = self.runtime.block_on(call_with_index(&mut self.client.clone(), call));
+        // An answer that does not say the next index (an older server): stop sending one.
+        self.next_index = next;
+        answer
     }
 
     /// What the play came to: the final answer to finish with (its text,

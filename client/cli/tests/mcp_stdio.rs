@@ -82,3 +82,48 @@ fn closing_stdin_after_a_slow_call_still_gets_its_reply() {
         "the call was meant to take over 5 s (seed 4 no longer draws a timeout first? pick a seed that does): {call}"
     );
 }
+
+/// An answer task over MCP: `finish` offers the task's typed answer fields
+/// beside `answer`; finishing with them after the reference's calls passes,
+/// and a wrong field fails.
+#[test]
+fn finish_takes_the_typed_answer_over_mcp() {
+    let task_id = "scheduling/refuse-booking/g2-3-2-0000";
+    let task = toolenv_domains::generate::generate_id(task_id).expect("a generated task");
+    let fields = task.answer_fields();
+    let right = toolenv_core::typed::example(&fields);
+    let mut wrong = right.clone();
+    wrong["reason"] = json!("over_budget");
+    for (typed, passes) in [(right, true), (wrong, false)] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut child = mcp(&dir, &["mcp", task_id]);
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut ask = |message: Value| -> Value {
+            writeln!(stdin, "{message}").expect("the bridge reads");
+            let line = lines.next().expect("a reply").expect("a line");
+            serde_json::from_str(&line).expect("a JSON-RPC reply")
+        };
+        ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}));
+        let tools = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let finish = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "finish").expect("finish").clone();
+        for field in &fields {
+            assert!(finish["inputSchema"]["properties"].get(&field.name).is_some(), "finish lacks {}: {finish}", field.name);
+        }
+        for (n, call) in task.reference.iter().enumerate() {
+            let reply = ask(json!({"jsonrpc": "2.0", "id": 3 + n, "method": "tools/call",
+                                   "params": {"name": call.tool, "arguments": call.arguments}}));
+            assert!(reply["result"].is_object(), "{reply}");
+        }
+        let mut arguments = typed.clone();
+        arguments["answer"] = json!("I booked nothing.");
+        let finished =
+            ask(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "finish", "arguments": arguments}}));
+        let text = finished["result"]["content"][0]["text"].as_str().expect("the verdict as text");
+        let verdict: Value = serde_json::from_str(text).expect("JSON");
+        assert_eq!(verdict["verdict"]["passed"], passes, "{typed}: {verdict}");
+        drop(stdin);
+        let _ = child.wait();
+    }
+}

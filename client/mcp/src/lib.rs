@@ -127,6 +127,10 @@ struct Current {
     tools: Vec<Tool>,
     /// Set once finished with nothing after it (a single episode, or the last of a run).
     verdict: Option<Value>,
+    /// The index the episode's next call takes, as the server's answers say
+    /// it (`None` once one did not); held across a call, so that each call
+    /// is sent with its index and sent again with it when its outcome is unknown.
+    next_index: Mutex<Option<u32>>,
 }
 
 impl Bridge {
@@ -183,6 +187,9 @@ impl Bridge {
         // canonical form whatever the text; an invalid one as sent.
         let arguments = request.arguments.map(|arguments| Value::Object(arguments).to_string()).unwrap_or_default();
         let mut client = self.inner.client.clone();
+        // Each tools/call is a call of its own (an MCP client's retries are new
+        // calls); the bridge's own resends of one whose outcome is unknown keep its index.
+        let mut next_index = current.next_index.lock().await;
         let call = pb::CallToolRequest {
             episode_id: current.episode.episode_id.clone(),
             tool_name: request.name.to_string(),
@@ -191,10 +198,11 @@ impl Bridge {
             waited_ms,
             agent_id: String::new(),
             user_answer: None,
-            // An MCP client's retries are its own: each tools/call is applied as sent.
-            expected_index: None,
+            expected_index: *next_index,
         };
-        let reply = client.call(call).await;
+        let (reply, next) = toolenv_client::call_with_index(&mut client, call).await;
+        *next_index = next;
+        drop(next_index);
         Ok(match reply {
             Ok(reply) => match reply.outcome {
                 Some(pb::call_tool_response::Outcome::ResultJson(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
@@ -212,11 +220,11 @@ impl Bridge {
     /// the next episode.
     async fn finish(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let finish = match Finish::parse(&arguments) {
+        let mut current = self.inner.current.lock().await;
+        let finish = match Finish::parse(&arguments, &typed_fields(&current.episode)) {
             Ok(finish) => finish,
             Err(message) => return Ok(invalid_argument(&message)),
         };
-        let mut current = self.inner.current.lock().await;
         if let Some(verdict) = &current.verdict {
             return Ok(CallToolResult::success(vec![ContentBlock::text(
                 json!({"episode_id": current.episode.episode_id, "task_id": current.episode.task_id, "verdict": verdict, "next": Value::Null})
@@ -229,6 +237,7 @@ impl Bridge {
             episode_id: episode.episode_id.clone(),
             usage: finish.usage,
             answer: finish.answer,
+            answer_json: finish.answer_json,
             ..Default::default()
         };
         let verdict = match client.finish(request).await {
@@ -270,20 +279,34 @@ fn clone_current(current: &Current) -> Current {
         plan_index: current.plan_index,
         tools: current.tools.clone(),
         verdict: current.verdict.clone(),
+        next_index: Mutex::new(None),
     }
 }
 
 /// The `finish` tool's arguments.
 struct Finish {
     answer: Option<String>,
+    /// The typed answer's fields given, as JSON text (`answer_json`).
+    answer_json: Option<String>,
     usage: Option<pb::Usage>,
 }
 
+/// The names of the episode's typed answer fields (its `answer_schema_json`'s properties).
+fn typed_fields(episode: &pb::Episode) -> Vec<String> {
+    let schema: Value = serde_json::from_str(&episode.answer_schema_json).unwrap_or_default();
+    schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default()
+}
+
 impl Finish {
-    fn parse(arguments: &JsonObject) -> Result<Finish, String> {
-        if let Some(unknown) = arguments.keys().find(|k| !["answer", "input_tokens", "output_tokens", "cost_usd"].contains(&k.as_str())) {
+    /// The arguments, `typed` being the names of the episode's typed answer fields.
+    fn parse(arguments: &JsonObject, typed: &[String]) -> Result<Finish, String> {
+        let known = |k: &str| ["answer", "input_tokens", "output_tokens", "cost_usd"].contains(&k) || typed.iter().any(|t| t == k);
+        if let Some(unknown) = arguments.keys().find(|k| !known(k)) {
             return Err(format!("finish takes no argument '{unknown}'"));
         }
+        let fields: JsonObject =
+            arguments.iter().filter(|(k, v)| typed.contains(k) && !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let answer_json = (!fields.is_empty()).then(|| Value::Object(fields).to_string());
         let answer = match arguments.get("answer") {
             None | Some(Value::Null) => None,
             Some(Value::String(answer)) => Some(answer.clone()),
@@ -305,11 +328,12 @@ impl Finish {
             output_tokens: output.unwrap_or(0),
             cost_usd,
         });
-        Ok(Finish { answer, usage })
+        Ok(Finish { answer, answer_json, usage })
     }
 
-    fn tool() -> Tool {
-        let schema = json!({
+    /// The tool, with the episode's typed answer fields beside `answer`.
+    fn tool(episode: &pb::Episode) -> Tool {
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "answer": {"type": "string", "description": "The answer, when the task asks a question."},
@@ -319,6 +343,15 @@ impl Finish {
             },
             "additionalProperties": false
         });
+        let typed: Value = serde_json::from_str(&episode.answer_schema_json).unwrap_or_default();
+        for (name, property) in typed["properties"].as_object().into_iter().flatten() {
+            let mut property = property.clone();
+            property["description"] = json!(format!(
+                "Typed answer: {} (give every typed field to be judged on them instead of the text answer).",
+                property["description"].as_str().unwrap_or(name)
+            ));
+            schema["properties"][name] = property;
+        }
         let Value::Object(schema) = schema else { unreachable!("a literal object") };
         Tool::new(
             FINISH,
@@ -337,7 +370,7 @@ fn tools(episode: &pb::Episode) -> Result<Vec<Tool>, BridgeError> {
         let annotations = ToolAnnotations::new().read_only(!spec.mutates_state);
         tools.push(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)).annotate(annotations));
     }
-    tools.push(Finish::tool());
+    tools.push(Finish::tool(episode));
     Ok(tools)
 }
 
@@ -352,7 +385,8 @@ async fn next_episode(client: &mut Client, source: &Source) -> Result<Option<Cur
         },
     };
     let tools = tools(&episode)?;
-    Ok(Some(Current { episode, plan_index, tools, verdict: None }))
+    // A created or leased episode holds no call yet.
+    Ok(Some(Current { episode, plan_index, tools, verdict: None, next_index: Mutex::new(Some(0)) }))
 }
 
 /// A gRPC status as the JSON text a tool result carries: the code, the
