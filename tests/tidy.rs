@@ -226,8 +226,8 @@ const KNOWN_CIRCLES: [&str; 5] = [
     "domains/core/src/: oracle, task",
     // The canonical writer, JSON values and tool schemas: the writer should sit below both.
     "domains/core/src/: codec, json, tool",
-    // The built-in agents, the answer corpus and the cheats share their play helpers.
-    "domains/src/: agent, answers, cheats",
+    // The built-in agents and the cheats share their play helpers.
+    "domains/src/: agent, cheats",
     // `file:<hash>` suites live in a process-wide registry the generator consults.
     "domains/src/: generate, taskfile",
     // The command line's argument types live in the commands that take them.

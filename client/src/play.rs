@@ -114,7 +114,7 @@ pub(crate) async fn play_created(
         answer_json,
         conversation: played.conversation,
     };
-    crate::remote::resent(|| {
+    crate::retry::resent(|| {
         let (mut client, request) = (client.clone(), request.clone());
         async move { client.finish(request).await }
     })

@@ -54,7 +54,7 @@ pub async fn work(
         let (mut client, team_roles) = (leasing.clone(), &team_roles);
         async move { client.lease(run_id, label, worker, team_roles).await }
     };
-    while let Some((lease, run)) = crate::remote::resent(next).await? {
+    while let Some((lease, run)) = crate::retry::resent(next).await? {
         let episode = lease.episode.clone().unwrap_or_default();
         let played = async {
             let task = known_task(client, &*agent, &episode.task_id).await?;
@@ -68,7 +68,7 @@ pub async fn work(
                 summary.passed += u64::from(verdict.passed);
                 on_episode(&lease, &verdict, run.as_ref());
             }
-            Err(ClientError::Status(status)) if is_lease_expired(&status) => {
+            Err(ClientError::Status(status)) if crate::retry::is_lease_expired(&status) => {
                 tracing::warn!(run_id, plan_index = lease.plan_index, "lease expired mid-episode; another worker has it");
                 summary.lost_leases += 1;
             }
@@ -81,10 +81,4 @@ pub async fn work(
         }
     }
     Ok(summary)
-}
-
-/// Whether a status says a hosted episode's lease expired (another worker has it).
-pub(crate) fn is_lease_expired(status: &tonic::Status) -> bool {
-    use tonic_types::StatusExt;
-    status.code() == tonic::Code::FailedPrecondition && status.get_details_error_info().is_some_and(|info| info.reason == "LEASE_EXPIRED")
 }

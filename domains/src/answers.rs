@@ -64,8 +64,8 @@ pub(crate) fn wrong(task: &Task) -> Vec<(String, String)> {
         if !example.contains(value) {
             continue;
         }
-        let shape = crate::cheats::shape(value);
-        if let Some(other) = named.iter().find(|o| crate::cheats::shape(o) == shape && !o.contains(value) && !value.contains(o.as_str())) {
+        let shape = crate::shape::shape(value);
+        if let Some(other) = named.iter().find(|o| crate::shape::shape(o) == shape && !o.contains(value) && !value.contains(o.as_str())) {
             let swapped = example.replace(value, other);
             out.push((format!("contrary role: {other} in place of {value}"), swapped));
         }

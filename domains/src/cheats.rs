@@ -17,6 +17,7 @@
 //! allows to differ is not wrong (a duplicate booking the domain refused, say)
 //! and is left out; every other cheat must fail.
 
+use crate::shape::{shape, shape_into};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -432,40 +433,6 @@ fn look_alikes<'s>(strings: &'s [String], values: &[(String, String)]) -> Vec<BT
         }
     }
     found
-}
-
-/// A string's shape: each run of uppercase, lowercase, digits or one other
-/// character as one symbol (`C-104` → `A-9`, `Tom Becker` → `Aa Aa`).
-pub(crate) fn shape(text: &str) -> String {
-    let mut out = String::new();
-    shape_into(text, &mut out, usize::MAX);
-    out
-}
-
-/// [`shape`], written into `out`; false (and `out` cut short) when it
-/// would be longer than `limit` bytes.
-fn shape_into(text: &str, out: &mut String, limit: usize) -> bool {
-    out.clear();
-    let mut last = None;
-    for c in text.chars() {
-        let class = if c.is_ascii_digit() {
-            '9'
-        } else if c.is_uppercase() {
-            'A'
-        } else if c.is_lowercase() {
-            'a'
-        } else {
-            c
-        };
-        if !(last == Some(class) && matches!(class, '9' | 'a')) {
-            if out.len() + class.len_utf8() > limit {
-                return false;
-            }
-            out.push(class);
-            last = Some(class);
-        }
-    }
-    true
 }
 
 /// Whether a string of `value` (not a key) contains `text`: what

@@ -47,6 +47,7 @@ mod macros;
 pub mod masfire;
 pub mod perturb;
 pub mod prose;
+mod shape;
 pub mod solver;
 pub mod taskfile;
 

@@ -148,8 +148,8 @@ impl Values {
 
     /// Another candidate of the task's state, not `but`.
     fn other(&self, but: &str, shape_of: &str) -> Option<String> {
-        let shape = crate::cheats::shape(shape_of);
-        self.candidates.iter().find(|c| !c.contains(but) && !but.contains(c.as_str()) && crate::cheats::shape(c) == shape).cloned()
+        let shape = crate::shape::shape(shape_of);
+        self.candidates.iter().find(|c| !c.contains(but) && !but.contains(c.as_str()) && crate::shape::shape(c) == shape).cloned()
     }
 }
 
