@@ -112,7 +112,9 @@ pub(crate) fn report(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> 
 fn render(summary: &ledger::Summary) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = writeln!(out, "chaos ledger: {} sessions, {} tool calls, {} met a fault", summary.sessions, summary.calls, summary.calls_met);
+    let counted = toolenv_runs::report::counted;
+    let (sessions, calls) = (counted(summary.sessions as u64, "session"), counted(summary.calls as u64, "tool call"));
+    let _ = writeln!(out, "chaos ledger: {sessions}, {calls}, {} met a fault", summary.calls_met);
     let _ = writeln!(
         out,
         "{:<18} {:>5} {:>9} {:>12} {:>10} {:>12} {:>8} {:>15}",
