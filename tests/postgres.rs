@@ -79,6 +79,14 @@ impl TempPostgres {
             .output()
             .expect("initdb runs");
         assert!(initdb.status.success(), "initdb failed: {}", String::from_utf8_lossy(&initdb.stderr));
+        // The free port may be taken by another test between its probe and the server's bind: take another.
+        for _ in 0..5 {
+            match cluster.try_launch() {
+                Ok(()) => return Some(cluster),
+                Err(log) if log.contains("Address already in use") => cluster.port = free_port(),
+                Err(log) => panic!("PostgreSQL did not start: {log}"),
+            }
+        }
         cluster.launch();
         Some(cluster)
     }
@@ -101,6 +109,13 @@ impl TempPostgres {
 
     /// Starts the server on the cluster and waits until it accepts connections.
     fn launch(&mut self) {
+        if let Err(log) = self.try_launch() {
+            panic!("PostgreSQL did not start: {log}");
+        }
+    }
+
+    /// [`TempPostgres::launch`], or the server's log when it did not start.
+    fn try_launch(&mut self) -> Result<(), String> {
         let log = std::fs::File::create(self.dir.path().join("postgres.log")).expect("the server's log");
         let child = self
             .command("postgres")
@@ -121,9 +136,17 @@ impl TempPostgres {
                 .status()
                 .is_ok_and(|s| s.success());
             if ready {
-                return;
+                return Ok(());
             }
-            assert!(Instant::now() < deadline, "PostgreSQL did not start: {}", self.log());
+            // Exited (its port taken, say), or too slow.
+            let exited = self.child.as_mut().is_some_and(|child| child.try_wait().is_ok_and(|status| status.is_some()));
+            if exited || Instant::now() >= deadline {
+                if let Some(mut child) = self.child.take() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                return Err(self.log());
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
