@@ -12,8 +12,6 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("toolenv_v1_descriptor");
 }
 
-pub mod fork;
-
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 
@@ -48,10 +46,12 @@ impl From<toolenv_core::Domain> for pb::Domain {
 }
 
 impl pb::Domain {
-    /// The domain this wire value names; `None` for `DOMAIN_UNSPECIFIED`.
-    pub fn to_domain(self) -> Option<toolenv_core::Domain> {
+    /// The domain of `registry` (`toolenv_domains::registry::ALL`) this wire
+    /// value names; `None` for `DOMAIN_UNSPECIFIED` and a domain the registry
+    /// does not hold.
+    pub fn to_domain(self, registry: &[toolenv_core::Domain]) -> Option<toolenv_core::Domain> {
         let name = self.as_str_name().strip_prefix(DOMAIN_PREFIX)?;
-        toolenv_domains::registry::parse(&name.to_ascii_lowercase())
+        registry.iter().copied().find(|domain| domain.name().eq_ignore_ascii_case(name))
     }
 }
 
@@ -79,19 +79,29 @@ impl From<&toolenv_core::Task> for pb::TaskSummary {
     }
 }
 
-/// The wire descriptions of a domain's tools, built once: every episode
-/// sends them, and building the JSON Schemas is not free.
-pub fn tool_specs(domain: toolenv_core::Domain) -> &'static [pb::ToolSpec] {
-    static SPECS: [std::sync::OnceLock<Vec<pb::ToolSpec>>; toolenv_domains::registry::COUNT] =
-        [const { std::sync::OnceLock::new() }; toolenv_domains::registry::COUNT];
-    SPECS[domain.index()].get_or_init(|| domain.tools().iter().map(Into::into).collect())
+/// The wire descriptions of a domain's tools, built once per domain: every
+/// episode sends them, and building the JSON Schemas is not free.
+pub fn tool_specs(domain: toolenv_core::Domain) -> Vec<pb::ToolSpec> {
+    use std::sync::{PoisonError, RwLock};
+    static BUILT: RwLock<Vec<Vec<pb::ToolSpec>>> = RwLock::new(Vec::new());
+    let index = domain.index();
+    if let Some(specs) = BUILT.read().unwrap_or_else(PoisonError::into_inner).get(index).filter(|specs| !specs.is_empty()) {
+        return specs.clone();
+    }
+    let specs: Vec<pb::ToolSpec> = domain.tools().iter().map(Into::into).collect();
+    let mut built = BUILT.write().unwrap_or_else(PoisonError::into_inner);
+    if built.len() <= index {
+        built.resize(index + 1, Vec::new());
+    }
+    built[index].clone_from(&specs);
+    specs
 }
 
 impl From<&toolenv_core::Task> for pb::Task {
     fn from(task: &toolenv_core::Task) -> Self {
         pb::Task {
             summary: Some(task.into()),
-            tools: tool_specs(task.domain).to_vec(),
+            tools: tool_specs(task.domain),
             today: task.today.to_string(),
             initial_state_json: toolenv_core::json::canonical(&task.initial.to_json()),
             answer_schema_json: answer_schema_json(task),
@@ -342,16 +352,16 @@ mod tests {
         for domain in toolenv_domains::registry::ALL {
             let wire = pb::Domain::from(domain);
             assert_ne!(wire, pb::Domain::Unspecified, "{domain} has no DOMAIN_ value in toolenv.v1");
-            assert_eq!(wire.to_domain(), Some(domain));
+            assert_eq!(wire.to_domain(&toolenv_domains::registry::ALL), Some(domain));
         }
-        assert_eq!(pb::Domain::Unspecified.to_domain(), None);
+        assert_eq!(pb::Domain::Unspecified.to_domain(&toolenv_domains::registry::ALL), None);
     }
 
     #[test]
     fn every_wire_domain_is_registered() {
         for value in 1.. {
             let Ok(wire) = pb::Domain::try_from(value) else { break };
-            assert!(wire.to_domain().is_some(), "{} is not a registered domain", wire.as_str_name());
+            assert!(wire.to_domain(&toolenv_domains::registry::ALL).is_some(), "{} is not a registered domain", wire.as_str_name());
         }
     }
 }

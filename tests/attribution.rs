@@ -8,7 +8,7 @@ use toolenv_domains::{
     attribution::{ErrorType, Responsible},
 };
 use toolenv_runs::Grid;
-use toolenv_runs::store::Store;
+use toolenv_store::Store;
 use toolenv_tests::start;
 
 fn fault_profile(name: &str) -> Option<pb::FaultProfile> {
@@ -39,7 +39,7 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for episode in &episodes {
         let trajectory = episode.trajectory.as_ref().expect("every episode reached a verdict");
         // The whole trajectory, replayed in-process: every call and the verdict byte for byte.
-        let replayed = toolenv::fork::replay(trajectory, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv_runs::fork::replay(trajectory, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         assert_eq!(pb::Trajectory::from(replayed.trajectory()), pb::Trajectory { usage: None, ..trajectory.clone() });
         failed += usize::from(!trajectory.verdict.as_ref().unwrap().passed);
     }
@@ -56,8 +56,8 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for e in &attributed {
         // Forking at the decisive step and continuing passes; one step later does not.
         let recorded = episodes[e.plan_index].trajectory.as_ref().unwrap();
-        let replayed = toolenv::fork::replay(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
-        let source = toolenv::fork::source(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv_runs::fork::replay(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let source = toolenv_runs::fork::source(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         let calls = &replayed.trajectory().calls;
         // One feasibility: the episode the report counts infeasible is the
         // environment's, from the start; a feasible failure is an agent's.
@@ -192,7 +192,7 @@ fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
             let _ = run(task, topology, &mut episode);
             episode.finish();
             let recorded = pb::Trajectory::from(episode.trajectory());
-            let replayed = toolenv::fork::replay(&recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+            let replayed = toolenv_runs::fork::replay(&recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
             assert_eq!(pb::Trajectory::from(replayed.trajectory()), recorded, "{} under {fault}", task.id);
         }
     }

@@ -293,7 +293,7 @@ async fn runs_played_by_the_command_line_cannot_be_leased() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.db");
     let plan = toolenv_runs::Grid::single(vec!["reference".into()]).plan(["travel/direct-flight/001"]);
-    let cli_run = toolenv_runs::store::Store::open(&path).unwrap().create_run(&plan, "toolenv run").unwrap();
+    let cli_run = toolenv_store::Store::open(&path).unwrap().create_run(&plan, "toolenv run").unwrap();
     let (server, mut client) = start_with(Config { store: Some(path), ..Config::default() }).await;
     let request = pb::NextEpisodeRequest { run_id: cli_run.to_string(), ..Default::default() };
     let status = client.runs().next_episode(request).await.unwrap_err();

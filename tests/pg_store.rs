@@ -11,8 +11,8 @@ use prost::Message as _;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::worker::work;
-use toolenv_runs::store::{AnyStore, PgStore, StoreError};
 use toolenv_server::Config;
+use toolenv_store::{AnyStore, PgStore, StoreError};
 use toolenv_tests::postgres::{PASSWORD, TempPostgres};
 use toolenv_tests::start_with;
 
@@ -143,7 +143,7 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
 /// once, and a run with every entry leased answers when the soonest expires.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_claims_take_each_entry_once_and_expired_leases_come_back() {
-    use toolenv_runs::store::postgres::Claim;
+    use toolenv_store::postgres::Claim;
     let Some(pg) = TempPostgres::start() else { return };
     let store = std::sync::Arc::new(PgStore::connect(&pg.database("claims")).expect("the store"));
     let plan = toolenv_runs::Grid { trials: 20, ..toolenv_runs::Grid::single(vec!["reference".into()]) }

@@ -9,20 +9,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The crates' source folders, from the repository's root.
-const SOURCES: [&str; 11] = [
-    "src",
-    "domains/core/src",
-    "domains/src",
-    "runs/src",
-    "server/src",
-    "client/src",
-    "client/agents/src",
-    "client/mcp/src",
-    "client/cli/src",
-    "bench/src",
-    "fuzz/src",
-];
+/// The crates' source folders, from the repository's root: the root crate's
+/// and every workspace member's `src` (read from the workspace's
+/// `Cargo.toml`, so a new crate is checked without being listed here).
+fn sources() -> Vec<String> {
+    let manifest = std::fs::read_to_string(repository().join("Cargo.toml")).unwrap();
+    let members = manifest.lines().find_map(|line| line.strip_prefix("members = [")).expect("the workspace lists its members");
+    let members = members.trim_end_matches(']').split(',').map(|member| member.trim().trim_matches('"')).filter(|m| !m.is_empty());
+    std::iter::once("src".to_owned())
+        .chain(members.map(|member| format!("{member}/src")))
+        .filter(|dir| repository().join(dir).is_dir())
+        .collect()
+}
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -209,7 +207,7 @@ fn circles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
 #[test]
 fn every_source_file_opens_with_a_header() {
     let root = repository();
-    let missing: Vec<String> = SOURCES
+    let missing: Vec<String> = sources()
         .iter()
         .flat_map(|dir| rust_files(&root.join(dir)))
         .filter(|file| !std::fs::read_to_string(file).unwrap().trim_start().starts_with("//!"))
@@ -238,8 +236,8 @@ const KNOWN_CIRCLES: [&str; 5] = [
 fn imports_flow_one_way_inside_each_crate() {
     let root = repository();
     let mut found = BTreeMap::new();
-    for dir in SOURCES {
-        for (parent, edges) in sibling_edges(&root.join(dir)) {
+    for dir in sources() {
+        for (parent, edges) in sibling_edges(&root.join(&dir)) {
             for circle in circles(&edges) {
                 let at = if parent.is_empty() { String::new() } else { format!("{}/", parent.join("/")) };
                 let members: Vec<&str> = circle.iter().map(String::as_str).collect();

@@ -205,7 +205,7 @@ pub(crate) fn churn(args: &[String]) -> Result<(), Error> {
 
 /// `kill-loop [ITERATIONS]`.
 pub(crate) fn kill_loop(args: &[String]) -> Result<(), Error> {
-    use toolenv_runs::store::Store;
+    use toolenv_store::Store;
     let iterations: u32 = arg(args, 0, 20)?.min(1_000);
     let toolenv = std::env::current_exe()?.with_file_name("toolenv");
     if !toolenv.is_file() {

@@ -1,5 +1,5 @@
 //! Failure attribution of a stored run: every failed episode's trajectory
-//! replayed and attributed ([`toolenv::fork::attribute`]), the attribution
+//! replayed and attributed ([`crate::fork::attribute`]), the attribution
 //! table of the run report, and the exports (Who&When's JSON shape, and one
 //! VerifyMAS hypothesis per line).
 
@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_core::ForkError;
 use toolenv_domains::attribution::{Attribution, ErrorType, Mast, Responsible};
 
-use crate::{metrics::Outcome, store::StoredEpisode};
+use crate::{StoredEpisode, metrics::Outcome};
 
 /// One failed episode of a run, attributed.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ pub fn attribute_run(episodes: &[StoredEpisode], max_calls: u32) -> (Vec<Episode
     for episode in episodes {
         let Some(trajectory) = episode.trajectory.as_ref().filter(|_| episode.result.outcome == Outcome::Failed) else { continue };
         let recorded = trajectory.verdict.as_ref().and_then(|v| v.feasible);
-        let attribution = toolenv::fork::attribute(trajectory, max_calls).and_then(|attribution| match recorded {
+        let attribution = crate::fork::attribute(trajectory, max_calls).and_then(|attribution| match recorded {
             Some(feasible) if attribution.infeasible_from_start == feasible => Err(ForkError::Diverged {
                 index: trajectory.calls.len(),
                 expected: format!("feasible: {feasible}"),

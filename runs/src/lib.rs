@@ -1,7 +1,7 @@
 //! Runs of the suite: the grid a run plays ([`Grid`] → [`PlannedEpisode`]s),
-//! the metrics of its results ([`metrics`]), the paper-shaped report
-//! ([`report`]) and the SQLite store that keeps runs across processes
-//! ([`store`]).
+//! the metrics of its results ([`metrics`]) and the paper-shaped reports
+//! ([`report`], [`html`], [`compare`], [`otlp`]). Pure: what keeps runs
+//! across processes is `toolenv-store`, a floor up.
 //!
 //! Shared by the command-line tool, which plays runs with built-in agents,
 //! and the server, which hosts runs as work queues for external workers.
@@ -11,12 +11,12 @@ pub mod attribution;
 pub mod attribution_score;
 pub mod compare;
 pub mod cost;
+pub mod fork;
 pub mod html;
 pub mod masfire;
 pub mod metrics;
 pub mod otlp;
 pub mod report;
-pub mod store;
 pub mod taskfiles;
 
 use toolenv::pb;
@@ -53,6 +53,21 @@ impl PlannedEpisode {
         metrics::EpisodeResult::from_wire(self, trajectory)
             .unwrap_or_else(|error| self.infra_error(format!("unreadable trajectory: {error}")))
     }
+}
+
+/// One recorded episode of a run, as a store keeps it (`toolenv-store`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEpisode {
+    /// Its index in the run's plan.
+    pub plan_index: usize,
+    /// The run's session (1 for the first process, 2 after one resume, …) that played it.
+    pub session: u32,
+    /// Infrastructure errors this row replaced (attempts before the recorded one).
+    pub replaced_infra_errors: u32,
+    /// Its result.
+    pub result: metrics::EpisodeResult,
+    /// Its trajectory, when it reached the server's.
+    pub trajectory: Option<pb::Trajectory>,
 }
 
 /// A trajectory as readable JSON ([`pb::Trajectory::to_json`]): what

@@ -29,9 +29,8 @@ use sha2::{Digest, Sha256};
 use toolenv::pb;
 use toolenv::pb::tool_call_record::Outcome as CallOutcome;
 
-use crate::PlannedEpisode;
 use crate::metrics::{EpisodeResult, Outcome};
-use crate::store::{RunId, StoredEpisode};
+use crate::{PlannedEpisode, StoredEpisode};
 
 /// `SPAN_KIND_INTERNAL` and `SPAN_KIND_CLIENT` of `opentelemetry.proto.trace.v1.Span.SpanKind`.
 const KIND_INTERNAL: u8 = 1;
@@ -106,14 +105,13 @@ impl Ids<'_> {
 /// Writes the trace of each recorded episode of `run` (in their order) as one
 /// line of OTLP/JSON, and returns how many.
 pub fn write_jsonl(
-    run: &RunId,
+    run: &str,
     plan: &[PlannedEpisode],
     episodes: &[StoredEpisode],
     mut writer: impl std::io::Write,
-) -> Result<u64, crate::store::StoreError> {
+) -> std::io::Result<u64> {
     for episode in episodes {
-        let trace =
-            episode_trace(run.as_str(), episode.plan_index, plan.get(episode.plan_index), &episode.result, episode.trajectory.as_ref());
+        let trace = episode_trace(run, episode.plan_index, plan.get(episode.plan_index), &episode.result, episode.trajectory.as_ref());
         serde_json::to_writer(&mut writer, &trace)?;
         writer.write_all(b"\n")?;
     }

@@ -79,9 +79,9 @@ impl Error {
     /// retry advice) when the store is down or busy, so a client retries
     /// every RPC alike; an unknown run is NOT_FOUND; anything else is the
     /// server's fault (INTERNAL).
-    pub(crate) fn store(error: toolenv_runs::store::StoreError) -> Self {
+    pub(crate) fn store(error: toolenv_store::StoreError) -> Self {
         match error {
-            toolenv_runs::store::StoreError::UnknownRun { run, .. } => Error::UnknownRun(run),
+            toolenv_store::StoreError::UnknownRun { run, .. } => Error::UnknownRun(run),
             error if error.is_unavailable() => Error::Unavailable(error.to_string()),
             error => Error::Store(error.to_string()),
         }

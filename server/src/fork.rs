@@ -1,6 +1,6 @@
 //! `ForkEpisode`: a new live episode re-created after the first calls of a
 //! recorded trajectory. The replay and its checks are the domain's
-//! ([`toolenv::fork`]); this only finds the source and registers the fork.
+//! ([`toolenv_runs::fork`]); this only finds the source and registers the fork.
 
 use toolenv::pb;
 use toolenv_core::ForkError;
@@ -22,7 +22,7 @@ impl ToolEnvService {
         let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config().time_scale))
             .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let max_calls = self.config().max_calls_per_episode;
-        let episode = toolenv::fork::fork(&trajectory, request.calls as usize, max_calls).map_err(|error| match error {
+        let episode = toolenv_runs::fork::fork(&trajectory, request.calls as usize, max_calls).map_err(|error| match error {
             ForkError::UnknownTask(id) => Error::UnknownTask(id),
             ForkError::PastEnd { .. } => Error::invalid("calls", error.to_string()),
             other => Error::invalid("trajectory", other.to_string()),

@@ -133,7 +133,7 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: std::io::Error },
     /// The store of runs could not be opened.
     #[error(transparent)]
-    Store(#[from] toolenv_runs::store::StoreError),
+    Store(#[from] toolenv_store::StoreError),
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -234,8 +234,8 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
         security::check_token(token).map_err(ServeError::Security)?;
     }
     let store = match &config.store {
-        Some(path) => toolenv_runs::store::AnyStore::open(path)?,
-        None => toolenv_runs::store::Store::open_in_memory()?.into(),
+        Some(path) => toolenv_store::AnyStore::open(path)?,
+        None => toolenv_store::Store::open_in_memory()?.into(),
     };
     let service = ToolEnvService::new(config, store);
     let metrics = service.metrics().cloned();
@@ -281,7 +281,7 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
 /// without the background expiry): for driving the handlers in-process, as
 /// the fuzz harness does. A real server is [`RunningServer`].
 pub fn in_process(config: Config) -> Result<(ToolEnvService, RunsService), ServeError> {
-    let store = toolenv_runs::store::Store::open_in_memory()?.into();
+    let store = toolenv_store::Store::open_in_memory()?.into();
     let service = ToolEnvService::new(config, store);
     let runs = RunsService::new(service.clone());
     Ok((service, runs))

@@ -8,7 +8,7 @@ use crate::{error::Error, registry::Session};
 
 /// The tools an episode offers: its domain's, then the bus tools it has.
 pub(crate) fn tools(episode: &Episode) -> Vec<pb::ToolSpec> {
-    let mut tools = toolenv::tool_specs(episode.task().domain).to_vec();
+    let mut tools = toolenv::tool_specs(episode.task().domain);
     tools.extend(episode.bus_tools().into_iter().map(pb::ToolSpec::from));
     tools
 }

@@ -124,7 +124,7 @@ async fn main() {
     println!("log\tbytes per call\t{}\tper episode header\t{header}", bytes / trajectory.calls.len());
 
     // Lease claims per second, 16 claimers on one run.
-    let store = std::sync::Arc::new(toolenv_runs::store::PgStore::connect(&url).expect("the store"));
+    let store = std::sync::Arc::new(toolenv_store::PgStore::connect(&url).expect("the store"));
     let plan = toolenv_runs::Grid { trials: 100, ..toolenv_runs::Grid::single(vec!["reference".into()]) }
         .plan(toolenv_domains::suite().iter().map(|t| t.id.as_str()));
     let run = store.host_run(&plan, "bench", Duration::from_secs(600)).expect("a run");
@@ -134,8 +134,7 @@ async fn main() {
         let (store, run) = (store.clone(), run.to_string());
         claimers.spawn(async move {
             let mut claimed = 0u64;
-            while let Ok(toolenv_runs::store::postgres::Claim::Slot(_)) =
-                store.claim(run.clone(), String::new(), Duration::from_secs(600)).await
+            while let Ok(toolenv_store::postgres::Claim::Slot(_)) = store.claim(run.clone(), String::new(), Duration::from_secs(600)).await
             {
                 claimed += 1;
             }

@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use prost::Message as _;
-use toolenv_runs::store::Store;
+use toolenv_store::Store;
 
 /// Runs toolenv to its end, storing runs in a temporary file unless `--store` says otherwise.
 fn toolenv(args: &[&str]) -> std::process::Output {
@@ -294,7 +294,7 @@ fn a_killed_run_resumes_without_losing_or_repeating_episodes() {
     for before in &killed {
         let now = &after[before.plan_index];
         assert_eq!(now.session, 1, "episode {} was played again", before.plan_index);
-        let bytes = |e: &toolenv_runs::store::StoredEpisode| e.trajectory.as_ref().map(|t| t.encode_to_vec());
+        let bytes = |e: &toolenv_store::StoredEpisode| e.trajectory.as_ref().map(|t| t.encode_to_vec());
         assert_eq!(bytes(now), bytes(before), "episode {}'s trajectory changed", before.plan_index);
         assert_eq!(now.result, before.result);
     }

@@ -9,7 +9,7 @@
 //! UNAVAILABLE, and the episode is dropped here so that its next request
 //! rebuilds it from the log, without that call). A server asked about an
 //! episode it does not hold reads the log and rebuilds the episode by
-//! replay (`toolenv::fork`, each replayed call checked byte for byte against
+//! replay (`toolenv_runs::fork`, each replayed call checked byte for byte against
 //! its record), then answers; it continues byte-identically.
 //!
 //! Calls of one episode are logged in order: a per-episode lock (held only
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use prometheus_client::metrics::counter::Counter;
 use prost::Message as _;
 use toolenv::pb;
-use toolenv_runs::store::PgStore;
+use toolenv_store::PgStore;
 
 use crate::Durability;
 use crate::error::Error;
@@ -231,7 +231,7 @@ impl Replica {
         if self.durability == Durability::Finish && calls > 0 {
             return Err(Error::EpisodeLost(id.to_owned()));
         }
-        let episode = toolenv::fork::fork(&logged.trajectory, calls, max_calls)
+        let episode = toolenv_runs::fork::fork(&logged.trajectory, calls, max_calls)
             .map_err(|error| Error::Store(format!("episode {id} cannot be rebuilt from its log: {error}")))?;
         let lease = match logged.lease {
             Some((run, index)) => Some(LeaseTag { queue: runs.queue(&run).await?, index }),

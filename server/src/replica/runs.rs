@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolenv::pb;
-use toolenv_runs::store::postgres::Claim;
+use toolenv_store::postgres::Claim;
 
 use super::Replica;
 use crate::error::Error;

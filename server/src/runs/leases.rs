@@ -13,7 +13,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use toolenv::pb;
 use toolenv_runs::PlannedEpisode;
-use toolenv_runs::store::{RunId, RunSummary};
+use toolenv_store::{RunId, RunSummary};
 
 use super::{run_message, with_suite};
 use crate::registry::Registry;

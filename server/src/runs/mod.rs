@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use toolenv::pb;
-use toolenv_runs::store::{AnyStore, RunSummary, StoreError};
+use toolenv_store::{AnyStore, RunSummary, StoreError};
 
 use crate::error::Error;
 use crate::limits;

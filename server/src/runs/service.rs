@@ -9,8 +9,8 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 use toolenv::pb;
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::AnyStore;
 use toolenv_runs::{Grid, PlannedEpisode, compare, report, trials_of};
+use toolenv_store::AnyStore;
 
 use super::leases::{LeaseTag, Pick, Queue};
 use super::{DEFAULT_LEASE_TIMEOUT, RunHost, run_message, with_suite};

@@ -37,7 +37,7 @@ pub struct ToolEnvService {
 }
 
 impl ToolEnvService {
-    pub(crate) fn new(config: Config, store: toolenv_runs::store::AnyStore) -> Self {
+    pub(crate) fn new(config: Config, store: toolenv_store::AnyStore) -> Self {
         let replica = store.postgres().map(|store| Arc::new(Replica::new(store.clone(), config.durability)));
         let (registry, runs) = (Arc::new(Registry::new(config.max_episodes)), Arc::new(RunHost::new(store)));
         let rebuilt = replica.as_ref().map(|replica| replica.rebuilt.clone());
@@ -99,7 +99,7 @@ impl ToolEnvService {
     /// A request's suite (empty: the paper's), domain (a `pb::Domain`
     /// value, 0 for all) and level (0 for all), checked.
     pub(crate) fn suite_filter(&self, suite: &str, domain: i32, level: u32) -> Result<(Suite, Option<Domain>, Option<u8>), Error> {
-        let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain();
+        let domain = limits::known_enum::<pb::Domain>("domain", domain)?.to_domain(&toolenv_domains::registry::ALL);
         limits::text("suite", suite, limits::MAX_NAME_BYTES)?;
         if level > 3 {
             return Err(Error::invalid("level", format!("levels are 1 to 3 (0 for all), got {level}")));

@@ -230,7 +230,7 @@ pub(crate) struct ReplayArgs {
 pub(crate) struct StoreArgs {
     /// Where runs are stored: a SQLite file, or a PostgreSQL database
     /// shared by replicas (postgres://user:password@host:port/db).
-    #[arg(long, value_name = "PATH|URL", default_value = toolenv_runs::store::DEFAULT_PATH, env = "TOOLENV_STORE")]
+    #[arg(long, value_name = "PATH|URL", default_value = toolenv_store::DEFAULT_PATH, env = "TOOLENV_STORE")]
     pub(crate) store: std::path::PathBuf,
 }
 

@@ -9,14 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
-use toolenv_runs::store::AnyStore;
+use toolenv_store::AnyStore;
 
 /// The run's failed episodes, attributed; episodes that could not be are reported on stderr.
-fn attributed(
-    path: &Path,
-    run: &str,
-    max_calls: u32,
-) -> anyhow::Result<(Vec<toolenv_runs::store::StoredEpisode>, Vec<EpisodeAttribution>)> {
+fn attributed(path: &Path, run: &str, max_calls: u32) -> anyhow::Result<(Vec<toolenv_store::StoredEpisode>, Vec<EpisodeAttribution>)> {
     let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let episodes = store.episodes(&run)?;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use toolenv_runs::compare;
 use toolenv_runs::metrics::InfraConvention;
-use toolenv_runs::store::AnyStore;
+use toolenv_store::AnyStore;
 
 /// What to compare and how to print it.
 pub(crate) struct CompareRequest<'a> {

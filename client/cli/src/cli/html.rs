@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::AnyStore;
 use toolenv_runs::{html, trials_of};
+use toolenv_store::AnyStore;
 
 /// Writes the page of `runs` (the first is the baseline) to `file`.
 pub(crate) fn report(path: &Path, runs: &[String], file: &Path, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {

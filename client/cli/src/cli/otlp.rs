@@ -162,15 +162,15 @@ struct Seen {
     /// did not change is not read again.
     runs: std::collections::HashMap<String, (u64, u64, u32)>,
     /// The store, once it exists.
-    store: Option<toolenv_runs::store::AnyStore>,
+    store: Option<toolenv_store::AnyStore>,
 }
 
 impl Seen {
     /// Reads the store and sends (when `exporter` is given) the episodes not seen yet.
     fn poll(&mut self, path: &std::path::Path, exporter: Option<&Exporter>) {
-        let mut read = || -> Result<(), toolenv_runs::store::StoreError> {
+        let mut read = || -> Result<(), toolenv_store::StoreError> {
             if self.store.is_none() {
-                self.store = Some(toolenv_runs::store::AnyStore::open_existing(path)?);
+                self.store = Some(toolenv_store::AnyStore::open_existing(path)?);
             }
             let Some(store) = &self.store else { return Ok(()) };
             for summary in store.runs()? {

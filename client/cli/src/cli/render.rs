@@ -6,8 +6,8 @@ use toolenv_core::Domain;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
 use toolenv_runs::report::counted;
-use toolenv_runs::store::RunSummary;
 use toolenv_runs::trials_of;
+use toolenv_store::RunSummary;
 
 use super::run::Played;
 
@@ -329,7 +329,7 @@ pub(crate) fn server_report(report: &pb::RunReport, json: bool) {
 }
 
 fn domain_name(domain: i32) -> &'static str {
-    pb::Domain::try_from(domain).ok().and_then(pb::Domain::to_domain).map_or("?", Domain::name)
+    pb::Domain::try_from(domain).ok().and_then(|d| d.to_domain(&toolenv_domains::registry::ALL)).map_or("?", Domain::name)
 }
 
 fn pretty(json: &str) -> String {

@@ -12,7 +12,7 @@ use toolenv_client::Client;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeResult, Outcome};
 use toolenv_runs::report::counted;
-use toolenv_runs::store::{AnyStore, RunId, StoreError};
+use toolenv_store::{AnyStore, RunId, StoreError};
 
 use super::otlp;
 use super::plan::{Episodes, RunPlan};
@@ -243,5 +243,5 @@ impl Recording {
 
 /// ` --store PATH`, unless PATH is the default.
 fn store_flag(path: &Path) -> String {
-    if path == Path::new(toolenv_runs::store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
+    if path == Path::new(toolenv_store::DEFAULT_PATH) { String::new() } else { format!(" --store {}", path.display()) }
 }

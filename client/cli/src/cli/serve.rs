@@ -52,7 +52,7 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: boo
     let kept = if args.no_store {
         "in memory only".to_owned()
     } else {
-        format!("in {}", toolenv_runs::store::postgres::redact(&args.store.store.display().to_string()))
+        format!("in {}", toolenv_store::postgres::redact(&args.store.store.display().to_string()))
     };
     // The banner: plain lines for a person, or log events where logs are JSON.
     let say = |line: String| if json_logs { tracing::info!("{line}") } else { eprintln!("{line}") };

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use toolenv_runs::html::{self, SiteRun};
 use toolenv_runs::metrics::Population;
-use toolenv_runs::store::AnyStore;
+use toolenv_store::AnyStore;
 
 use super::args::{InfraArgs, StoreArgs};
 

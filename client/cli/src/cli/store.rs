@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use toolenv_runs::metrics::{InfraConvention, Population};
-use toolenv_runs::store::{AnyStore, StoreError};
 use toolenv_runs::trials_of;
+use toolenv_store::{AnyStore, StoreError};
 
 use super::render;
 
@@ -53,7 +53,9 @@ pub(crate) fn export(path: &Path, run: &str, format: ExportFormat) -> anyhow::Re
     let stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let written = match format {
         ExportFormat::Jsonl => store.export_jsonl(&run, stdout),
-        ExportFormat::OtlpJson => toolenv_runs::otlp::write_jsonl(&run, &store.plan(&run)?, &store.episodes(&run)?, stdout),
+        ExportFormat::OtlpJson => {
+            toolenv_runs::otlp::write_jsonl(run.as_str(), &store.plan(&run)?, &store.episodes(&run)?, stdout).map_err(StoreError::Io)
+        }
     };
     match written {
         Ok(_) => Ok(ExitCode::SUCCESS),
@@ -66,11 +68,11 @@ pub(crate) fn export(path: &Path, run: &str, format: ExportFormat) -> anyhow::Re
 
 /// `toolenv copy-store --to URL`: every run of the store, copied into PostgreSQL.
 pub(crate) fn copy(path: &Path, to: &str) -> anyhow::Result<ExitCode> {
-    if !toolenv_runs::store::postgres::is_url(to) {
+    if !toolenv_store::postgres::is_url(to) {
         anyhow::bail!("--to must be a PostgreSQL URL (postgres://user:password@host:port/db), got {to:?}");
     }
     let from = AnyStore::open_existing(path)?;
-    let into = toolenv_runs::store::PgStore::connect(to)?;
+    let into = toolenv_store::PgStore::connect(to)?;
     let copied = from.copy_into(&into)?;
     for (old, new) in &copied {
         println!("{old} -> {new}");

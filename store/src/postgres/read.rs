@@ -10,10 +10,9 @@ use tokio_postgres::Row;
 use toolenv::pb;
 
 use super::{PgStore, client, index, pg};
-use crate::{
-    PlannedEpisode,
-    store::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result},
-};
+use toolenv_runs::PlannedEpisode;
+
+use crate::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result};
 
 impl PgStore {
     /// Rows of one query with its parameters (owned strings).
@@ -108,7 +107,7 @@ impl PgStore {
     }
 
     /// The run's recorded results in plan order.
-    pub fn results(&self, run: &RunId) -> Result<Vec<crate::metrics::EpisodeResult>, StoreError> {
+    pub fn results(&self, run: &RunId) -> Result<Vec<toolenv_runs::metrics::EpisodeResult>, StoreError> {
         self.summary(run)?;
         let rows = self.rows("SELECT plan_index, result FROM episodes WHERE run_id = $1 ORDER BY plan_index", Some(run.0.clone()))?;
         rows.iter().map(|row| read_result(run, index(row.get(0))?, row.get(1))).collect()
@@ -152,7 +151,7 @@ impl PgStore {
     }
 
     /// Writes the run's recorded episodes as JSON lines (as
-    /// [`crate::store::Store::export_jsonl`] does) and returns how many.
+    /// [`crate::Store::export_jsonl`] does) and returns how many.
     pub fn export_jsonl(&self, run: &RunId, writer: impl Write) -> Result<u64, StoreError> {
         let plan = self.plan(run)?;
         export::write_jsonl(run, &plan, self.episodes(run)?, writer)

@@ -12,7 +12,7 @@ use prost::Message as _;
 use toolenv::pb;
 
 use super::{PgStore, big, client, index, pg};
-use crate::store::StoreError;
+use crate::StoreError;
 
 /// An episode as the log holds it.
 #[derive(Debug, Clone)]

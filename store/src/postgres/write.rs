@@ -10,11 +10,12 @@ use tokio_postgres::types::ToSql;
 use toolenv::pb;
 
 use super::{PgStore, big, client, pg};
-use crate::{
+use toolenv_runs::{
     PlannedEpisode,
     metrics::{EpisodeResult, Outcome},
-    store::{RunId, RunSummary, StoreError, StoredEpisode, finite},
 };
+
+use crate::{RunId, RunSummary, StoreError, StoredEpisode, finite};
 
 /// A planned episode as its row's values.
 struct PlanRow {

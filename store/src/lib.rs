@@ -25,12 +25,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
-use toolenv::pb;
 
-use crate::metrics::EpisodeResult;
 pub use any::AnyStore;
 pub use postgres::PgStore;
 pub use sqlite::{DEFAULT_PATH, SCHEMA_VERSION, Store};
+pub use toolenv_runs::StoredEpisode;
+use toolenv_runs::metrics::EpisodeResult;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -154,21 +154,6 @@ impl RunSummary {
     pub fn status(&self) -> &'static str {
         if self.pending() == 0 { "complete" } else { "incomplete" }
     }
-}
-
-/// One recorded episode, as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredEpisode {
-    /// Its index in the run's plan.
-    pub plan_index: usize,
-    /// The run's session (1 for the first process, 2 after one resume, …) that played it.
-    pub session: u32,
-    /// Infrastructure errors this row replaced (attempts before the recorded one).
-    pub replaced_infra_errors: u32,
-    /// Its result.
-    pub result: EpisodeResult,
-    /// Its trajectory, when it reached the server's.
-    pub trajectory: Option<pb::Trajectory>,
 }
 
 /// NaN (an unknown λ) as NULL, which is what SQL and JSON make of it anyway.

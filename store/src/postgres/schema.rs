@@ -7,7 +7,7 @@
 use deadpool_postgres::Pool;
 
 use super::{client, pg};
-use crate::store::StoreError;
+use crate::StoreError;
 
 /// The schema this code reads and writes.
 pub const PG_SCHEMA_VERSION: i64 = 3;

@@ -9,11 +9,9 @@ use rusqlite::OptionalExtension as _;
 use toolenv::pb;
 
 use super::Store;
-use crate::{
-    PlannedEpisode,
-    metrics::EpisodeResult,
-    store::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result},
-};
+use toolenv_runs::{PlannedEpisode, metrics::EpisodeResult};
+
+use crate::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result};
 
 impl Store {
     /// Looks a run up by the id a user typed.

@@ -13,7 +13,7 @@ use toolenv_core::{
 };
 use toolenv_domains::{Finish, attribution::Attribution};
 
-use crate::pb;
+use toolenv::pb;
 
 /// What a recorded trajectory was created with. `max_calls` is the call limit
 /// it ran under (not recorded: the server's `max_calls_per_episode`).

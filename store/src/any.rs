@@ -10,7 +10,7 @@ use std::time::Duration;
 use toolenv::pb;
 
 use super::{PgStore, RunId, RunSummary, Store, StoreError, StoredEpisode, postgres};
-use crate::{PlannedEpisode, metrics::EpisodeResult};
+use toolenv_runs::{PlannedEpisode, metrics::EpisodeResult};
 
 /// A store of runs in a SQLite file or a PostgreSQL database.
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::{PgStore, big, client, index, pg};
-use crate::store::StoreError;
+use crate::StoreError;
 
 /// What a claim found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,11 +8,13 @@ use rusqlite::params;
 use toolenv::pb;
 
 use super::*;
-use crate::{
+use toolenv_core::chaos::FaultKind;
+use toolenv_runs::{
     PlannedEpisode,
     metrics::{EpisodeResult, FaultCounts, Outcome},
-    store::StoreError,
 };
+
+use crate::StoreError;
 
 fn plan(n: u32) -> Vec<PlannedEpisode> {
     (0..n)
@@ -124,7 +126,6 @@ fn a_run_records_its_episodes_and_reopens_intact() {
 
 #[test]
 fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
-    use crate::metrics::record::tests::STORED;
     let store = Store::open_in_memory().unwrap();
     let plan = plan(2);
     let run = store.create_run(&plan, "old").unwrap();
@@ -144,10 +145,12 @@ fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
     assert_eq!(results.len(), 2);
     assert_eq!((results[1].domain, results[1].calls), (Some(toolenv_domains::registry::TRAVEL), 7));
     assert_eq!(results[1].faults_by_kind[&toolenv_core::chaos::FaultKind::SoftRateLimit].hits, 2);
-    let report = crate::report::render(&results, 2, crate::metrics::InfraConvention::CountAsFailure, Default::default()).unwrap();
+    let report =
+        toolenv_runs::report::render(&results, 2, toolenv_runs::metrics::InfraConvention::CountAsFailure, Default::default()).unwrap();
     assert!(report.contains("infrastructure errors: 1 (counted as failures)"), "{report}");
     assert!(report.contains("fault recovery: 3 injected, 2 encountered, 1 recovered (50.0%)"), "{report}");
-    let summary = serde_json::to_value(crate::report::summary(&results, 2, 2, Default::default(), Default::default()).unwrap()).unwrap();
+    let summary =
+        serde_json::to_value(toolenv_runs::report::summary(&results, 2, 2, Default::default(), Default::default()).unwrap()).unwrap();
     let by_kind = summary["agents"][1]["recovery"]["by_kind"].as_object().unwrap();
     assert_eq!(by_kind.keys().collect::<Vec<_>>(), ["CascadingFailure", "SoftRateLimit", "TransientTimeout"]);
     // The older per-kind ledger restated: the kinds sum to the totals (the
@@ -165,7 +168,7 @@ fn rows_written_by_the_previous_version_still_load_and_report_the_same() {
     store.export_jsonl(&run, &mut out).unwrap();
     let lines: Vec<serde_json::Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     for (line, stored) in lines.iter().zip([STORED[1], STORED[0]]) {
-        let read: crate::metrics::EpisodeResult = serde_json::from_str(stored).unwrap();
+        let read: toolenv_runs::metrics::EpisodeResult = serde_json::from_str(stored).unwrap();
         assert_eq!(line["result"], serde_json::to_value(read).unwrap());
     }
     assert_eq!(lines[0]["result"], serde_json::from_str::<serde_json::Value>(STORED[1]).unwrap(), "no ledger, as stored");
@@ -245,4 +248,57 @@ fn export_writes_one_parsable_line_per_recorded_episode() {
     assert_eq!(lines[2]["planned"]["lambda"], serde_json::Value::Null, "NaN λ is null");
     let back: EpisodeResult = serde_json::from_value(lines[2]["result"].clone()).unwrap();
     assert!(back.lambda.is_nan());
+}
+
+/// What the store holds for two episodes, as the code before this
+/// record had domain and fault kinds as strings wrote it.
+const STORED: [&str; 2] = [
+    r#"{"task_id":"travel/cheapest-flight/001","domain":"travel","agent":"reference","epsilon":0.1,"lambda":null,"fault_profile":"custom","trial":1,"outcome":"failed","fault_stats":{"injected":3,"encountered":2,"recovered":1,"extra_calls":2},"faults_by_kind":{"CascadingFailure":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0},"SoftRateLimit":{"hits":2,"injected":1,"encountered":1,"retried":1,"recovered":0},"TransientTimeout":{"hits":1,"injected":1,"encountered":1,"retried":1,"recovered":1}},"tokens":{"input":1200,"output":340},"cost_usd":0.0125,"calls":7}"#,
+    r#"{"task_id":"support/refund/002","domain":"support","agent":"a","epsilon":0.0,"lambda":0.0,"fault_profile":"0.0","trial":0,"outcome":{"infra_error":"server gone"},"fault_stats":{"injected":0,"encountered":0,"recovered":0,"extra_calls":0},"faults_by_kind":{},"tokens":null,"cost_usd":null,"calls":0}"#,
+];
+
+#[test]
+fn records_stored_before_read_back_with_their_ledger_restated() {
+    let first: EpisodeResult = serde_json::from_str(STORED[0]).unwrap();
+    assert_eq!((first.domain, first.trial, first.calls, &first.outcome), (Some(toolenv_domains::registry::TRAVEL), 1, 7, &Outcome::Failed));
+    assert!(first.lambda.is_nan());
+    let kinds: Vec<FaultKind> = first.faults_by_kind.keys().copied().collect();
+    assert_eq!(kinds, [FaultKind::TransientTimeout, FaultKind::SoftRateLimit, FaultKind::CascadingFailure]);
+    assert_eq!(first.faults_by_kind[&FaultKind::SoftRateLimit].hits, 2);
+    // The older `recovered` counted every hit later answered: it is read as
+    // `answered_after`, and `recovered` as its part over encountered hits.
+    let restated: Vec<_> = first.faults_by_kind.values().map(|c| (c.encountered, c.recovered, c.answered_after, c.extra_calls)).collect();
+    assert_eq!(restated, [(1, 1, 1, 0), (1, 0, 0, 0), (0, 0, 0, 0)]);
+    let second: EpisodeResult = serde_json::from_str(STORED[1]).unwrap();
+    assert_eq!((second.domain, &second.outcome), (Some(toolenv_domains::registry::SUPPORT), &Outcome::InfraError("server gone".into())));
+    // Without a per-kind ledger a record writes the same bytes; with one, it
+    // writes the ledger's current form, which reads back the same.
+    assert_eq!(serde_json::to_string(&second).unwrap(), STORED[1]);
+    let rewritten = serde_json::to_string(&first).unwrap();
+    assert_eq!(
+        rewritten,
+        STORED[0]
+            .replace(r#""retried":1,"recovered":1}"#, r#""retried":1,"recovered":1,"extra_calls":0,"answered_after":1}"#)
+            .replace(r#""recovered":0}"#, r#""recovered":0,"extra_calls":0,"answered_after":0}"#)
+    );
+    let reread: EpisodeResult = serde_json::from_str(&rewritten).unwrap();
+    assert_eq!(serde_json::to_string(&reread).unwrap(), rewritten, "λ is NaN: compared as written");
+    // A silent kind's older `recovered` (every hit later answered) is not a recovery.
+    let silent = STORED[0].replace(
+        r#""CascadingFailure":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0}"#,
+        r#""PartialResponse":{"hits":2,"injected":2,"encountered":0,"retried":2,"recovered":2}"#,
+    );
+    let silent: EpisodeResult = serde_json::from_str(&silent).unwrap();
+    let cut = silent.faults_by_kind[&FaultKind::PartialResponse];
+    assert_eq!((cut.encountered, cut.recovered, cut.answered_after, cut.retried), (0, 0, 2, 2));
+    // A fault kind nobody knows is refused; an unknown domain reads as none.
+    assert!(
+        serde_json::from_str::<EpisodeResult>(&STORED[1].replace(
+            r#""faults_by_kind":{}"#,
+            r#""faults_by_kind":{"Gremlins":{"hits":1,"injected":1,"encountered":0,"retried":0,"recovered":0}}"#
+        ))
+        .is_err()
+    );
+    let elsewhere: EpisodeResult = serde_json::from_str(&STORED[1].replace(r#""domain":"support""#, r#""domain":"banking""#)).unwrap();
+    assert_eq!((elsewhere.domain, elsewhere.domain_name()), (None, "unknown"));
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use toolenv::pb;
 
 use super::{RunId, StoreError, StoredEpisode, finite};
-use crate::PlannedEpisode;
+use toolenv_runs::PlannedEpisode;
 
 /// Writes the recorded `episodes` of `run` as JSON lines, in their order,
 /// each with its entry of `plan`, and returns how many; what a line holds is

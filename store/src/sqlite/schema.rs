@@ -7,7 +7,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior};
 
 use super::Store;
-use crate::store::StoreError;
+use crate::StoreError;
 
 /// The schema this code reads and writes. Version 1 (no hosted runs) is
 /// upgraded in place when opened.

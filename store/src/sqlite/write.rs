@@ -9,11 +9,12 @@ use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
 use toolenv::pb;
 
 use super::Store;
-use crate::{
+use toolenv_runs::{
     PlannedEpisode,
     metrics::{EpisodeResult, Outcome},
-    store::{RunId, StoreError, finite},
 };
+
+use crate::{RunId, StoreError, finite};
 
 impl Store {
     /// Records a new run and its plan, and returns its id (the next `run-NNNN`).
