@@ -33,7 +33,8 @@ async fn the_python_worker_plays_a_hosted_run() {
         ..Default::default()
     };
     let run = client.runs().create_run(request).await.unwrap().into_inner();
-    assert_eq!(run.planned, 40);
+    let planned = 2 * toolenv_domains::suite().len() as u64;
+    assert_eq!(run.planned, planned);
 
     // One episode is leased and abandoned first: the Python workers must get it back.
     let next =
@@ -78,11 +79,11 @@ async fn the_python_worker_plays_a_hosted_run() {
         played += summary["played"].as_u64().unwrap();
     }
     assert!(started.elapsed() < Duration::from_secs(120), "bounded in time");
-    assert_eq!(played, 40, "every planned episode played once, the abandoned one included");
+    assert_eq!(played, planned, "every planned episode played once, the abandoned one included");
 
     let (report, summary) = run_report(&mut client, &run.run_id).await;
     let progress = report.run.unwrap();
-    assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (40, 0, true));
+    assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (planned, 0, true));
     let passed_at = |lambda: f64| pass_1_at_lambda(&summary, 0, lambda);
     assert_eq!(passed_at(0.0), 1.0, "the replayed reference calls pass every task without faults:\n{}", report.text);
     // Its retries (pushback trailers, idempotency keys) carry it through faults as the Rust reference agent.

@@ -1,4 +1,4 @@
-//! The trajectory bytes of a fixed corpus of episodes, pinned by hash.
+//! The trajectory bytes of a fixed corpus of episodes, pinned by a snapshot.
 //!
 //! Result text is what agents see and what trajectories record, so a change
 //! to how a tool builds or writes its result must not change a single byte.
@@ -9,11 +9,16 @@
 //! faults, the paper's presets and a profile of the faults that let the tool
 //! run (stale reads, schema drift, cut replies, lost replies).
 //!
-//! If a change to a domain is meant to change results, update `PINNED` to the
-//! printed hash and say why in the commit message.
+//! The snapshot (`golden/trajectories.txt`) has one line per episode: its
+//! profile, task and seed, its call count, its verdict and the SHA-256 of its
+//! trajectory's bytes, so a change shows as a diff of the episodes it
+//! touched. If a change to a domain is meant to change results, write the
+//! new snapshot with `TOOLENV_BLESS=1 cargo test -p toolenv-domains --test
+//! tests golden` and say why in the commit message.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use pretty_assertions::assert_eq;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolenv_core::{
@@ -22,8 +27,8 @@ use toolenv_core::{
 };
 use toolenv_domains::{Finish, suite};
 
-/// SHA-256 of the corpus's trajectories (serde_json, one per line).
-const PINNED: &str = "6691a8894f76ac9385a8cfb8d19956ca1d5694e5ce96e7081d5ea02f80d0c8c6";
+/// The snapshot of the corpus, beside this file.
+const SNAPSHOT: &str = "tests/golden/trajectories.txt";
 
 /// An object's JSON text with its keys in reverse order and spaces after the
 /// separators: valid arguments that are not canonical.
@@ -52,7 +57,7 @@ fn profiles() -> Vec<(&'static str, Chaos)> {
 
 #[test]
 fn trajectories_of_the_corpus_are_pinned() {
-    let mut hasher = Sha256::new();
+    let mut snapshot = String::new();
     // Tools that returned a whole result at least once, with and without drift.
     let mut answered: BTreeSet<&str> = BTreeSet::new();
     for (profile, chaos) in profiles() {
@@ -78,14 +83,21 @@ fn trajectories_of_the_corpus_are_pinned() {
                     }
                 }
                 episode.finish();
-                let line = serde_json::to_string(episode.trajectory()).unwrap();
-                hasher.update(format!("{profile} {line}\n").as_bytes());
+                let bytes = serde_json::to_string(episode.trajectory()).unwrap();
+                let digest: String = Sha256::digest(bytes.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+                let verdict = episode.trajectory().verdict.as_ref().map_or("unjudged", |v| if v.passed { "passed" } else { "failed" });
+                let calls = episode.trajectory().calls.len();
+                snapshot.push_str(&format!("{profile} {} seed {seed}: {calls} calls, {verdict}, {digest}\n", task.id));
             }
         }
     }
     let all_tools: BTreeSet<&str> = toolenv_domains::registry::ALL.iter().flat_map(|d| d.tools()).map(|t| t.name).collect();
     let missing: Vec<_> = all_tools.difference(&answered).collect();
     assert!(missing.is_empty(), "the corpus never gets a result from {missing:?}");
-    let hash: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(hash, PINNED, "trajectory bytes changed");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT);
+    if std::env::var_os("TOOLENV_BLESS").is_some() {
+        std::fs::write(&path, &snapshot).unwrap();
+    }
+    let pinned = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (TOOLENV_BLESS=1 writes it)", path.display()));
+    assert_eq!(pinned, snapshot, "trajectory bytes changed in the episodes marked (TOOLENV_BLESS=1 accepts them)");
 }

@@ -12,7 +12,7 @@
 //! let server = toolenv_server::RunningServer::start(toolenv_server::Config::default()).await?;
 //! let mut client = ToolEnvClient::connect(server.url()).await?;
 //! let tasks = client.list_tasks(pb::ListTasksRequest::default()).await?.into_inner().tasks;
-//! assert_eq!(tasks.len(), 20);
+//! assert_eq!(tasks.len(), toolenv_domains::suite().len());
 //! server.shutdown().await?;
 //! # Ok(())
 //! # }

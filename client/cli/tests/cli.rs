@@ -33,8 +33,9 @@ fn run_plays_the_whole_suite_with_the_reference_agent() {
     let out = toolenv(&["run"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("20/20 passed (reference agent"), "{stdout}");
-    assert_eq!(stdout.lines().filter(|l| l.contains(" pass ")).count(), 20, "{stdout}");
+    let tasks = toolenv_domains::suite().len();
+    assert!(stdout.contains(&format!("{tasks}/{tasks} passed (reference agent")), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.contains(" pass ")).count(), tasks, "{stdout}");
 }
 
 #[test]
@@ -460,9 +461,10 @@ fn a_single_configuration_marks_infeasible_episodes_and_prints_the_ceiling() {
         .collect();
     assert!(!marked.is_empty() && marked == infeasible, "{marked:?} vs {infeasible:?}\n{stdout}");
     let passed = stdout.lines().filter(|l| l.split_whitespace().nth(2) == Some("pass")).count();
+    let tasks = toolenv_domains::suite().len();
     let summary = format!(
-        "{passed}/20 passed (solver agent, seed 3, trial 0); ceiling {}/20 ({} episodes infeasible: no agent could pass them)",
-        20 - marked.len(),
+        "{passed}/{tasks} passed (solver agent, seed 3, trial 0); ceiling {}/{tasks} ({} episodes infeasible: no agent could pass them)",
+        tasks - marked.len(),
         marked.len()
     );
     assert!(stdout.lines().any(|l| l == summary), "{summary}\n{stdout}");
@@ -485,15 +487,16 @@ fn compare_tells_which_differences_are_significant() {
     let out = toolenv(&["compare", "run-0001", "run-0002", "--store", store]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Units: every task × 3 seeds × 2 fault profiles.
+    let (tasks, units) = (toolenv_domains::suite().len(), toolenv_domains::suite().len() * 6);
     assert!(
-        stdout.starts_with(
-            "A = run-0001 reference  vs  B = run-0002 reference-no-retry\n120 shared units (task × seed × ε × fault profile) of 20 tasks"
-        ),
+        stdout.starts_with(&format!(
+            "A = run-0001 reference  vs  B = run-0002 reference-no-retry\n{units} shared units (task × seed × ε × fault profile) of {tasks} tasks"
+        )),
         "{stdout}"
     );
-    for expected in
-        ["overall                  pass^2     20    120  100.0%", "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"]
-    {
+    let overall = format!("overall                  pass^2{tasks:>7}{units:>7}  100.0%");
+    for expected in [overall.as_str(), "by cell (ε, fault profile):", "ε 0, faults 0.2", "by domain:", "travel"] {
         assert!(stdout.contains(expected), "{expected}:\n{stdout}");
     }
     assert!(stdout.contains("significant after adjustment: overall pass^1"), "{stdout}");

@@ -36,6 +36,32 @@ fn the_checked_in_paper_file_is_the_export_of_the_suite() {
 }
 
 #[test]
+fn the_schema_names_every_domain_of_the_registry() {
+    let schema: Value = serde_json::from_str(include_str!("../../../schema/task-file.v1.json")).unwrap();
+    let mut enums = Vec::new();
+    let mut stack = vec![&schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Object(domain)) = map.get("domain")
+                    && let Some(Value::Array(names)) = domain.get("enum")
+                {
+                    enums.push(names.iter().filter_map(Value::as_str).collect::<Vec<_>>());
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    let registry: Vec<&str> = crate::registry::ALL.iter().map(|d| d.name()).collect();
+    assert!(!enums.is_empty(), "schema/task-file.v1.json has no domain enum");
+    for names in enums {
+        assert_eq!(names, registry, "schema/task-file.v1.json's domain enum is the registry's domains, in order");
+    }
+}
+
+#[test]
 fn every_example_loads_and_each_domain_has_one() {
     let files: Vec<(String, String)> = EXAMPLES.iter().map(|(n, t)| ((*n).to_owned(), (*t).to_owned())).collect();
     let set = TaskSet::parse("examples/tasks", &files).unwrap_or_else(|e| panic!("{e}"));
