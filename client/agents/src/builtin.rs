@@ -7,7 +7,7 @@
 use toolenv_core::{Call, Task};
 use toolenv_domains::solver::{Observation, Request};
 
-use crate::{Agent, AgentError, Briefing, Env, Played};
+use crate::{Agent, AgentError, AgentReport, Briefing, Env};
 
 toolenv_core::named_enum! {
     /// The agents built into toolenv, which need no model.
@@ -81,16 +81,16 @@ impl Agent for Builtin {
         self.topology().map(|topology| topology.roles()).unwrap_or_default()
     }
 
-    fn play(&self, briefing: &Briefing, env: &mut dyn Env) -> Result<Played, AgentError> {
+    fn play(&self, briefing: &Briefing, env: &mut dyn Env) -> Result<AgentReport, AgentError> {
         let task = briefing.task.as_ref().ok_or_else(|| AgentError::UnknownTask(briefing.task_id.clone()))?;
         // Giving up is an outcome of the episode, judged by its verdict.
         if *self == Builtin::Solver {
             let _ = toolenv_domains::solver::run(task, env);
-            return Ok(Played::default());
+            return Ok(AgentReport::default());
         }
         if let Some(topology) = self.topology() {
             let _ = toolenv_domains::masfire::team::run(task, topology, env);
-            return Ok(Played::default());
+            return Ok(AgentReport::default());
         }
         let calls = self.calls(task, briefing.seed, &briefing.description);
         // The reference agents know the answer; the brittle agent gives it when it read the task right.
@@ -115,7 +115,7 @@ impl Agent for Builtin {
                 env.call(call.tool, &arguments, &Request::default());
             }
         }
-        Ok(Played::default())
+        Ok(AgentReport::default())
     }
 }
 

@@ -94,7 +94,7 @@ impl Briefing {
 /// episode's finish. The final answer, if any, went to [`Env`] already
 /// (`answer`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Played {
+pub struct AgentReport {
     /// What the agent spent (tokens, cost).
     pub usage: Option<pb::Usage>,
     /// An LLM agent's conversation.
@@ -135,7 +135,7 @@ pub trait Agent: std::fmt::Debug + Send + Sync {
     /// Makes the agent's calls on the episode (and gives its final answer,
     /// if any, to `env`); does not finish it. Giving up is an outcome of the
     /// episode, judged by its verdict, not an error.
-    fn play(&self, briefing: &Briefing, env: &mut dyn Env) -> Result<Played, AgentError>;
+    fn play(&self, briefing: &Briefing, env: &mut dyn Env) -> Result<AgentReport, AgentError>;
 
     /// The roles a multi-agent episode of this agent declares (a team's);
     /// none for a single agent.
@@ -165,8 +165,8 @@ impl From<Builtin> for Arc<dyn Agent> {
 /// The driver: plays `agent` on `env` (an in-process episode or a remote
 /// one) after checking that it knows what it needs; the episode is
 /// finished by the caller, with the answer `env` was given and the
-/// returned [`Played`].
-pub fn drive(agent: &dyn Agent, briefing: &Briefing, env: &mut dyn Env) -> Result<Played, AgentError> {
+/// returned [`AgentReport`].
+pub fn drive(agent: &dyn Agent, briefing: &Briefing, env: &mut dyn Env) -> Result<AgentReport, AgentError> {
     if agent.needs_task() && briefing.task.is_none() {
         return Err(AgentError::UnknownTask(briefing.task_id.clone()));
     }

@@ -39,13 +39,13 @@ use crate::runs::{LeaseTag, RunHost};
 /// The copy of an episode a request played on, and how many of its calls
 /// the log must hold before the request's reply goes.
 #[derive(Debug, Default)]
-pub(crate) struct Played {
+pub(crate) struct PlayedCopy {
     /// The copy's log gate (`None`: an episode this server does not log).
     pub(crate) gate: Option<Arc<tokio::sync::Mutex<usize>>>,
     pub(crate) calls: usize,
 }
 
-impl Played {
+impl PlayedCopy {
     /// What the request played on `session`, read just after it played.
     pub(crate) fn on(session: &Session) -> Self {
         Self { gate: session.logged.clone(), calls: session.episode.trajectory().calls.len() }
@@ -126,7 +126,7 @@ impl Replica {
     /// With [`Durability::Finish`], only an episode's first call is logged
     /// here (so that another replica can tell it was played); the rest wait
     /// for [`Replica::seal`] at the finish.
-    pub(crate) async fn sync(&self, registry: &Registry, id: &str, played: &Played) -> Result<Synced, Error> {
+    pub(crate) async fn sync(&self, registry: &Registry, id: &str, played: &PlayedCopy) -> Result<Synced, Error> {
         if self.durability == Durability::Finish && played.calls > 1 {
             return Ok(Synced::Logged);
         }
@@ -137,14 +137,14 @@ impl Replica {
     /// is judged, with [`Durability::Finish`].
     pub(crate) async fn seal(&self, registry: &Registry, id: &str) -> Result<(), Error> {
         if self.durability == Durability::Finish
-            && let Ok(played) = registry.with(id, |session| Played::on(session))
+            && let Ok(played) = registry.with(id, |session| PlayedCopy::on(session))
         {
             self.append(registry, id, &played).await?;
         }
         Ok(())
     }
 
-    async fn append(&self, registry: &Registry, id: &str, played: &Played) -> Result<Synced, Error> {
+    async fn append(&self, registry: &Registry, id: &str, played: &PlayedCopy) -> Result<Synced, Error> {
         let Some(gate) = &played.gate else { return Ok(Synced::Logged) };
         let mut logged = gate.lock().await;
         if *logged >= played.calls {
@@ -227,7 +227,7 @@ impl Replica {
         }
         let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(Error::store)? else { return Ok(()) };
         let calls = logged.trajectory.calls.len();
-        // Played on another replica, whose calls after the first were never logged.
+        // PlayedCopy on another replica, whose calls after the first were never logged.
         if self.durability == Durability::Finish && calls > 0 {
             return Err(Error::EpisodeLost(id.to_owned()));
         }

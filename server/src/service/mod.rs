@@ -20,7 +20,7 @@ use crate::{
     fault, limits,
     metrics::{CallLabels, Metrics},
     registry::{Registry, Session},
-    replica::{Played, Replica, Synced},
+    replica::{PlayedCopy, Replica, Synced},
     runs::{LeaseTag, RunHost},
 };
 
@@ -240,7 +240,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                 let labels = self.metrics.as_ref().map(|_| CallLabels::of(session, &outgoing));
                 Ok((outgoing, labels))
             })();
-            Ok((answer.map_err(|error: Error| (error, session.next_index())), Played::on(session)))
+            Ok((answer.map_err(|error: Error| (error, session.next_index())), PlayedCopy::on(session)))
         };
         let mut called = self.registry.with_live_at(id, play);
         // With replicas, the call is in the durable log before its reply goes;
@@ -357,7 +357,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         limits::text("role", &request.role, limits::MAX_NAME_BYTES)?;
         self.held(id).await?;
         let (reply, played) =
-            self.registry.with_live(id, |session| Ok((crate::team::join(session, &request.role), Played::on(session))))?;
+            self.registry.with_live(id, |session| Ok((crate::team::join(session, &request.role), PlayedCopy::on(session))))?;
         if let Some(replica) = &self.replica {
             replica.sync(&self.registry, id, &played).await?;
         }

@@ -158,7 +158,7 @@ impl crate::Agent for LlmAgent {
         format!("{}@{}", self.architecture.name(), self.model)
     }
 
-    fn play(&self, briefing: &crate::Briefing, env: &mut dyn crate::Env) -> Result<crate::Played, crate::AgentError> {
+    fn play(&self, briefing: &crate::Briefing, env: &mut dyn crate::Env) -> Result<crate::AgentReport, crate::AgentError> {
         // The model's requests are async; this thread may block on them.
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| crate::AgentError::NoRuntime)?;
         let played = react::run(&runtime, self, briefing, env)?;
@@ -167,7 +167,7 @@ impl crate::Agent for LlmAgent {
             output_tokens: played.output_tokens,
             cost_usd: self.price.map(|p| p.cost_usd(played.input_tokens, played.output_tokens)),
         };
-        Ok(crate::Played { usage: Some(usage), conversation: Some(played.conversation) })
+        Ok(crate::AgentReport { usage: Some(usage), conversation: Some(played.conversation) })
     }
 
     fn needs_task(&self) -> bool {

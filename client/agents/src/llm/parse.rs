@@ -34,7 +34,7 @@ pub struct ParsedCall {
 
 /// What a reply says.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub enum ModelReply {
     /// One or more tool calls, all in one form.
     Calls(CallForm, Vec<ParsedCall>),
     /// No call: the model considers the task done (its text, possibly empty).
@@ -45,7 +45,7 @@ pub enum Reply {
 
 /// Reads an assistant message (`choices[0].message`) against the names of
 /// the episode's tools.
-pub fn parse_reply(message: &Value, tools: &[&str]) -> Reply {
+pub fn parse_reply(message: &Value, tools: &[&str]) -> ModelReply {
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty()) {
         return native_calls(calls, tools);
     }
@@ -53,35 +53,37 @@ pub fn parse_reply(message: &Value, tools: &[&str]) -> Reply {
     parse_text(text, tools)
 }
 
-fn native_calls(calls: &[Value], tools: &[&str]) -> Reply {
+fn native_calls(calls: &[Value], tools: &[&str]) -> ModelReply {
     let mut parsed = Vec::with_capacity(calls.len());
     for call in calls {
         let function = call.get("function").unwrap_or(call);
         let Some(name) = function.get("name").and_then(Value::as_str) else {
-            return Reply::Malformed("a tool call has no function name".into());
+            return ModelReply::Malformed("a tool call has no function name".into());
         };
         let arguments = match function.get("arguments") {
             // The API sends arguments as JSON text; some servers send the object.
             Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Default::default()),
             Some(Value::String(text)) => match lenient_object(text) {
                 Some(value) => value,
-                None => return Reply::Malformed(format!("the arguments of {name} are not a JSON object: {}", clip(text))),
+                None => return ModelReply::Malformed(format!("the arguments of {name} are not a JSON object: {}", clip(text))),
             },
             Some(value @ Value::Object(_)) => value.clone(),
             None | Some(Value::Null) => Value::Object(Default::default()),
-            Some(other) => return Reply::Malformed(format!("the arguments of {name} are not a JSON object: {}", clip(&other.to_string()))),
+            Some(other) => {
+                return ModelReply::Malformed(format!("the arguments of {name} are not a JSON object: {}", clip(&other.to_string())));
+            }
         };
         if let Some(error) = unknown_tool(name, tools) {
-            return Reply::Malformed(error);
+            return ModelReply::Malformed(error);
         }
         let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
         parsed.push(ParsedCall { id, name: name.to_owned(), arguments });
     }
-    Reply::Calls(CallForm::Native, parsed)
+    ModelReply::Calls(CallForm::Native, parsed)
 }
 
 /// Reads calls written as text.
-pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
+pub fn parse_text(text: &str, tools: &[&str]) -> ModelReply {
     if let Some(reply) = react_action(text, tools) {
         return reply;
     }
@@ -105,7 +107,7 @@ pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
             match call_of(object) {
                 Some((name, arguments)) => {
                     if let Some(error) = unknown_tool(&name, tools) {
-                        return Reply::Malformed(error);
+                        return ModelReply::Malformed(error);
                     }
                     calls.push(ParsedCall { id: None, name, arguments });
                 }
@@ -114,12 +116,12 @@ pub fn parse_text(text: &str, tools: &[&str]) -> Reply {
         }
     }
     if !calls.is_empty() {
-        return Reply::Calls(form, calls);
+        return ModelReply::Calls(form, calls);
     }
     if meant || (!candidates.is_empty() && looks_like_call(text)) {
-        return Reply::Malformed("the reply looks like a tool call but is not a JSON object with \"name\" and \"arguments\"".into());
+        return ModelReply::Malformed("the reply looks like a tool call but is not a JSON object with \"name\" and \"arguments\"".into());
     }
-    Reply::Final(text.trim().to_owned())
+    ModelReply::Final(text.trim().to_owned())
 }
 
 /// Keys of a call's result, which a model sometimes writes itself after its
@@ -161,16 +163,16 @@ fn call_of(object: &Value) -> Option<(String, Value)> {
 
 /// ReAct's `Action: name` then `Action Input: {…}` (the input may run over
 /// several lines or sit in a fence). `None` when the text has no `Action:` line.
-fn react_action(text: &str, tools: &[&str]) -> Option<Reply> {
+fn react_action(text: &str, tools: &[&str]) -> Option<ModelReply> {
     let start = find_line_prefix(text, "action:")?;
     let rest = &text[start + "action:".len()..];
     let (name_line, after) = rest.split_once('\n').unwrap_or((rest, ""));
     let name = name_line.trim().trim_matches(|c| c == '`' || c == '"' || c == '\'').trim();
     if name.is_empty() {
-        return Some(Reply::Malformed("an `Action:` line names no tool".into()));
+        return Some(ModelReply::Malformed("an `Action:` line names no tool".into()));
     }
     if let Some(error) = unknown_tool(name, tools) {
-        return Some(Reply::Malformed(error));
+        return Some(ModelReply::Malformed(error));
     }
     let arguments = match find_line_prefix(after, "action input:") {
         None => Value::Object(Default::default()),
@@ -188,12 +190,15 @@ fn react_action(text: &str, tools: &[&str]) -> Option<Reply> {
                 Some(value) => value,
                 None if input.trim().is_empty() || input.trim() == "{}" => Value::Object(Default::default()),
                 None => {
-                    return Some(Reply::Malformed(format!("the `Action Input:` of {name} is not a JSON object: {}", clip(input.trim()))));
+                    return Some(ModelReply::Malformed(format!(
+                        "the `Action Input:` of {name} is not a JSON object: {}",
+                        clip(input.trim())
+                    )));
                 }
             }
         }
     };
-    Some(Reply::Calls(CallForm::ReactAction, vec![ParsedCall { id: None, name: name.to_owned(), arguments }]))
+    Some(ModelReply::Calls(CallForm::ReactAction, vec![ParsedCall { id: None, name: name.to_owned(), arguments }]))
 }
 
 /// The byte offset just before `prefix` at the start of a line (ASCII case-insensitive).
@@ -344,12 +349,12 @@ mod tests {
 
     const TOOLS: &[&str] = &["search_flights", "book_flight"];
 
-    fn text(content: &str) -> Reply {
+    fn text(content: &str) -> ModelReply {
         parse_reply(&json!({"role": "assistant", "content": content}), TOOLS)
     }
 
-    fn one(form: CallForm, name: &str, arguments: Value) -> Reply {
-        Reply::Calls(form, vec![ParsedCall { id: None, name: name.into(), arguments }])
+    fn one(form: CallForm, name: &str, arguments: Value) -> ModelReply {
+        ModelReply::Calls(form, vec![ParsedCall { id: None, name: name.into(), arguments }])
     }
 
     /// The cases the Python worker's `llm_calls.py` checks too: both paths agree.
@@ -361,7 +366,7 @@ mod tests {
             let got = parse_reply(&case["message"], &tools);
             let expect = &case["expect"];
             let ok = match (&got, expect.get("calls").and_then(Value::as_str)) {
-                (Reply::Calls(form, calls), Some(name)) => {
+                (ModelReply::Calls(form, calls), Some(name)) => {
                     let form_name = match form {
                         CallForm::Native => "native",
                         CallForm::FencedJson => "fenced_json",
@@ -371,8 +376,8 @@ mod tests {
                     let list: Vec<Value> = calls.iter().map(|c| json!([c.name, c.arguments])).collect();
                     form_name == name && Value::Array(list) == expect["list"]
                 }
-                (Reply::Final(text), None) => expect.get("final").and_then(Value::as_str) == Some(text.as_str()),
-                (Reply::Malformed(_), None) => expect.get("malformed").is_some(),
+                (ModelReply::Final(text), None) => expect.get("final").and_then(Value::as_str) == Some(text.as_str()),
+                (ModelReply::Malformed(_), None) => expect.get("malformed").is_some(),
                 _ => false,
             };
             assert!(ok, "{} gave {got:?}, expected {expect}", case["message"]);
@@ -385,7 +390,7 @@ mod tests {
             {"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": "{\"origin\": \"SFO\"}"}},
             {"id": "c2", "type": "function", "function": {"name": "book_flight", "arguments": {"flight_id": "F1"}}}
         ]});
-        let Reply::Calls(CallForm::Native, calls) = parse_reply(&message, TOOLS) else { panic!("not native calls") };
+        let ModelReply::Calls(CallForm::Native, calls) = parse_reply(&message, TOOLS) else { panic!("not native calls") };
         assert_eq!(calls[0], ParsedCall { id: Some("c1".into()), name: "search_flights".into(), arguments: json!({"origin": "SFO"}) });
         assert_eq!(calls[1].arguments, json!({"flight_id": "F1"}));
     }
@@ -402,7 +407,7 @@ mod tests {
     fn bare_json_and_several_calls() {
         let reply = text("{\"name\": \"search_flights\", \"arguments\": {\"note\": \"a } in a string\"}}");
         assert_eq!(reply, one(CallForm::BareJson, "search_flights", json!({"note": "a } in a string"})));
-        let Reply::Calls(CallForm::BareJson, calls) = text(
+        let ModelReply::Calls(CallForm::BareJson, calls) = text(
             "[{\"name\": \"search_flights\", \"arguments\": {}}, {\"name\": \"book_flight\", \"arguments\": {\"flight_id\": \"F2\"}}]",
         ) else {
             panic!("not two calls")
@@ -420,9 +425,9 @@ mod tests {
 
     #[test]
     fn final_answers_are_not_calls() {
-        assert_eq!(text("All done: the flight is booked."), Reply::Final("All done: the flight is booked.".into()));
-        assert_eq!(text(""), Reply::Final(String::new()));
-        assert_eq!(text("The set {a, b} is small."), Reply::Final("The set {a, b} is small.".into()));
+        assert_eq!(text("All done: the flight is booked."), ModelReply::Final("All done: the flight is booked.".into()));
+        assert_eq!(text(""), ModelReply::Final(String::new()));
+        assert_eq!(text("The set {a, b} is small."), ModelReply::Final("The set {a, b} is small.".into()));
     }
 
     #[test]
@@ -434,9 +439,9 @@ mod tests {
             "Action: fly_me_there\nAction Input: {}",
             "```json\n{\"name\": \"cancel_everything\", \"arguments\": {}}\n```",
         ] {
-            assert!(matches!(text(garbage), Reply::Malformed(_)), "{garbage:?} gave {:?}", text(garbage));
+            assert!(matches!(text(garbage), ModelReply::Malformed(_)), "{garbage:?} gave {:?}", text(garbage));
         }
         let bad_native = json!({"tool_calls": [{"id": "c", "function": {"name": "book_flight", "arguments": "{oops"}}]});
-        assert!(matches!(parse_reply(&bad_native, TOOLS), Reply::Malformed(m) if m.contains("book_flight")));
+        assert!(matches!(parse_reply(&bad_native, TOOLS), ModelReply::Malformed(m) if m.contains("book_flight")));
     }
 }

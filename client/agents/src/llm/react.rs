@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_core::FailureCode;
 use toolenv_domains::solver::{Observation, Request};
 
-use super::parse::{self, CallForm, ParsedCall, Reply};
+use super::parse::{self, CallForm, ModelReply, ParsedCall};
 use super::{Architecture, EndpointError, LlmAgent, ToolChoice, reflexion};
 use crate::{Briefing, Env};
 
@@ -20,7 +20,7 @@ pub const FINISH_TOOL: &str = "finish";
 
 /// An episode as the loop played it.
 #[derive(Debug, Clone, Default)]
-pub struct Played {
+pub struct Transcript {
     /// The conversation, with its protocol figures.
     pub conversation: pb::Conversation,
     /// Prompt tokens over every turn.
@@ -95,7 +95,7 @@ fn tools_json(tools: &[pb::ToolSpec], finish_tool: bool, answer_schema: Option<&
 
 /// Plays an episode with an LLM agent, without finishing it; each model
 /// turn blocks this thread on `runtime`.
-pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefing, env: &mut dyn Env) -> Result<Played, EndpointError> {
+pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefing, env: &mut dyn Env) -> Result<Transcript, EndpointError> {
     let finish_tool = agent.tool_choice == ToolChoice::Required;
     let tools = tools_json(&episode.tools, finish_tool, episode.answer_schema.as_ref());
     let mut names: Vec<&str> = episode.tools.iter().map(|t| t.name.as_str()).collect();
@@ -109,14 +109,14 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
         json!({"role": "user", "content": format!("{}\n\n(Today is {}.)", episode.description, episode.today)}),
     ];
     let sampling = agent.sampling.to_json();
-    let mut played = Played {
+    let mut played = Transcript {
         conversation: pb::Conversation {
             agent: agent.architecture.name().to_owned(),
             model: agent.model.clone(),
             sampling_json: sampling.to_string(),
             ..Default::default()
         },
-        ..Played::default()
+        ..Transcript::default()
     };
     let mut tool_loop = ToolLoop { waited_ms: 0, calls_left: episode.max_calls };
     let tape_key = &episode.tape_key;
@@ -150,7 +150,7 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
         let message = reply.pointer("/choices/0/message").cloned().unwrap_or(Value::Null);
         messages.push(assistant_message(&message));
         match parse::parse_reply(&message, &names) {
-            Reply::Calls(form, calls) => {
+            ModelReply::Calls(form, calls) => {
                 told_malformed = false;
                 match form {
                     CallForm::Native => played.conversation.native_calls += calls.len() as u32,
@@ -190,7 +190,7 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
                     messages.push(json!({"role": "user", "content": reflexion::after_failure(&tool)}));
                 }
             }
-            Reply::Final(text) => {
+            ModelReply::Final(text) => {
                 // Reflexion's reflection may follow: a later final answer replaces this one.
                 give_answer(env, &mut played.conversation, Some(text.as_str()).filter(|t| !t.is_empty()), "text");
                 if agent.architecture == Architecture::Reflexion && !reflected_before_finishing {
@@ -200,7 +200,7 @@ pub fn run(runtime: &tokio::runtime::Handle, agent: &LlmAgent, episode: &Briefin
                 }
                 break;
             }
-            Reply::Malformed(reason) => {
+            ModelReply::Malformed(reason) => {
                 played.conversation.protocol_errors += 1;
                 if told_malformed {
                     // Told once already: the model cannot produce a readable call.

@@ -27,7 +27,7 @@ use toolenv_domains::{
 };
 
 use super::{EndpointError, ModelEndpoint, Sampling};
-use crate::{Agent, AgentError, Briefing, Played};
+use crate::{Agent, AgentError, AgentReport, Briefing};
 
 /// The sampling of the user's model: deterministic where the endpoint allows.
 pub const USER_SAMPLING: Sampling = Sampling { temperature: Some(0.0), top_p: None, max_tokens: Some(256), seed: Some(0) };
@@ -127,7 +127,7 @@ impl Agent for WithLlmUser {
         self.agent.label()
     }
 
-    fn play(&self, briefing: &Briefing, env: &mut dyn crate::Env) -> Result<Played, AgentError> {
+    fn play(&self, briefing: &Briefing, env: &mut dyn crate::Env) -> Result<AgentReport, AgentError> {
         // The user needs the task's conversation, which only the task holds.
         let Some(task) = briefing.task.clone() else { return Err(AgentError::UnknownTask(briefing.task_id.clone())) };
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| AgentError::NoRuntime)?;

@@ -9,7 +9,7 @@ use toolenv_runs::report::counted;
 use toolenv_runs::trials_of;
 use toolenv_store::RunSummary;
 
-use super::run::Played;
+use super::run::PlayedEpisode;
 
 /// A progress bar on stderr over `len` things (`unit`: "episodes").
 pub(crate) fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
@@ -56,7 +56,7 @@ struct EpisodeLine<'a> {
 
 /// Prints a run's results: one JSON object per episode, or tables in the
 /// plan's shape (a verdict per task, or the report).
-pub(crate) fn results(played: &[Played], shape: Shape, json: bool) -> anyhow::Result<()> {
+pub(crate) fn results(played: &[PlayedEpisode], shape: Shape, json: bool) -> anyhow::Result<()> {
     if json {
         for episode in played {
             let line = EpisodeLine {
@@ -82,7 +82,7 @@ pub(crate) fn results(played: &[Played], shape: Shape, json: bool) -> anyhow::Re
 /// A verdict per task of one configuration, then the pass count and the
 /// ceiling. An episode the verdict found infeasible (no agent could pass it
 /// under its fault schedule) is marked `FAIL (infeasible)`.
-fn verdicts(played: &[Played]) {
+fn verdicts(played: &[PlayedEpisode]) {
     println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
     for episode in played {
         let result = &episode.result;

@@ -21,7 +21,7 @@ use super::render::{self, Shape};
 /// One planned episode as played: its result, and what the tables show of
 /// its trajectory (the trajectory itself goes to the store, not memory).
 #[derive(Debug, Clone)]
-pub(crate) struct Played {
+pub(crate) struct PlayedEpisode {
     /// The planned episode's seed.
     pub(crate) seed: u64,
     pub(crate) result: EpisodeResult,
@@ -31,10 +31,10 @@ pub(crate) struct Played {
     pub(crate) failed_checks: Vec<String>,
 }
 
-impl Played {
-    fn new(planned: &PlannedEpisode, result: EpisodeResult, trajectory: Option<&pb::Trajectory>) -> Played {
+impl PlayedEpisode {
+    fn new(planned: &PlannedEpisode, result: EpisodeResult, trajectory: Option<&pb::Trajectory>) -> PlayedEpisode {
         let verdict = trajectory.and_then(|t| t.verdict.as_ref());
-        Played {
+        PlayedEpisode {
             seed: planned.request.seed,
             result,
             final_state_hash: verdict.map(|v| v.final_state_hash.clone()),
@@ -120,13 +120,13 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
     }
     eprintln!("played {} in this session", counted(episodes.len() as u64, "episode"));
     let plan = recording.store.plan(&recording.run)?;
-    let played: Vec<Played> = recording
+    let played: Vec<PlayedEpisode> = recording
         .store
         .episodes(&recording.run)?
         .into_iter()
         .filter_map(|stored| {
             let planned = plan.get(stored.plan_index)?;
-            Some(Played::new(planned, stored.result, stored.trajectory.as_ref()))
+            Some(PlayedEpisode::new(planned, stored.result, stored.trajectory.as_ref()))
         })
         .collect();
     render::results(&played, Shape::of(&plan), json)?;
@@ -136,7 +136,7 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
 
 /// Exit status 3, with a line saying why, when every episode ended in an
 /// infrastructure error: the run measured nothing about the agent.
-fn all_infra_errors(played: &[Played]) -> Option<ExitCode> {
+fn all_infra_errors(played: &[PlayedEpisode]) -> Option<ExitCode> {
     let errors: Vec<&str> = played
         .iter()
         .map(|p| match &p.result.outcome {
@@ -157,13 +157,13 @@ async fn play_episodes(
     concurrency: usize,
     llm: &toolenv_agents::llm::LlmAgents,
     mut on_result: impl FnMut(usize, &EpisodeResult, Option<&pb::Trajectory>),
-) -> Vec<Played> {
+) -> Vec<PlayedEpisode> {
     let bar = render::progress_bar(plan.len() as u64, "episodes");
     let (mut passed, mut infra) = (0u64, 0u64);
-    let mut played: Vec<Option<Played>> = vec![None; plan.len()];
+    let mut played: Vec<Option<PlayedEpisode>> = vec![None; plan.len()];
     let results = toolenv_client::run_plan(client, plan, concurrency, &|label| llm.agent(label), |index, result, trajectory| {
         on_result(index, result, trajectory);
-        played[index] = Some(Played::new(&plan[index], result.clone(), trajectory));
+        played[index] = Some(PlayedEpisode::new(&plan[index], result.clone(), trajectory));
         passed += u64::from(result.outcome == Outcome::Passed);
         infra += u64::from(result.is_infra_error());
         bar.inc(1);
@@ -177,7 +177,7 @@ async fn play_episodes(
         .into_iter()
         .zip(results)
         .zip(plan)
-        .map(|((played, result), planned)| played.unwrap_or_else(|| Played::new(planned, result, None)))
+        .map(|((played, result), planned)| played.unwrap_or_else(|| PlayedEpisode::new(planned, result, None)))
         .collect()
 }
 
