@@ -291,3 +291,70 @@ fn the_report_reads_ledgers_and_its_kinds_sum_to_its_totals() {
         assert!(text.lines().any(|l| l.starts_with(&kind) && l.split_whitespace().nth(1) == Some(&hits.to_string())), "{kind}: {text}");
     }
 }
+
+/// `toolenv chaos ARGS` with `stdin` as the client's input; its exit
+/// status, stdout lines and stderr.
+fn chaos_with(args: &[&str], stdin: &str) -> (std::process::ExitStatus, Vec<String>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .arg("chaos")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolenv chaos starts");
+    // Written whole, then closed: the upstream sees the end of its input.
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.as_bytes()).expect("the proxy reads");
+    drop(input);
+    let out = child.wait_with_output().expect("the proxy ends");
+    let stdout = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect();
+    (out.status, stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn bad_requests_and_a_silent_upstream_get_one_answer_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.jsonl");
+    let lines = [
+        "not json".to_owned(),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": 5}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "again"}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": "eight", "method": "tools/call"}).to_string(),
+    ];
+    // An upstream that reads everything and answers nothing, then exits when its input ends.
+    let args =
+        ["--seed", "1", "--faults", "0.0", "--time-scale", "0", "--ledger", ledger.to_str().unwrap(), "--", "sh", "-c", "cat > /dev/null"];
+    let (status, stdout, stderr) = chaos_with(&args, &(lines.join("\n") + "\n"));
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let replies: Vec<Value> = stdout.iter().map(|l| serde_json::from_str(l).expect("JSON-RPC")).collect();
+    let answered: Vec<(Value, i64)> = replies.iter().map(|r| (r["id"].clone(), r["error"]["code"].as_i64().unwrap())).collect();
+    // The duplicate id is refused at once; the two calls in flight are
+    // answered as unavailable when the upstream ends, in call order.
+    assert_eq!(answered, [(json!(7), -32600), (json!(7), -32000), (json!("eight"), -32000)], "{stdout:?}");
+    let ledger: Vec<Value> = std::fs::read_to_string(&ledger).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls: Vec<(u64, &str)> = ledger.iter().map(|c| (c["index"].as_u64().unwrap(), c["outcome"].as_str().unwrap())).collect();
+    assert_eq!(calls, [(0, "invalid"), (1, "invalid")], "the refused duplicate is no call of the session");
+}
+
+#[test]
+fn bad_arguments_are_refused_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing_dir = dir.path().join("no-such-dir").join("ledger.jsonl");
+    let missing_dir = missing_dir.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--seed", "1", "--faults", "0.2", "--", "/no/such/server"], "cannot start the upstream server `/no/such/server`"),
+        (&["--seed", "1", "--faults", "0.2", "--ledger", missing_dir, "--", "cat"], "cannot write the ledger"),
+        (&["--seed", "1", "--faults", "0.7", "--", "cat"], "unknown fault profile '0.7'"),
+        (&["--seed", "1", "--faults", "0.2", "--time-scale=-1", "--", "cat"], "time scale -1 is not within [0, 1000]"),
+        (&["--seed", "1", "--faults", "0.2", "--only", "Gremlins", "--", "cat"], "unknown fault type 'Gremlins'"),
+    ];
+    for (args, expected) in cases {
+        let (status, stdout, stderr) = chaos_with(args, "");
+        assert!(!status.success() && stdout.is_empty(), "{args:?}: {status} {stdout:?}");
+        assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let (_, _, stderr) = chaos_with(&["--seed", "1", "--faults", "0.2", "--ledger", missing_dir, "--", "cat"], "");
+    assert!(stderr.contains(missing_dir), "the ledger's path is named: {stderr}");
+}

@@ -50,6 +50,8 @@ use ledger::{Call, FailureRecord, FaultRecord, Outcome};
 pub const REQUEST_TIMEOUT: i64 = -32001;
 /// JSON-RPC error code of a server that could not be reached.
 pub const UNAVAILABLE: i64 = -32000;
+/// JSON-RPC error code of a request that is not a valid one.
+pub const INVALID_REQUEST: i64 = -32600;
 
 /// How to run the proxy.
 #[derive(Debug, Clone)]
@@ -82,6 +84,9 @@ pub enum ProxyError {
     /// The upstream server could not be started.
     #[error("cannot start the upstream server `{0}`: {1}")]
     Spawn(String, std::io::Error),
+    /// The ledger file could not be created.
+    #[error("cannot write the ledger {0}: {1}")]
+    Ledger(PathBuf, std::io::Error),
     /// Reading or writing failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -127,7 +132,7 @@ where
     let chaos = toolenv_core::chaos::Chaos::new(config.profile.clone())?;
     let (program, args) = config.command.split_first().ok_or(ProxyError::NoCommand)?;
     let ledger = match &config.ledger {
-        Some(path) => Some(std::fs::File::create(path)?),
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| ProxyError::Ledger(path.clone(), e))?),
         None => None,
     };
     let mut child = tokio::process::Command::new(program)
@@ -197,8 +202,9 @@ where
         from_upstream(&state, line, &to_client);
     }
     reader.abort();
-    // Calls the upstream server never answered.
-    let orphans: Vec<Pending> = state.lock().map(|mut s| s.pending.drain().map(|(_, p)| p).collect()).unwrap_or_default();
+    // Calls the upstream server never answered, in call order.
+    let mut orphans: Vec<Pending> = state.lock().map(|mut s| s.pending.drain().map(|(_, p)| p).collect()).unwrap_or_default();
+    orphans.sort_by_key(|pending| pending.call.index);
     for pending in orphans {
         let id: Value = serde_json::from_str(&id_text(&pending.call)).unwrap_or(Value::Null);
         let reply = rpc_error(&id, UNAVAILABLE, "the upstream server closed", None);
@@ -232,6 +238,13 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
     let arguments_json = params.get("arguments").map_or_else(|| "{}".to_owned(), Value::to_string);
     let waited_ms = params["_meta"]["toolenv/waited_ms"].as_u64().unwrap_or(0);
     let Ok(mut s) = state.lock() else { return };
+    if s.pending.contains_key(&id.to_string()) {
+        // JSON-RPC ids of requests in flight are unique: a second call with
+        // the id of one still waiting for its reply could not be told apart
+        // from it, so it is refused, and is no call of the session.
+        let _ = to_client.send(rpc_error(id, INVALID_REQUEST, "a request with this id is still waiting for its reply", None));
+        return;
+    }
     let index = s.next_index;
     s.next_index += 1;
     s.clock_ms = if s.time_scale > 0.0 {
