@@ -9,13 +9,13 @@
 //! and judging rules; failure attribution by counterfactual replay. Nothing
 //! here does I/O, reads a clock or uses unseeded randomness.
 //!
-//! Use a domain as a test fixture, in-process and without a network:
+//! Use a domain as a test fixture, in-process and without a network (one
+//! import: [`fixture`]):
 //!
 //! ```
-//! use toolenv_core::{Episode, Outcome};
-//! use toolenv_domains::Finish;
+//! use toolenv_domains::fixture::*;
 //!
-//! let task = toolenv_domains::task("scheduling/book-meeting/001").expect("a suite task");
+//! let task = task("scheduling/book-meeting/001").expect("a suite task");
 //! assert_eq!(task.description(), "Book a meeting about 'Review' on 2026-01-01 at 09:00.");
 //!
 //! let mut episode = Episode::new(task, 7, 0);
@@ -29,7 +29,7 @@
 //! let verdict = episode.finish();
 //! assert!(verdict.passed, "{}", verdict.diff_text());
 //! assert_eq!(episode.state(), serde_json::json!({"calendar": {"2026-01-01": {"09:00": "Review"}}}));
-//! # Ok::<(), toolenv_core::CallError>(())
+//! # Ok::<(), CallError>(())
 //! ```
 #![forbid(unsafe_code)]
 
@@ -42,6 +42,7 @@ pub mod answers;
 pub mod attribution;
 pub mod cheats;
 mod finish;
+pub mod fixture;
 pub mod generate;
 mod macros;
 pub mod masfire;
