@@ -12,6 +12,13 @@ R_prompt; the fault ledger per kind and its totals; the ablation against
 every number of the text report appears (as printed, rounded) in the JSON, and
 that every `data-ptr` number of the HTML page resolves and shows its value.
 
+The results site (`toolenv site`) is checked the same way: of each run's store,
+and of a store of several runs (leaderboards of several runs, comparisons),
+every figure of its index (parsed with html.parser: ranks, pass^1, pass^k and
+their intervals, volumes, costs, episodes; n/a where a figure is absent) is
+recomputed from the export, and every `data-ptr` of its run and comparison
+pages resolves and shows its value.
+
 The runs are randomized grids drawn from a fixed list of seeds, so the test
 is deterministic.
 """
@@ -23,6 +30,7 @@ import random
 import re
 import subprocess
 from fractions import Fraction
+from html.parser import HTMLParser
 
 import pytest
 
@@ -366,15 +374,8 @@ def trapezoid(levels):
     return out
 
 
-def check_surface(ch, where, episodes, k, agent):
-    points, epsilons, lambdas = surface_points(episodes, [1, k])
-    theirs = agent["surface"]["points"]
-    ch.eq(where + "/surface (points)", [p for p, _ in points], [(p["point"]["k"], p["point"]["epsilon"], p["point"]["lambda"]) for p in theirs])
-    values = {}
-    for i, ((point, members), row) in enumerate(zip(points, theirs)):
-        ch.rate(f"{where}/surface/points/{i}/pass", members, point[0], row["pass"])
-        values[point] = pass_k(members, point[0])[0]
-    # The volume: normalized trapezoid over the measured k, ε, λ; only with more than one (ε, λ) cell.
+def surface_volume(values, epsilons, lambdas, k):
+    """The volume of R(j, ε, λ): normalized trapezoid over the measured k, ε, λ; only with more than one (ε, λ) cell."""
     volume = None
     ks = sorted({1, k})
     if len(epsilons) * len(lambdas) > 1 and values and all(v is not None for v in values.values()):
@@ -389,6 +390,18 @@ def check_surface(ch, where, episodes, k, agent):
                 "grid_mean": sum(float(v) for v in values.values()) / len(values),
                 "points": len(values),
             }
+    return volume
+
+
+def check_surface(ch, where, episodes, k, agent):
+    points, epsilons, lambdas = surface_points(episodes, [1, k])
+    theirs = agent["surface"]["points"]
+    ch.eq(where + "/surface (points)", [p for p, _ in points], [(p["point"]["k"], p["point"]["epsilon"], p["point"]["lambda"]) for p in theirs])
+    values = {}
+    for i, ((point, members), row) in enumerate(zip(points, theirs)):
+        ch.rate(f"{where}/surface/points/{i}/pass", members, point[0], row["pass"])
+        values[point] = pass_k(members, point[0])[0]
+    volume = surface_volume(values, epsilons, lambdas, k)
     got = agent["surface_volume"]
     if volume is None or got is None:
         ch.eq(where + "/surface_volume", volume, got)
@@ -654,40 +667,248 @@ def pointer(document, ptr):
     return node
 
 
-def check_page(ch, page, document, recomputed_curves):
-    """Every data-ptr of the page resolves, in {"runs": [{report: report --json's, curves}]}, to what it shows."""
-    figures = {"runs": [{"run": document["run"]["id"], "report": document["report"], "curves": recomputed_curves}]}
+def check_page(ch, page, documents, recomputed_curves, name="page"):
+    """Every data-ptr of the page resolves, in {"runs": [{report: report --json's, curves}, …]}, to what it shows:
+    the page of one run, or of several side by side (`documents` and their curves in the page's order)."""
+    figures = {
+        "runs": [
+            {"run": document["run"]["id"], "report": document["report"], "curves": mine}
+            for document, mine in zip(documents, recomputed_curves)
+        ]
+    }
+    runs = range(len(documents))
     tags = re.findall(r'data-ptr="([^"]*)"([^>]*)>([^<]*)<', page)
-    ch.eq("page: data-ptr numbers", bool(tags), True)
+    ch.eq(f"{name}: data-ptr numbers", bool(tags), True)
     for ptr, attrs, shown in tags:
-        if not ptr.startswith("/runs/0/report/") and not ptr.startswith("/runs/0/curves/"):
-            ch.problems.append(f"seed {ch.seed} page: {ptr} points outside the run's report")
+        if not any(ptr.startswith(f"/runs/{i}/report/") or ptr.startswith(f"/runs/{i}/curves/") for i in runs):
+            ch.problems.append(f"seed {ch.seed} {name}: {ptr} points outside the runs' reports")
             continue
         target = pointer(figures, ptr)
         ch.checked += 1
         if target is KeyError:
-            ch.problems.append(f"seed {ch.seed} page: {ptr} does not resolve")
+            ch.problems.append(f"seed {ch.seed} {name}: {ptr} does not resolve")
+            continue
+        # A difference (data-minus: the figure minus another run's) is n/a when either side is.
+        minus = re.search(r'data-minus="([^"]*)"', attrs)
+        other = pointer(figures, minus.group(1)) if minus else 0
+        if other is KeyError:
+            ch.problems.append(f"seed {ch.seed} {name}: {minus.group(1)} (data-minus of {ptr}) does not resolve")
             continue
         if shown.strip() in ("n/a", "-"):
-            if target is not None:
-                ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {target!r}")
+            if target is not None and other is not None:
+                ch.problems.append(f"seed {ch.seed} {name}: {ptr} shows {shown!r}, the JSON {target!r}")
             continue
         value = target["num"] / target["den"] if isinstance(target, dict) else target
-        if not isinstance(value, (int, float)):
-            ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {target!r}")
+        if not isinstance(value, (int, float)) or other is None:
+            ch.problems.append(f"seed {ch.seed} {name}: {ptr} shows {shown!r}, the JSON {target!r} (minus {other!r})")
             continue
-        minus = re.search(r'data-minus="([^"]*)"', attrs)
-        if minus:
-            other = pointer(figures, minus.group(1))
-            value -= other["num"] / other["den"] if isinstance(other, dict) else other
+        value -= other["num"] / other["den"] if isinstance(other, dict) else other
         scale = float(re.search(r'data-scale="([^"]*)"', attrs).group(1)) if "data-scale" in attrs else 1.0
         digits = re.search(r"-?\d+(?:\.\d+)?", shown.replace("−", "-"))
         if not digits:
-            ch.problems.append(f"seed {ch.seed} page: {ptr} shows no number: {shown!r}")
+            ch.problems.append(f"seed {ch.seed} {name}: {ptr} shows no number: {shown!r}")
             continue
         decimals = len(digits.group(0).split(".")[1]) if "." in digits.group(0) else 0
         if abs(float(digits.group(0)) - value * scale) > 0.5 * 10**-decimals + 1e-9:
-            ch.problems.append(f"seed {ch.seed} page: {ptr} shows {shown!r}, the JSON {value!r}")
+            ch.problems.append(f"seed {ch.seed} {name}: {ptr} shows {shown!r}, the JSON {value!r}")
+
+
+# ---------------------------------------------------------------- the results site
+
+
+class SiteIndex(HTMLParser):
+    """A results site's index.html as printed: its header line, each leaderboard (attributes, heading, rows of
+    cells, comparison links), every link, and any text with a digit outside those (a figure nothing checks)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.about, self.boards, self.links, self.stray = "", [], [], []
+        self.open = []  # the open elements, innermost last: (tag, attrs)
+
+    def inside(self, tag, **attrs):
+        return any(t == tag and all(a.get(k) == v for k, v in attrs.items()) for t, a in self.open)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.open.append((tag, attrs))
+        if tag == "section":
+            self.boards.append({"attrs": attrs, "heading": "", "rows": [], "comparisons": []})
+        elif tag == "tr" and "data-run" in attrs:
+            self.boards[-1]["rows"].append({"attrs": attrs, "cells": []})
+        elif tag == "td" and self.inside("tr"):
+            self.boards[-1]["rows"][-1]["cells"].append({"attrs": attrs, "text": "", "ci": None, "href": None})
+        elif tag == "span" and attrs.get("class") == "ci":
+            self.boards[-1]["rows"][-1]["cells"][-1]["ci"] = ""
+        elif tag == "a":
+            self.links.append(attrs.get("href"))
+            if self.inside("td"):
+                self.boards[-1]["rows"][-1]["cells"][-1]["href"] = attrs.get("href")
+            elif self.inside("section"):
+                self.boards[-1]["comparisons"].append([attrs.get("href"), ""])
+
+    def handle_startendtag(self, tag, attrs):
+        pass  # <meta/>: no text, no figure
+
+    def handle_endtag(self, tag):
+        while self.open:
+            if self.open.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        if any(self.inside(tag) for tag in ("style", "title", "h1", "th", "footer")):
+            return  # the style sheet, the titles, the columns' names and the legend
+        if self.inside("span", **{"class": "ci"}):
+            self.boards[-1]["rows"][-1]["cells"][-1]["ci"] += data
+        elif self.inside("td"):
+            self.boards[-1]["rows"][-1]["cells"][-1]["text"] += data
+        elif self.inside("h2"):
+            self.boards[-1]["heading"] += data
+        elif self.inside("a") and self.inside("section"):
+            self.boards[-1]["comparisons"][-1][1] += data
+        elif self.inside("header"):
+            self.about += data
+        elif re.search(r"\d", data):
+            self.stray.append(data)
+
+
+def suite_of(episodes):
+    """A run's suite and generator version, from its task ids (`<domain>/<name>/g<version>-<level>-<seed>-<index>`,
+    `c…` for a conversational variant): `generated:<seed>:<n>` with n the highest index + 1."""
+    parts = {re.fullmatch(r"([gc])(\d+)-\d+-(\d+)-(\d+)", e.task.rsplit("/", 1)[1]).groups() for e in episodes}
+    assert len({p[:3] for p in parts}) == 1, f"one suite, one generator version: {parts}"
+    kind, version, seed, _ = next(iter(parts))
+    name = "generated" if kind == "g" else "conversational"
+    return f"{name}:{seed}:{max(int(p[3]) for p in parts) + 1}", int(version)
+
+
+def standings(run, k, episodes):
+    """A run's leaderboard rows, recomputed: per agent its pass^1 and pass^k (value, tasks), surface volume,
+    cost per 100 episodes (over the episodes with a cost) and episodes."""
+    out = []
+    for agent, mine in groups(episodes, lambda e: e.agent, lambda g: g.encode()):
+        points, epsilons, lambdas = surface_points(mine, [1, k])
+        volume = surface_volume({p: pass_k(members, p[0])[0] for p, members in points}, epsilons, lambdas, k)
+        costs = [e.cost for e in mine if e.cost is not None]
+        out.append(
+            {
+                "run": run,
+                "agent": agent,
+                "k": k,
+                "pass_1": pass_k(mine, 1)[:2],
+                "pass_k": pass_k(mine, k)[:2],
+                "volume": volume and volume["trapezoid"],
+                "cost": sum(costs) / len(costs) * 100 if costs else None,
+                "episodes": len(mine),
+            }
+        )
+    return out
+
+
+def check_shown(ch, where, shown, values, pattern, tolerance=1e-9):
+    """A printed figure: `n/a` exactly where it is absent (None), else `pattern`'s numbers (its groups) are
+    `values` to their printed rounding (plus `tolerance`)."""
+    ch.checked += 1
+    if values is None:
+        if shown != "n/a":
+            ch.problems.append(f"seed {ch.seed} {where}: shows {shown!r} where the figure is absent (n/a)")
+        return
+    values = values if isinstance(values, tuple) else (values,)
+    match = re.fullmatch(pattern, shown or "")
+    if not match:
+        ch.problems.append(f"seed {ch.seed} {where}: shows {shown!r}, expected {pattern} of {values}")
+        return
+    for digits, value in zip(match.groups(), values):
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        if abs(float(digits) - value) > 0.5 * 10**-decimals + tolerance:
+            ch.problems.append(f"seed {ch.seed} {where}: shows {shown!r}, recomputed {value!r}")
+
+
+def check_index(ch, index, runs, pages):
+    """The index of a site of `runs` ((id, k, episodes) in the store's order) against their recomputation: the
+    leaderboards (one per suite, generator version and k, in that order), their rows ranked by pass^k then
+    pass^1 (equal figures, equal rank) with every cell, the links and the comparisons."""
+    dom = SiteIndex()
+    dom.feed(index)
+    dom.close()
+    boards = {}
+    for run, k, episodes in runs:
+        boards.setdefault(suite_of(episodes) + (k,), []).append((run, k, episodes))
+    boards = sorted(boards.items(), key=lambda item: (item[0][0].encode(), item[0][1], item[0][2]))
+    about = re.match(r"(\d+) (runs?) in (\d+) (leaderboards?)\.", dom.about.strip())
+    counted = lambda n, noun: (str(n), noun if n == 1 else noun + "s")  # noqa: E731
+    ch.eq("index: header", counted(len(runs), "run") + counted(len(boards), "leaderboard"), about and about.groups())
+    if about and re.search(r"\d", LEGEND.sub(" ", dom.about.strip()[about.end() :])):  # pass^1 is a name
+        dom.stray.append(dom.about.strip()[about.end() :])
+    ch.eq("index: figures outside the leaderboards", [], dom.stray)
+    shown = [tuple(b["attrs"].get(a) for a in ("data-suite", "data-generator-version", "data-k")) for b in dom.boards]
+    ch.eq("index: leaderboards", [(suite, str(version), str(k)) for (suite, version, k), _ in boards], shown)
+    for board, ((suite, version, k), members) in zip(dom.boards, boards):
+        where = f"index: {suite} v{version} k{k}"
+        ch.eq(where + " heading", f"Suite {suite}, generator version {version}, k = {k}", board["heading"])
+        rows = [row for run, _, episodes in members for row in standings(run, k, episodes)]
+        key = lambda r: tuple(Fraction(-1) if r[f][0] is None else r[f][0] for f in ("pass_k", "pass_1"))  # noqa: E731
+        rows = sorted(rows, key=key, reverse=True)  # stable: ties keep the runs' order, then the agents'
+        shown = [(r["attrs"]["data-run"], r["attrs"]["data-agent"]) for r in board["rows"]]
+        ch.eq(where + " rows", [(r["run"], r["agent"]) for r in rows], shown)
+        for mine, row in zip(rows, board["rows"]):
+            at = f"{where} {mine['run']} {mine['agent']}"
+            cells = row["cells"]
+            fields = [c["attrs"].get("data-field") for c in cells]
+            ch.eq(at + " cells", ["rank", None, None, "k", "pass_1", "pass_k", "volume", "cost", "episodes"], fields)
+            if len(cells) != 9:
+                continue
+            rank = 1 + sum(key(other) > key(mine) for other in rows)
+            ch.eq(at + " rank", str(rank), cells[0]["text"])
+            ch.eq(at + " agent", mine["agent"], cells[1]["text"])
+            ch.eq(at + " run", (mine["run"], f"runs/{mine['run']}.html"), (cells[2]["text"], cells[2]["href"]))
+            ch.eq(at + " run page", True, f"runs/{mine['run']}.html" in pages)
+            ch.eq(at + " k", str(mine["k"]), cells[3]["text"])
+            for cell, field in zip(cells[4:6], ("pass_1", "pass_k")):
+                value, tasks = mine[field]
+                value = None if value is None else float(value)
+                check_shown(ch, f"{at} {field}", cell["text"], None if value is None else value * 100, r"(\d+\.\d)%")
+                interval = wilson(value, tasks) if value is not None else None
+                ci = interval and (interval[0] * 100, interval[1] * 100)
+                check_shown(ch, f"{at} {field} interval", cell["ci"] or "n/a", ci, r"(\d+\.\d)–(\d+\.\d)", Z_TOLERANCE * 100)
+                ch.eq(f"{at} {field} data-value", value, data_value(cell))
+            check_shown(ch, at + " volume", cells[6]["text"], mine["volume"], r"(\d\.\d{3})")
+            check_shown(ch, at + " cost", cells[7]["text"], mine["cost"], r"\$(\d+\.\d\d)")
+            for cell, field in ((cells[6], "volume"), (cells[7], "cost")):
+                ch.eq(f"{at} {field} data-value", mine[field], data_value(cell))
+            ch.eq(at + " episodes", str(mine["episodes"]), cells[8]["text"])
+            for cell, field in ((cells[0], "rank"), (cells[3], "k"), (cells[8], "episodes")):
+                ch.eq(f"{at} {field} data-value", float(cell["text"]) if cell["text"].isdigit() else None, data_value(cell))
+        base = members[0][0]
+        comparisons = [[f"compare/{run}-vs-{base}.html", f"{run} vs {base}"] for run, _, _ in members[1:]]
+        ch.eq(where + " comparisons", comparisons, board["comparisons"])
+    ch.eq("index: links to no page", [], sorted(set(dom.links) - set(pages)))
+
+
+def data_value(cell):
+    """A cell's data-value as a number, None without one."""
+    value = cell["attrs"].get("data-value")
+    return None if value is None else float(value)
+
+
+def site_of(binary, store, out):
+    """The pages `toolenv site` writes of every run of `store`: {relative path: html}."""
+    toolenv(binary, "site", "--out", str(out), "--store", str(store))
+    return {p.relative_to(out).as_posix(): p.read_text() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+# Runs played again, into one store, for a site of several: the grids of these seeds with their suite replaced,
+# so that runs of one suite share a leaderboard per k (with comparisons, one with an agent of its base), the
+# conversational variants of the same suite (another generator version) have a leaderboard of their own, and
+# one run is alone on its.
+SITE_RUNS = [
+    (8, "generated:77:1"),
+    (7, "generated:77:1"),
+    (11, "generated:77:1"),
+    (21, "generated:77:1"),
+    (1, "generated:77:1"),
+    (4, "conversational:77:1"),
+    (3, "generated:78:1"),
+]
 
 
 # ---------------------------------------------------------------- the tests
@@ -700,7 +921,7 @@ def test_the_report_is_what_its_definitions_give(seed, binary, scratch):
     episodes = recompute(seed, k, lines, report, ch)
     check_text(ch, text, report)
     # The page's pass^j curves are not in report --json: their pointers resolve in the recomputed curves.
-    check_page(ch, page, report, curves(episodes, k))
+    check_page(ch, page, [report], [curves(episodes, k)])
     assert not ch.problems, f"toolenv run {' '.join(args)}\n" + "\n".join(ch.problems[:40])
     assert ch.checked > 100
 
@@ -714,3 +935,55 @@ def test_the_grids_cover_what_the_checker_is_for(binary, scratch):
     assert any("--mas-faults" in a for a, *_ in runs)
     assert any(r["report"]["counts"]["infeasible"] > 0 for _, _, _, r, _, _ in runs)
     assert len(runs) >= 20
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_site_shows_what_the_definitions_give(seed, binary, scratch):
+    """The results site of each run's store: its leaderboard recomputed, and its run page the report's page."""
+    args, k, lines, report, text, page = played(seed, binary, scratch)
+    pages = site_of(binary, scratch / f"run-{seed}.db", scratch / f"site-{seed}")
+    ch = Checker(seed)
+    run = report["run"]["id"]
+    ch.eq("site: pages", sorted(pages), ["index.html", f"runs/{run}.html"])
+    # The page test_the_report_is_what_its_definitions_give checks, figure by figure.
+    ch.eq("site: the run's page is its report page", pages.get(f"runs/{run}.html") == page, True)
+    check_index(ch, pages["index.html"], [(run, k, [Episode(line) for line in lines])], pages)
+    assert not ch.problems, f"toolenv run {' '.join(args)}\n" + "\n".join(ch.problems[:40])
+    assert ch.checked > 10
+
+
+def test_the_site_of_several_runs_shows_what_the_definitions_give(binary, scratch):
+    """A site of several runs in one store: leaderboards of several runs, each run's page and the comparisons,
+    every figure against the recomputation."""
+    store = scratch / "site.db"
+    ch = Checker("site")
+    runs, documents, recomputed = [], {}, {}
+    for i, (seed, suite) in enumerate(SITE_RUNS):
+        args, k = grid(seed)
+        args[args.index("--suite") + 1] = suite
+        run = f"run-{i + 1:04}"
+        toolenv(binary, "run", *args, "--store", str(store))
+        lines = [json.loads(line) for line in toolenv(binary, "export", run, "--store", str(store)).splitlines() if line]
+        documents[run] = json.loads(toolenv(binary, "report", run, "--json", "--store", str(store)))
+        episodes = recompute(run, k, lines, documents[run], ch)  # the figures the pages' pointers resolve to
+        recomputed[run] = curves(episodes, k)
+        runs.append((run, k, episodes))
+    pages = site_of(binary, store, scratch / "site")
+    check_index(ch, pages["index.html"], runs, pages)
+    boards = {}
+    for run, k, episodes in runs:
+        boards.setdefault(suite_of(episodes) + (k,), []).append(run)
+    compared = [(run, members[0]) for members in boards.values() for run in members[1:]]
+    ch.eq("site: pages", sorted(pages), sorted(
+        ["index.html"] + [f"runs/{run}.html" for run, _, _ in runs] + [f"compare/{run}-vs-{base}.html" for run, base in compared]
+    ))
+    for run, _, _ in runs:
+        check_page(ch, pages.get(f"runs/{run}.html", ""), [documents[run]], [recomputed[run]], f"runs/{run}.html")
+    for run, base in compared:
+        name = f"compare/{run}-vs-{base}.html"
+        check_page(ch, pages.get(name, ""), [documents[run], documents[base]], [recomputed[run], recomputed[base]], name)
+    assert len(boards) == 4 and max(len(m) for m in boards.values()) >= 3, boards
+    assert len({key[:2] for key in boards}) == 3, "one suite and version with runs of different k"
+    assert any("data-minus" in pages[f"compare/{run}-vs-{base}.html"] for run, base in compared), "a difference"
+    assert not ch.problems, "\n".join(ch.problems[:40])
+    assert ch.checked > 1000

@@ -1,5 +1,5 @@
 //! A static results site of many runs (`toolenv site RUN… --out DIR`):
-//! `index.html` with a leaderboard per suite and generator version, each
+//! `index.html` with a leaderboard per suite, generator version and k, each
 //! run's report page (`runs/RUN.html`, the report of [`super::render`]),
 //! and comparisons (`compare/RUN-vs-BASE.html`, each run of a leaderboard
 //! beside its first). Self-contained like the report: no script, nothing
@@ -7,7 +7,8 @@
 //! files.
 //!
 //! Runs of different suites or generator versions measure different tasks,
-//! so they are never ranked together: each (suite, generator version) has a
+//! and pass^k of different k (trials per task) are different figures, so
+//! neither is ever ranked together: each (suite, generator version, k) has a
 //! leaderboard of its own.
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::fmt::Write as _;
 use super::RunFigures;
 use super::markup::esc;
 use crate::metrics::PassK;
+use crate::report::counted;
 
 /// One run for the site: its figures, and the suite its tasks come from
 /// with their generator version (`toolenv_domains::generate::suite_of`).
@@ -56,9 +58,9 @@ footer { margin-top: 40px; color: #6b7280; font-size: 12px; }
 /// The pages of the site of `runs`: the index, a report page per run, and
 /// a comparison of each run with the first of its leaderboard.
 pub fn site(runs: &[SiteRun]) -> Vec<SitePage> {
-    let mut groups: BTreeMap<(&str, u32), Vec<&SiteRun>> = BTreeMap::new();
+    let mut groups: BTreeMap<Board, Vec<&SiteRun>> = BTreeMap::new();
     for run in runs {
-        groups.entry((run.suite.as_str(), run.generator_version)).or_default().push(run);
+        groups.entry((run.suite.as_str(), run.generator_version, run.figures.report.k)).or_default().push(run);
     }
     let mut pages = vec![SitePage { path: "index.html".to_owned(), html: index(&groups) }];
     for run in runs {
@@ -98,21 +100,24 @@ struct Row<'a> {
     cost_per_100: Option<f64>,
 }
 
-fn index(groups: &BTreeMap<(&str, u32), Vec<&SiteRun>>) -> String {
+/// A leaderboard's key: the suite, the generator version and k.
+type Board<'a> = (&'a str, u32, u32);
+
+fn index(groups: &BTreeMap<Board, Vec<&SiteRun>>) -> String {
     let mut out = String::with_capacity(16 * 1024);
     let _ = write!(
         out,
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>toolenv results</title><style>{STYLE}</style></head>
-<body><header><h1>toolenv results</h1><p class="about">{} runs in {} leaderboards. Agents are ranked by pass^k, then pass^1, within one suite and generator version only: runs of different versions measure different tasks and are never ranked together.</p></header>"#,
-        groups.values().map(Vec::len).sum::<usize>(),
-        groups.len()
+<body><header><h1>toolenv results</h1><p class="about">{} in {}. Agents are ranked by pass^k, then pass^1 (equal figures, equal rank), within one suite, generator version and k only: runs of different versions measure different tasks, and pass^k of different k are different figures, so neither is ever ranked together.</p></header>"#,
+        counted(groups.values().map(Vec::len).sum::<usize>() as u64, "run"),
+        counted(groups.len() as u64, "leaderboard")
     );
-    for ((suite, version), members) in groups {
-        let id = format!("board-{}-v{version}", file_name(suite));
+    for ((suite, version, k), members) in groups {
+        let id = format!("board-{}-v{version}-k{k}", file_name(suite));
         let _ = write!(
             out,
-            r#"<section id="{id}" data-suite="{}" data-generator-version="{version}"><h2>Suite {}, generator version {version}</h2>"#,
+            r#"<section id="{id}" data-suite="{}" data-generator-version="{version}" data-k="{k}"><h2>Suite {}, generator version {version}, k = {k}</h2>"#,
             esc(suite),
             esc(suite)
         );
@@ -130,22 +135,26 @@ fn index(groups: &BTreeMap<(&str, u32), Vec<&SiteRun>>) -> String {
                 })
             })
             .collect();
-        let key = |p: &PassK| p.as_f64().unwrap_or(-1.0);
-        rows.sort_by(|a, b| key(b.pass_k).total_cmp(&key(a.pass_k)).then(key(b.pass_1).total_cmp(&key(a.pass_1))));
+        rows.sort_by(|a, b| rank_order(b, a));
         out.push_str(
             r#"<table><thead><tr><th>#</th><th class="left">agent</th><th class="left">run</th><th>k</th><th>pass^1</th><th>pass^k</th><th>surface volume</th><th>cost / 100 episodes</th><th>episodes</th></tr></thead><tbody>"#,
         );
-        for (rank, row) in rows.iter().enumerate() {
+        let mut rank = 0;
+        for (i, row) in rows.iter().enumerate() {
+            // Competition ranking: a row whose figures equal the one above shares its rank (1, 2, 2, 4).
+            if i == 0 || rank_order(&rows[i - 1], row).is_ne() {
+                rank = i + 1;
+            }
             let run = &row.run.figures.run;
             let _ = write!(
                 out,
-                r#"<tr data-agent="{}" data-run="{}"><td>{}</td><td class="agent">{}</td><td class="run"><a href="{}">{}</a></td><td>{}</td>{}{}{}{}<td data-value="{}">{}</td></tr>"#,
+                r#"<tr data-agent="{}" data-run="{}"><td data-field="rank" data-value="{rank}">{rank}</td><td class="agent">{}</td><td class="run"><a href="{}">{}</a></td><td data-field="k" data-value="{}">{}</td>{}{}{}{}<td data-field="episodes" data-value="{}">{}</td></tr>"#,
                 esc(row.agent),
                 esc(run),
-                rank + 1,
                 esc(row.agent),
                 esc(&run_page(run)),
                 esc(run),
+                row.run.figures.report.k,
                 row.run.figures.report.k,
                 rate_cell("pass_1", row.pass_1),
                 rate_cell("pass_k", row.pass_k),
@@ -169,9 +178,16 @@ fn index(groups: &BTreeMap<(&str, u32), Vec<&SiteRun>>) -> String {
     }
     out.push_str(
         "<footer>Written by toolenv. pass^1 and pass^k are over tasks (the unbiased estimator), with 95% Wilson intervals; \
-         the surface volume is the trapezoid integral of pass^k over (ε, λ); cost is what the agents reported.</footer></body></html>\n",
+         the surface volume is the normalized trapezoid integral of R(j, ε, λ) over j ∈ {1, k} and the measured ε and λ \
+         (n/a with fewer than two (ε, λ) cells, or a point undefined); cost per 100 episodes is over the episodes that reported a cost (n/a when none did).</footer></body></html>\n",
     );
     out
+}
+
+/// The leaderboard's order of two rows: by pass^k, then pass^1 (a rate that is n/a below any value).
+fn rank_order(a: &Row, b: &Row) -> std::cmp::Ordering {
+    let key = |p: &PassK| p.as_f64().unwrap_or(-1.0);
+    key(a.pass_k).total_cmp(&key(b.pass_k)).then(key(a.pass_1).total_cmp(&key(b.pass_1)))
 }
 
 fn rate_cell(name: &str, rate: &PassK) -> String {

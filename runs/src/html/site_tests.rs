@@ -1,5 +1,5 @@
-//! The results site: a leaderboard per suite and generator version (runs of
-//! different versions never in one table), rows ranked by pass^k with the
+//! The results site: a leaderboard per suite, generator version and k (runs
+//! of different versions, or of different k, never in one table), rows ranked by pass^k with the
 //! figures' own values, a report page per run and comparisons within a
 //! leaderboard only.
 
@@ -24,9 +24,14 @@ fn episodes(agent: &str, passes: [u32; 2]) -> Vec<EpisodeResult> {
 }
 
 fn run(id: &str, suite: &str, version: u32, agents: &[(&str, [u32; 2])]) -> SiteRun {
+    run_k(id, suite, version, 2, agents)
+}
+
+/// A run whose figures are computed with `k` (its episodes have two trials per task).
+fn run_k(id: &str, suite: &str, version: u32, k: u32, agents: &[(&str, [u32; 2])]) -> SiteRun {
     let episodes: Vec<EpisodeResult> = agents.iter().flat_map(|(agent, passes)| episodes(agent, *passes)).collect();
     let figures =
-        figures(id, "toolenv run", &episodes, 2, episodes.len() as u64, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+        figures(id, "toolenv run", &episodes, k, episodes.len() as u64, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
     SiteRun { figures, suite: suite.to_owned(), generator_version: version }
 }
 
@@ -102,4 +107,63 @@ fn run_ids_become_safe_file_names() {
     let pages = site(&[run("../evil<id>", "paper", 0, &[("solver", [2, 2])])]);
     assert_eq!(pages[1].path, "runs/___evil_id_.html");
     assert!(!pages[0].html.contains("<id>"), "escaped in the index");
+}
+
+/// The leaderboard's cells of a field, row by row: (agent, text shown).
+fn column(index: &str, field: &str) -> Vec<(String, String)> {
+    let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(index, options).expect("the index is well-formed XML");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("tr") && n.attribute("data-run").is_some())
+        .map(|row| {
+            let cell = row.children().find(|c| c.attribute("data-field") == Some(field)).expect("the field's cell");
+            let text: String = cell.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect();
+            (row.attribute("data-agent").unwrap().to_owned(), text)
+        })
+        .collect()
+}
+
+#[test]
+fn equal_figures_share_a_rank() {
+    // brittle and naive tie on pass^2 (0.5) and pass^1 (0.75): both are second, and idle is fourth.
+    let runs = [run("run-0001", "paper", 0, &[("solver", [2, 2]), ("brittle", [1, 2]), ("naive", [2, 1]), ("idle", [0, 0])])];
+    let index = &site(&runs)[0].html;
+    let ranks = column(index, "rank");
+    let expected = [("solver", "1"), ("brittle", "2"), ("naive", "2"), ("idle", "4")];
+    assert_eq!(ranks, expected.map(|(a, r)| (a.to_owned(), r.to_owned())));
+    assert!(column(index, "k").iter().all(|(_, k)| k == "2"));
+    assert!(column(index, "episodes").iter().all(|(_, n)| n == "4"));
+    // Absent figures say n/a, never 0: no surface with a single cell, no cost but the solver's.
+    assert!(column(index, "volume").iter().all(|(_, v)| v == "n/a"));
+    let cost = column(index, "cost");
+    assert!(cost.iter().all(|(agent, c)| if agent == "solver" { c == "$2.00" } else { c == "n/a" }), "{cost:?}");
+}
+
+#[test]
+fn the_index_counts_in_the_singular_where_it_is_one() {
+    let one = site(&[run("run-0001", "paper", 0, &[("solver", [2, 2])])]);
+    assert!(one[0].html.contains("1 run in 1 leaderboard."), "one run");
+    let two = site(&[run("run-0001", "paper", 0, &[("solver", [2, 2])]), run("run-0002", "paper", 0, &[("naive", [2, 0])])]);
+    assert!(two[0].html.contains("2 runs in 1 leaderboard."), "two runs, one leaderboard");
+}
+
+#[test]
+fn pass_k_of_different_k_is_never_ranked_together() {
+    // brittle's pass^1 (0.75) is no better than solver's pass^2 would be: different figures, different leaderboards.
+    let runs = [run_k("run-0001", "paper", 0, 2, &[("solver", [2, 1])]), run_k("run-0002", "paper", 0, 1, &[("brittle", [1, 2])])];
+    let pages = site(&runs);
+    let paths: Vec<&str> = pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["index.html", "runs/run-0001.html", "runs/run-0002.html"], "no comparison across k");
+    let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(&pages[0].html, options).expect("the index is well-formed XML");
+    let boards: Vec<(&str, &str, Vec<&str>)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("section"))
+        .map(|b| {
+            let rows = b.descendants().filter_map(|n| n.attribute("data-run")).collect();
+            (b.attribute("data-suite").unwrap(), b.attribute("data-k").unwrap(), rows)
+        })
+        .collect();
+    assert_eq!(boards, [("paper", "1", vec!["run-0002"]), ("paper", "2", vec!["run-0001"])]);
+    assert!(pages[0].html.contains("2 runs in 2 leaderboards.") && pages[0].html.contains("generator version 0, k = 2"));
 }

@@ -1,5 +1,5 @@
 //! `toolenv site RUN… --out DIR`: a static results site of stored runs (a
-//! leaderboard per suite and generator version, each run's report, and
+//! leaderboard per suite, generator version and k, each run's report, and
 //! comparisons), as [`toolenv_runs::html::site`] lays it out.
 
 use std::path::{Path, PathBuf};
