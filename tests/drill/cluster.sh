@@ -24,6 +24,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_port() { until (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.1; done; }
 pids=()
+# More `serve` flags for every replica (the caller may set them).
+replica_args=(${replica_args[@]+"${replica_args[@]}"})
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     [ -n "${pg_data:-}" ] && as_pg "$pgbin/pg_ctl" stop -D "$pg_data" -m immediate >/dev/null 2>&1 || true
@@ -55,7 +57,7 @@ declare -a ports replica_pids
 start_replica() { # number
     [ -n "${ports[$1]:-}" ] || ports[$1]=$(free_port)
     RUST_LOG=info "$toolenv" --log-format json serve --addr "127.0.0.1:${ports[$1]}" --store "$url" --time-scale 0 \
-        >>"$out/replica$1.log" 2>&1 &
+        "${replica_args[@]}" >>"$out/replica$1.log" 2>&1 &
     replica_pids[$1]=$!
     pids+=("$!")
 }

@@ -9,6 +9,12 @@
 # single-process run of the same grid byte for byte. Prints how many
 # episodes the replicas rebuilt by replay.
 #
+# Beside it, a lease probe: a second run with long leases (60 s) played by
+# slow workers (`work --think-ms`, longer than the replicas' idle timeout, so
+# the replica drops each copy between calls and rebuilds it from the log),
+# through the same kills. Checks: no live lease refused as expired, and every
+# probe episode passed.
+#
 # The cluster is tests/drill/cluster.sh's, which installs Debian's postgresql
 # and haproxy when missing (apt-get, as root).
 # Usage: tests/drill/failover.sh   (from anywhere; run by .ci/run)
@@ -26,7 +32,9 @@ if [ -z "$toolenv" ]; then
 fi
 source tests/drill/cluster.sh
 
-# Three replicas and the proxy.
+# Three replicas and the proxy; copies idle for a second are dropped (the
+# durable log keeps the episode), which the lease probe relies on.
+replica_args=(--idle-timeout-secs 1)
 for n in 1 2 3; do start_replica "$n"; done
 for n in 1 2 3; do wait_port "${ports[$n]}"; done
 start_proxy 3
@@ -54,6 +62,13 @@ for w in $(seq 1 16); do
     workers+=("$!")
 done
 
+# The lease probe: two slow workers on a run with long leases.
+probe=$("$toolenv" --url "$proxy" host --domain scheduling --trials 3 --label reference --lease-timeout-secs 60 --no-wait 2>"$out/probe-host.log" | grep -o 'run-[0-9]*' | head -1) || true
+[ -n "$probe" ] || { echo "failover drill: the lease probe's run was not planned:" >&2; cat "$out/probe-host.log" >&2; exit 1; }
+"$toolenv" --url "$proxy" work "$probe" --agent reference --workers 2 --think-ms 1500 >"$out/probe.log" 2>&1 &
+probe_worker=$!
+pids+=("$probe_worker")
+
 verdicts() { psql_run -c "SELECT COUNT(*) FROM episodes WHERE run_id = '$run' AND passed IS NOT NULL" 2>/dev/null || echo 0; }
 deadline=$((SECONDS + 170))
 wait_for() {
@@ -71,6 +86,10 @@ wait_for $((planned / 2))
 echo "SIGKILL replica 2 at $(verdicts) verdicts"; kill -9 "${replica_pids[2]}"; sleep 0.5; start_replica 2
 for pid in "${workers[@]}"; do wait "$pid" || { echo "FAILED: a worker kept failing (see $out/worker*.log)"; exit 1; }; done
 echo "every worker done at $(verdicts) verdicts"
+wait "$probe_worker" || { echo "FAILED: the lease probe's worker failed:"; cat "$out/probe.log"; exit 1; }
+grep -q "; 0 lost to expired leases" "$out/probe.log" || { echo "FAILED: the lease probe lost live leases:"; cat "$out/probe.log"; exit 1; }
+probe_counts=$(psql_run -c "SELECT COUNT(*), COUNT(*) FILTER (WHERE passed) FROM episodes WHERE run_id = '$probe'")
+[ "${probe_counts%|*}" -gt 0 ] && [ "${probe_counts%|*}" = "${probe_counts#*|}" ] || { echo "FAILED: lease probe episodes (rows|passed) = $probe_counts"; exit 1; }
 
 # Exactly one verdict per planned episode (the key allows no second row).
 counts=$(psql_run -c "SELECT COUNT(*), COUNT(DISTINCT plan_index), COUNT(*) FILTER (WHERE passed IS NULL) FROM episodes WHERE run_id = '$run'")
@@ -103,4 +122,4 @@ if found:
     sys.exit("FAILED: the replicas' report differs from the single process's")
 PY
 rebuilt=$(cat "$out"/replica*.log | grep -c 'rebuilt from the durable log' || true)
-echo "passed: $planned episodes, one verdict each; report equal to a single process's; $rebuilt episodes rebuilt by replay; $((SECONDS - started)) s"
+echo "passed: $planned episodes, one verdict each; report equal to a single process's; $rebuilt episodes rebuilt by replay; lease probe: ${probe_counts%|*} slow episodes, none refused; $((SECONDS - started)) s"

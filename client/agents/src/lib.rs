@@ -27,6 +27,7 @@
 pub mod builtin;
 #[cfg(feature = "llm")]
 pub mod llm;
+pub mod paced;
 pub mod spec;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use toolenv_core::TaskRef;
 use toolenv_domains::masfire::team::TeamEnv;
 
 pub use builtin::Builtin;
+pub use paced::Paced;
 pub use spec::Spec;
 
 /// Where an agent plays: the solver's environment plus joining roles; an

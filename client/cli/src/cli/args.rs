@@ -105,7 +105,7 @@ pub(crate) enum Command {
         store: StoreArgs,
     },
     /// Write a static results site of stored runs into a directory: a
-    /// leaderboard per suite and generator version, each run's report page,
+    /// leaderboard per suite, generator version and k, each run's report page,
     /// and comparisons; open DIR/index.html.
     Site(super::site::SiteArgs),
     /// Copy every run of a store (--store, a SQLite file) into a PostgreSQL
@@ -292,6 +292,10 @@ pub(crate) enum ClientCommand {
         /// Workers in this process, each leasing its own episodes.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
         workers: u32,
+        /// Real milliseconds the agent waits before each call, as a model's
+        /// latency would (load tests; slow but live workers).
+        #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+        think_ms: u64,
         /// Task files (or folders) the run's tasks come from, which a built-in
         /// agent needs here too (repeatable).
         #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]

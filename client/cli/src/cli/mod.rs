@@ -100,10 +100,13 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers, llm, user, .. }) => {
-            let agent = llm::agents([agent.0.as_str()], &llm, &user)?
+        Command::Client(ClientCommand::Work { run, agent, label, workers, think_ms, llm, user, .. }) => {
+            let mut agent = llm::agents([agent.0.as_str()], &llm, &user)?
                 .agent(&agent.0)
                 .with_context(|| format!("--agent {}: not an agent", agent.0))?;
+            if think_ms > 0 {
+                agent = std::sync::Arc::new(toolenv_agents::Paced::new(agent, std::time::Duration::from_millis(think_ms)));
+            }
             hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Export { filter }), .. }) => {
