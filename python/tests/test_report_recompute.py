@@ -987,3 +987,46 @@ def test_the_site_of_several_runs_shows_what_the_definitions_give(binary, scratc
     assert any("data-minus" in pages[f"compare/{run}-vs-{base}.html"] for run, base in compared), "a difference"
     assert not ch.problems, "\n".join(ch.problems[:40])
     assert ch.checked > 1000
+
+
+def k_of(figures, ptr):
+    """The k of the overall pass^k a page's pointer names: pass^1, its run's pass^k, or a curve's pass^j."""
+    m = re.fullmatch(r"/runs/(\d+)/report/agents/\d+/overall/(pass_1|pass_k)/value", ptr)
+    if m:
+        return 1 if m.group(2) == "pass_1" else figures["runs"][int(m.group(1))]["report"]["k"]
+    m = re.fullmatch(r"/runs/\d+/curves/\d+/overall/(\d+)/value", ptr)
+    assert m, f"{ptr}: a difference of something other than an overall pass^k"
+    return int(m.group(1)) + 1
+
+
+def test_runs_of_different_k_are_compared_at_one_k(binary, scratch):
+    """Two runs of different trial counts side by side: every difference on the page is of figures of one k (the
+    smaller k, each run's from its own episodes), and with a common k of 1 pass^k has no difference, only n/a."""
+    store = scratch / "different-k.db"
+    args = ["--suite", "generated:77:1", "--domain", "scheduling", "--agent", "reference-no-retry,brittle"]
+    args += ["--faults", "0.2", "--time-scale", "0", "--concurrency", "8"]
+    ch = Checker("different k")
+    documents, recomputed = {}, {}
+    for i, k in enumerate([1, 3, 2]):
+        run = f"run-{i + 1:04}"
+        toolenv(binary, "run", *args, "--trials", str(k), "--store", str(store))
+        lines = [json.loads(line) for line in toolenv(binary, "export", run, "--store", str(store)).splitlines() if line]
+        documents[run] = json.loads(toolenv(binary, "report", run, "--json", "--store", str(store)))
+        recomputed[run] = curves(recompute(run, k, lines, documents[run], ch), k)
+    for base, run, common in [("run-0001", "run-0002", 1), ("run-0002", "run-0003", 2), ("run-0003", "run-0002", 2)]:
+        page = scratch / f"{run}-vs-{base}.html"
+        toolenv(binary, "report", base, run, "--html", str(page), "--store", str(store))
+        html = page.read_text()
+        name = f"{run} vs {base}"
+        check_page(ch, html, [documents[base], documents[run]], [recomputed[base], recomputed[run]], name)
+        figures = {"runs": [documents[base], documents[run]]}
+        differences = re.findall(r'data-ptr="([^"]*)"[^>]*data-minus="([^"]*)"', html)
+        for ptr, minus in differences:
+            ch.eq(f"{name}: the k of {ptr} − {minus}", k_of(figures, ptr), k_of(figures, minus))
+        agents = len(documents[run]["report"]["agents"])
+        # pass^1 per agent, and pass^k at the common k when it is more than 1.
+        ch.eq(f"{name}: differences", agents * (1 if common == 1 else 2), len(differences))
+        ch.eq(f"{name}: k differs", True, f"k differs: {documents[base]['report']['k']} vs {documents[run]['report']['k']}" in html)
+        ch.eq(f"{name}: pass^k n/a", common == 1, "n/a (k differs" in html)
+    assert not ch.problems, "\n".join(ch.problems[:40])
+    assert ch.checked > 100

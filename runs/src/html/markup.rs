@@ -113,6 +113,12 @@ pub(super) fn delta(ptr: &Ptr, minus: &Ptr, value: Option<f64>, fmt: Fmt) -> Str
     }
 }
 
+/// `n/a` with the reason there is no figure, e.g. `n/a (k differs: 1 vs 3)`;
+/// tied to no data, as it shows none.
+pub(super) fn na(reason: &str) -> String {
+    format!(r#"<span class="na">n/a ({})</span>"#, esc(reason))
+}
+
 /// A whole number.
 pub(super) fn count(ptr: &Ptr, value: u64) -> String {
     num(ptr, Some(value as f64), Fmt::Count)

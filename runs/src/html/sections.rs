@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::markup::{Fmt, Ptr, agent_ptr, agent_rows, count, delta, esc, num, pass, table};
+use super::markup::{Fmt, Ptr, agent_ptr, agent_rows, count, delta, esc, na, num, pass, table};
 use super::svg::{self, BarGroup, Cell, Series};
 use super::{AgentCurves, RunFigures};
 use crate::{
@@ -36,7 +36,9 @@ pub(super) const SECTIONS: &[Section] = &[
     Section {
         id: "comparison",
         title: "Comparison with the first run",
-        about: "Each agent that both runs have: its rates here, in the first run, and the difference in percentage points.",
+        about: "Each agent that both runs have: its rates here, in the first run, and the difference in percentage points. \
+                pass^k is compared at one k only: runs of different trial counts at the smaller k (each run's pass^j from its own \
+                episodes), or not at all (n/a) when that is 1, which the pass^1 columns already compare.",
         render: comparison,
     },
     Section {
@@ -151,6 +153,28 @@ fn ceiling(ptr: &Ptr, ceiling: &Option<crate::metrics::PassK>) -> String {
     }
 }
 
+/// pass^j of agent `a` of run `i` (its pointer and value): the report's
+/// `field` (`pass_1` or `pass_k`) when it is pass^j, else the other one
+/// when that is, else for 1 < j < k the pass^j curve computed from the same
+/// episodes; `None` when the run has fewer than j trials.
+fn pass_at(run: &RunFigures, i: usize, a: usize, field: &str, j: u32) -> Option<(Ptr, Option<f64>)> {
+    let overall = &run.report.agents.get(a)?.overall;
+    let ptr = agent_ptr(i, a).field("overall");
+    let k = run.report.k;
+    let (first, second) = if field == "pass_1" { ("pass_1", "pass_k") } else { ("pass_k", "pass_1") };
+    for name in [first, second] {
+        let (of, value) = if name == "pass_1" { (1, &overall.pass_1) } else { (k, &overall.pass_k) };
+        if of == j {
+            return Some((ptr.field(name).field("value"), value.as_f64()));
+        }
+    }
+    if j == 0 || j > k {
+        return None;
+    }
+    let point = run.curves.get(a)?.overall.get(j as usize - 1)?;
+    Some((Ptr::run(i).field("curves").at(a).field("overall").at(j as usize - 1).field("value"), point.as_f64()))
+}
+
 fn comparison(runs: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
     if runs.len() < 2 {
         return None;
@@ -159,27 +183,62 @@ fn comparison(runs: &[RunFigures], i: usize, run: &RunFigures) -> Option<String>
     if i == 0 {
         return Some(r#"<p class="muted">The baseline: the other runs are compared with this one.</p>"#.to_owned());
     }
-    let k = run.report.k;
-    let head = ["agent", "pass^1", "first run", "Δ", &format!("pass^{k}"), "first run", "Δ"].map(str::to_owned);
+    // pass^k of different k are different figures: compare at the smaller k
+    // (both runs have at least that many trials), or, when that is 1 and
+    // the pass^1 columns compare it already, say why there is no difference.
+    let (k, base_k) = (run.report.k, base.report.k);
+    let common = k.min(base_k);
+    let differs = format!("k differs: {base_k} vs {k}");
+    let at = if k == base_k || common > 1 { Some(common) } else { None };
+    let head = match at {
+        Some(j) => ["agent", "pass^1", "first run", "Δ", &format!("pass^{j}"), "first run", "Δ"].map(str::to_owned),
+        None => ["agent", "pass^1", "first run", "Δ", "pass^k", "first run", "Δ"].map(str::to_owned),
+    };
     let mut rows = Vec::new();
     for (a, agent) in run.report.agents.iter().enumerate() {
         let Some(b) = base.report.agents.iter().position(|x| x.agent == agent.agent) else { continue };
-        let (mine, theirs) = (agent_ptr(i, a).field("overall"), agent_ptr(0, b).field("overall"));
-        let other = &base.report.agents[b].overall;
         let mut row = vec![esc(&agent.agent)];
-        for (field, here, there) in [("pass_1", &agent.overall.pass_1, &other.pass_1), ("pass_k", &agent.overall.pass_k, &other.pass_k)] {
-            let (p, q) = (mine.field(field).field("value"), theirs.field(field).field("value"));
-            row.push(num(&p, here.as_f64(), Fmt::Pct(1)));
-            row.push(num(&q, there.as_f64(), Fmt::Pct(1)));
-            let d = here.as_f64().zip(there.as_f64()).map(|(x, y)| x - y);
-            row.push(with_id(&format!("r{i}-a{a}-delta-{field}"), &delta(&p, &q, d, Fmt::Points)));
+        let compared = |field: &str, j: u32, row: &mut Vec<String>| match (pass_at(run, i, a, field, j), pass_at(base, 0, b, field, j)) {
+            (Some((p, here)), Some((q, there))) => {
+                row.push(num(&p, here, Fmt::Pct(1)));
+                row.push(num(&q, there, Fmt::Pct(1)));
+                let d = here.zip(there).map(|(x, y)| x - y);
+                row.push(with_id(&format!("r{i}-a{a}-delta-{field}"), &delta(&p, &q, d, Fmt::Points)));
+            }
+            _ => row.extend([na(&differs), na(&differs), with_id(&format!("r{i}-a{a}-delta-{field}"), &na(&differs))]),
+        };
+        compared("pass_1", 1, &mut row);
+        match at {
+            Some(j) => compared("pass_k", j, &mut row),
+            None => {
+                // Each run's own pass^k, labelled with its k, and no difference.
+                let (p, q) = (agent_ptr(i, a).field("overall"), agent_ptr(0, b).field("overall"));
+                let other = &base.report.agents[b].overall;
+                row.push(format!("pass^{k} {}", num(&p.field("pass_k").field("value"), agent.overall.pass_k.as_f64(), Fmt::Pct(1))));
+                row.push(format!("pass^{base_k} {}", num(&q.field("pass_k").field("value"), other.pass_k.as_f64(), Fmt::Pct(1))));
+                row.push(with_id(&format!("r{i}-a{a}-delta-pass_k"), &na(&differs)));
+            }
         }
         rows.push(row);
     }
     if rows.is_empty() {
         return Some(r#"<p class="none">No agent in common with the first run.</p>"#.to_owned());
     }
-    Some(table("comparison", &head, &rows))
+    let mut out = table("comparison", &head, &rows);
+    if k != base_k {
+        let note = match at {
+            Some(j) => format!(
+                "{differs} (first run vs this one): pass^k is compared at the common k = {j}, each run's pass^{j} computed from its \
+                 own episodes; each run's own pass^k is in the overview."
+            ),
+            None => format!(
+                "{differs} (first run vs this one): pass^{base_k} and pass^{k} are different figures, so they have no difference; \
+                 the common k is 1, compared in the pass^1 columns."
+            ),
+        };
+        let _ = write!(out, r#"<p class="muted" id="r{i}-k-differs">{}</p>"#, esc(&note));
+    }
+    Some(out)
 }
 
 /// Levels as axis labels.

@@ -198,6 +198,80 @@ fn two_runs_side_by_side_with_their_differences() {
     assert_eq!(text_of(&html, "r1-a1-delta-pass_k"), format!("{:+.2} pp", (1.0 - before) * 100.0));
 }
 
+/// The figures of the grid's episodes of the first `k` trials, as a run of k trials.
+fn figures_with_trials(run: &str, episodes: &[EpisodeResult], k: u32) -> RunFigures {
+    let mine: Vec<EpisodeResult> = episodes.iter().filter(|e| e.trial < k).cloned().collect();
+    let planned = mine.len() as u64;
+    figures(run, "", &mine, k, planned, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap()
+}
+
+/// The k of the pass^k a pointer of the page names: pass^1, the run's pass^k, or a curve's pass^j.
+fn k_of(ptr: &str, data: &Value) -> u32 {
+    let parts: Vec<&str> = ptr.split('/').collect();
+    match parts.as_slice() {
+        ["", "runs", run, "report", "agents", _, "overall", figure, "value"] => match *figure {
+            "pass_1" => 1,
+            "pass_k" => data.pointer(&format!("/runs/{run}/report/k")).and_then(Value::as_u64).unwrap() as u32,
+            other => panic!("{ptr}: not a pass^k ({other})"),
+        },
+        ["", "runs", _, "curves", _, "overall", j, "value"] => j.parse::<u32>().unwrap() + 1,
+        _ => panic!("{ptr}: not an overall pass^k"),
+    }
+}
+
+/// Checks the page's numbers, and that every difference on it is of two figures of one k; returns how many.
+fn differences_of_one_k(html: &str, data: &Value) -> usize {
+    check_numbers(html, data);
+    let doc = roxmltree::Document::parse_with_options(html, roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() }).unwrap();
+    let mut differences = 0;
+    for node in doc.descendants().filter(|n| n.has_attribute("data-minus")) {
+        let (ptr, minus) = (node.attribute("data-ptr").unwrap(), node.attribute("data-minus").unwrap());
+        assert_eq!(k_of(ptr, data), k_of(minus, data), "{ptr} − {minus}: a difference of pass^k of different k");
+        differences += 1;
+    }
+    differences
+}
+
+#[test]
+fn runs_of_different_k_are_never_subtracted_across_k() {
+    let episodes = grid();
+    // One trial against three: pass^1 is compared, pass^3 has no pass^3 to be compared with.
+    let runs = [figures_with_trials("run-0001", &episodes, 1), figures_with_trials("run-0002", &episodes, 3)];
+    let html = render(&runs);
+    let data = serde_json::json!({ "runs": runs });
+    assert_eq!(differences_of_one_k(&html, &data), 2, "pass^1 of each agent");
+    for a in 0..2 {
+        assert_eq!(text_of(&html, &format!("r1-a{a}-delta-pass_k")), "n/a (k differs: 1 vs 3)");
+        assert!(text_of(&html, &format!("r1-a{a}-delta-pass_1")).ends_with(" pp"));
+    }
+    assert!(text_of(&html, "r1-k-differs").starts_with("k differs: 1 vs 3"));
+
+    // Two trials against three, either way round: pass^k is compared at k = 2, each run's from its own episodes.
+    for (first, second) in [(2, 3), (3, 2)] {
+        let runs = [figures_with_trials("run-0001", &episodes, first), figures_with_trials("run-0002", &episodes, second)];
+        let html = render(&runs);
+        let data = serde_json::json!({ "runs": runs });
+        assert_eq!(differences_of_one_k(&html, &data), 4, "pass^1 and pass^2 of each agent");
+        assert!(html.contains("<th>pass^2</th>"), "the common k is in the heading");
+        assert!(text_of(&html, "r1-k-differs").starts_with(&format!("k differs: {first} vs {second}")));
+        for (a, agent) in runs[1].report.agents.iter().enumerate() {
+            let pass_2 = |k: u32| {
+                let mine: Vec<EpisodeResult> = episodes.iter().filter(|e| e.trial < k && e.agent == agent.agent).cloned().collect();
+                metrics::pass_hat_k(mine.iter(), 2, InfraConvention::CountAsFailure).unwrap().as_f64().unwrap()
+            };
+            let expected = (pass_2(second) - pass_2(first)) * 100.0;
+            let shown = text_of(&html, &format!("r1-a{a}-delta-pass_k"));
+            assert_eq!(shown, format!("{expected:+.2} pp"), "{}", agent.agent);
+        }
+    }
+
+    // Runs of one k are compared at it, as before.
+    let runs = [figures_with_trials("run-0001", &episodes, 3), figures_with_trials("run-0002", &episodes, 3)];
+    let html = render(&runs);
+    assert_eq!(differences_of_one_k(&html, &serde_json::json!({ "runs": runs })), 4);
+    assert!(html.contains("<th>pass^3</th>") && !html.contains("k differs"));
+}
+
 #[test]
 fn a_single_configuration_has_no_surface_and_one_point_curves() {
     let episodes = crate::metrics::tests::task("travel/x/001", 1, 1);
