@@ -358,3 +358,75 @@ fn bad_arguments_are_refused_with_what_is_wrong() {
     let (_, _, stderr) = chaos_with(&["--seed", "1", "--faults", "0.2", "--ledger", missing_dir, "--", "cat"], "");
     assert!(stderr.contains(missing_dir), "the ledger's path is named: {stderr}");
 }
+
+#[test]
+fn verdicts_make_the_ledgers_a_run_with_pass_k_by_fault_profile() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let calls = script(6);
+    // Two tasks × two trials at λ 0 and 0.3: a session each, named after them.
+    let passes = [("0.0", "a", [true, true]), ("0.0", "b", [true, false]), ("0.3", "a", [true, false]), ("0.3", "b", [false, false])];
+    let (mut ledgers, mut verdicts) = (Vec::new(), String::new());
+    for (profile, task, passed) in passes {
+        for (trial, passed) in passed.into_iter().enumerate() {
+            let name = format!("{profile}-{task}-{trial}");
+            let played = session(&["--seed", "4", "--session", &name, "--faults", profile], &calls, false);
+            let file = dir.path().join(format!("{name}.jsonl"));
+            std::fs::write(&file, &played.ledger).expect("written");
+            ledgers.push(file);
+            verdicts.push_str(&format!("{}\n", json!({"session": name, "passed": passed, "task": task, "agent": "mine"})));
+        }
+    }
+    let verdicts_file = dir.path().join("verdicts.jsonl");
+    std::fs::write(&verdicts_file, &verdicts).expect("written");
+    let report = |extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+            .arg("report")
+            .arg("--chaos-ledger")
+            .args(&ledgers)
+            .arg("--verdicts")
+            .arg(&verdicts_file)
+            .args(extra)
+            .env_remove("TOOLENV_URL")
+            .output()
+            .expect("report runs");
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (ok, stdout, stderr) = report(&["--json"]);
+    assert!(ok, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!((json["sessions"].as_u64(), json["report"]["k"].as_u64()), (Some(8), Some(2)), "k: the trials of each task");
+    let agent = &json["report"]["agents"][0];
+    assert_eq!(agent["agent"], "mine");
+    // By hand: at λ 0, task a passed both trials and b one of two; at 0.3, a one, b none.
+    let fraction = |v: &Value| format!("{}/{}", v["num"], v["den"]);
+    let by_lambda: Vec<(String, String, String)> = agent["by_lambda"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (row["label"].as_str().unwrap().to_owned(), fraction(&row["pass_1"]["value"]), fraction(&row["pass_k"]["value"])))
+        .collect();
+    let expected = [("0", "3/4", "1/2"), ("0.3", "1/4", "0/1")].map(|(l, p1, pk)| (l.to_owned(), p1.to_owned(), pk.to_owned()));
+    assert_eq!(by_lambda, expected);
+    // The run's fault ledger is the ledgers' own.
+    for field in ["injected", "encountered", "recovered", "extra_calls"] {
+        assert_eq!(agent["recovery"][field], json[field], "{field}");
+    }
+    let (ok, text, stderr) = report(&[]);
+    assert!(ok, "{stderr}");
+    assert!(text.contains("== agent mine (8 episodes): pass^2 25.0%"), "{text}");
+
+    // A verdict for a session no ledger has, or a second one, is refused with where.
+    for (bad, expected) in [
+        (json!({"session": "elsewhere", "passed": true}).to_string(), "session 'elsewhere' is in no ledger given"),
+        (json!({"session": "0.0-a-0", "passed": true}).to_string(), "session '0.0-a-0' has a second verdict"),
+        (json!({"session": "0.0-a-1", "passed": "yes"}).to_string(), "verdicts.jsonl:9"),
+    ] {
+        std::fs::write(&verdicts_file, format!("{verdicts}{bad}\n")).expect("written");
+        let (ok, _, stderr) = report(&[]);
+        assert!(!ok && stderr.contains(expected), "{expected}: {stderr}");
+    }
+}

@@ -68,6 +68,13 @@ pub(crate) enum Command {
         /// their sessions.
         #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["other", "html", "feasible_only"])]
         chaos_ledger: Vec<std::path::PathBuf>,
+        /// With --chaos-ledger: how each session ended, as JSON lines
+        /// {"session": S, "passed": true|false, "task": T, "agent": A} (task
+        /// and agent optional); adds the run's report (pass^k by fault
+        /// profile and agent, the surface over λ), the sessions of one task,
+        /// agent and profile being its trials.
+        #[arg(long, value_name = "FILE", requires = "chaos_ledger")]
+        verdicts: Option<std::path::PathBuf>,
         /// A second run to compare with the first, side by side (needs --html).
         #[arg(requires = "html")]
         other: Option<String>,

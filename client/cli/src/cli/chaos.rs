@@ -92,20 +92,133 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
     std::process::exit(status.code().unwrap_or(1))
 }
 
-/// `toolenv report --chaos-ledger FILE…`: fault recovery by kind.
-pub(crate) fn report(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+/// `toolenv report --chaos-ledger FILE… [--verdicts FILE]`: fault recovery
+/// by kind; with verdicts, the run's report too (pass^k, the surface, by
+/// fault profile and agent), from each session's verdict and ledger.
+pub(crate) fn report(files: &[PathBuf], verdicts: Option<&std::path::Path>, json: bool) -> anyhow::Result<ExitCode> {
     let mut ledgers = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         ledgers.push(ledger::parse(&file.display().to_string(), &text)?);
     }
     let summary = ledger::summarize(ledgers.iter().map(Vec::as_slice));
+    let judged = match verdicts {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let results = results(&path.display().to_string(), &text, &ledgers)?;
+            let k = trials(&results);
+            let conv = toolenv_runs::metrics::InfraConvention::CountAsFailure;
+            let report = toolenv_runs::report::summary(&results, k, results.len() as u64, conv, Default::default())?;
+            Some(report)
+        }
+    };
     if json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let mut value = serde_json::to_value(&summary)?;
+        if let Some(report) = &judged {
+            value["report"] = serde_json::to_value(report)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&summary));
+    if let Some(report) = &judged {
+        println!();
+        print!("{}", toolenv_runs::report::render_summary(report));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line of a verdicts file: how a session through the proxy ended.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Verdict {
+    /// The session's name (`toolenv chaos --session`).
+    session: String,
+    /// Whether the user's checker passed the session.
+    passed: bool,
+    /// The task the session played: sessions of one task, agent and fault
+    /// profile are its trials.
+    #[serde(default = "default_task")]
+    task: String,
+    /// The agent's label.
+    #[serde(default = "default_agent")]
+    agent: String,
+}
+
+fn default_task() -> String {
+    "task".to_owned()
+}
+
+fn default_agent() -> String {
+    "agent".to_owned()
+}
+
+/// Each verdict as a run's episode record: its session's fault profile (and
+/// λ) and fault ledger from the ledgers, its trial the count of earlier
+/// verdicts of the same task, agent and profile.
+fn results(file: &str, text: &str, ledgers: &[Vec<ledger::Call>]) -> anyhow::Result<Vec<toolenv_runs::metrics::EpisodeResult>> {
+    use std::collections::BTreeMap;
+    use toolenv_runs::metrics::{EpisodeResult, FaultCounts, Outcome};
+    let mut sessions: BTreeMap<&str, Vec<&ledger::Call>> = BTreeMap::new();
+    for call in ledgers.iter().flatten() {
+        sessions.entry(call.session.as_str()).or_default().push(call);
+    }
+    let mut trials: BTreeMap<(String, String, String), u32> = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut results = Vec::new();
+    for (line, text) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let at = || format!("{file}:{}", line + 1);
+        let verdict: Verdict = serde_json::from_str(text).with_context(at)?;
+        anyhow::ensure!(seen.insert(verdict.session.clone()), "{}: session '{}' has a second verdict", at(), verdict.session);
+        let Some(calls) = sessions.get_mut(verdict.session.as_str()) else {
+            anyhow::bail!("{}: session '{}' is in no ledger given (--chaos-ledger)", at(), verdict.session);
+        };
+        calls.sort_by_key(|c| c.index);
+        let profile = calls[0].fault_profile.clone();
+        let ledger_calls: Vec<_> = calls.iter().map(|c| c.ledger_call()).collect();
+        let kinds = toolenv_core::fault_ledger(&ledger_calls);
+        let totals = toolenv_core::FaultStats::of_kinds(kinds.values());
+        let trial = trials.entry((verdict.task.clone(), verdict.agent.clone(), profile.clone())).or_default();
+        results.push(EpisodeResult {
+            task_id: verdict.task,
+            domain: None,
+            agent: verdict.agent,
+            epsilon: 0.0,
+            lambda: toolenv_runs::lambda_of(&profile),
+            fault_profile: profile,
+            trial: *trial,
+            seed: 0,
+            outcome: if verdict.passed { Outcome::Passed } else { Outcome::Failed },
+            fault_stats: FaultCounts {
+                injected: totals.injected,
+                encountered: totals.encountered,
+                recovered: totals.recovered,
+                extra_calls: totals.extra_calls,
+            },
+            faults_by_kind: kinds,
+            tokens: None,
+            cost_usd: None,
+            calls: u32::try_from(calls.len()).unwrap_or(u32::MAX),
+            feasible: None,
+            llm: None,
+            mas_faults: Vec::new(),
+            user_turns: 0,
+            llm_user_turns: 0,
+        });
+        *trial += 1;
+    }
+    anyhow::ensure!(!results.is_empty(), "{file}: no verdicts");
+    Ok(results)
+}
+
+/// The k of pass^k: the fewest trials any (task, agent, profile) has.
+fn trials(results: &[toolenv_runs::metrics::EpisodeResult]) -> u32 {
+    let mut counts = std::collections::BTreeMap::new();
+    for r in results {
+        *counts.entry((&r.task_id, &r.agent, &r.fault_profile)).or_insert(0u32) += 1;
+    }
+    counts.into_values().min().unwrap_or(1)
 }
 
 /// The summary as a text table.

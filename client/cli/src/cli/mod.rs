@@ -60,7 +60,9 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
-        Command::Report { chaos_ledger, json, .. } if !chaos_ledger.is_empty() => chaos::report(&chaos_ledger, json),
+        Command::Report { chaos_ledger, verdicts, json, .. } if !chaos_ledger.is_empty() => {
+            chaos::report(&chaos_ledger, verdicts.as_deref(), json)
+        }
         Command::Report { run, other, infra, feasible_only, html: Some(file), store, .. } => {
             if url.is_some() {
                 anyhow::bail!("--html reads the store of runs: for a hosted run, pass the server's --store file instead of --url");
