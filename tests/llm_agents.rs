@@ -71,7 +71,7 @@ async fn every_protocol_variant_plays_the_task() {
         let played =
             play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
         let (result, trajectory) = &played[0];
-        assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Passed, "{variant:?}: {result:?}");
+        assert_eq!(result.outcome, toolenv_runs::metrics::EpisodeOutcome::Passed, "{variant:?}: {result:?}");
         assert_eq!(result.calls as usize, calls.len(), "{variant:?}");
         let llm = result.llm.expect("an LLM agent's counts");
         let (native, text) = if variant == Variant::Native { (calls.len() as u32, 0) } else { (0, calls.len() as u32) };
@@ -103,7 +103,7 @@ async fn unreadable_calls_are_protocol_errors_not_silent_zeros() {
     let label = "react@scripted";
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
     let (result, trajectory) = &played[0];
-    assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Failed);
+    assert_eq!(result.outcome, toolenv_runs::metrics::EpisodeOutcome::Failed);
     assert_eq!(result.llm.map(|l| (l.protocol_errors, l.model_turns)), Some((2, 2)));
     let messages = trajectory.as_ref().unwrap()["conversation"]["messages"].as_array().unwrap().clone();
     assert!(messages[3]["content"].as_str().unwrap().contains("could not be read"), "{:?}", messages[3]);
@@ -111,7 +111,7 @@ async fn unreadable_calls_are_protocol_errors_not_silent_zeros() {
     let script = Script { variants: vec![Variant::Garbage, Variant::Fenced], ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed, "{:?}", played[0].0);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::EpisodeOutcome::Passed, "{:?}", played[0].0);
     assert!(played[0].0.llm.unwrap().protocol_errors >= 1);
     let text = report::render(&[played[0].0.clone()], 1, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
     assert!(text.contains("Table 10"), "{text}");
@@ -126,14 +126,14 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     let script = Script { rate_limited_first: 2, retry_after_ms: Some(20), ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::EpisodeOutcome::Passed);
     assert_eq!(endpoint.requests() as usize, calls.len() + 1 + 2);
     // A 429 with Retry-After in seconds is honoured too (one second).
     let script = Script { rate_limited_first: 1, ..Script::new(calls.clone(), Variant::Native) };
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let started = std::time::Instant::now();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
-    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::Outcome::Passed);
+    assert_eq!(played[0].0.outcome, toolenv_runs::metrics::EpisodeOutcome::Passed);
     assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 was not waited");
     // HTTP 500 every time: an infrastructure error after the attempts, no trajectory.
     let script = Script { always_500: true, ..Script::new(calls.clone(), Variant::Native) };
@@ -151,7 +151,7 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     let endpoint = ScriptedEndpoint::start(script).await.unwrap();
     let played = play(&client, &[(label, agent(Architecture::React, &endpoint.base_url(), Tape::Off))], &planned(label, TASK, None)).await;
     let (result, trajectory) = &played[0];
-    assert_eq!(result.outcome, toolenv_runs::metrics::Outcome::Failed, "{result:?}");
+    assert_eq!(result.outcome, toolenv_runs::metrics::EpisodeOutcome::Failed, "{result:?}");
     assert_eq!(result.llm.map(|c| c.context_exhausted), Some(1));
     assert_eq!(trajectory.as_ref().and_then(|t| t.pointer("/conversation/context_exhausted")), Some(&Value::Bool(true)));
     assert_eq!(endpoint.requests(), 1, "a refusal for length is not retried");
@@ -325,7 +325,7 @@ async fn the_model_s_final_answer_reaches_the_episode() {
             let played = play(&client, &[(&label, llm)], &planned(&label, task_id, None)).await;
             let (result, trajectory) = &played[0];
             let case = format!("{label}, {tool_choice:?}, {ending:?}");
-            assert_eq!(result.outcome == toolenv_runs::metrics::Outcome::Passed, *passes, "{case}: {result:?}");
+            assert_eq!(result.outcome == toolenv_runs::metrics::EpisodeOutcome::Passed, *passes, "{case}: {result:?}");
             let trajectory = trajectory.as_ref().expect("a trajectory");
             let given = match ending {
                 Ending::Text(text) | Ending::Finish(text) | Ending::FinishTyped(text, _) => text,

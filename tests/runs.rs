@@ -2,7 +2,7 @@
 
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
-use toolenv_runs::metrics::{self, Breakdown, InfraConvention, Outcome};
+use toolenv_runs::metrics::{self, Breakdown, EpisodeOutcome, InfraConvention};
 use toolenv_runs::{Grid, PlannedEpisode};
 use toolenv_tests::start;
 
@@ -47,7 +47,7 @@ async fn the_paper_grid_runs_and_its_report_is_consistent() {
     assert_eq!(by(Builtin::ReferenceNoRetry, &at(0.0)), 1.0);
     let eps = |e: f64| move |r: &metrics::EpisodeResult| r.epsilon == e;
     assert!(by(Builtin::Brittle, &eps(0.2)) < by(Builtin::Brittle, &eps(0.0)), "the brittle agent falls with ε");
-    assert!(results.iter().any(|r| r.outcome == Outcome::Passed && r.fault_stats.encountered > 0));
+    assert!(results.iter().any(|r| r.outcome == EpisodeOutcome::Passed && r.fault_stats.encountered > 0));
 
     let report = toolenv_runs::report::render(&results, 2, InfraConvention::CountAsFailure, Default::default()).unwrap();
     for expected in [

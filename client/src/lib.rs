@@ -41,7 +41,7 @@ mod tls;
 pub mod worker;
 
 pub use client::{Bearer, CONNECTION_BROKE, Client, ClientError, Credentials, EPISODE_HEADER, Transport, broken_connection_hint};
-pub use play::{EpisodeOutcome, play, play_episode, run_plan};
+pub use play::{FinishedEpisode, play, play_episode, run_plan};
 pub use remote::RemoteEnv;
 pub use retry::call_with_index;
 pub use tls::TlsSetupError;

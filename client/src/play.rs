@@ -15,7 +15,7 @@ use crate::{Client, ClientError, RemoteEnv};
 
 /// One episode played to its end.
 #[derive(Debug, Clone)]
-pub struct EpisodeOutcome {
+pub struct FinishedEpisode {
     /// The task played.
     pub task_id: String,
     /// The oracle's verdict.
@@ -31,7 +31,7 @@ pub async fn play_episode(
     task_id: &str,
     seed: u64,
     trial: u32,
-) -> Result<EpisodeOutcome, ClientError> {
+) -> Result<FinishedEpisode, ClientError> {
     play(client, agent, pb::CreateEpisodeRequest { task_id: task_id.to_owned(), seed, trial, ..Default::default() }).await
 }
 
@@ -46,7 +46,7 @@ pub async fn play(
     client: &mut Client,
     agent: impl Into<Arc<dyn Agent>>,
     request: pb::CreateEpisodeRequest,
-) -> Result<EpisodeOutcome, ClientError> {
+) -> Result<FinishedEpisode, ClientError> {
     let tape_key = format!("{}/s{}-t{}-e{}", request.task_id, request.seed, request.trial, request.epsilon);
     play_keyed(client, agent.into(), request, tape_key).await
 }
@@ -57,7 +57,7 @@ async fn play_keyed(
     agent: Arc<dyn Agent>,
     mut request: pb::CreateEpisodeRequest,
     tape_key: String,
-) -> Result<EpisodeOutcome, ClientError> {
+) -> Result<FinishedEpisode, ClientError> {
     let task = known_task(client, &*agent, &request.task_id).await?;
     if request.roles.is_empty() {
         request.roles = agent.roles().iter().map(pb::Role::from).collect();
@@ -66,7 +66,7 @@ async fn play_keyed(
     let episode = client.create(request).await?;
     let verdict = play_created(client, agent, task, &episode, seed, tape_key).await?;
     let trajectory = client.trajectory(&episode.episode_id).await?;
-    Ok(EpisodeOutcome { task_id: episode.task_id, verdict, trajectory })
+    Ok(FinishedEpisode { task_id: episode.task_id, verdict, trajectory })
 }
 
 /// The task of an id (the paper's, or a generated one rebuilt from its id)

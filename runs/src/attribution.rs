@@ -11,7 +11,7 @@ use toolenv::pb;
 use toolenv_core::ForkError;
 use toolenv_domains::attribution::{Attribution, ErrorType, Mast, Responsible};
 
-use crate::{StoredEpisode, metrics::Outcome};
+use crate::{StoredEpisode, metrics::EpisodeOutcome};
 
 /// One failed episode of a run, attributed.
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ pub fn attribute_run(episodes: &[StoredEpisode], max_calls: u32) -> (Vec<Episode
     let mut attributed = Vec::new();
     let mut failed = Vec::new();
     for episode in episodes {
-        let Some(trajectory) = episode.trajectory.as_ref().filter(|_| episode.result.outcome == Outcome::Failed) else { continue };
+        let Some(trajectory) = episode.trajectory.as_ref().filter(|_| episode.result.outcome == EpisodeOutcome::Failed) else { continue };
         let recorded = trajectory.verdict.as_ref().and_then(|v| v.feasible);
         let attribution = crate::fork::attribute(trajectory, max_calls).and_then(|attribution| match recorded {
             Some(feasible) if attribution.infeasible_from_start == feasible => Err(ForkError::Diverged {

@@ -2,7 +2,7 @@
 //! printed by `runs/tests/stats_reference.py` ("compare fixture").
 
 use super::*;
-use crate::{metrics::Outcome, metrics::tests::episode};
+use crate::{metrics::EpisodeOutcome, metrics::tests::episode};
 
 /// Passes out of 2 trials per task for A and B: A − B is
 /// [2, −1, 1, 2, 0, 1, 2, −2, 1, 1]. The first six tasks are travel, the
@@ -15,7 +15,8 @@ fn side(agent: &str, passes: &[u32], epsilon: f64) -> Vec<EpisodeResult> {
     for (i, &passed) in passes.iter().enumerate() {
         let domain = if i < 6 { "travel" } else { "support" };
         for trial in 0..2 {
-            let mut e = episode(&format!("{domain}/t/{i:03}"), trial, if trial < passed { Outcome::Passed } else { Outcome::Failed });
+            let mut e =
+                episode(&format!("{domain}/t/{i:03}"), trial, if trial < passed { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed });
             e.agent = agent.to_owned();
             e.epsilon = epsilon;
             episodes.push(e);

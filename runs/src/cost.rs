@@ -161,14 +161,14 @@ pub fn render_rows(rows: &[CostRow]) -> String {
 mod tests {
     use super::*;
     use crate::metrics::tests::episode;
-    use crate::metrics::{LlmCounts, Outcome, TokenUsage};
+    use crate::metrics::{EpisodeOutcome, LlmCounts, TokenUsage};
 
     #[test]
     fn two_models_side_by_side_with_ratios() {
         let mut episodes = Vec::new();
         for (agent, input, cost) in [("react@small", 1000, 0.001), ("react@large", 3000, 0.004)] {
             for trial in 0..4 {
-                let mut e = episode("travel/t/001", trial, Outcome::Passed);
+                let mut e = episode("travel/t/001", trial, EpisodeOutcome::Passed);
                 e.agent = agent.to_owned();
                 e.tokens = Some(TokenUsage { input, output: 100 });
                 e.cost_usd = Some(cost);
@@ -183,7 +183,7 @@ mod tests {
                 episodes.push(e);
             }
         }
-        episodes.push(episode("travel/t/001", 0, Outcome::Passed)); // agent "a": no usage, no row
+        episodes.push(episode("travel/t/001", 0, EpisodeOutcome::Passed)); // agent "a": no usage, no row
         let rows = table(&episodes);
         assert_eq!(rows.iter().map(|r| r.agent.as_str()).collect::<Vec<_>>(), ["react@large", "react@small"]);
         let (large, small) = (&rows[0], &rows[1]);
@@ -196,13 +196,13 @@ mod tests {
         assert!(text.contains("Table 10"), "{text}");
         assert!(text.contains("4/12"), "{text}");
         assert!(text.contains("2.82× / 4.00×"), "{text}");
-        assert!(render(&[episode("travel/t/001", 0, Outcome::Passed)]).is_empty());
+        assert!(render(&[episode("travel/t/001", 0, EpisodeOutcome::Passed)]).is_empty());
         // The JSON summary carries the same rows, and no "cost" key without any.
         let conv = crate::metrics::InfraConvention::excluding(false);
         let all = crate::metrics::Population::AllEpisodes;
         let summary = crate::report::summary(&episodes, 4, episodes.len() as u64, conv, all).unwrap();
         assert_eq!(summary.cost, rows);
-        let plain = [episode("travel/t/001", 0, Outcome::Passed)];
+        let plain = [episode("travel/t/001", 0, EpisodeOutcome::Passed)];
         let json = serde_json::to_value(crate::report::summary(&plain, 1, 1, conv, all).unwrap()).unwrap();
         assert!(json.get("cost").is_none(), "{json}");
     }

@@ -41,7 +41,7 @@ impl PlannedEpisode {
     /// The result of this episode when it could not be played to a verdict
     /// for a reason outside the agent (the server or the network).
     pub fn infra_error(&self, reason: String) -> metrics::EpisodeResult {
-        metrics::EpisodeResult::planned(self, metrics::Outcome::InfraError(reason))
+        metrics::EpisodeResult::planned(self, metrics::EpisodeOutcome::InfraError(reason))
     }
 
     /// The result of this episode from its trajectory, with the usage the

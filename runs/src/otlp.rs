@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use toolenv::pb;
 use toolenv::pb::tool_call_record::Outcome as CallOutcome;
 
-use crate::metrics::{EpisodeResult, Outcome};
+use crate::metrics::{EpisodeOutcome, EpisodeResult};
 use crate::{PlannedEpisode, StoredEpisode};
 
 /// `SPAN_KIND_INTERNAL` and `SPAN_KIND_CLIENT` of `opentelemetry.proto.trace.v1.Span.SpanKind`.
@@ -165,12 +165,12 @@ fn episode_span(
         attributes.push(string("gen_ai.request.model", &conversation.model));
     }
     let (outcome, status) = match &result.outcome {
-        Outcome::Passed => ("passed", json!({"code": STATUS_OK})),
-        Outcome::Failed => ("failed", json!({"code": STATUS_ERROR, "message": "the verdict failed"})),
-        Outcome::InfraError(reason) => ("infra_error", json!({"code": STATUS_ERROR, "message": reason})),
+        EpisodeOutcome::Passed => ("passed", json!({"code": STATUS_OK})),
+        EpisodeOutcome::Failed => ("failed", json!({"code": STATUS_ERROR, "message": "the verdict failed"})),
+        EpisodeOutcome::InfraError(reason) => ("infra_error", json!({"code": STATUS_ERROR, "message": reason})),
     };
     attributes.push(string("toolenv.outcome", outcome));
-    if !matches!(result.outcome, Outcome::Passed) {
+    if !matches!(result.outcome, EpisodeOutcome::Passed) {
         attributes.push(string("error.type", outcome));
     }
     if let Some(verdict) = trajectory.and_then(|t| t.verdict.as_ref()) {

@@ -379,14 +379,14 @@ pub fn summary(
     conv: InfraConvention,
     population: Population,
 ) -> Result<Summary, metrics::MetricsError> {
-    let count = |outcome: fn(&metrics::Outcome) -> bool| episodes.iter().filter(|e| outcome(&e.outcome)).count() as u64;
+    let count = |outcome: fn(&metrics::EpisodeOutcome) -> bool| episodes.iter().filter(|e| outcome(&e.outcome)).count() as u64;
     let counts = Counts {
         planned,
         recorded: episodes.len() as u64,
         not_recorded: planned.saturating_sub(episodes.len() as u64),
-        passed: count(|o| *o == metrics::Outcome::Passed),
-        failed: count(|o| *o == metrics::Outcome::Failed),
-        infra_errors: count(|o| matches!(o, metrics::Outcome::InfraError(_))),
+        passed: count(|o| *o == metrics::EpisodeOutcome::Passed),
+        failed: count(|o| *o == metrics::EpisodeOutcome::Failed),
+        infra_errors: count(|o| matches!(o, metrics::EpisodeOutcome::InfraError(_))),
         infeasible: episodes.iter().filter(|e| e.feasible == Some(false)).count() as u64,
     };
     let selected = population.select(episodes);
@@ -422,7 +422,7 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Outcome;
+    use crate::metrics::EpisodeOutcome;
     use crate::metrics::tests::episode;
 
     #[test]
@@ -437,10 +437,10 @@ mod tests {
     #[test]
     fn infrastructure_errors_are_counted_either_way_and_excluded_on_request() {
         let mut episodes = vec![
-            episode("travel/x/001", 0, Outcome::Passed),
-            episode("travel/x/001", 1, Outcome::InfraError("server gone".into())),
-            episode("travel/y/002", 0, Outcome::Failed),
-            episode("travel/y/002", 1, Outcome::Failed),
+            episode("travel/x/001", 0, EpisodeOutcome::Passed),
+            episode("travel/x/001", 1, EpisodeOutcome::InfraError("server gone".into())),
+            episode("travel/y/002", 0, EpisodeOutcome::Failed),
+            episode("travel/y/002", 1, EpisodeOutcome::Failed),
         ];
         episodes[0].tokens = Some(metrics::TokenUsage { input: 120, output: 30 });
         episodes[0].cost_usd = Some(0.5);

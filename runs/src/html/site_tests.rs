@@ -4,7 +4,7 @@
 //! leaderboard only.
 
 use super::*;
-use crate::metrics::Outcome;
+use crate::metrics::EpisodeOutcome;
 use crate::metrics::tests::episode;
 
 /// Episodes of `agent` on two tasks × 2 trials, passing `passes` of each task's trials.
@@ -12,7 +12,7 @@ fn episodes(agent: &str, passes: [u32; 2]) -> Vec<EpisodeResult> {
     let mut out = Vec::new();
     for (task, passes) in ["travel/x/001", "support/z/003"].into_iter().zip(passes) {
         for trial in 0..2u32 {
-            let mut e = episode(task, trial, if trial < passes { Outcome::Passed } else { Outcome::Failed });
+            let mut e = episode(task, trial, if trial < passes { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed });
             e.agent = agent.to_owned();
             if agent == "solver" {
                 e.cost_usd = Some(0.02);

@@ -7,7 +7,7 @@ use toolenv_core::chaos::FaultKind;
 use super::*;
 use crate::{
     metrics::tests::episode,
-    metrics::{KindCounts, Outcome, TokenUsage},
+    metrics::{EpisodeOutcome, KindCounts, TokenUsage},
 };
 
 /// A grid of two agents over ε {0, 0.1} × λ {0, 0.2}, 3 trials, two
@@ -22,7 +22,7 @@ fn grid() -> Vec<EpisodeResult> {
             for (t, task) in ["travel/x/001", "travel/y/002", "support/z/003"].into_iter().enumerate() {
                 for trial in 0..3u32 {
                     let passes = (trial + t as u32) % 4 < skill + u32::from(lambda == 0.0);
-                    let mut e = episode(task, trial, if passes { Outcome::Passed } else { Outcome::Failed });
+                    let mut e = episode(task, trial, if passes { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed });
                     e.agent = agent.to_owned();
                     e.epsilon = epsilon;
                     e.lambda = lambda;
@@ -183,7 +183,7 @@ fn two_runs_side_by_side_with_their_differences() {
     // The second run: the reference agent passes everything.
     let mut second = grid();
     for e in second.iter_mut().filter(|e| e.agent == "reference") {
-        e.outcome = Outcome::Passed;
+        e.outcome = EpisodeOutcome::Passed;
     }
     let runs = [figures_of("run-0001", &first), figures_of("run-0002", &second)];
     let html = render(&runs);
@@ -303,10 +303,10 @@ fn conversational_figures_have_their_section_and_agree_with_the_text_report() {
         let withholds = !task.conversation.as_ref().unwrap().withheld.is_empty();
         let original = toolenv_domains::generate::conversation::generated_id(&task.id).unwrap();
         for trial in 0..3u32 {
-            let mut e = episode(&task.id, trial, if withholds && trial == 2 { Outcome::Failed } else { Outcome::Passed });
+            let mut e = episode(&task.id, trial, if withholds && trial == 2 { EpisodeOutcome::Failed } else { EpisodeOutcome::Passed });
             e.user_turns = u32::from(withholds || trial == 0);
             episodes.push(e);
-            episodes.push(episode(&original, trial, Outcome::Passed));
+            episodes.push(episode(&original, trial, EpisodeOutcome::Passed));
         }
     }
     let run = figures_of("run-1", &episodes);

@@ -89,7 +89,7 @@ pub fn conversation_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Outcome, tests::episode};
+    use crate::metrics::{EpisodeOutcome, tests::episode};
 
     #[test]
     fn recall_precision_turns_and_pass_k_beside_the_tasks_in_full() {
@@ -100,14 +100,14 @@ mod tests {
         let mut episodes = Vec::new();
         for trial in 0..2 {
             // Asks where something is withheld (passes), asks needlessly once where nothing is.
-            let mut e = episode(&withholding.id, trial, Outcome::Passed);
+            let mut e = episode(&withholding.id, trial, EpisodeOutcome::Passed);
             e.user_turns = 2;
             episodes.push(e);
-            let mut e = episode(&full.id, trial, if trial == 0 { Outcome::Passed } else { Outcome::Failed });
+            let mut e = episode(&full.id, trial, if trial == 0 { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed });
             e.user_turns = u32::from(trial == 0);
             episodes.push(e);
-            episodes.push(episode(&generated_id(&withholding.id).unwrap(), trial, Outcome::Passed));
-            episodes.push(episode(&generated_id(&full.id).unwrap(), trial, Outcome::Passed));
+            episodes.push(episode(&generated_id(&withholding.id).unwrap(), trial, EpisodeOutcome::Passed));
+            episodes.push(episode(&generated_id(&full.id).unwrap(), trial, EpisodeOutcome::Passed));
         }
         let mine: Vec<&EpisodeResult> = episodes.iter().collect();
         let figures = conversation_figures(&mine, 2, InfraConvention::CountAsFailure).unwrap().unwrap();

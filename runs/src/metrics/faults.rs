@@ -343,7 +343,7 @@ pub fn fault_tolerance<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>
 #[cfg(test)]
 mod tests {
     use super::super::tests::{episode, r, task};
-    use super::super::{FaultCounts, Outcome, pass_hat_k};
+    use super::super::{EpisodeOutcome, FaultCounts, pass_hat_k};
     use super::*;
 
     /// Refusals of one kind, each recovered one past in one extra call.
@@ -358,7 +358,7 @@ mod tests {
         // 56/47 = 1.19 per fault ("+1.2"), 56/38 = 1.47 per recovery.
         let episodes: Vec<_> = (0..47)
             .map(|i| {
-                let mut e = episode("x/a", i, Outcome::Passed);
+                let mut e = episode("x/a", i, EpisodeOutcome::Passed);
                 let (recovered, extra) = match i {
                     0..18 => (1, 2),
                     18..38 => (1, 1),
@@ -459,7 +459,7 @@ mod tests {
         // as a failure, t3 stays out of T_base; excluded, t3 (P) joins it, and
         // timeout-only's t3 PP counts: N = 5/2 over 3 → 5/6.
         let mut with_infra = episodes.clone();
-        with_infra[5].outcome = Outcome::InfraError("lost".into());
+        with_infra[5].outcome = EpisodeOutcome::InfraError("lost".into());
         let counted = robustness_scores(&with_infra, "0.0", InfraConvention::CountAsFailure).unwrap();
         let excluded = robustness_scores(&with_infra, "0.0", InfraConvention::Exclude).unwrap();
         assert_eq!((counted[1].base_tasks, counted[1].score), (3, Some(r(3, 4))));
@@ -487,11 +487,11 @@ mod tests {
             e
         };
         let mut episodes = vec![
-            with(0, Outcome::Passed, &[("SoftRateLimit", kind(2, 2, 2))]),
-            with(1, Outcome::Failed, &[("SoftRateLimit", kind(1, 1, 0))]),
-            with(2, Outcome::Passed, &[("SoftRateLimit", kind(1, 0, 0))]),
-            with(3, Outcome::Failed, &[("SoftRateLimit", kind(1, 1, 1)), ("TransientTimeout", kind(1, 0, 0))]),
-            with(4, Outcome::Passed, &[]),
+            with(0, EpisodeOutcome::Passed, &[("SoftRateLimit", kind(2, 2, 2))]),
+            with(1, EpisodeOutcome::Failed, &[("SoftRateLimit", kind(1, 1, 0))]),
+            with(2, EpisodeOutcome::Passed, &[("SoftRateLimit", kind(1, 0, 0))]),
+            with(3, EpisodeOutcome::Failed, &[("SoftRateLimit", kind(1, 1, 1)), ("TransientTimeout", kind(1, 0, 0))]),
+            with(4, EpisodeOutcome::Passed, &[]),
         ];
         let report = fault_tolerance(&episodes, InfraConvention::default());
         let counts = |f: &FaultTolerance| (f.fault.clone(), f.injected_episodes, f.triggered, f.fixed, f.final_success);
@@ -507,7 +507,7 @@ mod tests {
         assert_eq!((tt.occurrence.value, tt.local_success.value, tt.success.value), (Some(0.0), None, None));
         // An infrastructure error met by SoftRateLimit: counted (N_total 5,
         // O = 3/5) by default, left out when excluded; reported either way.
-        episodes.push(with(5, Outcome::InfraError("lost".into()), &[("SoftRateLimit", kind(1, 0, 0))]));
+        episodes.push(with(5, EpisodeOutcome::InfraError("lost".into()), &[("SoftRateLimit", kind(1, 0, 0))]));
         let counted = fault_tolerance(&episodes, InfraConvention::CountAsFailure);
         let excluded = fault_tolerance(&episodes, InfraConvention::Exclude);
         assert_eq!((counted.by_kind[0].injected_episodes, counted.infra_errors), (5, 1));

@@ -62,7 +62,8 @@ pub use pass_k::{Estimator, PassK, ceiling, pass_at_k, pass_hat_k, task_pass_at_
 pub use rates::{PassRate, Rate, pass_rate};
 pub use ratio::{Ratio, binomial, gcd};
 pub use record::{
-    EpisodeResult, FaultCounts, KindCounts, LedgerCall, LedgerReply, LlmCounts, Outcome, TokenUsage, WireError, fault_ledger, ledger_calls,
+    EpisodeOutcome, EpisodeResult, FaultCounts, KindCounts, LedgerCall, LedgerReply, LlmCounts, TokenUsage, WireError, fault_ledger,
+    ledger_calls,
 };
 pub use stats::{Interval, Z_95, wilson};
 pub use surface::{
@@ -93,11 +94,11 @@ impl InfraConvention {
 
     /// Whether an episode counts as a success (`Some(true)`), a failure
     /// (`Some(false)`), or not at all (`None`).
-    pub fn judge(self, outcome: &Outcome) -> Option<bool> {
+    pub fn judge(self, outcome: &EpisodeOutcome) -> Option<bool> {
         match (outcome, self) {
-            (Outcome::Passed, _) => Some(true),
-            (Outcome::Failed, _) | (Outcome::InfraError(_), InfraConvention::CountAsFailure) => Some(false),
-            (Outcome::InfraError(_), InfraConvention::Exclude) => None,
+            (EpisodeOutcome::Passed, _) => Some(true),
+            (EpisodeOutcome::Failed, _) | (EpisodeOutcome::InfraError(_), InfraConvention::CountAsFailure) => Some(false),
+            (EpisodeOutcome::InfraError(_), InfraConvention::Exclude) => None,
         }
     }
 }
@@ -178,7 +179,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// An episode of `task` by agent "a" at ε = 0, λ = 0 (profile "0.0").
-    pub(crate) fn episode(task: &str, trial: u32, outcome: Outcome) -> EpisodeResult {
+    pub(crate) fn episode(task: &str, trial: u32, outcome: EpisodeOutcome) -> EpisodeResult {
         let planned = crate::PlannedEpisode {
             agent: "a".to_owned(),
             request: toolenv::pb::CreateEpisodeRequest { task_id: task.to_owned(), trial, ..Default::default() },
@@ -194,7 +195,7 @@ pub(crate) mod tests {
 
     /// `trials` episodes of one task, the first `passes` of them passed.
     pub(crate) fn task(task_id: &str, passes: u32, trials: u32) -> Vec<EpisodeResult> {
-        (0..trials).map(|t| episode(task_id, t, if t < passes { Outcome::Passed } else { Outcome::Failed })).collect()
+        (0..trials).map(|t| episode(task_id, t, if t < passes { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed })).collect()
     }
 
     pub(crate) fn r(num: u128, den: u128) -> Ratio {

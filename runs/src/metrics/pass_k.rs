@@ -224,7 +224,7 @@ pub fn pass_at_k<'a>(
 mod tests {
     use super::*;
     use crate::metrics::tests::{episode, r, task};
-    use crate::metrics::{Breakdown, Outcome, binomial, breakdown, pass_rate};
+    use crate::metrics::{Breakdown, EpisodeOutcome, binomial, breakdown, pass_rate};
 
     #[test]
     fn task_terms_by_hand() {
@@ -292,14 +292,14 @@ mod tests {
         // Trials P, P, F, infra: counted as a failure n = 4, c = 2 →
         // C(2,2)/C(4,2) = 1/6; excluded n = 3, c = 2 → C(2,2)/C(3,2) = 1/3.
         let mut episodes = task("x/a", 2, 3);
-        episodes.push(episode("x/a", 3, Outcome::InfraError("server unreachable".into())));
+        episodes.push(episode("x/a", 3, EpisodeOutcome::InfraError("server unreachable".into())));
         let counted = pass_hat_k(&episodes, 2, InfraConvention::CountAsFailure).unwrap();
         let excluded = pass_hat_k(&episodes, 2, InfraConvention::Exclude).unwrap();
         assert_eq!((counted.value, counted.trials, counted.infra_errors), (Some(r(1, 6)), 4, 1));
         assert_eq!((excluded.value, excluded.trials, excluded.infra_errors), (Some(r(1, 3)), 3, 1));
         // A task of only infrastructure errors: a 0 under the default, left
         // out (n = 0 < k) when excluded — and counted either way.
-        let only_infra: Vec<_> = (0..2).map(|t| episode("x/b", t, Outcome::InfraError("lost".into()))).collect();
+        let only_infra: Vec<_> = (0..2).map(|t| episode("x/b", t, EpisodeOutcome::InfraError("lost".into()))).collect();
         let counted = pass_hat_k(&only_infra, 2, InfraConvention::CountAsFailure).unwrap();
         let excluded = pass_hat_k(&only_infra, 2, InfraConvention::Exclude).unwrap();
         assert_eq!((counted.value, counted.tasks, counted.infra_errors), (Some(Ratio::ZERO), 1, 2));

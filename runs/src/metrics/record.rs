@@ -25,7 +25,7 @@ use crate::PlannedEpisode;
 /// How an episode ended, for the metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum EpisodeOutcome {
     /// The oracle's verdict passed.
     Passed,
     /// The oracle's verdict failed.
@@ -116,7 +116,7 @@ pub struct EpisodeResult {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seed: u64,
     /// How the episode ended.
-    pub outcome: Outcome,
+    pub outcome: EpisodeOutcome,
     /// The fault ledger's totals.
     pub fault_stats: FaultCounts,
     /// The fault ledger by fault kind; empty when unknown or when no fault
@@ -172,7 +172,7 @@ impl EpisodeResult {
     /// The record of a planned episode with the given outcome and nothing
     /// else measured yet: the run's labels (agent, fault profile, λ) and the
     /// episode's parameters, the domain from the task.
-    pub fn planned(planned: &PlannedEpisode, outcome: Outcome) -> Self {
+    pub fn planned(planned: &PlannedEpisode, outcome: EpisodeOutcome) -> Self {
         let request = &planned.request;
         EpisodeResult {
             task_id: request.task_id.clone(),
@@ -202,8 +202,8 @@ impl EpisodeResult {
     /// when the trajectory has none; tokens and cost are left empty.
     pub fn from_trajectory(planned: &PlannedEpisode, trajectory: &Trajectory) -> Self {
         let outcome = match &trajectory.verdict {
-            Some(verdict) if verdict.passed => Outcome::Passed,
-            Some(_) => Outcome::Failed,
+            Some(verdict) if verdict.passed => EpisodeOutcome::Passed,
+            Some(_) => EpisodeOutcome::Failed,
             None => no_verdict(),
         };
         let calls: Vec<LedgerCall<'_>> = trajectory.calls.iter().map(LedgerCall::from).collect();
@@ -222,8 +222,8 @@ impl EpisodeResult {
     /// trajectory has none; tokens and cost are the usage the agent reported.
     pub fn from_wire(planned: &PlannedEpisode, trajectory: &pb::Trajectory) -> Result<Self, WireError> {
         let outcome = match &trajectory.verdict {
-            Some(verdict) if verdict.passed => Outcome::Passed,
-            Some(_) => Outcome::Failed,
+            Some(verdict) if verdict.passed => EpisodeOutcome::Passed,
+            Some(_) => EpisodeOutcome::Failed,
             None => no_verdict(),
         };
         let calls = ledger_calls(trajectory)?;
@@ -258,7 +258,7 @@ impl EpisodeResult {
     }
 
     /// The parts both trajectory shapes give alike.
-    fn played(planned: &PlannedEpisode, epsilon: f64, trial: u32, outcome: Outcome, calls: &[LedgerCall<'_>]) -> Self {
+    fn played(planned: &PlannedEpisode, epsilon: f64, trial: u32, outcome: EpisodeOutcome, calls: &[LedgerCall<'_>]) -> Self {
         EpisodeResult {
             epsilon,
             trial,
@@ -271,7 +271,7 @@ impl EpisodeResult {
 
     /// Whether the episode ended in an infrastructure error.
     pub fn is_infra_error(&self) -> bool {
-        matches!(self.outcome, Outcome::InfraError(_))
+        matches!(self.outcome, EpisodeOutcome::InfraError(_))
     }
 
     /// The domain's name for reports; `unknown` for a task the suite does not know.
@@ -288,8 +288,8 @@ fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 
-fn no_verdict() -> Outcome {
-    Outcome::InfraError("episode has no verdict".to_owned())
+fn no_verdict() -> EpisodeOutcome {
+    EpisodeOutcome::InfraError("episode has no verdict".to_owned())
 }
 
 /// What the fault ledger reads of a wire trajectory's calls: the one
@@ -476,7 +476,7 @@ pub(crate) mod tests {
             (e.domain, e.agent.as_str(), e.fault_profile.as_str(), e.trial, e.calls),
             (Some(toolenv_domains::registry::TRAVEL), "react", "0.2", 2, 6)
         );
-        assert_eq!((e.epsilon, e.lambda, &e.outcome), (0.1, 0.2, &Outcome::Passed));
+        assert_eq!((e.epsilon, e.lambda, &e.outcome), (0.1, 0.2, &EpisodeOutcome::Passed));
         assert_eq!(e.fault_stats, FaultCounts { injected: 4, encountered: 3, recovered: 2, extra_calls: 3 });
         assert_eq!((e.tokens, e.cost_usd), (Some(TokenUsage { input: 10, output: 4 }), Some(0.5)));
         // No verdict: an infrastructure error.
@@ -519,7 +519,7 @@ pub(crate) mod tests {
 
     #[test]
     fn episode_results_round_trip_through_json() {
-        let mut e = episode("travel/x/001", 1, Outcome::InfraError("worker crashed".into()));
+        let mut e = episode("travel/x/001", 1, EpisodeOutcome::InfraError("worker crashed".into()));
         e.faults_by_kind.insert(
             toolenv_core::chaos::FaultKind::SoftRateLimit,
             KindCounts { hits: 2, injected: 1, encountered: 2, retried: 2, recovered: 2, extra_calls: 3, answered_after: 2 },

@@ -70,7 +70,7 @@ pub fn usage_totals<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -
 mod tests {
     use super::*;
     use crate::metrics::tests::{close, episode};
-    use crate::metrics::{Outcome, TokenUsage};
+    use crate::metrics::{EpisodeOutcome, TokenUsage};
 
     #[test]
     fn usage_totals_like_table_10() {
@@ -79,14 +79,14 @@ mod tests {
         // a NaN cost.
         let mut episodes: Vec<_> = (0..480)
             .map(|t| {
-                let mut e = episode("x/a", t, Outcome::Passed);
+                let mut e = episode("x/a", t, EpisodeOutcome::Passed);
                 e.tokens = Some(TokenUsage { input: 2000, output: 483 });
                 e.cost_usd = Some(0.00025);
                 e
             })
             .collect();
-        episodes.push(episode("x/a", 480, Outcome::Passed));
-        let mut nan = episode("x/a", 481, Outcome::Passed);
+        episodes.push(episode("x/a", 480, EpisodeOutcome::Passed));
+        let mut nan = episode("x/a", 481, EpisodeOutcome::Passed);
         nan.cost_usd = Some(f64::NAN);
         episodes.push(nan);
         let totals = usage_totals(&episodes);
@@ -104,7 +104,7 @@ mod tests {
         assert_eq!((empty.input_tokens, empty.output_tokens), (None, None));
         assert_eq!(serde_json::to_value(empty).unwrap()["input_tokens"], serde_json::Value::Null);
         // Tokens with no cost (no price set): the cost is unknown, not zero.
-        let mut unpriced = episode("x/a", 0, Outcome::Passed);
+        let mut unpriced = episode("x/a", 0, EpisodeOutcome::Passed);
         unpriced.tokens = Some(TokenUsage { input: 10, output: 2 });
         let totals = usage_totals([&unpriced]);
         assert_eq!((totals.episodes_with_tokens, totals.episodes_with_cost, totals.cost_usd), (1, 0, None));

@@ -156,7 +156,7 @@ impl RunHost {
         let LeaseTag { queue, index } = lease;
         let planned = &queue.plan[index];
         let result = planned.result(&trajectory);
-        let passed = result.outcome == toolenv_runs::metrics::Outcome::Passed;
+        let passed = result.outcome == toolenv_runs::metrics::EpisodeOutcome::Passed;
         let run = queue.run.clone();
         // `Ok(false)`: this plan entry has a verdict already (which stands).
         let stored = self

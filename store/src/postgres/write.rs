@@ -12,7 +12,7 @@ use toolenv::pb;
 use super::{PgStore, big, client, pg};
 use toolenv_runs::{
     PlannedEpisode,
-    metrics::{EpisodeResult, Outcome},
+    metrics::{EpisodeOutcome, EpisodeResult},
 };
 
 use crate::{RunId, RunSummary, StoreError, StoredEpisode, finite};
@@ -57,9 +57,9 @@ struct EpisodeRow {
 impl EpisodeRow {
     fn of(plan_index: usize, result: &EpisodeResult, trajectory: Option<&pb::Trajectory>) -> Result<Self, StoreError> {
         let (passed, infra_error) = match &result.outcome {
-            Outcome::Passed => (Some(true), None),
-            Outcome::Failed => (Some(false), None),
-            Outcome::InfraError(reason) => (None, Some(reason.clone())),
+            EpisodeOutcome::Passed => (Some(true), None),
+            EpisodeOutcome::Failed => (Some(false), None),
+            EpisodeOutcome::InfraError(reason) => (None, Some(reason.clone())),
         };
         Ok(Self {
             plan_index: big(plan_index),

@@ -11,7 +11,7 @@ use super::*;
 use toolenv_core::chaos::FaultKind;
 use toolenv_runs::{
     PlannedEpisode,
-    metrics::{EpisodeResult, FaultCounts, Outcome},
+    metrics::{EpisodeOutcome, EpisodeResult, FaultCounts},
 };
 
 use crate::StoreError;
@@ -35,7 +35,7 @@ fn plan(n: u32) -> Vec<PlannedEpisode> {
         .collect()
 }
 
-fn result(planned: &PlannedEpisode, outcome: Outcome) -> EpisodeResult {
+fn result(planned: &PlannedEpisode, outcome: EpisodeOutcome) -> EpisodeResult {
     EpisodeResult {
         task_id: planned.request.task_id.clone(),
         domain: Some(toolenv_domains::registry::TRAVEL),
@@ -82,9 +82,11 @@ fn a_run_records_its_episodes_and_reopens_intact() {
         assert_eq!(store.create_run(&plan[..1], "second").unwrap().as_str(), "run-0002", "ids are sequential");
         assert_eq!(store.pending(&run).unwrap().len(), 5);
         // Out of order, as concurrent episodes finish.
-        for (index, outcome) in [(3, Outcome::Failed), (0, Outcome::Passed), (4, Outcome::InfraError("server gone".into()))] {
-            let passed = outcome == Outcome::Passed;
-            let traj = (!matches!(outcome, Outcome::InfraError(_))).then(|| trajectory(&plan[index], passed));
+        for (index, outcome) in
+            [(3, EpisodeOutcome::Failed), (0, EpisodeOutcome::Passed), (4, EpisodeOutcome::InfraError("server gone".into()))]
+        {
+            let passed = outcome == EpisodeOutcome::Passed;
+            let traj = (!matches!(outcome, EpisodeOutcome::InfraError(_))).then(|| trajectory(&plan[index], passed));
             store.record(&run, index, &result(&plan[index], outcome), traj.as_ref()).unwrap();
         }
         let pending: Vec<usize> = store.pending(&run).unwrap().into_iter().map(|(i, _)| i).collect();
@@ -103,7 +105,7 @@ fn a_run_records_its_episodes_and_reopens_intact() {
     let results = store.results(&run).unwrap();
     assert_eq!(results.iter().map(|r| r.trial).collect::<Vec<_>>(), [0, 3, 4], "plan order");
     assert!(results[1].lambda.is_nan(), "an unknown λ reads back as NaN");
-    assert_eq!(results[0], result(&plan[0], Outcome::Passed));
+    assert_eq!(results[0], result(&plan[0], EpisodeOutcome::Passed));
     let episodes = store.episodes(&run).unwrap();
     assert_eq!(episodes[0].trajectory, Some(trajectory(&plan[0], true)));
     assert_eq!(episodes[2].trajectory, None);
@@ -115,7 +117,7 @@ fn a_run_records_its_episodes_and_reopens_intact() {
     // Resume: a new session plays the pending episodes; the infrastructure error is replaced.
     assert_eq!(store.begin_session(&run).unwrap(), 2);
     for index in [1, 2, 4] {
-        store.record(&run, index, &result(&plan[index], Outcome::Passed), Some(&trajectory(&plan[index], true))).unwrap();
+        store.record(&run, index, &result(&plan[index], EpisodeOutcome::Passed), Some(&trajectory(&plan[index], true))).unwrap();
     }
     assert!(store.pending(&run).unwrap().is_empty());
     let episodes = store.episodes(&run).unwrap();
@@ -181,13 +183,13 @@ fn a_finished_episode_is_never_recorded_twice() {
     let store = Store::open(dir.path().join("store.db")).unwrap();
     let plan = plan(2);
     let run = store.create_run(&plan, "").unwrap();
-    store.record(&run, 0, &result(&plan[0], Outcome::Failed), Some(&trajectory(&plan[0], false))).unwrap();
-    let again = store.record(&run, 0, &result(&plan[0], Outcome::Passed), Some(&trajectory(&plan[0], true)));
+    store.record(&run, 0, &result(&plan[0], EpisodeOutcome::Failed), Some(&trajectory(&plan[0], false))).unwrap();
+    let again = store.record(&run, 0, &result(&plan[0], EpisodeOutcome::Passed), Some(&trajectory(&plan[0], true)));
     assert!(matches!(again, Err(StoreError::AlreadyRecorded { index: 0, .. })), "{again:?}");
-    let late_error = store.record(&run, 0, &result(&plan[0], Outcome::InfraError("late".into())), None);
+    let late_error = store.record(&run, 0, &result(&plan[0], EpisodeOutcome::InfraError("late".into())), None);
     assert!(matches!(late_error, Err(StoreError::AlreadyRecorded { .. })));
-    assert_eq!(store.results(&run).unwrap(), [result(&plan[0], Outcome::Failed)], "the first verdict stands");
-    let outside = store.record(&run, 9, &result(&plan[0], Outcome::Passed), None);
+    assert_eq!(store.results(&run).unwrap(), [result(&plan[0], EpisodeOutcome::Failed)], "the first verdict stands");
+    let outside = store.record(&run, 9, &result(&plan[0], EpisodeOutcome::Passed), None);
     assert!(matches!(outside, Err(StoreError::NotInPlan { index: 9, .. })), "{outside:?}");
 }
 
@@ -232,9 +234,9 @@ fn export_writes_one_parsable_line_per_recorded_episode() {
     let store = Store::open(dir.path().join("store.db")).unwrap();
     let plan = plan(4);
     let run = store.create_run(&plan, "").unwrap();
-    store.record(&run, 2, &result(&plan[2], Outcome::Passed), Some(&trajectory(&plan[2], true))).unwrap();
-    store.record(&run, 1, &result(&plan[1], Outcome::InfraError("unreachable".into())), None).unwrap();
-    store.record(&run, 3, &result(&plan[3], Outcome::Failed), Some(&trajectory(&plan[3], false))).unwrap();
+    store.record(&run, 2, &result(&plan[2], EpisodeOutcome::Passed), Some(&trajectory(&plan[2], true))).unwrap();
+    store.record(&run, 1, &result(&plan[1], EpisodeOutcome::InfraError("unreachable".into())), None).unwrap();
+    store.record(&run, 3, &result(&plan[3], EpisodeOutcome::Failed), Some(&trajectory(&plan[3], false))).unwrap();
     let mut out = Vec::new();
     assert_eq!(store.export_jsonl(&run, &mut out).unwrap(), 3);
     let lines: Vec<serde_json::Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -260,7 +262,10 @@ const STORED: [&str; 2] = [
 #[test]
 fn records_stored_before_read_back_with_their_ledger_restated() {
     let first: EpisodeResult = serde_json::from_str(STORED[0]).unwrap();
-    assert_eq!((first.domain, first.trial, first.calls, &first.outcome), (Some(toolenv_domains::registry::TRAVEL), 1, 7, &Outcome::Failed));
+    assert_eq!(
+        (first.domain, first.trial, first.calls, &first.outcome),
+        (Some(toolenv_domains::registry::TRAVEL), 1, 7, &EpisodeOutcome::Failed)
+    );
     assert!(first.lambda.is_nan());
     let kinds: Vec<FaultKind> = first.faults_by_kind.keys().copied().collect();
     assert_eq!(kinds, [FaultKind::TransientTimeout, FaultKind::SoftRateLimit, FaultKind::CascadingFailure]);
@@ -270,7 +275,10 @@ fn records_stored_before_read_back_with_their_ledger_restated() {
     let restated: Vec<_> = first.faults_by_kind.values().map(|c| (c.encountered, c.recovered, c.answered_after, c.extra_calls)).collect();
     assert_eq!(restated, [(1, 1, 1, 0), (1, 0, 0, 0), (0, 0, 0, 0)]);
     let second: EpisodeResult = serde_json::from_str(STORED[1]).unwrap();
-    assert_eq!((second.domain, &second.outcome), (Some(toolenv_domains::registry::SUPPORT), &Outcome::InfraError("server gone".into())));
+    assert_eq!(
+        (second.domain, &second.outcome),
+        (Some(toolenv_domains::registry::SUPPORT), &EpisodeOutcome::InfraError("server gone".into()))
+    );
     // Without a per-kind ledger a record writes the same bytes; with one, it
     // writes the ledger's current form, which reads back the same.
     assert_eq!(serde_json::to_string(&second).unwrap(), STORED[1]);

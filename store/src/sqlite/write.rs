@@ -11,7 +11,7 @@ use toolenv::pb;
 use super::Store;
 use toolenv_runs::{
     PlannedEpisode,
-    metrics::{EpisodeResult, Outcome},
+    metrics::{EpisodeOutcome, EpisodeResult},
 };
 
 use crate::{RunId, StoreError, finite};
@@ -76,9 +76,9 @@ impl Store {
     /// ([`StoreError::AlreadyRecorded`]) an episode that already has a verdict.
     pub fn record(&self, run: &RunId, index: usize, result: &EpisodeResult, trajectory: Option<&pb::Trajectory>) -> Result<(), StoreError> {
         let (passed, infra_error) = match &result.outcome {
-            Outcome::Passed => (Some(true), None),
-            Outcome::Failed => (Some(false), None),
-            Outcome::InfraError(reason) => (None, Some(reason.as_str())),
+            EpisodeOutcome::Passed => (Some(true), None),
+            EpisodeOutcome::Failed => (Some(false), None),
+            EpisodeOutcome::InfraError(reason) => (None, Some(reason.as_str())),
         };
         let changed = self.conn.execute(
             "INSERT INTO episodes (run_id, plan_index, session, passed, infra_error, result, trajectory)

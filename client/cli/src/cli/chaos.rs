@@ -159,7 +159,7 @@ fn default_agent() -> String {
 /// verdicts of the same task, agent and profile.
 fn results(file: &str, text: &str, ledgers: &[Vec<ledger::Call>]) -> anyhow::Result<Vec<toolenv_runs::metrics::EpisodeResult>> {
     use std::collections::BTreeMap;
-    use toolenv_runs::metrics::{EpisodeResult, FaultCounts, Outcome};
+    use toolenv_runs::metrics::{EpisodeOutcome, EpisodeResult, FaultCounts};
     let mut sessions: BTreeMap<&str, Vec<&ledger::Call>> = BTreeMap::new();
     for call in ledgers.iter().flatten() {
         sessions.entry(call.session.as_str()).or_default().push(call);
@@ -189,7 +189,7 @@ fn results(file: &str, text: &str, ledgers: &[Vec<ledger::Call>]) -> anyhow::Res
             fault_profile: profile,
             trial: *trial,
             seed: 0,
-            outcome: if verdict.passed { Outcome::Passed } else { Outcome::Failed },
+            outcome: if verdict.passed { EpisodeOutcome::Passed } else { EpisodeOutcome::Failed },
             fault_stats: FaultCounts {
                 injected: totals.injected,
                 encountered: totals.encountered,

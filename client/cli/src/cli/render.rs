@@ -4,7 +4,7 @@
 use toolenv::pb;
 use toolenv_core::Domain;
 use toolenv_runs::PlannedEpisode;
-use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Outcome, Population};
+use toolenv_runs::metrics::{EpisodeOutcome, EpisodeResult, InfraConvention, Population};
 use toolenv_runs::report::counted;
 use toolenv_runs::trials_of;
 use toolenv_store::RunSummary;
@@ -87,10 +87,10 @@ fn verdicts(played: &[PlayedEpisode]) {
     for episode in played {
         let result = &episode.result;
         let (mark, detail) = match &result.outcome {
-            Outcome::Passed => ("pass", String::new()),
-            Outcome::Failed if result.feasible == Some(false) => ("FAIL (infeasible)", episode.failed_checks.join("; ")),
-            Outcome::Failed => ("FAIL", episode.failed_checks.join("; ")),
-            Outcome::InfraError(reason) => ("ERROR", format!("infrastructure error: {reason}")),
+            EpisodeOutcome::Passed => ("pass", String::new()),
+            EpisodeOutcome::Failed if result.feasible == Some(false) => ("FAIL (infeasible)", episode.failed_checks.join("; ")),
+            EpisodeOutcome::Failed => ("FAIL", episode.failed_checks.join("; ")),
+            EpisodeOutcome::InfraError(reason) => ("ERROR", format!("infrastructure error: {reason}")),
         };
         let level = toolenv_domains::generate::domain_and_level(&result.task_id).map_or(0, |(_, level)| level);
         println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  {}", result.task_id, level, mark, result.calls, result.fault_stats.encountered, detail);

@@ -10,7 +10,7 @@ use anyhow::bail;
 use toolenv::pb;
 use toolenv_client::Client;
 use toolenv_runs::PlannedEpisode;
-use toolenv_runs::metrics::{EpisodeResult, Outcome};
+use toolenv_runs::metrics::{EpisodeOutcome, EpisodeResult};
 use toolenv_runs::report::counted;
 use toolenv_store::{AnyStore, RunId, StoreError};
 
@@ -43,7 +43,7 @@ impl PlayedEpisode {
     }
 
     pub(crate) fn passed(&self) -> bool {
-        self.result.outcome == Outcome::Passed
+        self.result.outcome == EpisodeOutcome::Passed
     }
 }
 
@@ -140,7 +140,7 @@ fn all_infra_errors(played: &[PlayedEpisode]) -> Option<ExitCode> {
     let errors: Vec<&str> = played
         .iter()
         .map(|p| match &p.result.outcome {
-            Outcome::InfraError(message) => Some(message.as_str()),
+            EpisodeOutcome::InfraError(message) => Some(message.as_str()),
             _ => None,
         })
         .collect::<Option<_>>()?;
@@ -164,7 +164,7 @@ async fn play_episodes(
     let results = toolenv_client::run_plan(client, plan, concurrency, &|label| llm.agent(label), |index, result, trajectory| {
         on_result(index, result, trajectory);
         played[index] = Some(PlayedEpisode::new(&plan[index], result.clone(), trajectory));
-        passed += u64::from(result.outcome == Outcome::Passed);
+        passed += u64::from(result.outcome == EpisodeOutcome::Passed);
         infra += u64::from(result.is_infra_error());
         bar.inc(1);
         bar.set_message(format!("{passed} passed, {}", counted(infra, "infrastructure error")));
