@@ -418,6 +418,12 @@ fn verdicts_make_the_ledgers_a_run_with_pass_k_by_fault_profile() {
     let (ok, text, stderr) = report(&[]);
     assert!(ok, "{stderr}");
     assert!(text.contains("== agent mine (8 episodes): pass^2 25.0%"), "{text}");
+    // The page shows the same figures, each where its pointer says.
+    let page = dir.path().join("report.html");
+    let (ok, _, stderr) = report(&["--html", page.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert!(html.contains("pass^2") && html.contains("25.0%") && html.contains("data-ptr"), "{}", &html[..html.len().min(500)]);
 
     // A verdict for a session no ledger has, or a second one, is refused with where.
     for (bad, expected) in [

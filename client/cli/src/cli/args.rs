@@ -66,13 +66,13 @@ pub(crate) enum Command {
         /// Read `toolenv chaos` ledgers instead of a run: fault recovery by
         /// kind (injected, encountered, recovered, extra calls, retried) over
         /// their sessions.
-        #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["other", "html", "feasible_only"])]
+        #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["other", "feasible_only"])]
         chaos_ledger: Vec<std::path::PathBuf>,
         /// With --chaos-ledger: how each session ended, as JSON lines
         /// {"session": S, "passed": true|false, "task": T, "agent": A} (task
         /// and agent optional); adds the run's report (pass^k by fault
-        /// profile and agent, the surface over λ), the sessions of one task,
-        /// agent and profile being its trials.
+        /// profile and agent, the surface over λ; also as a page with
+        /// --html), the sessions of one task, agent and profile being its trials.
         #[arg(long, value_name = "FILE", requires = "chaos_ledger")]
         verdicts: Option<std::path::PathBuf>,
         /// A second run to compare with the first, side by side (needs --html).

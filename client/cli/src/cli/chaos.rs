@@ -95,7 +95,13 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
 /// `toolenv report --chaos-ledger FILE… [--verdicts FILE]`: fault recovery
 /// by kind; with verdicts, the run's report too (pass^k, the surface, by
 /// fault profile and agent), from each session's verdict and ledger.
-pub(crate) fn report(files: &[PathBuf], verdicts: Option<&std::path::Path>, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn report(
+    files: &[PathBuf],
+    verdicts: Option<&std::path::Path>,
+    json: bool,
+    html: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(html.is_none() || verdicts.is_some(), "--html with --chaos-ledger needs --verdicts: the page shows pass^k");
     let mut ledgers = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -110,6 +116,14 @@ pub(crate) fn report(files: &[PathBuf], verdicts: Option<&std::path::Path>, json
             let k = trials(&results);
             let conv = toolenv_runs::metrics::InfraConvention::CountAsFailure;
             let report = toolenv_runs::report::summary(&results, k, results.len() as u64, conv, Default::default())?;
+            if let Some(file) = html {
+                let label = format!("{} chaos ledger{}", files.len(), if files.len() == 1 { "" } else { "s" });
+                let description = format!("sessions judged by {}", path.display());
+                let figures =
+                    toolenv_runs::html::figures(&label, &description, &results, k, results.len() as u64, conv, Default::default())?;
+                std::fs::write(file, toolenv_runs::html::render(&[figures])).with_context(|| format!("writing {}", file.display()))?;
+                eprintln!("wrote {}", file.display());
+            }
             Some(report)
         }
     };

@@ -60,8 +60,8 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),
         },
-        Command::Report { chaos_ledger, verdicts, json, .. } if !chaos_ledger.is_empty() => {
-            chaos::report(&chaos_ledger, verdicts.as_deref(), json)
+        Command::Report { chaos_ledger, verdicts, json, html, .. } if !chaos_ledger.is_empty() => {
+            chaos::report(&chaos_ledger, verdicts.as_deref(), json, html.as_deref())
         }
         Command::Report { run, other, infra, feasible_only, html: Some(file), store, .. } => {
             if url.is_some() {
