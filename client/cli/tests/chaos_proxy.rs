@@ -436,3 +436,70 @@ fn verdicts_make_the_ledgers_a_run_with_pass_k_by_fault_profile() {
         assert!(!ok && stderr.contains(expected), "{expected}: {stderr}");
     }
 }
+
+/// An MCP client standing for someone's agent: starts the server command it
+/// is given (TOOLENV_MCP_COMMAND_JSON), searches three times, and exits.
+const AGENT: &str = r#"
+import json, os, subprocess
+server = subprocess.Popen(json.loads(os.environ["TOOLENV_MCP_COMMAND_JSON"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def ask(message):
+    server.stdin.write(json.dumps(message) + "\n"); server.stdin.flush()
+    if "id" in message:
+        while True:
+            reply = json.loads(server.stdout.readline())
+            if reply.get("id") == message["id"] and "method" not in reply:
+                return reply
+ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}}})
+ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+for i in range(3):
+    ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "search_flights", "arguments": {"origin": "LON", "dest": "PAR", "date": "2026-01-05"}}})
+server.stdin.close(); server.wait()
+"#;
+
+#[test]
+fn chaos_run_plays_an_agent_k_times_per_profile_and_reports_pass_k() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let agent = dir.path().join("agent.py");
+    std::fs::write(&agent, AGENT).expect("written");
+    let out = dir.path().join("out");
+    let toolenv = env!("CARGO_BIN_EXE_toolenv");
+    let output = Command::new(toolenv)
+        .args(["chaos-run", "--faults", "0.0,0.3", "--trials", "2", "--seed", "5", "--time-scale", "0", "--json"])
+        .arg("--agent")
+        .arg(format!("python3 {}", agent.display()))
+        // The checker fails every second trial.
+        .args(["--check", r#"test "$TOOLENV_TRIAL" != 1"#, "--out"])
+        .arg(&out)
+        .args(["--", toolenv, "mcp", TASK])
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .output()
+        .expect("chaos-run runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.ends_with(": passed")).count(), 2, "{stderr}");
+    let json: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!((json["sessions"].as_u64(), json["calls"].as_u64(), json["report"]["k"].as_u64()), (Some(4), Some(12), Some(2)), "{json}");
+    let by_lambda: Vec<String> = json["report"]["agents"][0]["by_lambda"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            format!(
+                "{} {}/{} {}/{}",
+                row["label"],
+                row["pass_1"]["value"]["num"],
+                row["pass_1"]["value"]["den"],
+                row["pass_k"]["value"]["num"],
+                row["pass_k"]["value"]["den"]
+            )
+        })
+        .collect();
+    assert_eq!(by_lambda, [r#""0" 1/2 0/1"#, r#""0.3" 1/2 0/1"#]);
+    // What it wrote: a ledger per session and the verdicts, which report reads again alike.
+    let verdicts = std::fs::read_to_string(out.join("verdicts.jsonl")).expect("verdicts written");
+    assert_eq!(verdicts.lines().count(), 4);
+    for session in ["0.0-0", "0.0-1", "0.3-0", "0.3-1"] {
+        assert_eq!(std::fs::read_to_string(out.join(format!("{session}.jsonl"))).expect("a ledger").lines().count(), 3, "{session}");
+    }
+}

@@ -69,8 +69,9 @@ pub(crate) enum Command {
         #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["other", "feasible_only"])]
         chaos_ledger: Vec<std::path::PathBuf>,
         /// With --chaos-ledger: how each session ended, as JSON lines
-        /// {"session": S, "passed": true|false, "task": T, "agent": A} (task
-        /// and agent optional); adds the run's report (pass^k by fault
+        /// {"session": S, "passed": true|false, "task": T, "agent": A,
+        /// "fault_profile": P} (task, agent and, for a session in a ledger,
+        /// fault_profile optional); adds the run's report (pass^k by fault
         /// profile and agent, the surface over λ; also as a page with
         /// --html), the sessions of one task, agent and profile being its trials.
         #[arg(long, value_name = "FILE", requires = "chaos_ledger")]
@@ -133,6 +134,10 @@ pub(crate) enum Command {
     /// Run any MCP server (the command after `--`) behind a proxy that
     /// injects seeded faults into its tool calls, served over stdio.
     Chaos(super::chaos::ChaosArgs),
+    /// Play your own agent k times per fault profile against an MCP server
+    /// through the chaos proxy, judge each session with your checker, and
+    /// report pass^k by fault profile.
+    ChaosRun(super::chaos::ChaosRunArgs),
     /// Compare two agents on the same tasks: paired tests over tasks (exact
     /// McNemar on pass^k, a sign-flip permutation test on pass^1), overall,
     /// per cell (ε, fault profile) and per domain, each difference with a 95%

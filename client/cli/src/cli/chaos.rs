@@ -158,6 +158,10 @@ struct Verdict {
     /// The agent's label.
     #[serde(default = "default_agent")]
     agent: String,
+    /// The session's fault profile, for a session no ledger has (it made no
+    /// tool call); a ledger's, when it has the session, must agree.
+    #[serde(default)]
+    fault_profile: Option<String>,
 }
 
 fn default_task() -> String {
@@ -185,11 +189,20 @@ fn results(file: &str, text: &str, ledgers: &[Vec<ledger::Call>]) -> anyhow::Res
         let at = || format!("{file}:{}", line + 1);
         let verdict: Verdict = serde_json::from_str(text).with_context(at)?;
         anyhow::ensure!(seen.insert(verdict.session.clone()), "{}: session '{}' has a second verdict", at(), verdict.session);
-        let Some(calls) = sessions.get_mut(verdict.session.as_str()) else {
-            anyhow::bail!("{}: session '{}' is in no ledger given (--chaos-ledger)", at(), verdict.session);
-        };
+        let mut calls = sessions.get(verdict.session.as_str()).cloned().unwrap_or_default();
         calls.sort_by_key(|c| c.index);
-        let profile = calls[0].fault_profile.clone();
+        let profile = match (calls.first(), verdict.fault_profile) {
+            (Some(call), Some(named)) if named != call.fault_profile => {
+                anyhow::bail!("{}: session '{}' ran under fault profile '{}', not '{named}'", at(), verdict.session, call.fault_profile)
+            }
+            (Some(call), _) => call.fault_profile.clone(),
+            (None, Some(named)) => named,
+            (None, None) => anyhow::bail!(
+                "{}: session '{}' is in no ledger given (--chaos-ledger); a session without tool calls needs its \"fault_profile\"",
+                at(),
+                verdict.session
+            ),
+        };
         let ledger_calls: Vec<_> = calls.iter().map(|c| c.ledger_call()).collect();
         let kinds = toolenv_core::fault_ledger(&ledger_calls);
         let totals = toolenv_core::FaultStats::of_kinds(kinds.values());
@@ -265,4 +278,124 @@ fn render(summary: &ledger::Summary) -> String {
         let _ = writeln!(out, "drawn without effect (not counted): {}", drawn.join(", "));
     }
     out
+}
+
+/// Play your own agent k times per fault profile against an MCP server
+/// through the chaos proxy, judge each session with your checker, and
+/// report pass^k by fault profile as a toolenv run does. Each trial runs
+/// the --agent command (with `sh -c`) with the proxy's command line in
+/// TOOLENV_MCP_COMMAND (shell-quoted) and TOOLENV_MCP_COMMAND_JSON (an
+/// argv array): the agent starts it as its stdio MCP server. Then --check
+/// runs (`sh -c`, exit status 0: passed) with TOOLENV_SESSION,
+/// TOOLENV_FAULT_PROFILE and TOOLENV_TRIAL set; without --check, an agent
+/// that exits 0 passed. Ledgers and verdicts go to --out.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ChaosRunArgs {
+    /// The agent's command, run with `sh -c` once per trial and profile.
+    #[arg(long, value_name = "COMMAND")]
+    pub(crate) agent: String,
+    /// The checker's command, run with `sh -c` after each session; exit status 0 means passed.
+    #[arg(long, value_name = "COMMAND")]
+    pub(crate) check: Option<String>,
+    /// Fault profiles (comma-separated): presets or names from --fault-profiles.
+    #[arg(long, value_delimiter = ',', default_value = "0.0,0.2")]
+    pub(crate) faults: Vec<String>,
+    /// Trials per profile: the k of pass^k.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) trials: u32,
+    /// Seed of the fault draws (each session draws by its own name too).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A JSON file of named fault profiles (as `toolenv chaos --fault-profiles`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) fault_profiles: Option<PathBuf>,
+    /// Real milliseconds per simulated millisecond of fault delays.
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) time_scale: f64,
+    /// The task's name in the report (sessions are its trials).
+    #[arg(long, default_value = "task")]
+    pub(crate) task: String,
+    /// The agent's label in the report.
+    #[arg(long, default_value = "agent")]
+    pub(crate) label: String,
+    /// Where the ledgers (one per session) and verdicts.jsonl go.
+    #[arg(long, value_name = "DIR", default_value = "chaos-run")]
+    pub(crate) out: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The upstream MCP server's command and arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+/// A word as `sh` reads it back: single-quoted unless plainly safe.
+fn shell_quoted(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
+/// `toolenv chaos-run`: every (profile, trial) session, its verdict, then the report.
+pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
+    toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
+    for name in &args.faults {
+        let chaos_args = ChaosArgs {
+            seed: args.seed,
+            session: String::new(),
+            faults: name.clone(),
+            only: Vec::new(),
+            fault_profiles: args.fault_profiles.clone(),
+            time_scale: args.time_scale,
+            ledger: None,
+            command: args.command.clone(),
+        };
+        profile(&chaos_args)?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
+    }
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let toolenv = std::env::current_exe().context("finding the toolenv binary")?;
+    let (mut ledgers, mut verdicts) = (Vec::new(), String::new());
+    for profile_name in &args.faults {
+        for trial in 0..args.trials {
+            let session = format!("{profile_name}-{trial}");
+            let ledger = args.out.join(format!("{session}.jsonl"));
+            let mut proxy = vec![toolenv.display().to_string(), "chaos".into(), "--seed".into(), args.seed.to_string()];
+            proxy.extend(["--session".into(), session.clone(), "--faults".into(), profile_name.clone()]);
+            proxy.extend(["--time-scale".into(), args.time_scale.to_string(), "--ledger".into(), ledger.display().to_string()]);
+            if let Some(file) = &args.fault_profiles {
+                proxy.extend(["--fault-profiles".into(), file.display().to_string()]);
+            }
+            proxy.push("--".into());
+            proxy.extend(args.command.iter().cloned());
+            let line = proxy.iter().map(|w| shell_quoted(w)).collect::<Vec<_>>().join(" ");
+            let sh = |command: &str| {
+                let mut sh = std::process::Command::new("sh");
+                sh.arg("-c")
+                    .arg(command)
+                    .env("TOOLENV_MCP_COMMAND", &line)
+                    .env("TOOLENV_MCP_COMMAND_JSON", serde_json::to_string(&proxy).unwrap_or_default())
+                    .env("TOOLENV_SESSION", &session)
+                    .env("TOOLENV_FAULT_PROFILE", profile_name)
+                    .env("TOOLENV_TRIAL", trial.to_string());
+                sh
+            };
+            let played = sh(&args.agent).status().with_context(|| format!("running the agent for session {session}"))?;
+            let passed = match &args.check {
+                Some(check) => sh(check).status().with_context(|| format!("running the checker for session {session}"))?.success(),
+                None => played.success(),
+            };
+            if !ledger.exists() {
+                // The agent never started the proxy: a session without calls (its verdict names its profile).
+                std::fs::write(&ledger, "").with_context(|| format!("writing {}", ledger.display()))?;
+            }
+            eprintln!("{session}: {}", if passed { "passed" } else { "failed" });
+            let verdict = serde_json::json!({
+                "session": session, "passed": passed, "task": args.task, "agent": args.label, "fault_profile": profile_name,
+            });
+            verdicts.push_str(&format!("{verdict}\n"));
+            ledgers.push(ledger);
+        }
+    }
+    let verdicts_file = args.out.join("verdicts.jsonl");
+    std::fs::write(&verdicts_file, &verdicts).with_context(|| format!("writing {}", verdicts_file.display()))?;
+    report(&ledgers, Some(&verdicts_file), args.json, None)
 }

@@ -152,6 +152,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Mcp(args) => mcp::mcp(args, url).await,
         Command::Chaos(args) => chaos::chaos(args).await,
+        Command::ChaosRun(args) => chaos::chaos_run(args),
     }
 }
 
