@@ -503,3 +503,28 @@ fn chaos_run_plays_an_agent_k_times_per_profile_and_reports_pass_k() {
         assert_eq!(std::fs::read_to_string(out.join(format!("{session}.jsonl"))).expect("a ledger").lines().count(), 3, "{session}");
     }
 }
+
+#[test]
+fn a_drifted_tool_list_renames_parameters_and_calls_are_mapped_back() {
+    let hold = |key: &str| {
+        vec![("hold_flight", json!({key: "AA-500"})), ("search_flights", json!({"origin": "LON", "dest": "PAR", "date": "2026-01-05"}))]
+    };
+    let drifted = session(&["--seed", "1", "--faults", "0.0", "--drift-tools"], &hold("flightId"), false);
+    let direct = session(&[], &hold("flight_id"), true);
+    let tools = |s: &Session| -> Value {
+        let list = s.stdout.iter().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|m| m["id"] == 1).expect("the tools/list reply");
+        list["result"]["tools"].clone()
+    };
+    let schema = |tools: &Value, name: &str| tools.as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
+    let (seen, real) = (schema(&tools(&drifted), "hold_flight"), schema(&tools(&direct), "hold_flight"));
+    assert!(seen["properties"].get("flightId").is_some() && seen["properties"].get("flight_id").is_none(), "{seen}");
+    assert_eq!(seen["required"], json!(["flightId"]), "{seen}");
+    assert_eq!(seen["properties"]["flightId"], real["properties"]["flight_id"], "only the name changes");
+    // A tool without such names is offered as it is.
+    assert_eq!(schema(&tools(&drifted), "search_flights"), schema(&tools(&direct), "search_flights"));
+    // The drifted names reach the server as its own: the same results as a direct session's.
+    assert_eq!(drifted.replies.iter().map(|r| result(r)).collect::<Vec<_>>(), direct.replies.iter().map(|r| result(r)).collect::<Vec<_>>());
+    assert!(result(&drifted.replies[0])["isError"] != json!(true), "{}", drifted.replies[0]);
+    // The ledger keeps the call as the client sent it.
+    assert_eq!(ledger(&drifted)[0]["arguments_json"], r#"{"flightId":"AA-500"}"#);
+}

@@ -41,6 +41,10 @@ pub(crate) struct ChaosArgs {
     /// Write the ledger (a JSON line per tool call) to this file.
     #[arg(long, value_name = "FILE")]
     pub(crate) ledger: Option<PathBuf>,
+    /// Drift the tool list itself: parameter names in snake_case are
+    /// offered in camelCase, and calls' arguments renamed back for the server.
+    #[arg(long)]
+    pub(crate) drift_tools: bool,
     /// The upstream MCP server's command and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
@@ -85,6 +89,7 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
         time_scale,
         ledger: args.ledger.clone(),
         command: args.command.clone(),
+        drift_tools: args.drift_tools,
     };
     let status = toolenv_mcp::chaos::run(config, tokio::io::stdin(), tokio::io::stdout()).await?;
     // Exit at once: a client that keeps its stdin open after the upstream
@@ -321,6 +326,9 @@ pub(crate) struct ChaosRunArgs {
     /// Where the ledgers (one per session) and verdicts.jsonl go.
     #[arg(long, value_name = "DIR", default_value = "chaos-run")]
     pub(crate) out: PathBuf,
+    /// Drift the tool list itself (as `toolenv chaos --drift-tools`).
+    #[arg(long)]
+    pub(crate) drift_tools: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -348,6 +356,7 @@ pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
             time_scale: args.time_scale,
             ledger: None,
             command: args.command.clone(),
+            drift_tools: args.drift_tools,
         };
         profile(&chaos_args)?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
     }
@@ -363,6 +372,9 @@ pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
             proxy.extend(["--time-scale".into(), args.time_scale.to_string(), "--ledger".into(), ledger.display().to_string()]);
             if let Some(file) = &args.fault_profiles {
                 proxy.extend(["--fault-profiles".into(), file.display().to_string()]);
+            }
+            if args.drift_tools {
+                proxy.push("--drift-tools".into());
             }
             proxy.push("--".into());
             proxy.extend(args.command.iter().cloned());

@@ -70,6 +70,10 @@ pub struct Config {
     pub ledger: Option<PathBuf>,
     /// The upstream server's command and arguments.
     pub command: Vec<String>,
+    /// Drift the tool list itself: parameters renamed by the drift rules
+    /// (snake_case to camelCase) in every `tools/list` reply, and a call's
+    /// arguments renamed back before they go upstream.
+    pub drift_tools: bool,
 }
 
 /// Why the proxy stopped.
@@ -110,6 +114,12 @@ struct State {
     pending: HashMap<String, Pending>,
     /// Upstream results by (tool, arguments), in arrival order.
     history: HashMap<(String, String), Vec<Value>>,
+    /// Whether the tool list drifts ([`Config::drift_tools`]).
+    drift_tools: bool,
+    /// `tools/list` requests waiting for their reply, by the JSON text of their id.
+    listing: std::collections::HashSet<String>,
+    /// Per tool, the drifted parameter names the client sees, to the upstream's.
+    renamed: HashMap<String, HashMap<String, String>>,
     ledger: Option<std::fs::File>,
 }
 
@@ -160,6 +170,9 @@ where
         drifted: false,
         pending: HashMap::new(),
         history: HashMap::new(),
+        drift_tools: config.drift_tools,
+        listing: std::collections::HashSet::new(),
+        renamed: HashMap::new(),
         ledger,
     }));
 
@@ -230,6 +243,12 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
         return;
     };
     let (Some(id), Some("tools/call")) = (message.get("id"), message.get("method").and_then(Value::as_str)) else {
+        if let (Some(id), Some("tools/list")) = (message.get("id"), message.get("method").and_then(Value::as_str))
+            && let Ok(mut s) = state.lock()
+            && s.drift_tools
+        {
+            s.listing.insert(id.to_string());
+        }
         let _ = to_upstream.send(line);
         return;
     };
@@ -339,8 +358,60 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
 fn forward(s: &mut State, mut call: Call, id: &Value, drawn: Option<FaultKind>, line: String, to_upstream: &mpsc::UnboundedSender<String>) {
     call.forwarded = true;
     call.reply = id.to_string();
+    let line = match s.renamed.get(&call.tool_name) {
+        Some(names) => undrifted_call(&line, names).unwrap_or(line),
+        None => line,
+    };
     s.pending.insert(id.to_string(), Pending { call, drawn });
     let _ = to_upstream.send(line);
+}
+
+/// A `tools/call` line with its drifted argument names renamed back to the
+/// upstream's; `None` when it names none of them (the line goes as it came).
+fn undrifted_call(line: &str, names: &HashMap<String, String>) -> Option<String> {
+    let mut message: Value = serde_json::from_str(line).ok()?;
+    let arguments = message.get_mut("params")?.get_mut("arguments")?.as_object_mut()?;
+    if !arguments.keys().any(|k| names.contains_key(k)) {
+        return None;
+    }
+    let renamed = std::mem::take(arguments).into_iter().map(|(k, v)| (names.get(&k).cloned().unwrap_or(k), v)).collect();
+    *arguments = renamed;
+    Some(message.to_string())
+}
+
+/// A `tools/list` reply with each tool's parameters renamed by the drift
+/// rules (top-level `inputSchema` properties and `required`), and the names
+/// to map back, per tool; `None` when nothing is renamed.
+fn drifted_tools(message: &Value) -> Option<(Value, Vec<(String, HashMap<String, String>)>)> {
+    let mut message = message.clone();
+    let tools = message.get_mut("result")?.get_mut("tools")?.as_array_mut()?;
+    let mut maps = Vec::new();
+    for tool in tools.iter_mut() {
+        let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_owned) else { continue };
+        let Some(schema) = tool.get_mut("inputSchema").and_then(Value::as_object_mut) else { continue };
+        let mut names = HashMap::new();
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            let old = std::mem::take(properties);
+            for (key, value) in old {
+                let new = drift::camel(&key);
+                if new != key {
+                    names.insert(new.clone(), key);
+                }
+                properties.insert(new, value);
+            }
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            for entry in required.iter_mut() {
+                if let Some(key) = entry.as_str() {
+                    *entry = Value::String(drift::camel(key));
+                }
+            }
+        }
+        if !names.is_empty() {
+            maps.push((name, names));
+        }
+    }
+    (!maps.is_empty()).then_some((message, maps))
 }
 
 /// A line from the upstream server: the reply to a forwarded call meets
@@ -358,6 +429,18 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
         }
     };
     let Ok(mut s) = state.lock() else { return };
+    if s.listing.remove(&key) {
+        let line = match drifted_tools(&Value::Object(message)) {
+            Some((drifted, maps)) => {
+                s.renamed.extend(maps);
+                drifted.to_string()
+            }
+            None => line,
+        };
+        drop(s);
+        let _ = to_client.send(line);
+        return;
+    }
     let Some(Pending { mut call, drawn }) = s.pending.remove(&key) else {
         drop(s);
         let _ = to_client.send(line);
