@@ -119,7 +119,7 @@ struct State {
     /// `tools/list` requests waiting for their reply, by the JSON text of their id.
     listing: std::collections::HashSet<String>,
     /// Per tool, the drifted parameter names the client sees, to the upstream's.
-    renamed: HashMap<String, HashMap<String, String>>,
+    renamed: HashMap<String, Renamed>,
     ledger: Option<std::fs::File>,
 }
 
@@ -368,7 +368,7 @@ fn forward(s: &mut State, mut call: Call, id: &Value, drawn: Option<FaultKind>, 
 
 /// A `tools/call` line with its drifted argument names renamed back to the
 /// upstream's; `None` when it names none of them (the line goes as it came).
-fn undrifted_call(line: &str, names: &HashMap<String, String>) -> Option<String> {
+fn undrifted_call(line: &str, names: &Renamed) -> Option<String> {
     let mut message: Value = serde_json::from_str(line).ok()?;
     let arguments = message.get_mut("params")?.get_mut("arguments")?.as_object_mut()?;
     if !arguments.keys().any(|k| names.contains_key(k)) {
@@ -379,10 +379,13 @@ fn undrifted_call(line: &str, names: &HashMap<String, String>) -> Option<String>
     Some(message.to_string())
 }
 
+/// A tool's drifted parameter names, to the upstream's.
+type Renamed = HashMap<String, String>;
+
 /// A `tools/list` reply with each tool's parameters renamed by the drift
 /// rules (top-level `inputSchema` properties and `required`), and the names
 /// to map back, per tool; `None` when nothing is renamed.
-fn drifted_tools(message: &Value) -> Option<(Value, Vec<(String, HashMap<String, String>)>)> {
+fn drifted_tools(message: &Value) -> Option<(Value, Vec<(String, Renamed)>)> {
     let mut message = message.clone();
     let tools = message.get_mut("result")?.get_mut("tools")?.as_array_mut()?;
     let mut maps = Vec::new();
