@@ -33,14 +33,19 @@ struct Session {
 /// `direct`), plays initialize, tools/list and the calls one by one, and
 /// closes stdin.
 fn session(args: &[&str], calls: &[(&str, Value)], direct: bool) -> Session {
+    session_with(&[env!("CARGO_BIN_EXE_toolenv"), "mcp", TASK], args, calls, direct)
+}
+
+/// [`session`] in front of any upstream MCP server command.
+fn session_with(upstream: &[&str], args: &[&str], calls: &[(&str, Value)], direct: bool) -> Session {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let ledger = dir.path().join("ledger.jsonl");
     let toolenv = env!("CARGO_BIN_EXE_toolenv");
-    let mut command = Command::new(toolenv);
+    let mut command = Command::new(if direct { upstream[0] } else { toolenv });
     if !direct {
-        command.args(["chaos", "--time-scale", "0", "--ledger"]).arg(&ledger).args(args).args(["--", toolenv]);
+        command.args(["chaos", "--time-scale", "0", "--ledger"]).arg(&ledger).args(args).args(["--", upstream[0]]);
     }
-    command.args(["mcp", TASK]);
+    command.args(&upstream[1..]);
     let mut child = command
         .env_remove("TOOLENV_URL")
         .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
@@ -527,4 +532,47 @@ fn a_drifted_tool_list_renames_parameters_and_calls_are_mapped_back() {
     assert!(result(&drifted.replies[0])["isError"] != json!(true), "{}", drifted.replies[0]);
     // The ledger keeps the call as the client sent it.
     assert_eq!(ledger(&drifted)[0]["arguments_json"], r#"{"flightId":"AA-500"}"#);
+}
+
+/// `mcp-server-time` (PyPI), a server nobody here wrote, in a venv of its own.
+fn time_server() -> std::path::PathBuf {
+    let python = toolenv_tests::python::venv_of(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "python-venv-mcp-servers",
+        "examples/python/requirements-mcp-servers.txt",
+    );
+    python.with_file_name("mcp-server-time")
+}
+
+#[test]
+fn a_server_nobody_here_wrote_meets_the_faults_and_is_untouched_where_none_hit() {
+    let server = time_server();
+    let upstream = [server.to_str().unwrap()];
+    let calls: Vec<(&str, Value)> = (0..30)
+        .map(|i| {
+            let time = format!("{:02}:{:02}", 8 + i % 10, (i * 7) % 60);
+            ("convert_time", json!({"source_timezone": "Europe/London", "time": time, "target_timezone": "Asia/Tokyo"}))
+        })
+        .collect();
+    let direct = session_with(&upstream, &[], &calls, true);
+    // Nothing drawn: every line as the server wrote it.
+    assert_eq!(session_with(&upstream, &["--faults", "0.0"], &calls, false).stdout, direct.stdout);
+    let faulted = session_with(&upstream, &["--seed", "9", "--faults", "0.3"], &calls, false);
+    assert_eq!(faulted.stdout, session_with(&upstream, &["--seed", "9", "--faults", "0.3"], &calls, false).stdout, "the same faults again");
+    let lines = ledger(&faulted);
+    assert_eq!(lines.len(), calls.len());
+    let kinds: std::collections::BTreeSet<&str> = lines.iter().filter_map(|l| l["fault"]["kind"].as_str()).collect();
+    assert!(kinds.len() >= 3, "{kinds:?}");
+    // A call no fault met, before any drift, got the server's own reply byte for byte.
+    let drift_at = lines.iter().position(|l| l["fault"]["kind"] == "SchemaDrift").unwrap_or(lines.len());
+    let untouched: Vec<usize> =
+        (0..drift_at).filter(|&i| lines[i]["fault"].is_null() && lines[i]["drawn_without_effect"].is_null()).collect();
+    assert!(!untouched.is_empty(), "{:?}", lines.iter().map(|l| l["fault"]["kind"].as_str().unwrap_or("-")).collect::<Vec<_>>());
+    for i in untouched {
+        assert_eq!(faulted.replies[i], direct.replies[i], "call {i}");
+    }
+    // Each fault's reply is what the ledger says the client got.
+    for (line, reply) in lines.iter().zip(&faulted.replies) {
+        assert_eq!(line["reply"].as_str(), Some(reply.as_str()));
+    }
 }
