@@ -27,6 +27,7 @@
 use std::time::Duration;
 
 mod attribution;
+mod chaos;
 mod grpc;
 mod hardening;
 mod inprocess;
@@ -72,6 +73,9 @@ Load, soak and crash drills (bounded, loopback only):
                               prints the server's resident memory through the run
   kill-loop [ITERATIONS]      `toolenv run --grid paper` killed with SIGKILL ITERATIONS (20) times
                               and resumed; checks nothing is lost or repeated (needs target/release/toolenv)
+  chaos [CALLS]               CALLS (2000) sequential MCP tools/call direct and through `toolenv chaos`
+                              at λ = 0: the time the proxy adds per call, its memory (needs
+                              target/release/toolenv)
 
 Environment:
   TOOLENV_BENCH_WARM_MIB=N    the server child touches N MiB and frees it before it serves (with
@@ -113,6 +117,7 @@ fn main() -> Result<(), Error> {
         Some("live") => return hardening::live(&args[1..]),
         Some("churn") => return hardening::churn(&args[1..]),
         Some("kill-loop") => return hardening::kill_loop(&args[1..]),
+        Some("chaos") => return chaos::run(&args[1..]),
         _ => {}
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {

@@ -112,8 +112,8 @@ struct State {
     drifted: bool,
     /// Calls sent upstream, by the JSON text of their id.
     pending: HashMap<String, Pending>,
-    /// Upstream results by (tool, arguments), in arrival order.
-    history: HashMap<(String, String), Vec<Value>>,
+    /// The latest upstream results by (tool, arguments).
+    history: HashMap<(String, String), Recent>,
     /// Whether the tool list drifts ([`Config::drift_tools`]).
     drift_tools: bool,
     /// `tools/list` requests waiting for their reply, by the JSON text of their id.
@@ -121,6 +121,31 @@ struct State {
     /// Per tool, the drifted parameter names the client sees, to the upstream's.
     renamed: HashMap<String, Renamed>,
     ledger: Option<std::fs::File>,
+}
+
+/// The results a stale reply may be drawn from, for one (tool, arguments):
+/// the latest and, before it, the latest that differs from it — all that
+/// "the most recent earlier result different from this one" ever needs, so a
+/// long session keeps two results per call, not every one.
+#[derive(Default)]
+struct Recent {
+    last: Option<Value>,
+    before: Option<Value>,
+}
+
+impl Recent {
+    /// The most recent earlier result different from `result`, then `result` recorded.
+    fn stale_then_record(&mut self, result: &Value) -> Option<Value> {
+        match &self.last {
+            Some(last) if last == result => self.before.clone(),
+            _ => {
+                let stale = self.last.take();
+                self.before.clone_from(&stale);
+                self.last = Some(result.clone());
+                stale
+            }
+        }
+    }
 }
 
 /// A call forwarded upstream, waiting for its reply.
@@ -466,9 +491,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
         finish(state, call, line, 0, to_client);
         return;
     }
-    let earlier = s.history.entry(history_key).or_default();
-    let stale = earlier.iter().rev().find(|r| **r != result).cloned();
-    earlier.push(result.clone());
+    let stale = s.history.entry(history_key).or_default().stale_then_record(&result);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let mut took_effect = false;
     let mut delay = 0;
@@ -702,4 +725,18 @@ fn cut_result(draws: &SessionDraws, index: u32, result: &Value, outcome: &mut Ou
         }
     }
     Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stale_result_is_the_latest_earlier_one_that_differs() {
+        let mut recent = Recent::default();
+        let (a, b, c) = (json!({"seats": 3}), json!({"seats": 2}), json!({"seats": 1}));
+        let stale: Vec<Option<Value>> = [&a, &a, &b, &b, &c, &c, &b].iter().map(|r| recent.stale_then_record(r)).collect();
+        // Walking back from each result to the first that differs, as a full history would.
+        assert_eq!(stale, [None, None, Some(a.clone()), Some(a.clone()), Some(b.clone()), Some(b.clone()), Some(c.clone())]);
+    }
 }
