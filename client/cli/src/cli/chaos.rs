@@ -51,25 +51,24 @@ pub(crate) struct ChaosArgs {
 }
 
 /// The profile named by --faults (and --only), from the presets or --fault-profiles.
-fn profile(args: &ChaosArgs) -> anyhow::Result<FaultProfile> {
-    let named = match &args.fault_profiles {
+fn profile(faults: &str, only: &[String], fault_profiles: Option<&std::path::Path>) -> anyhow::Result<FaultProfile> {
+    let named = match fault_profiles {
         None => None,
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
             let profiles: std::collections::BTreeMap<String, FaultProfile> =
                 serde_json::from_str(&text).with_context(|| format!("parsing fault profiles in {}", path.display()))?;
-            profiles.get(&args.faults).cloned()
+            profiles.get(faults).cloned()
         }
     };
     let profile = match named {
         Some(profile) => profile,
-        None => FaultProfile::preset(&args.faults).context("invalid --faults")?,
+        None => FaultProfile::preset(faults).context("invalid --faults")?,
     };
-    if args.only.is_empty() {
+    if only.is_empty() {
         return Ok(profile);
     }
-    let kinds = args
-        .only
+    let kinds = only
         .iter()
         .map(|name| FaultKind::parse(name).ok_or_else(|| anyhow::anyhow!("invalid --only: unknown fault type '{name}'")))
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -79,7 +78,7 @@ fn profile(args: &ChaosArgs) -> anyhow::Result<FaultProfile> {
 /// Proxies until the upstream server's output ends; exits as it exited.
 pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
     let time_scale = toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
-    let profile = profile(&args)?;
+    let profile = profile(&args.faults, &args.only, args.fault_profiles.as_deref())?;
     profile.validate().context("invalid fault profile")?;
     let config = toolenv_mcp::chaos::Config {
         seed: args.seed,
@@ -347,18 +346,7 @@ fn shell_quoted(word: &str) -> String {
 pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
     toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
     for name in &args.faults {
-        let chaos_args = ChaosArgs {
-            seed: args.seed,
-            session: String::new(),
-            faults: name.clone(),
-            only: Vec::new(),
-            fault_profiles: args.fault_profiles.clone(),
-            time_scale: args.time_scale,
-            ledger: None,
-            command: args.command.clone(),
-            drift_tools: args.drift_tools,
-        };
-        profile(&chaos_args)?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
+        profile(name, &[], args.fault_profiles.as_deref())?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let toolenv = std::env::current_exe().context("finding the toolenv binary")?;
