@@ -31,6 +31,7 @@
 
 pub mod drift;
 pub mod ledger;
+mod stale;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -45,6 +46,7 @@ use tokio::sync::mpsc;
 use toolenv_core::chaos::{Alteration, Cut, FaultKind, FaultProfile, Mode, Phase, SessionDraws, Stop};
 
 use ledger::{Call, FailureRecord, FaultRecord, Outcome};
+use stale::Recent;
 
 /// JSON-RPC error code of a request that timed out (as MCP SDKs use it).
 pub const REQUEST_TIMEOUT: i64 = -32001;
@@ -119,33 +121,8 @@ struct State {
     /// `tools/list` requests waiting for their reply, by the JSON text of their id.
     listing: std::collections::HashSet<String>,
     /// Per tool, the drifted parameter names the client sees, to the upstream's.
-    renamed: HashMap<String, Renamed>,
+    renamed: HashMap<String, drift::Renamed>,
     ledger: Option<std::fs::File>,
-}
-
-/// The results a stale reply may be drawn from, for one (tool, arguments):
-/// the latest and, before it, the latest that differs from it — all that
-/// "the most recent earlier result different from this one" ever needs, so a
-/// long session keeps two results per call, not every one.
-#[derive(Default)]
-struct Recent {
-    last: Option<Value>,
-    before: Option<Value>,
-}
-
-impl Recent {
-    /// The most recent earlier result different from `result`, then `result` recorded.
-    fn stale_then_record(&mut self, result: &Value) -> Option<Value> {
-        match &self.last {
-            Some(last) if last == result => self.before.clone(),
-            _ => {
-                let stale = self.last.take();
-                self.before.clone_from(&stale);
-                self.last = Some(result.clone());
-                stale
-            }
-        }
-    }
 }
 
 /// A call forwarded upstream, waiting for its reply.
@@ -384,62 +361,11 @@ fn forward(s: &mut State, mut call: Call, id: &Value, drawn: Option<FaultKind>, 
     call.forwarded = true;
     call.reply = id.to_string();
     let line = match s.renamed.get(&call.tool_name) {
-        Some(names) => undrifted_call(&line, names).unwrap_or(line),
+        Some(names) => drift::undrifted_call(&line, names).unwrap_or(line),
         None => line,
     };
     s.pending.insert(id.to_string(), Pending { call, drawn });
     let _ = to_upstream.send(line);
-}
-
-/// A `tools/call` line with its drifted argument names renamed back to the
-/// upstream's; `None` when it names none of them (the line goes as it came).
-fn undrifted_call(line: &str, names: &Renamed) -> Option<String> {
-    let mut message: Value = serde_json::from_str(line).ok()?;
-    let arguments = message.get_mut("params")?.get_mut("arguments")?.as_object_mut()?;
-    if !arguments.keys().any(|k| names.contains_key(k)) {
-        return None;
-    }
-    let renamed = std::mem::take(arguments).into_iter().map(|(k, v)| (names.get(&k).cloned().unwrap_or(k), v)).collect();
-    *arguments = renamed;
-    Some(message.to_string())
-}
-
-/// A tool's drifted parameter names, to the upstream's.
-type Renamed = HashMap<String, String>;
-
-/// A `tools/list` reply with each tool's parameters renamed by the drift
-/// rules (top-level `inputSchema` properties and `required`), and the names
-/// to map back, per tool; `None` when nothing is renamed.
-fn drifted_tools(message: &Value) -> Option<(Value, Vec<(String, Renamed)>)> {
-    let mut message = message.clone();
-    let tools = message.get_mut("result")?.get_mut("tools")?.as_array_mut()?;
-    let mut maps = Vec::new();
-    for tool in tools.iter_mut() {
-        let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_owned) else { continue };
-        let Some(schema) = tool.get_mut("inputSchema").and_then(Value::as_object_mut) else { continue };
-        let mut names = HashMap::new();
-        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            let old = std::mem::take(properties);
-            for (key, value) in old {
-                let new = drift::camel(&key);
-                if new != key {
-                    names.insert(new.clone(), key);
-                }
-                properties.insert(new, value);
-            }
-        }
-        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
-            for entry in required.iter_mut() {
-                if let Some(key) = entry.as_str() {
-                    *entry = Value::String(drift::camel(key));
-                }
-            }
-        }
-        if !names.is_empty() {
-            maps.push((name, names));
-        }
-    }
-    (!maps.is_empty()).then_some((message, maps))
 }
 
 /// A line from the upstream server: the reply to a forwarded call meets
@@ -458,7 +384,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
     };
     let Ok(mut s) = state.lock() else { return };
     if s.listing.remove(&key) {
-        let line = match drifted_tools(&Value::Object(message)) {
+        let line = match drift::drifted_tools(&Value::Object(message)) {
             Some((drifted, maps)) => {
                 s.renamed.extend(maps);
                 drifted.to_string()
@@ -504,7 +430,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
             }
         }
         Some(Phase::SwitchesMode(Mode::SchemaV2)) => {
-            if !s.drifted && shaped(&result) != result {
+            if !s.drifted && drift::shaped(&result) != result {
                 s.drifted = true;
                 took_effect = true;
             }
@@ -514,7 +440,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
             took_effect = delay > 0;
         }
         Some(Phase::AltersReply(Alteration::Cut)) => {
-            let whole = if s.drifted { shaped(&result) } else { result.clone() };
+            let whole = if s.drifted { drift::shaped(&result) } else { result.clone() };
             if let Some(cut) = cut_result(&s.draws, call.index, &whole, &mut call.outcome) {
                 altered = Some(cut);
                 took_effect = true;
@@ -551,13 +477,13 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
     let reply = match altered {
         None if !s.drifted => line,
         None => {
-            message.insert("result".into(), shaped(&result));
+            message.insert("result".into(), drift::shaped(&result));
             Value::Object(message).to_string()
         }
         Some(value) => {
             // A stale result comes in the current shape; a cut one was shaped before it was cut.
             let value = if s.drifted && call.outcome == Outcome::Result && drawn != Some(FaultKind::PartialResponse) {
-                shaped(&value)
+                drift::shaped(&value)
             } else {
                 value
             };
@@ -673,25 +599,6 @@ fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Strin
     json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string()
 }
 
-/// An MCP tool result in the drifted shape: each text content that is JSON,
-/// and the structured content, drifted.
-fn shaped(result: &Value) -> Value {
-    let mut result = result.clone();
-    if let Some(items) = result.get_mut("content").and_then(Value::as_array_mut) {
-        for item in items {
-            if item["type"] == "text"
-                && let Some(Ok(value)) = item["text"].as_str().map(serde_json::from_str::<Value>)
-            {
-                item["text"] = Value::String(drift::drift(&value).to_string());
-            }
-        }
-    }
-    if let Some(structured) = result.get_mut("structuredContent") {
-        *structured = drift::drift(structured);
-    }
-    result
-}
-
 /// A result with its first text content cut as a partial response cuts it;
 /// `None` when there is nothing to cut. Structured content is cut alike, or
 /// dropped when the text no longer parses.
@@ -725,18 +632,4 @@ fn cut_result(draws: &SessionDraws, index: u32, result: &Value, outcome: &mut Ou
         }
     }
     Some(result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stale_result_is_the_latest_earlier_one_that_differs() {
-        let mut recent = Recent::default();
-        let (a, b, c) = (json!({"seats": 3}), json!({"seats": 2}), json!({"seats": 1}));
-        let stale: Vec<Option<Value>> = [&a, &a, &b, &b, &c, &c, &b].iter().map(|r| recent.stale_then_record(r)).collect();
-        // Walking back from each result to the first that differs, as a full history would.
-        assert_eq!(stale, [None, None, Some(a.clone()), Some(a.clone()), Some(b.clone()), Some(b.clone()), Some(c.clone())]);
-    }
 }
