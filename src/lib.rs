@@ -260,7 +260,19 @@ impl From<&toolenv_core::Trajectory> for pb::Trajectory {
             prompt_faults: trajectory.prompt_faults.iter().map(Into::into).collect(),
             answer: trajectory.answer.clone(),
             answer_json: trajectory.answer_json.as_ref().map(toolenv_core::json::canonical),
+            answer_ruling: trajectory.answer_ruling.as_ref().map(|r| pb::AnswerRuling {
+                judge: r.judge.clone(),
+                correct: r.correct,
+                reason: r.reason.clone(),
+            }),
         }
+    }
+}
+
+impl pb::AnswerRuling {
+    /// The ruling as the episode keeps it.
+    pub fn to_domain(&self) -> toolenv_core::AnswerRuling {
+        toolenv_core::AnswerRuling { judge: self.judge.clone(), correct: self.correct, reason: self.reason.clone() }
     }
 }
 
@@ -338,6 +350,9 @@ impl pb::Trajectory {
         }
         if let (Some(answer), Some(map)) = (&self.answer_json, json.as_object_mut()) {
             map.insert("answer_json".to_owned(), parse(answer));
+        }
+        if let (Some(r), Some(map)) = (&self.answer_ruling, json.as_object_mut()) {
+            map.insert("answer_ruling".to_owned(), serde_json::json!({"judge": r.judge, "correct": r.correct, "reason": r.reason}));
         }
         json
     }

@@ -96,9 +96,26 @@ pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result
     Ok(episode)
 }
 
+/// The episode of a recorded trajectory after all its calls, with the
+/// answers it finished with (prose, typed, and a judge's ruling on the prose).
+fn answered(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
+    let mut episode = fork(trajectory, trajectory.calls.len(), max_calls)?;
+    if let Some(answer) = &trajectory.answer {
+        episode.answer(answer.as_str());
+    }
+    if let Some(typed) = &trajectory.answer_json {
+        let typed = serde_json::from_str(typed).map_err(|e| ForkError::Malformed(format!("answer_json: {e}")))?;
+        episode.answer_typed(typed);
+    }
+    if let Some(ruling) = &trajectory.answer_ruling {
+        episode.rule_answer(ruling.to_domain());
+    }
+    Ok(episode)
+}
+
 /// Replays a whole finished trajectory and checks its verdict, byte for byte.
 pub fn replay(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
-    let mut episode = fork(trajectory, trajectory.calls.len(), max_calls)?;
+    let mut episode = answered(trajectory, max_calls)?;
     let verdict = pb::Verdict::from(episode.finish());
     if let Some(recorded) = &trajectory.verdict
         && recorded.encode_to_vec() != verdict.encode_to_vec()
@@ -114,7 +131,7 @@ pub fn replay(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, Fo
 /// end state must be the recorded one.
 pub fn attribute(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Attribution, ForkError> {
     let source = source(trajectory, max_calls)?;
-    let replayed = fork(trajectory, trajectory.calls.len(), max_calls)?;
+    let replayed = answered(trajectory, max_calls)?;
     let attribution = toolenv_domains::attribution::attribute(&source, replayed.trajectory())?;
     if let Some(recorded) = &trajectory.verdict
         && recorded.passed != attribution.passed

@@ -3,6 +3,7 @@
 //! recovery (Table 8), fault-type ablation (Table 9) and the surface's
 //! summary figures (Section 3.3).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -208,6 +209,13 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
     if let Some(conversation) = &agent.conversation {
         render_conversation(out, conversation, k);
     }
+    for (judge, episodes) in &agent.answer_judges {
+        let _ = writeln!(
+            out,
+            "  answers judged by {judge}: {} (every other answer by the rule-based reader or its typed fields)",
+            counted(*episodes, "episode")
+        );
+    }
     render_surface(out, agent, k);
 }
 
@@ -360,6 +368,11 @@ pub struct AgentSummary {
     /// Conversational figures, when the agent played conversational tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conversation: Option<metrics::ConversationFigures>,
+    /// Episodes whose prose answer an answer judge ruled on, by judge (e.g.
+    /// `model gpt-4o-mini`); the rule-based reader or the typed fields
+    /// judged every other answer. Not written when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub answer_judges: BTreeMap<String, u64>,
 }
 
 /// Whether an episode is a point of the main (ε, λ) grid the surface is
@@ -413,6 +426,10 @@ pub fn summary(
             usage: metrics::usage_totals(mine.iter().copied()),
             mas_fire: crate::masfire::summary(&mine, conv)?,
             conversation: metrics::conversation_figures(&mine, k, conv)?,
+            answer_judges: mine.iter().filter_map(|e| e.answer_judge.clone()).fold(BTreeMap::new(), |mut judges, judge| {
+                *judges.entry(judge).or_insert(0) += 1;
+                judges
+            }),
             overall,
         });
     }

@@ -60,6 +60,10 @@ pub enum Error {
     /// be reached or is busy: try again.
     #[error("the store is unavailable: {}", cut_long(.0))]
     Unavailable(String),
+    /// The answer judge gave no ruling (its endpoint failed, or it replied
+    /// with something else): nothing was finished, try again.
+    #[error("the answer judge gave no ruling: {}", cut_long(.0))]
+    JudgeUnavailable(String),
     /// The episode lived on a replica that was lost, and its calls were not
     /// logged as played (`--durability finish`).
     #[error(
@@ -171,7 +175,7 @@ impl From<Error> for Status {
             // Not the client's doing.
             Error::Store(_) | Error::Internal(_) => Status::internal(message),
             // The store is down or busy: worth retrying after a pause.
-            Error::Unavailable(_) => {
+            Error::Unavailable(_) | Error::JudgeUnavailable(_) => {
                 Status::with_error_details(Code::Unavailable, message, ErrorDetails::with_retry_info(Some(STORE_RETRY_AFTER)))
             }
             // Gone for good: no retry brings it back.

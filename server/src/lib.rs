@@ -77,6 +77,23 @@ pub struct Config {
     pub security: security::Security,
     /// With a PostgreSQL store: when live episodes' calls reach the log.
     pub durability: Durability,
+    /// Who rules on prose answers instead of the rule-based reader (an LLM
+    /// judge, see [`AnswerJudge`]); `None`: the rules, the default.
+    pub answer_judge: Option<std::sync::Arc<dyn AnswerJudge>>,
+}
+
+/// A judge of prose answers: asked once per finish of an episode whose task
+/// asks for an answer and that is finished with prose (not typed fields).
+/// Its ruling decides the answer checks and is kept in the trajectory, so
+/// a replay or a fork needs no judge. The server only asks; the CLI gives
+/// it an LLM behind an OpenAI-compatible endpoint.
+pub trait AnswerJudge: std::fmt::Debug + Send + Sync {
+    /// The ruling on the answer a question is about, or why there is none
+    /// (the finish is then refused as UNAVAILABLE, and may be sent again).
+    fn rule<'a>(
+        &'a self,
+        question: &'a toolenv_core::JudgeQuestion,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<toolenv_core::AnswerRuling, String>> + Send + 'a>>;
 }
 
 /// When a replica writes a live episode's calls to the durable log (with a
@@ -111,6 +128,7 @@ impl Default for Config {
             metrics_addr: None,
             security: security::Security::default(),
             durability: Durability::default(),
+            answer_judge: None,
         }
     }
 }

@@ -40,6 +40,7 @@ pub use episode::{
     ForkError, Judgement, KindCounts, LedgerCall, LedgerReply, MAX_IDEMPOTENCY_BYTES, ReplayCall, RoleSpec, Source, TeamError, Trajectory,
     bus, fault_ledger, replay_key,
 };
+pub use oracle::ruling::{self, AnswerRuling, JudgeQuestion};
 pub use oracle::{Answer, COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Leaves, Verdict, typed, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec, as_integer, echo};

@@ -145,7 +145,11 @@ pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Resu
     }
     let (verdict, recorded_feasibility) = match &trajectory.verdict {
         Some(judgement) => (judgement.verdict.clone(), judgement.feasible),
-        None => (episode.counterfactual(false).finish().verdict.clone(), None),
+        None => {
+            let mut finished = episode.counterfactual(false);
+            finished.answer_as(trajectory);
+            (finished.finish().verdict.clone(), None)
+        }
     };
     // One feasibility: the verdict's, the figure the report's ceilings read.
     let feasible = verdict.passed || recorded_feasibility.unwrap_or_else(|| crate::Assessor.feasible(&episode));

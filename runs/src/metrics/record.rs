@@ -153,6 +153,12 @@ pub struct EpisodeResult {
     /// episode) rather than the task's rule-based user. Not written when 0.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub llm_user_turns: u32,
+    /// The answer judge that ruled on the episode's prose answer (e.g.
+    /// `model gpt-4o-mini`); `None` when no judge did (the rule-based
+    /// reader or typed fields judged, or no answer was asked for). Not
+    /// written when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_judge: Option<String>,
 }
 
 /// Why a wire trajectory could not be read into a record.
@@ -194,6 +200,7 @@ impl EpisodeResult {
             mas_faults: Vec::new(),
             user_turns: 0,
             llm_user_turns: 0,
+            answer_judge: None,
         }
     }
 
@@ -212,6 +219,7 @@ impl EpisodeResult {
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             mas_faults: trajectory.verdict.as_ref().map(|v| v.mas_faults.clone()).unwrap_or_default(),
             llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer().is_some()).count() as u32,
+            answer_judge: trajectory.answer_ruling.as_ref().map(|r| r.judge.clone()),
             ..EpisodeResult::played(planned, trajectory.epsilon, trajectory.trial, outcome, &calls)
         }
     }
@@ -248,6 +256,7 @@ impl EpisodeResult {
             }),
             feasible: trajectory.verdict.as_ref().and_then(|v| v.feasible),
             llm_user_turns: trajectory.calls.iter().filter(|c| c.user_answer.is_some()).count() as u32,
+            answer_judge: trajectory.answer_ruling.as_ref().map(|r| r.judge.clone()),
             mas_faults: trajectory
                 .verdict
                 .as_ref()

@@ -57,6 +57,22 @@ impl ToolEnvService {
         }
     }
 
+    /// The answer judge's ruling on a prose answer the episode is about to
+    /// finish with; `None` when there is nothing to rule on (see
+    /// [`toolenv_core::Episode::judge_question`]) or the episode is finished.
+    async fn rule(&self, judge: &dyn crate::AnswerJudge, id: &str, answer: &str) -> Result<Option<toolenv_core::AnswerRuling>, Error> {
+        let question = match self.registry.with_live(id, |session| Ok(session.episode.judge_question(answer))) {
+            Ok(question) => question,
+            // Finishing again answers with the recorded verdict.
+            Err(Error::EpisodeFinished) => None,
+            Err(error) => return Err(error),
+        };
+        let Some(question) = question else { return Ok(None) };
+        let ruling = judge.rule(&question).await.map_err(Error::JudgeUnavailable)?;
+        tracing::debug!(episode_id = %id, correct = ruling.correct, judge = %ruling.judge, "answer ruled");
+        Ok(Some(ruling))
+    }
+
     pub(crate) fn metrics(&self) -> Option<&Arc<Metrics>> {
         self.metrics.as_ref()
     }
@@ -314,6 +330,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             self.held(id).await?;
             replica.seal(&self.registry, id).await?;
         }
+        let ruling = match (&self.config.answer_judge, &request.answer, &typed) {
+            (Some(judge), Some(answer), None) => self.rule(judge.as_ref(), id, answer).await?,
+            _ => None,
+        };
         let finished = self.registry.finish(id, |session| {
             let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
             if first.is_some() {
@@ -323,7 +343,13 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             if let Some(typed) = typed.clone() {
                 session.episode.answer_typed(typed);
             }
-            let verdict = pb::Verdict::from(session.episode.finish_with_answer(request.answer.as_deref()));
+            if let Some(answer) = &request.answer {
+                session.episode.answer(answer.as_str());
+            }
+            if let Some(ruling) = ruling.clone() {
+                session.episode.rule_answer(ruling);
+            }
+            let verdict = pb::Verdict::from(session.episode.finish_with_answer(None));
             // A leased episode is recorded in its run once, at its first finish.
             Ok((verdict, session.lease.take(), first))
         });

@@ -56,6 +56,7 @@ fn result(planned: &PlannedEpisode, outcome: EpisodeOutcome) -> EpisodeResult {
         mas_faults: Vec::new(),
         user_turns: 0,
         llm_user_turns: 0,
+        answer_judge: None,
     }
 }
 

@@ -10,12 +10,14 @@
 //! waits for on the current tokio runtime.
 //!
 //! [`user`] is the LLM user of conversational tasks, an option beside the
-//! rule-based one, over the same endpoint client.
+//! rule-based one, over the same endpoint client; [`judge`] the LLM judge of
+//! prose answers, an option beside the rule-based reader.
 //!
 //! [`scripted`] is an OpenAI-compatible endpoint that plays a task's
 //! reference solution in every protocol variant, for tests and benchmarks.
 
 pub mod endpoint;
+pub mod judge;
 pub mod parse;
 pub mod react;
 mod reflexion;
@@ -30,6 +32,7 @@ use toolenv::pb;
 
 pub use crate::spec::Architecture;
 pub use endpoint::{EndpointError, ModelEndpoint, RetryPolicy, Tape};
+pub use judge::LlmJudge;
 pub use user::{LlmUser, WithLlmUser};
 
 /// How `tool_choice` is sent.

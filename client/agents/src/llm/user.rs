@@ -104,7 +104,7 @@ fn instructions(task: &Task) -> String {
 }
 
 /// A reply without the reasoning some local models write first (`<think>…</think>`).
-fn without_reasoning(text: &str) -> &str {
+pub(super) fn without_reasoning(text: &str) -> &str {
     match text.rfind("</think>") {
         Some(end) => &text[end + "</think>".len()..],
         None => text,

@@ -377,6 +377,8 @@ pub(crate) struct RunArgs {
     pub(crate) llm: Box<super::llm::LlmArgs>,
     #[command(flatten)]
     pub(crate) user: super::llm::UserArgs,
+    #[command(flatten)]
+    pub(crate) judge: super::llm::JudgeArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -460,6 +462,8 @@ pub(crate) struct ServeArgs {
     /// hosted runs' progress. Off by default (no metrics are kept).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics_addr: Option<SocketAddr>,
+    #[command(flatten)]
+    pub(crate) judge: super::llm::JudgeArgs,
 }
 
 /// `serve --durability`.

@@ -243,6 +243,7 @@ fn results(file: &str, text: &str, ledgers: &[Vec<ledger::Call>]) -> anyhow::Res
             mas_faults: Vec::new(),
             user_turns: 0,
             llm_user_turns: 0,
+            answer_judge: None,
         });
         *trial += 1;
     }

@@ -242,3 +242,61 @@ mod tests {
         assert_eq!(per_model(&urls, "small", is_url).as_deref(), Some("http://a/v1"));
     }
 }
+
+/// Who judges prose answers (`run` with its embedded server, `serve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum JudgeKind {
+    /// The rule-based reader: deterministic, no model (the default).
+    Rules,
+    /// A model (--judge-model) behind an OpenAI-compatible endpoint, at
+    /// temperature 0; its ruling is recorded in the trajectory, so replays
+    /// and forks judge the same way without it.
+    Llm,
+}
+
+/// The judge of prose answers. The server judges, so with `run --url` it is
+/// the server's (`serve --answer-judge`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "The judge of prose answers")]
+pub(crate) struct JudgeArgs {
+    /// Who rules on an answer given in prose (typed answers are judged field by field).
+    #[arg(long, value_enum, default_value = "rules")]
+    pub(crate) answer_judge: JudgeKind,
+    /// The judge's model, as its endpoint names it (required with --answer-judge llm).
+    #[arg(long, value_name = "NAME", required_if_eq("answer_judge", "llm"))]
+    pub(crate) judge_model: Option<String>,
+    /// The judge's OpenAI-compatible endpoint base URL (before /chat/completions).
+    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL", default_value = "https://api.openai.com/v1")]
+    pub(crate) judge_base_url: String,
+    /// The environment variable holding the judge endpoint's API key (none is sent when unset).
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub(crate) judge_api_key_env: String,
+    /// Seconds allowed for one request to the judge.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) judge_timeout_secs: u64,
+}
+
+impl JudgeArgs {
+    /// The judge the flags ask for; `None`: the rules.
+    pub(crate) fn judge(&self) -> anyhow::Result<Option<std::sync::Arc<dyn toolenv_server::AnswerJudge>>> {
+        let (JudgeKind::Llm, Some(model)) = (self.answer_judge, &self.judge_model) else { return Ok(None) };
+        let api_key = std::env::var(&self.judge_api_key_env).ok().filter(|k| !k.is_empty());
+        let retry = RetryPolicy { request_timeout: Duration::from_secs(self.judge_timeout_secs), ..Default::default() };
+        let endpoint = ModelEndpoint::new(&self.judge_base_url, api_key, retry, Tape::Off)
+            .with_context(|| format!("invalid --judge-base-url {}", self.judge_base_url))?;
+        Ok(Some(std::sync::Arc::new(ModelJudge(llm::LlmJudge::new(model.clone(), endpoint)))))
+    }
+}
+
+/// The LLM judge as the server asks it.
+#[derive(Debug)]
+struct ModelJudge(llm::LlmJudge);
+
+impl toolenv_server::AnswerJudge for ModelJudge {
+    fn rule<'a>(
+        &'a self,
+        question: &'a toolenv_core::JudgeQuestion,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<toolenv_core::AnswerRuling, String>> + Send + 'a>> {
+        Box::pin(self.0.rule(question))
+    }
+}

@@ -25,6 +25,7 @@ mod store;
 mod values;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolenv_client::Client;
@@ -146,7 +147,12 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Client(ClientCommand::Run(args)) => {
             let plan = plan::run(&args, Server::of(url.as_deref()))?;
-            let mut session = Session::open(url).await?;
+            let judge = args.judge.judge()?;
+            anyhow::ensure!(
+                judge.is_none() || url.is_none(),
+                "--answer-judge: the server judges answers; start it with `toolenv serve --answer-judge llm …` instead"
+            );
+            let mut session = Session::open_judged(url, judge).await?;
             let code = run::run(&mut session.client, plan).await;
             session.close(code).await
         }
@@ -169,9 +175,17 @@ struct Session {
 
 impl Session {
     async fn open(url: Option<String>) -> anyhow::Result<Session> {
+        Self::open_judged(url, None).await
+    }
+
+    /// [`Session::open`], an embedded server judging prose answers with `answer_judge`.
+    async fn open_judged(url: Option<String>, answer_judge: Option<Arc<dyn toolenv_server::AnswerJudge>>) -> anyhow::Result<Session> {
         let embedded = match &url {
             Some(_) => None,
-            None => Some(RunningServer::start(Config::default()).await.context("starting the embedded server")?),
+            None => {
+                let config = Config { answer_judge, ..Config::default() };
+                Some(RunningServer::start(config).await.context("starting the embedded server")?)
+            }
         };
         let url = url.or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
         Ok(Session { client: connect(&url).await?, embedded })

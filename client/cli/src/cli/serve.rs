@@ -45,6 +45,7 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: boo
         metrics_addr: args.metrics_addr,
         security: security(&args, token)?,
         durability: args.durability.into(),
+        answer_judge: args.judge.judge()?,
     };
     let traces_url = args.otlp_endpoint.as_deref().map(super::otlp::traces_url).transpose()?;
     let server = RunningServer::bind(args.addr, config).await?;

@@ -88,9 +88,11 @@ impl Episode {
             (true, true) => Some(self.task.initial_hash().to_owned()),
             (true, false) => Some(crate::json::state_hash(&self.world.to_json())),
         };
-        let answer = match (&self.trajectory.answer_json, &self.trajectory.answer) {
-            (Some(typed), _) => crate::Answer::Typed(typed),
-            (None, prose) => crate::Answer::from(prose.as_deref()),
+        let trajectory = &self.trajectory;
+        let answer = match (&trajectory.answer_json, &trajectory.answer, &trajectory.answer_ruling) {
+            (Some(typed), ..) => crate::Answer::Typed(typed),
+            (None, Some(prose), Some(ruling)) => crate::Answer::Ruled(prose, ruling),
+            (None, prose, _) => crate::Answer::from(prose.as_deref()),
         };
         let (mut verdict, differs) = Verdict::judge_compared(&self.task, changes, final_state_hash, answer);
         let duplicates: Vec<Value> =

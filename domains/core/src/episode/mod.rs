@@ -151,6 +151,7 @@ impl Episode {
                 verdict: None,
                 answer: None,
                 answer_json: None,
+                answer_ruling: None,
             },
             team: None,
             records_verdict: true,
@@ -207,6 +208,8 @@ impl Episode {
     pub fn answer(&mut self, answer: impl Into<String>) {
         if self.trajectory.verdict.is_none() {
             self.trajectory.answer = Some(answer.into());
+            // A ruling was on the answer before.
+            self.trajectory.answer_ruling = None;
         }
     }
 
@@ -216,6 +219,40 @@ impl Episode {
     pub fn answer_typed(&mut self, answer: serde_json::Value) {
         if self.trajectory.verdict.is_none() {
             self.trajectory.answer_json = Some(answer);
+        }
+    }
+
+    /// Gives the episode the answers a recorded trajectory finished with:
+    /// prose, typed, and a judge's ruling on the prose.
+    pub fn answer_as(&mut self, recorded: &Trajectory) {
+        if let Some(answer) = &recorded.answer {
+            self.answer(answer.as_str());
+        }
+        if let Some(typed) = &recorded.answer_json {
+            self.answer_typed(typed.clone());
+        }
+        if let Some(ruling) = &recorded.answer_ruling {
+            self.rule_answer(ruling.clone());
+        }
+    }
+
+    /// What to ask an answer judge about the prose answer the episode
+    /// would finish with; `None` when there is nothing for a judge to rule
+    /// on: the task asks for no answer, the answer is typed, or the episode
+    /// is finished.
+    pub fn judge_question(&self, answer: &str) -> Option<crate::JudgeQuestion> {
+        if self.trajectory.verdict.is_some() || self.trajectory.answer_json.is_some() {
+            return None;
+        }
+        crate::ruling::question(&self.task, &self.trajectory.description, answer)
+    }
+
+    /// Gives an answer judge's ruling on the episode's prose answer: it
+    /// decides the answer checks instead of the rule-based reader, and is
+    /// recorded; a later [`Episode::answer`] drops it. Ignored once finished.
+    pub fn rule_answer(&mut self, ruling: crate::AnswerRuling) {
+        if self.trajectory.verdict.is_none() {
+            self.trajectory.answer_ruling = Some(ruling);
         }
     }
 

@@ -196,6 +196,10 @@ pub struct Trajectory {
     /// the fields [`crate::typed::fields`] names); judged instead of `answer`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_json: Option<serde_json::Value>,
+    /// An answer judge's ruling on the prose `answer`, which decides its
+    /// answer checks instead of the rule-based reader (see [`crate::ruling`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_ruling: Option<crate::AnswerRuling>,
 }
 
 #[cfg(all(test, target_pointer_width = "64"))]

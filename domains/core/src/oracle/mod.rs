@@ -2,6 +2,7 @@
 //! the exact collateral check, verdicts.
 
 mod answer;
+pub mod ruling;
 mod text;
 pub mod typed;
 mod words;
@@ -160,6 +161,10 @@ impl Check {
                         let (passed, actual) = typed::judge(&fields, given);
                         return CheckOutcome { name: name.clone(), passed, expected: typed::example(&fields), actual };
                     }
+                    Answer::Ruled(text, ruling) => {
+                        let actual = json!({"text": text, "judged_by": ruling.judge, "reason": ruling.reason});
+                        return CheckOutcome { name: name.clone(), passed: ruling.correct, expected: text::expected(facts), actual };
+                    }
                     Answer::Prose(text) => Some(text),
                     Answer::None => None,
                 };
@@ -179,12 +184,14 @@ impl Check {
 }
 
 /// The final answer an agent finished with: prose that content checks read,
-/// or a typed answer (a JSON object of the fields [`typed::fields`] names).
+/// prose an answer judge ruled on (its ruling decides), or a typed answer
+/// (a JSON object of the fields [`typed::fields`] names).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Answer<'a> {
     #[default]
     None,
     Prose(&'a str),
+    Ruled(&'a str, &'a ruling::AnswerRuling),
     Typed(&'a Value),
 }
 
