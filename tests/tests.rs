@@ -36,6 +36,8 @@ mod streaming;
 mod attribution;
 // Built-in LLM agents against a scripted OpenAI-compatible endpoint: protocols, retries, replays.
 mod llm_agents;
+// The LLM judge of prose answers against a scripted endpoint: its ruling decides, is recorded, replays.
+mod answer_judge;
 // The LLM user of conversational tasks against a scripted endpoint: honest, lying, replayed, failing.
 mod llm_user;
 // Multi-agent episodes: roles, the message bus, MAS-FIRE's fifteen fault types and their tables.
