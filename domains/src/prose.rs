@@ -72,6 +72,14 @@ pub fn corpus(task: &Task) -> Vec<Case> {
             }
         }
     }
+    // A right answer taken back by a hedge about it, in a sentence of its own.
+    for (i, (style, text)) in right.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        let (hedge, doubt) = [
+            ("trailing hedge: something else", "But I'm not sure, it may be something else."),
+            ("trailing hedge: could be wrong", "That said, I could be wrong about this."),
+        ][i % 2];
+        out.push(case(&format!("{style} + {hedge}"), false, format!("{text} {doubt}")));
+    }
     for (i, (style, text)) in wrong.iter().enumerate() {
         out.push(case(style, false, text.clone()));
         let wrapped: [(&str, String); 4] = [
@@ -87,6 +95,44 @@ pub fn corpus(task: &Task) -> Vec<Case> {
         }
     }
     out
+}
+
+/// A case of [`sample`]: its task, the case, and whether the rule-based
+/// reader passes it after the reference's calls.
+#[derive(Debug, Clone)]
+pub struct Sampled {
+    /// The task answered.
+    pub task: toolenv_core::TaskRef,
+    /// The answer and its label.
+    pub case: Case,
+    /// The rule-based reader's verdict on it.
+    pub reader_passed: bool,
+}
+
+/// About `n` cases of the corpora of `tasks`, spread evenly over the answer
+/// kinds and over right and wrong answers (every k-th case of each, from
+/// the first), each with the rule-based reader's verdict: what measures
+/// another judge against the labels and the reader. Deterministic.
+pub fn sample(tasks: &[toolenv_core::TaskRef], n: usize) -> Vec<Sampled> {
+    let mut groups: std::collections::BTreeMap<(String, bool), Vec<(usize, Case)>> = std::collections::BTreeMap::new();
+    for (at, task) in tasks.iter().enumerate() {
+        for case in corpus(task) {
+            groups.entry((task.kind().to_owned(), case.right)).or_default().push((at, case));
+        }
+    }
+    let per_group = n.div_ceil(groups.len().max(1)).max(1);
+    let mut references: std::collections::BTreeMap<usize, toolenv_core::Episode> = std::collections::BTreeMap::new();
+    let mut sampled = Vec::new();
+    for cases in groups.values() {
+        let step = (cases.len() / per_group).max(1);
+        for (at, case) in cases.iter().step_by(step).take(per_group) {
+            let task = &tasks[*at];
+            let reference = references.entry(*at).or_insert_with(|| crate::cheats::Prefixes::new(task).reference());
+            let reader_passed = crate::Finish::finish_with_answer(&mut reference.clone(), Some(&case.text)).passed;
+            sampled.push(Sampled { task: task.clone(), case: case.clone(), reader_passed });
+        }
+    }
+    sampled
 }
 
 fn case(style: &str, right: bool, text: String) -> Case {

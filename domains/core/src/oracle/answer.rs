@@ -53,8 +53,29 @@ const HEDGES: [&str; 25] = [
 
 /// Words that alone make no statement of their own: a sentence of only
 /// these and hedges hedges the answer ("I'm not sure.").
-const FILLER: [&str; 16] =
-    ["i", "m", "am", "it", "s", "is", "this", "that", "so", "but", "though", "not", "sure", "100", "really", "about"];
+const FILLER: [&str; 21] = [
+    "i",
+    "m",
+    "am",
+    "it",
+    "s",
+    "is",
+    "this",
+    "that",
+    "so",
+    "but",
+    "though",
+    "not",
+    "sure",
+    "100",
+    "really",
+    "about",
+    "be",
+    "something",
+    "else",
+    "wrong",
+    "said",
+];
 
 /// First-person words: "I booked …" claims what the speaker did.
 const SPEAKERS: [&str; 2] = ["i", "we"];
@@ -180,16 +201,17 @@ impl Commitment {
             }
         }
         let valued = |i: usize| allowed[i] && !read.words[i].restated || !matches!(read.words[i].kind, Kind::Plain);
-        // A hedge hedges the answer when its sentence states a value, or nothing but the hedge.
+        // A hedge hedges the answer when its sentence states a value, or its
+        // clause nothing but the hedge ("But I'm not sure, it may be something else").
         let hedges: Vec<&str> = HEDGES
             .iter()
             .copied()
             .filter(|h| {
                 let words: Vec<&str> = h.split(' ').collect();
                 read.find_words(&words).any(|at| {
-                    let sentence = read.words[at].sentence;
+                    let (sentence, clause) = (read.words[at].sentence, read.words[at].clause);
                     let mut same = (0..read.words.len()).filter(|&i| read.words[i].sentence == sentence);
-                    let bare = same.clone().all(|i| {
+                    let bare = same.clone().filter(|&i| read.words[i].clause == clause).all(|i| {
                         let text = read.words[i].text.as_str();
                         FILLER.contains(&text) || HEDGES.iter().any(|h| h.split(' ').any(|p| p == text))
                     });
