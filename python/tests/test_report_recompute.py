@@ -23,6 +23,7 @@ The runs are randomized grids drawn from a fixed list of seeds, so the test
 is deterministic.
 """
 
+import collections
 import json
 import math
 import os
@@ -602,6 +603,9 @@ def recompute(seed, k, lines, document, ch):
         check_ablation(ch, where, mine, agent["ablation"])
         check_usage(ch, where, mine, agent["usage"])
         check_mas(ch, where, mine, agent.get("mas_fire"))
+        # Answers an answer judge ruled on, by judge, from the trajectories' rulings (absent when none).
+        judges = collections.Counter(e.trajectory["answer_ruling"]["judge"] for e in mine if e.trajectory and e.trajectory.get("answer_ruling"))
+        ch.eq(where + "/answer_judges", dict(judges), agent.get("answer_judges", {}))
     return episodes
 
 

@@ -89,7 +89,27 @@ pub(super) const SECTIONS: &[Section] = &[
         about: "Conversational tasks, whose description leaves slots to a simulated user: how often the agent asked when something was withheld (recall) and kept quiet when nothing was (precision), its turns with the user, and pass^k beside the same tasks given in full.",
         render: super::conversation::conversation,
     },
+    Section {
+        id: "answer-judges",
+        title: "Answer judges",
+        about: "Answers given in prose that an LLM judge ruled on (--answer-judge llm), per agent and judge; the rule-based reader, the default, or the typed fields judged every other answer.",
+        render: answer_judges,
+    },
 ];
+
+fn answer_judges(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
+    let rows: Vec<Vec<String>> = run
+        .report
+        .agents
+        .iter()
+        .enumerate()
+        .flat_map(|(a, agent)| {
+            let p = agent_ptr(i, a).field("answer_judges");
+            agent.answer_judges.iter().map(move |(judge, n)| vec![esc(&agent.agent), esc(judge), count(&p.field(judge), *n)])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| table("answer-judges", &["agent", "judge", "episodes"].map(str::to_owned), &rows))
+}
 
 /// A labelled box per agent.
 fn agent_box(agent: &AgentSummary, body: &str) -> String {

@@ -322,3 +322,26 @@ fn conversational_figures_have_their_section_and_agree_with_the_text_report() {
     assert!(text.contains("clarification recall 100.0% (12/12)") && text.contains("precision 66.7% (8/12)"), "{text}");
     assert!(text.contains("given in full"), "{text}");
 }
+
+#[test]
+fn answers_an_llm_judge_ruled_on_have_their_section_and_agree_with_the_text_report() {
+    let mut episodes = grid();
+    // Three episodes of the first agent ruled on by one judge, one by another.
+    for (e, judge) in episodes.iter_mut().zip(["model a", "model a", "model b", "model a"]) {
+        e.answer_judge = Some(judge.to_owned());
+    }
+    let run = figures_of("run-1", &episodes);
+    let html = render(std::slice::from_ref(&run));
+    let data = serde_json::json!({ "runs": [run] });
+    assert!(html.contains(r#"<section id="answer-judges">"#));
+    check_numbers(&html, &data);
+    let agent = episodes[0].agent.as_str();
+    let judges = data.pointer("/runs/0/report/agents").unwrap().as_array().unwrap().iter().find(|a| a["agent"] == agent).unwrap();
+    assert_eq!(judges["answer_judges"], serde_json::json!({"model a": 3, "model b": 1}));
+    let text = crate::report::render(&episodes, 3, InfraConvention::CountAsFailure, Population::AllEpisodes).unwrap();
+    assert!(text.contains("answers judged by model a: 3 episodes") && text.contains("answers judged by model b: 1 episode "), "{text}");
+    // Without a judge: no section, no line, no JSON field.
+    let plain = figures_of("run-2", &grid());
+    assert!(!render(std::slice::from_ref(&plain)).contains(r#"id="answer-judges""#));
+    assert!(serde_json::to_value(&plain).unwrap().pointer("/report/agents/0/answer_judges").is_none());
+}

@@ -502,6 +502,13 @@ pub(crate) struct SelfcheckArgs {
     /// Print a row per task (the default for the paper suite only).
     #[arg(long)]
     pub(crate) verbose: bool,
+    /// With --answer-judge llm: measure the judge on this many answers of
+    /// the prose corpus (spread over answer kinds, right and wrong), beside
+    /// the rule-based reader on the same answers.
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub(crate) judge_sample: u64,
+    #[command(flatten)]
+    pub(crate) judge: super::llm::JudgeArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -56,7 +56,16 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     let url = cli.url;
     match cli.command {
         Command::Serve(args) => serve::serve(args, cli.token, cli.log_format == args::LogFormat::Json).await,
-        Command::Selfcheck(args) => Ok(selfcheck::selfcheck(&args)),
+        Command::Selfcheck(args) => {
+            let code = selfcheck::selfcheck(&args);
+            match args.judge.judge()? {
+                Some(judge) => {
+                    let judged = selfcheck::measure_judge(&args, &*judge).await?;
+                    Ok(if code == ExitCode::SUCCESS { judged } else { code })
+                }
+                None => Ok(code),
+            }
+        }
         Command::Runs { store } => match &url {
             Some(url) => hosted::list_runs(&mut connect(url).await?).await,
             None => store::list_runs(&store.store),

@@ -270,3 +270,82 @@ fn causes(check: &SelfCheck) -> Vec<&'static str> {
     }
     causes
 }
+
+/// `selfcheck --answer-judge llm`: the judge on a sample of the prose
+/// corpus, against its labels and beside the rule-based reader on the same
+/// answers; per answer kind, right answers rejected and wrong ones passed,
+/// then each of the judge's mistakes with its reason. Fails when the judge
+/// gave no ruling for an answer.
+pub(crate) async fn measure_judge(args: &SelfcheckArgs, judge: &dyn toolenv_server::AnswerJudge) -> anyhow::Result<ExitCode> {
+    let tasks = args.filter.suite().tasks(args.filter.domain.map(Into::into), args.filter.level);
+    let sample = toolenv_domains::prose::sample(&tasks, args.judge_sample as usize);
+    anyhow::ensure!(!sample.is_empty(), "no task of this suite asks a question: try --suite standard --level 3");
+    let started = Instant::now();
+    let bar = super::render::progress_bar(sample.len() as u64, "answers");
+    // Per kind: [right, judge rejected, reader rejected, wrong, judge passed, reader passed].
+    let mut kinds: BTreeMap<&str, [usize; 6]> = BTreeMap::new();
+    let (mut mistakes, mut unruled) = (Vec::new(), Vec::new());
+    let mut judge_name = String::new();
+    for s in &sample {
+        let question = toolenv_core::ruling::question(&s.task, &s.task.description(), &s.case.text).expect("a corpus answers a question");
+        let row = kinds.entry(s.task.kind()).or_default();
+        let offset = if s.case.right { 0 } else { 3 };
+        row[offset] += 1;
+        // A right answer counts when rejected, a wrong one when passed.
+        row[offset + 2] += usize::from(s.reader_passed != s.case.right);
+        match judge.rule(&question).await {
+            Ok(ruling) => {
+                row[offset + 1] += usize::from(ruling.correct != s.case.right);
+                if ruling.correct != s.case.right {
+                    mistakes.push(format!(
+                        "{} [{}, {}]: {:?} -> {}",
+                        s.task.id,
+                        if s.case.right { "right" } else { "wrong" },
+                        s.case.style,
+                        s.case.text,
+                        ruling.reason
+                    ));
+                }
+                judge_name = ruling.judge;
+            }
+            Err(error) => unruled.push(format!("{}: {error}", s.task.id)),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let rate = |n: usize, of: usize| if of == 0 { "n/a".to_owned() } else { format!("{}/{of} ({:.1}%)", n, 100.0 * n as f64 / of as f64) };
+    println!(
+        "\nthe answer judge ({judge_name}) on {} of the prose corpus in {:.0} s, beside the rule-based reader on the same answers:",
+        counted(sample.len() as u64, "answer"),
+        started.elapsed().as_secs_f64()
+    );
+    println!("{:<16} {:>22} {:>22} {:>22} {:>22}", "ANSWER KIND", "RIGHT REJECTED: JUDGE", "READER", "WRONG PASSED: JUDGE", "READER");
+    let mut total = [0; 6];
+    for (kind, row) in &kinds {
+        println!(
+            "{kind:<16} {:>22} {:>22} {:>22} {:>22}",
+            rate(row[1], row[0]),
+            rate(row[2], row[0]),
+            rate(row[4], row[3]),
+            rate(row[5], row[3])
+        );
+        for (sum, n) in total.iter_mut().zip(row) {
+            *sum += n;
+        }
+    }
+    println!(
+        "{:<16} {:>22} {:>22} {:>22} {:>22}",
+        "all",
+        rate(total[1], total[0]),
+        rate(total[2], total[0]),
+        rate(total[4], total[3]),
+        rate(total[5], total[3])
+    );
+    for mistake in &mistakes {
+        println!("judge mistaken: {mistake}");
+    }
+    for error in &unruled {
+        println!("no ruling: {error}");
+    }
+    Ok(if unruled.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
