@@ -209,13 +209,7 @@ fn render_agent(out: &mut String, agent: &AgentSummary, k: u32) {
     if let Some(conversation) = &agent.conversation {
         render_conversation(out, conversation, k);
     }
-    for (judge, episodes) in &agent.answer_judges {
-        let _ = writeln!(
-            out,
-            "  answers judged by {judge}: {} (every other answer by the rule-based reader or its typed fields)",
-            counted(*episodes, "episode")
-        );
-    }
+    out.push_str(&judged_lines("  ", &agent.answer_judges));
     render_surface(out, agent, k);
 }
 
@@ -375,6 +369,27 @@ pub struct AgentSummary {
     pub answer_judges: BTreeMap<String, u64>,
 }
 
+/// Episodes whose prose answer an answer judge ruled on, by judge.
+pub fn answer_judges<'a>(episodes: impl Iterator<Item = &'a EpisodeResult>) -> BTreeMap<String, u64> {
+    episodes.filter_map(|e| e.answer_judge.clone()).fold(BTreeMap::new(), |mut judges, judge| {
+        *judges.entry(judge).or_insert(0) += 1;
+        judges
+    })
+}
+
+/// A line per answer judge ([`answer_judges`]), each after `indent`.
+pub fn judged_lines(indent: &str, judges: &BTreeMap<String, u64>) -> String {
+    judges
+        .iter()
+        .map(|(judge, n)| {
+            format!(
+                "{indent}answers judged by {judge}: {} (every other answer by the rule-based reader or its typed fields)\n",
+                counted(*n, "episode")
+            )
+        })
+        .collect()
+}
+
 /// Whether an episode is a point of the main (ε, λ) grid the surface is
 /// drawn over: not a fault-type ablation, not a MAS-FIRE profile, and at a
 /// numeric ε and λ (a named profile has no single λ).
@@ -426,10 +441,7 @@ pub fn summary(
             usage: metrics::usage_totals(mine.iter().copied()),
             mas_fire: crate::masfire::summary(&mine, conv)?,
             conversation: metrics::conversation_figures(&mine, k, conv)?,
-            answer_judges: mine.iter().filter_map(|e| e.answer_judge.clone()).fold(BTreeMap::new(), |mut judges, judge| {
-                *judges.entry(judge).or_insert(0) += 1;
-                judges
-            }),
+            answer_judges: answer_judges(mine.iter().copied()),
             overall,
         });
     }

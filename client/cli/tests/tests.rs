@@ -1,6 +1,7 @@
 //! The command line's integration tests, in one binary: each file is a module, so the
 //! crate's tests link once.
 
+mod answer_judge;
 mod chaos_proxy;
 mod cli;
 mod deploy;

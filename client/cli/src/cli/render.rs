@@ -106,6 +106,7 @@ fn verdicts(played: &[PlayedEpisode]) {
         first.seed,
         ceiling_line(played.iter().map(|p| &p.result))
     );
+    print!("{}", toolenv_runs::report::judged_lines("", &toolenv_runs::report::answer_judges(played.iter().map(|p| &p.result))));
 }
 
 /// The ceiling of one configuration's episodes as a count, by the report's
