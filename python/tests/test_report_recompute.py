@@ -849,6 +849,8 @@ def check_index(ch, index, runs, pages):
     for board, ((suite, version, k), members) in zip(dom.boards, boards):
         where = f"index: {suite} v{version} k{k}"
         ch.eq(where + " heading", f"Suite {suite}, generator version {version}, k = {k}", board["heading"])
+        # `toolenv site` without --exclude-infra-errors: errors are failed trials, and the board says so.
+        ch.eq(where + " convention", "count_as_failure", board["attrs"].get("data-convention"))
         rows = [row for run, _, episodes in members for row in standings(run, k, episodes)]
         key = lambda r: tuple(Fraction(-1) if r[f][0] is None else r[f][0] for f in ("pass_k", "pass_1"))  # noqa: E731
         rows = sorted(rows, key=key, reverse=True)  # stable: ties keep the runs' order, then the agents'

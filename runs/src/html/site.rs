@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use super::RunFigures;
 use super::markup::esc;
-use crate::metrics::PassK;
+use crate::metrics::{InfraConvention, PassK};
 use crate::report::counted;
 
 /// One run for the site: its figures, and the suite its tasks come from
@@ -115,9 +115,15 @@ fn index(groups: &BTreeMap<Board, Vec<&SiteRun>>) -> String {
     );
     for ((suite, version, k), members) in groups {
         let id = format!("board-{}-v{version}-k{k}", file_name(suite));
+        // One site is built under one convention; each board says which.
+        let convention = members.first().map(|run| run.figures.report.convention).unwrap_or_default();
+        let (name, says) = match convention {
+            InfraConvention::CountAsFailure => ("count_as_failure", "infrastructure errors count as failed trials"),
+            InfraConvention::Exclude => ("exclude", "infrastructure errors are left out of the rates (--exclude-infra-errors)"),
+        };
         let _ = write!(
             out,
-            r#"<section id="{id}" data-suite="{}" data-generator-version="{version}" data-k="{k}"><h2>Suite {}, generator version {version}, k = {k}</h2>"#,
+            r#"<section id="{id}" data-suite="{}" data-generator-version="{version}" data-k="{k}" data-convention="{name}"><h2>Suite {}, generator version {version}, k = {k}</h2><p class="about">Rates: {says}.</p>"#,
             esc(suite),
             esc(suite)
         );

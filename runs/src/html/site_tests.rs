@@ -167,3 +167,14 @@ fn pass_k_of_different_k_is_never_ranked_together() {
     assert_eq!(boards, [("paper", "1", vec!["run-0002"]), ("paper", "2", vec!["run-0001"])]);
     assert!(pages[0].html.contains("2 runs in 2 leaderboards.") && pages[0].html.contains("generator version 0, k = 2"));
 }
+
+#[test]
+fn each_leaderboard_says_how_infrastructure_errors_were_counted() {
+    let counted = site(&[run("run-0001", "paper", 0, &[("solver", [2, 2])])]);
+    assert!(counted[0].html.contains(r#"data-convention="count_as_failure""#) && counted[0].html.contains("count as failed trials"));
+    let mut excluded = run("run-0001", "paper", 0, &[("solver", [2, 2])]);
+    let episodes = episodes("solver", [2, 2]);
+    excluded.figures = figures("run-0001", "toolenv run", &episodes, 2, 4, InfraConvention::Exclude, Population::AllEpisodes).unwrap();
+    let index = &site(&[excluded])[0].html;
+    assert!(index.contains(r#"data-convention="exclude""#) && index.contains("left out of the rates (--exclude-infra-errors)"), "{index}");
+}
