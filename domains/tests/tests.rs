@@ -7,6 +7,7 @@ mod generated;
 mod golden;
 mod hardening;
 mod prose;
+mod ruling;
 mod solver;
 mod soundness;
 mod suite;
