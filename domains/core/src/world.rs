@@ -574,13 +574,10 @@ pub mod testing {
     use crate::date::Date;
     use crate::tool::DomainError;
 
-    /// A tool's result read back as a JSON value, or its domain error.
-    pub type Answer = Result<Value, DomainError>;
-
     /// Calls one tool of a domain state directly, with arguments that must be
     /// valid for its schema, on the given day. No rollback on error; the
     /// result text must be canonical JSON.
-    pub fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> Answer {
+    pub fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> Result<Value, DomainError> {
         let tool = S::TOOLS.iter().find(|t| t.spec.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
         let name = tool.spec.name;
         let args = tool.spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {name}: {e}"));

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, unknown};
+use crate::solver::{GiveUp, Session, Step, Strategy, Usable, accepted, field, kind, list_at, slot, unknown};
 use toolenv_core::Task;
 
 impl Strategy for super::State {
@@ -31,9 +31,9 @@ impl Strategy for super::State {
                         None => valid_coupon(s, &[slot(task, "coupon_a")?, slot(task, "coupon_b")?], price)?,
                     };
                     match create_order(s, customer, &sku, 1, &address, Some(&coupon))? {
-                        Answer::Ok(_) => return Ok(()),
+                        Usable::Ok(_) => return Ok(()),
                         // Sold out since the search: the next cheapest.
-                        Answer::Rejected(code, _) if code == "OUT_OF_STOCK" || code == "INSUFFICIENT_STOCK" => {}
+                        Usable::Rejected(code, _) if code == "OUT_OF_STOCK" || code == "INSUFFICIENT_STOCK" => {}
                         rejected => return accepted("create_order", rejected).map(drop),
                     }
                 }
@@ -49,8 +49,8 @@ impl Strategy for super::State {
                         "order_id": order_id, "items": [sku], "reason": slot(task, "reason")?, "refund_method": "original_payment"
                     });
                     match s.write("process_return", args)? {
-                        Answer::Ok(_) => return Ok(()),
-                        Answer::Rejected(code, _) if code == "RETURN_WINDOW_CLOSED" => {}
+                        Usable::Ok(_) => return Ok(()),
+                        Usable::Rejected(code, _) if code == "RETURN_WINDOW_CLOSED" => {}
                         rejected => return accepted("process_return", rejected).map(drop),
                     }
                 }
@@ -76,7 +76,7 @@ impl Strategy for super::State {
                 }
                 let coupon = slot(task, "coupon")?;
                 let check = s.read("apply_coupon", json!({"code": coupon, "order_subtotal": subtotal_cents as f64 / 100.0}))?;
-                let valid = matches!(&check, Answer::Ok(v) if v.get("valid") == Some(&Value::Bool(true)));
+                let valid = matches!(&check, Usable::Ok(v) if v.get("valid") == Some(&Value::Bool(true)));
                 let mut args = json!({"customer_id": customer, "items": lines, "shipping_address": address});
                 if valid {
                     args["coupon_code"] = json!(coupon);
@@ -158,7 +158,7 @@ fn address(s: &mut Session<'_>, customer: &str, label: &str) -> Step<String> {
     find(&accepted("get_customer", answer)?).ok_or_else(|| GiveUp::Stuck(format!("{customer} has no {label} address")))
 }
 
-fn create_order(s: &mut Session<'_>, customer: &str, sku: &str, quantity: u64, address: &str, coupon: Option<&str>) -> Step<Answer> {
+fn create_order(s: &mut Session<'_>, customer: &str, sku: &str, quantity: u64, address: &str, coupon: Option<&str>) -> Step<Usable> {
     let mut args = json!({"customer_id": customer, "items": [{"sku": sku, "quantity": quantity}], "shipping_address": address});
     if let Some(coupon) = coupon {
         args["coupon_code"] = json!(coupon);
@@ -214,7 +214,7 @@ fn cheapest_in_stock(s: &mut Session<'_>, kind: &str) -> Step<Vec<(String, f64)>
 fn valid_coupon(s: &mut Session<'_>, coupons: &[&str], subtotal: f64) -> Step<String> {
     for code in coupons {
         let answer = s.read("apply_coupon", json!({"code": code, "order_subtotal": subtotal}))?;
-        if let Answer::Ok(check) = answer
+        if let Usable::Ok(check) = answer
             && check.get("valid") == Some(&Value::Bool(true))
         {
             return Ok((*code).to_owned());

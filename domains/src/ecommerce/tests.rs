@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::tasks::{shop, tasks};
 use super::{Coupon, Money, Order, OrderLine, OrderStatus, State};
 use crate::agent::play_calls;
-use toolenv_core::{Args, Call, Context, DomainError, DomainState, Reply, date::Date, testing::Answer};
+use toolenv_core::{Args, Call, Context, DomainError, DomainState, Reply, date::Date};
 
 fn today() -> Date {
     Date::from_ymd(2026, 1, 20).unwrap()
@@ -17,7 +17,7 @@ fn state() -> State {
     serde_json::from_value(shop()).unwrap()
 }
 
-fn call(state: &mut State, tool: &str, args: Value) -> Answer {
+fn call(state: &mut State, tool: &str, args: Value) -> Result<Value, DomainError> {
     toolenv_core::testing::call(state, today(), tool, args)
 }
 

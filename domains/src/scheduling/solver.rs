@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, unknown};
+use crate::solver::{GiveUp, Session, Step, Strategy, Usable, accepted, field, kind, list_at, slot, unknown};
 use toolenv_core::Task;
 
 impl Strategy for super::State {
@@ -112,11 +112,11 @@ fn book_next_free(s: &mut Session<'_>, date: &str, time: &str, topic: &str) -> S
 
 /// Whether a booking or a move went through; a slot taken meanwhile means
 /// "try the next one", any other refusal ends the task.
-fn moved(tool: &str, answer: Answer) -> Step<bool> {
+fn moved(tool: &str, answer: Usable) -> Step<bool> {
     match answer {
-        Answer::Ok(_) => Ok(true),
-        Answer::Rejected(code, _) if code == "SLOT_TAKEN" => Ok(false),
-        Answer::Rejected(code, message) => Err(GiveUp::Rejected { tool: tool.to_owned(), code, message }),
+        Usable::Ok(_) => Ok(true),
+        Usable::Rejected(code, _) if code == "SLOT_TAKEN" => Ok(false),
+        Usable::Rejected(code, message) => Err(GiveUp::Rejected { tool: tool.to_owned(), code, message }),
     }
 }
 

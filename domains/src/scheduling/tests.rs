@@ -6,15 +6,15 @@ use serde_json::{Value, json};
 use super::State;
 use super::tools::{FIRST_START, LAST_START, SLOTS};
 use toolenv_core::{
+    DomainError,
     date::{Date, format_time},
-    testing::Answer,
 };
 
-fn call(state: &mut State, tool: &str, args: Value) -> Answer {
+fn call(state: &mut State, tool: &str, args: Value) -> Result<Value, DomainError> {
     toolenv_core::testing::call(state, Date::from_ymd(2025, 12, 29).unwrap(), tool, args)
 }
 
-fn code(result: Answer) -> &'static str {
+fn code(result: Result<Value, DomainError>) -> &'static str {
     result.unwrap_err().code
 }
 

@@ -230,9 +230,9 @@ impl std::fmt::Display for GiveUp {
 /// The result of a solver step: a value, or why the solver gave up.
 pub type Step<T> = Result<T, GiveUp>;
 
-/// A tool's usable answer: its result (in the v1 shape), or the business rule it broke.
+/// What the solver can use of a call: its result (in the v1 shape), or the business rule it broke.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum Usable {
     /// The result.
     Ok(Value),
     /// The domain error's code and message.
@@ -282,19 +282,19 @@ impl<'a> Session<'a> {
 
     /// A read whose result must be whole: not empty, not cut, not marked truncated.
     /// (Every call's reply must be a non-empty object: an empty one is re-called.)
-    pub(crate) fn read(&mut self, tool: &str, args: Value) -> Step<Answer> {
+    pub(crate) fn read(&mut self, tool: &str, args: Value) -> Step<Usable> {
         self.call(tool, &args, None, &unmarked)
     }
 
     /// A read whose result must also pass `usable` (hold what the strategy
     /// needs); one that does not is read again.
-    pub(crate) fn read_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+    pub(crate) fn read_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Usable> {
         self.call(tool, &args, None, &|v| unmarked(v) && usable(v))
     }
 
     /// A read of a page whose own `truncated` field belongs to the domain (a
     /// page limit), so only `usable` decides whether it is whole.
-    pub(crate) fn read_page(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+    pub(crate) fn read_page(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Usable> {
         self.call(tool, &args, None, usable)
     }
 
@@ -302,13 +302,13 @@ impl<'a> Session<'a> {
     /// confirmed against silent truncation. A list cut without a mark looks
     /// whole, but it is the first half of the whole one: so the longest list
     /// seen wins, and it is taken once [`CONFIRMATIONS`] reads showed it.
-    pub(crate) fn read_confirmed(&mut self, tool: &str, args: Value, list: &str) -> Step<Answer> {
+    pub(crate) fn read_confirmed(&mut self, tool: &str, args: Value, list: &str) -> Step<Usable> {
         let len = |v: &Value| v.pointer(list).and_then(Value::as_array).map_or(0, Vec::len);
         let mut longest: Option<(Value, u32)> = None;
         for _ in 0..MAX_CONFIRMING_READS {
             let value = match self.read_if(tool, args.clone(), &|v| v.pointer(list).is_some_and(Value::is_array))? {
-                Answer::Ok(value) => value,
-                rejected @ Answer::Rejected(..) => return Ok(rejected),
+                Usable::Ok(value) => value,
+                rejected @ Usable::Rejected(..) => return Ok(rejected),
             };
             match &mut longest {
                 Some((best, seen)) if *best == value => *seen += 1,
@@ -319,7 +319,7 @@ impl<'a> Session<'a> {
                 break;
             }
         }
-        longest.map(|(value, _)| Answer::Ok(value)).ok_or_else(|| GiveUp::Exhausted(tool.to_owned()))
+        longest.map(|(value, _)| Usable::Ok(value)).ok_or_else(|| GiveUp::Exhausted(tool.to_owned()))
     }
 
     /// Gives the episode's final answer.
@@ -329,14 +329,14 @@ impl<'a> Session<'a> {
 
     /// A write under a fresh idempotency key, repeated with the same key until
     /// its reply confirms it.
-    pub(crate) fn write(&mut self, tool: &str, args: Value) -> Step<Answer> {
+    pub(crate) fn write(&mut self, tool: &str, args: Value) -> Step<Usable> {
         self.write_if(tool, args, &|_| true)
     }
 
     /// A write whose reply must also pass `usable` (e.g. carry the new record's
     /// id). Any other reply that is not empty confirms it: the write ran, even
     /// when its reply was cut.
-    pub(crate) fn write_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+    pub(crate) fn write_if(&mut self, tool: &str, args: Value, usable: &dyn Fn(&Value) -> bool) -> Step<Usable> {
         if let Some(action) = self.actions.iter().find(|a| a.tool == tool).cloned() {
             return self.ask_to_act(&action, &args);
         }
@@ -356,12 +356,12 @@ impl<'a> Session<'a> {
 
     /// A write only the user may make, asked of the user: the reply of the
     /// user's own call, as if the solver had made it.
-    fn ask_to_act(&mut self, action: &UserAction, args: &Value) -> Step<Answer> {
+    fn ask_to_act(&mut self, action: &UserAction, args: &Value) -> Step<Usable> {
         let id = args.get(action.id_param).and_then(Value::as_str).unwrap_or_default();
         let reply = self.ask(&format!("Please {} for {} {id}.", action.what, toolenv_core::user::readable(action.id_param)))?;
         match (reply.get("result"), reply.get("error")) {
-            (Some(result), _) => Ok(Answer::Ok(result.clone())),
-            (None, Some(error)) => Ok(Answer::Rejected(field(error, "code").to_owned(), field(error, "message").to_owned())),
+            (Some(result), _) => Ok(Usable::Ok(result.clone())),
+            (None, Some(error)) => Ok(Usable::Rejected(field(error, "code").to_owned(), field(error, "message").to_owned())),
             (None, None) => Err(GiveUp::Stuck(format!("the user did not {}: {}", action.what, field(&reply, "answer")))),
         }
     }
@@ -387,7 +387,7 @@ impl<'a> Session<'a> {
     }
 
     /// One logical call, retried until an answer the strategy can use.
-    fn call(&mut self, tool: &str, args: &Value, key: Option<&str>, usable: &dyn Fn(&Value) -> bool) -> Step<Answer> {
+    fn call(&mut self, tool: &str, args: &Value, key: Option<&str>, usable: &dyn Fn(&Value) -> bool) -> Step<Usable> {
         let arguments = args.to_string();
         for attempt in 0..MAX_ATTEMPTS {
             let request = Request { idempotency_key: key, waited_ms: std::mem::take(&mut self.wait_ms), user_answer: None };
@@ -400,13 +400,13 @@ impl<'a> Session<'a> {
                         None => {
                             let value = self.v1(tool, value);
                             if value.as_object().is_some_and(|map| !map.is_empty()) && usable(&value) {
-                                return Ok(Answer::Ok(value));
+                                return Ok(Usable::Ok(value));
                             }
                             continue;
                         }
                     },
                 },
-                Observation::DomainError { code, message } => return Ok(Answer::Rejected(code, message)),
+                Observation::DomainError { code, message } => return Ok(Usable::Rejected(code, message)),
                 Observation::Failure(fault) => fault,
                 Observation::Invalid { field, message } => {
                     return Err(GiveUp::Rejected {
@@ -523,10 +523,10 @@ pub(crate) fn unknown(task: &Task) -> GiveUp {
 }
 
 /// The result of an answer; a refusal is where the strategy gives up.
-pub(crate) fn accepted(tool: &str, answer: Answer) -> Step<Value> {
+pub(crate) fn accepted(tool: &str, answer: Usable) -> Step<Value> {
     match answer {
-        Answer::Ok(value) => Ok(value),
-        Answer::Rejected(code, message) => Err(GiveUp::Rejected { tool: tool.to_owned(), code, message }),
+        Usable::Ok(value) => Ok(value),
+        Usable::Rejected(code, message) => Err(GiveUp::Rejected { tool: tool.to_owned(), code, message }),
     }
 }
 

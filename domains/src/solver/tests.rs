@@ -38,7 +38,7 @@ fn a_write_is_retried_under_one_key_through_every_kind_of_bad_reply() {
     let mut env = Scripted { replies, sent: Vec::new() };
     let mut session = Session::new(&mut env, crate::registry::SCHEDULING);
     let answer = session.write("book_meeting", json!({"date": "2026-01-01", "time": "09:00", "topic": "Review"})).unwrap();
-    assert_eq!(answer, Answer::Ok(json!({"booked": {"date": "2026-01-01", "time": "09:00", "topic": "Review"}})));
+    assert_eq!(answer, Usable::Ok(json!({"booked": {"date": "2026-01-01", "time": "09:00", "topic": "Review"}})));
     let keys: Vec<Option<&str>> = env.sent.iter().map(|(_, k, _)| k.as_deref()).collect();
     assert_eq!(keys, vec![Some("solver-write-1"); 6], "every attempt reuses the write's key");
     let waits: Vec<u64> = env.sent.iter().map(|(_, _, w)| *w).collect();
@@ -56,7 +56,7 @@ fn reads_give_up_on_a_suspension_and_on_a_closed_episode_and_report_domain_error
     let rejected = Observation::DomainError { code: "UNKNOWN_TRAVELER".into(), message: "no".into() };
     let mut env = Scripted { replies: vec![rejected], sent: Vec::new() };
     let answer = Session::new(&mut env, crate::registry::TRAVEL).read("get_traveler_profile", json!({"name": "X"}));
-    assert_eq!(answer, Ok(Answer::Rejected("UNKNOWN_TRAVELER".into(), "no".into())));
+    assert_eq!(answer, Ok(Usable::Rejected("UNKNOWN_TRAVELER".into(), "no".into())));
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn marked_truncation_is_read_again_and_attempts_are_bounded() {
     let whole = Observation::Result(r#"{"reservations": [{"reservation_id": "R-0001"}, {"reservation_id": "R-0002"}]}"#.into());
     let mut env = Scripted { replies: vec![cut.clone(), whole], sent: Vec::new() };
     let answer = Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})).unwrap();
-    assert!(matches!(answer, Answer::Ok(v) if v["reservations"].as_array().unwrap().len() == 2));
+    assert!(matches!(answer, Usable::Ok(v) if v["reservations"].as_array().unwrap().len() == 2));
     let mut env = Scripted { replies: vec![cut; MAX_ATTEMPTS as usize + 1], sent: Vec::new() };
     assert_eq!(
         Session::new(&mut env, crate::registry::TRAVEL).read("get_itinerary", json!({})),
@@ -80,6 +80,6 @@ fn a_confirmed_read_keeps_the_longest_list_until_enough_reads_agree() {
     let long = Observation::Result(r#"{"flights": [{"id": "A"}, {"id": "B"}]}"#.into());
     let mut env = Scripted { replies: vec![short.clone(), short.clone(), long.clone(), short, long.clone(), long], sent: Vec::new() };
     let answer = Session::new(&mut env, crate::registry::TRAVEL).read_confirmed("search_flights", json!({}), "/flights").unwrap();
-    assert_eq!(answer, Answer::Ok(json!({"flights": [{"id": "A"}, {"id": "B"}]})));
+    assert_eq!(answer, Usable::Ok(json!({"flights": [{"id": "A"}, {"id": "B"}]})));
     assert_eq!(env.sent.len(), 6, "the longest list is taken on its third sighting");
 }

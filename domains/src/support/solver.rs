@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, text_at, unknown};
+use crate::solver::{GiveUp, Session, Step, Strategy, Usable, accepted, field, kind, list_at, slot, text_at, unknown};
 use toolenv_core::Task;
 
 /// The priorities, lowest first, as the tools spell them.
@@ -223,7 +223,7 @@ fn raise_priority(s: &mut Session<'_>, id: &str, current: &str, policy: &str) ->
 
 fn escalate(s: &mut Session<'_>, id: &str, reason: &str, tier: &str) -> Step<()> {
     match s.write("escalate_ticket", json!({"ticket_id": id, "reason": reason, "escalate_to": tier}))? {
-        Answer::Ok(_) => Ok(()),
+        Usable::Ok(_) => Ok(()),
         rejected => accepted("escalate_ticket", rejected).map(drop),
     }
 }

@@ -7,21 +7,21 @@ use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
 use crate::agent::{SelfCheck, play_calls};
-use toolenv_core::{COLLATERAL_CHECK, Call, Context, DomainError, DomainState, Task, date::Date, testing::Answer};
+use toolenv_core::{COLLATERAL_CHECK, Call, Context, DomainError, DomainState, Task, date::Date};
 
 fn ctx() -> Context {
     Context { today: Date::from_ymd(2026, 1, 6).unwrap() }
 }
 
-fn call(state: &mut State, tool: &str, args: Value) -> Answer {
+fn call(state: &mut State, tool: &str, args: Value) -> Result<Value, DomainError> {
     toolenv_core::testing::call(state, ctx().today, tool, args)
 }
 
-fn code(result: Answer) -> &'static str {
+fn code(result: Result<Value, DomainError>) -> &'static str {
     result.unwrap_err().code
 }
 
-fn message(result: Answer) -> String {
+fn message(result: Result<Value, DomainError>) -> String {
     result.unwrap_err().message
 }
 
@@ -30,7 +30,7 @@ fn desk_state() -> State {
     serde_json::from_value(desk()).unwrap()
 }
 
-fn create(state: &mut State, customer_id: &str, priority: &str) -> Answer {
+fn create(state: &mut State, customer_id: &str, priority: &str) -> Result<Value, DomainError> {
     call(state, "create_ticket", json!({"customer_id": customer_id, "subject": "S", "description": "D", "priority": priority}))
 }
 
@@ -369,7 +369,7 @@ fn search_needs_a_query() {
 #[test]
 fn list_open_tickets_filters_in_id_order() {
     let mut s = desk_state();
-    let ids = |r: Answer| -> Vec<String> {
+    let ids = |r: Result<Value, DomainError>| -> Vec<String> {
         r.unwrap()["tickets"].as_array().unwrap().iter().map(|t| t["ticket_id"].as_str().unwrap().to_owned()).collect()
     };
     assert_eq!(ids(call(&mut s, "list_open_tickets", json!({}))), ["T-0001", "T-0002", "T-0003", "T-0004", "T-0006"]);

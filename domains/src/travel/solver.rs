@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::solver::{Answer, GiveUp, Session, Step, Strategy, accepted, field, kind, list_at, slot, text_at, unknown};
+use crate::solver::{GiveUp, Session, Step, Strategy, Usable, accepted, field, kind, list_at, slot, text_at, unknown};
 use toolenv_core::Task;
 
 impl Strategy for super::State {
@@ -20,8 +20,8 @@ impl Strategy for super::State {
             "cancel-trip" => {
                 for id in trip_reservations(task, s)? {
                     match s.write("cancel_reservation", json!({"reservation_id": id}))? {
-                        Answer::Ok(_) => {}
-                        Answer::Rejected(code, _) if code == "ALREADY_CANCELLED" => {}
+                        Usable::Ok(_) => {}
+                        Usable::Rejected(code, _) if code == "ALREADY_CANCELLED" => {}
                         rejected => return accepted("cancel_reservation", rejected).map(drop),
                     }
                 }
@@ -34,9 +34,9 @@ impl Strategy for super::State {
                 let flights = cheapest_first(s, slot(task, "origin")?, slot(task, "dest")?, slot(task, "date")?)?;
                 let payment = payment_method(s, slot(task, "passenger")?)?;
                 match s.write("release_hold", json!({"flight_id": slot(task, "held_flight")?}))? {
-                    Answer::Ok(_) => {}
+                    Usable::Ok(_) => {}
                     // Nothing held any more: nothing to release.
-                    Answer::Rejected(code, _) if code == "NOT_HELD" => {}
+                    Usable::Rejected(code, _) if code == "NOT_HELD" => {}
                     rejected => return accepted("release_hold", rejected).map(drop),
                 }
                 book_with(s, &flights, slot(task, "passenger")?, &payment)
@@ -123,12 +123,12 @@ fn book_first_free(s: &mut Session<'_>, flights: &[String], passenger: &str) -> 
 fn book_with(s: &mut Session<'_>, flights: &[String], passenger: &str, payment: &str) -> Step<()> {
     for flight in flights {
         match s.write("hold_flight", json!({"flight_id": flight}))? {
-            Answer::Ok(_) => {
+            Usable::Ok(_) => {
                 let args = json!({"flight_id": flight, "passenger": passenger, "payment_info": payment});
                 return accepted("confirm_booking", s.write("confirm_booking", args)?).map(drop);
             }
             // Full since the search: the next cheapest.
-            Answer::Rejected(code, _) if code == "FLIGHT_FULL" => {}
+            Usable::Rejected(code, _) if code == "FLIGHT_FULL" => {}
             rejected => return accepted("hold_flight", rejected).map(drop),
         }
     }

@@ -7,13 +7,13 @@ use super::tasks::{confirmed, flight, tasks};
 use super::tools::MAX_TEXT_CHARS;
 use super::{Flight, Reservation, State, Status};
 use crate::agent::{play_calls, random_calls};
-use toolenv_core::{COLLATERAL_CHECK, Call, Check, DomainError, date::Date, testing::Answer};
+use toolenv_core::{COLLATERAL_CHECK, Call, Check, DomainError, date::Date};
 
-fn call(state: &mut State, tool: &str, args: Value) -> Answer {
+fn call(state: &mut State, tool: &str, args: Value) -> Result<Value, DomainError> {
     toolenv_core::testing::call(state, Date::from_ymd(2026, 1, 2).unwrap(), tool, args)
 }
 
-fn code(result: Answer) -> &'static str {
+fn code(result: Result<Value, DomainError>) -> &'static str {
     result.unwrap_err().code
 }
 
@@ -40,11 +40,11 @@ fn small() -> State {
     }))
 }
 
-fn hold(s: &mut State, flight_id: &str) -> Answer {
+fn hold(s: &mut State, flight_id: &str) -> Result<Value, DomainError> {
     call(s, "hold_flight", json!({"flight_id": flight_id}))
 }
 
-fn confirm(s: &mut State, flight_id: &str, passenger: &str, payment_info: &str) -> Answer {
+fn confirm(s: &mut State, flight_id: &str, passenger: &str, payment_info: &str) -> Result<Value, DomainError> {
     call(s, "confirm_booking", json!({"flight_id": flight_id, "passenger": passenger, "payment_info": payment_info}))
 }
 

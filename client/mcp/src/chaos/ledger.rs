@@ -35,10 +35,10 @@ pub struct FailureRecord {
     pub retry_after_ms: Option<i64>,
 }
 
-/// How a call was answered.
+/// How a call was answered: the kind of `toolenv_core::Outcome` it would be, without its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum OutcomeKind {
     /// A tool result (`isError` absent or false), possibly delayed, emptied,
     /// cut to valid JSON, stale or drifted by a fault.
     Result,
@@ -68,7 +68,7 @@ pub struct Call {
     /// The arguments as sent (as JSON text).
     pub arguments_json: String,
     /// How the call was answered.
-    pub outcome: Outcome,
+    pub outcome: OutcomeKind,
     /// The injected failure, when `outcome` is `failure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureRecord>,
@@ -91,9 +91,9 @@ impl Call {
     /// What the fault ledger reads of the call.
     pub fn ledger_call(&self) -> LedgerCall<'_> {
         let reply = match self.outcome {
-            Outcome::Failure => LedgerReply::Failure,
-            Outcome::Result | Outcome::Error => LedgerReply::Answer,
-            Outcome::Raw | Outcome::Invalid => LedgerReply::Other,
+            OutcomeKind::Failure => LedgerReply::Failure,
+            OutcomeKind::Result | OutcomeKind::Error => LedgerReply::Answer,
+            OutcomeKind::Raw | OutcomeKind::Invalid => LedgerReply::Other,
         };
         LedgerCall { tool: &self.tool_name, fault: self.fault.map(|f| (f.kind, f.new)), reply }
     }

@@ -45,7 +45,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _,
 use tokio::sync::mpsc;
 use toolenv_core::chaos::{Alteration, Cut, FaultKind, FaultProfile, Mode, Phase, SessionDraws, Stop};
 
-use ledger::{Call, FailureRecord, FaultRecord, Outcome};
+use ledger::{Call, FailureRecord, FaultRecord, OutcomeKind};
 use stale::Recent;
 
 /// JSON-RPC error code of a request that timed out (as MCP SDKs use it).
@@ -224,7 +224,7 @@ where
         let id: Value = serde_json::from_str(&id_text(&pending.call)).unwrap_or(Value::Null);
         let reply = rpc_error(&id, UNAVAILABLE, "the upstream server closed", None);
         let mut call = pending.call;
-        call.outcome = Outcome::Invalid;
+        call.outcome = OutcomeKind::Invalid;
         finish(&state, call, reply, 0, &to_client);
     }
     drop(to_client);
@@ -280,7 +280,7 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
         index,
         tool_name,
         arguments_json,
-        outcome: Outcome::Result,
+        outcome: OutcomeKind::Result,
         failure: None,
         fault: None,
         drawn_without_effect: String::new(),
@@ -342,12 +342,12 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
     call.fault = Some(fault);
     let reply = match answer {
         Stopped::Empty => {
-            call.outcome = Outcome::Result;
+            call.outcome = OutcomeKind::Result;
             json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "{}"}]}}).to_string()
         }
         Stopped::Failure(failure, as_rpc) => {
             let reply = failure_reply(id, &failure, as_rpc, scale);
-            call.outcome = Outcome::Failure;
+            call.outcome = OutcomeKind::Failure;
             call.failure = Some(failure);
             reply
         }
@@ -404,7 +404,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
     let Some(result) = message.get("result").cloned() else {
         // A JSON-RPC error of the upstream server: no fault alters it.
         drop(s);
-        call.outcome = Outcome::Invalid;
+        call.outcome = OutcomeKind::Invalid;
         call.drawn_without_effect = drawn.map(|k| k.name().to_owned()).unwrap_or_default();
         finish(state, call, line, 0, to_client);
         return;
@@ -412,7 +412,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
     if result["isError"] == Value::Bool(true) {
         // The tool's own error reaches the client as it is: a draw has no effect.
         drop(s);
-        call.outcome = Outcome::Error;
+        call.outcome = OutcomeKind::Error;
         call.drawn_without_effect = drawn.map(|k| k.name().to_owned()).unwrap_or_default();
         finish(state, call, line, 0, to_client);
         return;
@@ -455,7 +455,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
             };
             let Stopped::Failure(failure, as_rpc) = failure else { unreachable!("a lost reply is a failure") };
             let reply = failure_reply(&id, &failure, as_rpc, s.time_scale);
-            call.outcome = Outcome::Failure;
+            call.outcome = OutcomeKind::Failure;
             call.failure = Some(failure);
             call.fault = Some(FaultRecord { kind: FaultKind::AmbiguousCommit, new: true, recoverable: true });
             call.delay_ms = delay;
@@ -482,7 +482,7 @@ fn from_upstream(state: &Shared, line: String, to_client: &mpsc::UnboundedSender
         }
         Some(value) => {
             // A stale result comes in the current shape; a cut one was shaped before it was cut.
-            let value = if s.drifted && call.outcome == Outcome::Result && drawn != Some(FaultKind::PartialResponse) {
+            let value = if s.drifted && call.outcome == OutcomeKind::Result && drawn != Some(FaultKind::PartialResponse) {
                 drift::shaped(&value)
             } else {
                 value
@@ -602,7 +602,7 @@ fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Strin
 /// A result with its first text content cut as a partial response cuts it;
 /// `None` when there is nothing to cut. Structured content is cut alike, or
 /// dropped when the text no longer parses.
-fn cut_result(draws: &SessionDraws, index: u32, result: &Value, outcome: &mut Outcome) -> Option<Value> {
+fn cut_result(draws: &SessionDraws, index: u32, result: &Value, outcome: &mut OutcomeKind) -> Option<Value> {
     let mut result = result.clone();
     let items = result.get_mut("content")?.as_array_mut()?;
     let item = items.iter_mut().find(|item| item["type"] == "text")?;
@@ -614,7 +614,7 @@ fn cut_result(draws: &SessionDraws, index: u32, result: &Value, outcome: &mut Ou
             (text, parsed)
         }
         Cut::Raw(text) => {
-            *outcome = Outcome::Raw;
+            *outcome = OutcomeKind::Raw;
             (text, None)
         }
     };
