@@ -16,9 +16,6 @@ use toolenv_mcp::chaos::ledger;
 /// fault and the reply the client got go to --ledger as JSON lines.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ChaosArgs {
-    /// Seed of the fault draws.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
     /// The session's name: draws are keyed by (seed, session, call index).
     #[arg(long, default_value = "0")]
     pub(crate) session: String,
@@ -29,6 +26,20 @@ pub(crate) struct ChaosArgs {
     /// Keep only these fault types of the profile (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub(crate) only: Vec<String>,
+    /// Write the ledger (a JSON line per tool call) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) proxy: ProxyArgs,
+}
+
+/// The flags `chaos` and `chaos-run` share: the draws, the profiles, the
+/// delays, the tool list's drift and the upstream server.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ProxyArgs {
+    /// Seed of the fault draws (keyed by seed, session and call index).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
     /// A JSON file of named fault profiles: {"name": {"failure_rate": 0.1,
     /// "fault_weights": {"TransientTimeout": 1.0}, "params": {...}}}.
     #[arg(long, value_name = "FILE")]
@@ -38,9 +49,6 @@ pub(crate) struct ChaosArgs {
     /// in `_meta` "toolenv/waited_ms").
     #[arg(long, default_value_t = 1.0)]
     pub(crate) time_scale: f64,
-    /// Write the ledger (a JSON line per tool call) to this file.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ledger: Option<PathBuf>,
     /// Drift the tool list itself: parameter names in snake_case are
     /// offered in camelCase, and calls' arguments renamed back for the server.
     #[arg(long)]
@@ -77,18 +85,18 @@ fn profile(faults: &str, only: &[String], fault_profiles: Option<&std::path::Pat
 
 /// Proxies until the upstream server's output ends; exits as it exited.
 pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
-    let time_scale = toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
-    let profile = profile(&args.faults, &args.only, args.fault_profiles.as_deref())?;
+    let time_scale = toolenv_runs::check_time_scale(args.proxy.time_scale).context("invalid --time-scale")?;
+    let profile = profile(&args.faults, &args.only, args.proxy.fault_profiles.as_deref())?;
     profile.validate().context("invalid fault profile")?;
     let config = toolenv_mcp::chaos::Config {
-        seed: args.seed,
+        seed: args.proxy.seed,
         session: args.session.clone(),
         profile_name: args.faults.clone(),
         profile,
         time_scale,
         ledger: args.ledger.clone(),
-        command: args.command.clone(),
-        drift_tools: args.drift_tools,
+        command: args.proxy.command.clone(),
+        drift_tools: args.proxy.drift_tools,
     };
     // On a runtime of one thread of its own: each message crosses the proxy
     // through a few tasks, and on one thread their wake-ups cost no hand-over
@@ -315,15 +323,6 @@ pub(crate) struct ChaosRunArgs {
     /// Trials per profile: the k of pass^k.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) trials: u32,
-    /// Seed of the fault draws (each session draws by its own name too).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A JSON file of named fault profiles (as `toolenv chaos --fault-profiles`).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) fault_profiles: Option<PathBuf>,
-    /// Real milliseconds per simulated millisecond of fault delays.
-    #[arg(long, default_value_t = 1.0)]
-    pub(crate) time_scale: f64,
     /// The task's name in the report (sessions are its trials).
     #[arg(long, default_value = "task")]
     pub(crate) task: String,
@@ -333,15 +332,11 @@ pub(crate) struct ChaosRunArgs {
     /// Where the ledgers (one per session) and verdicts.jsonl go.
     #[arg(long, value_name = "DIR", default_value = "chaos-run")]
     pub(crate) out: PathBuf,
-    /// Drift the tool list itself (as `toolenv chaos --drift-tools`).
-    #[arg(long)]
-    pub(crate) drift_tools: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The upstream MCP server's command and arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub(crate) command: Vec<String>,
+    #[command(flatten)]
+    pub(crate) proxy: ProxyArgs,
 }
 
 /// A word as `sh` reads it back: single-quoted unless plainly safe.
@@ -352,9 +347,9 @@ fn shell_quoted(word: &str) -> String {
 
 /// `toolenv chaos-run`: every (profile, trial) session, its verdict, then the report.
 pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
-    toolenv_runs::check_time_scale(args.time_scale).context("invalid --time-scale")?;
+    toolenv_runs::check_time_scale(args.proxy.time_scale).context("invalid --time-scale")?;
     for name in &args.faults {
-        profile(name, &[], args.fault_profiles.as_deref())?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
+        profile(name, &[], args.proxy.fault_profiles.as_deref())?.validate().with_context(|| format!("invalid fault profile '{name}'"))?;
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let toolenv = std::env::current_exe().context("finding the toolenv binary")?;
@@ -363,17 +358,17 @@ pub(crate) fn chaos_run(args: ChaosRunArgs) -> anyhow::Result<ExitCode> {
         for trial in 0..args.trials {
             let session = format!("{profile_name}-{trial}");
             let ledger = args.out.join(format!("{session}.jsonl"));
-            let mut proxy = vec![toolenv.display().to_string(), "chaos".into(), "--seed".into(), args.seed.to_string()];
+            let mut proxy = vec![toolenv.display().to_string(), "chaos".into(), "--seed".into(), args.proxy.seed.to_string()];
             proxy.extend(["--session".into(), session.clone(), "--faults".into(), profile_name.clone()]);
-            proxy.extend(["--time-scale".into(), args.time_scale.to_string(), "--ledger".into(), ledger.display().to_string()]);
-            if let Some(file) = &args.fault_profiles {
+            proxy.extend(["--time-scale".into(), args.proxy.time_scale.to_string(), "--ledger".into(), ledger.display().to_string()]);
+            if let Some(file) = &args.proxy.fault_profiles {
                 proxy.extend(["--fault-profiles".into(), file.display().to_string()]);
             }
-            if args.drift_tools {
+            if args.proxy.drift_tools {
                 proxy.push("--drift-tools".into());
             }
             proxy.push("--".into());
-            proxy.extend(args.command.iter().cloned());
+            proxy.extend(args.proxy.command.iter().cloned());
             let line = proxy.iter().map(|w| shell_quoted(w)).collect::<Vec<_>>().join(" ");
             let sh = |command: &str| {
                 let mut sh = std::process::Command::new("sh");
