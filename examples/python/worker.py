@@ -16,6 +16,11 @@ Policies (how an episode is played):
   llm     an OpenAI-compatible chat-completions model with function calling
           (OPENAI_API_KEY, OPENAI_BASE_URL); its token usage is reported with
           the finish call, and its cost too when --usd-per-mtok-in/out are set.
+          The model ends with a `finish` tool whose parameters are a prose
+          `answer` and, for a task with a typed answer (the episode's
+          answer_schema_json), that answer's fields: the fields it fills go
+          to FinishEpisode as answer_json (judged field by field), its prose
+          as answer; a final reply with no tool call is the prose answer.
   replay  replays recorded calls per task from a JSON file
           {"task id": [{"tool": "...", "arguments": {...}}, ...]}, e.g. to
           judge calls an agent made elsewhere.
@@ -45,6 +50,8 @@ from pathlib import Path
 import grpc
 
 from toolenv import Client, Tools, pb
+from toolenv.client import answer_schema
+from toolenv.env import FINISH, answer_fields, finish_answer, finish_tool
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llm_calls  # noqa: E402  (beside this file)
@@ -56,11 +63,25 @@ def play_replay(tools, episode, calls_by_task):
     return None
 
 
+def instructions(episode, typed):
+    """The system message: how to call tools and how to end, naming the typed answer's fields if the task has any."""
+    fields = f" and every typed answer field ({', '.join(typed)}) filled with its exact value" if typed else ""
+    return (
+        f"You are an assistant that completes tasks with tools. Today is {episode.today}. "
+        f"Call tools until the task is done, then call {FINISH} with your final answer to the user{fields}: "
+        "what the task asks, with its exact values (identifiers, names, dates, times, amounts), or why it "
+        "cannot be done. If you cannot use the tool-calling interface, "
+        'write the call as a JSON object {"name": "<tool>", "arguments": {...}}.'
+    )
+
+
 def play_llm(tools, episode, args):
-    """Plays with a chat-completions model; returns (input_tokens, output_tokens, answer): the model's
-    final reply with no tool call is the episode's answer (None when it gave none)."""
+    """Plays with a chat-completions model; returns (input_tokens, output_tokens, answer, answer_json):
+    the answer the model gave to `finish` (else the text beside that call, or its final reply with no
+    tool call; None when it gave none) and the typed answer's fields it filled (a dict, or None)."""
     base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
     key = os.environ.get("OPENAI_API_KEY")
+    schema = answer_schema(episode)
     functions = [
         {
             "type": "function",
@@ -68,17 +89,14 @@ def play_llm(tools, episode, args):
         }
         for t in episode.tools
     ]
-    names = [t.name for t in episode.tools]
+    functions.append(finish_tool(schema))
+    names = [t.name for t in episode.tools] + [FINISH]
     messages = [
-        {"role": "system", "content": f"You are an assistant that completes tasks with tools. Today is {episode.today}. "
-         "Call tools until the task is done, then give your final answer to the user with no tool call: "
-         "what the task asks, with its exact values (identifiers, names, dates, times, amounts), or why it "
-         "cannot be done. If you cannot use the tool-calling interface, "
-         'write the call as a JSON object {"name": "<tool>", "arguments": {...}}.'},
+        {"role": "system", "content": instructions(episode, answer_fields(schema))},
         {"role": "user", "content": episode.description},
     ]
     tokens_in = tokens_out = 0
-    answer = None
+    answer = answer_json = None
     told = False
     while tools.calls < episode.max_calls:
         body = {"model": args.model, "messages": messages, "tools": functions}
@@ -104,12 +122,22 @@ def play_llm(tools, episode, args):
             continue
         told = False
         _, form, calls = parsed
-        observations = [(call_id, name, tools.call(name, arguments)) for call_id, name, arguments in calls]
+        observations, finished = [], False
+        for call_id, name, arguments in calls:
+            if name == FINISH:
+                # The calls before finish are played; the ones after it are not.
+                answer, answer_json = finish_answer(arguments, schema, strict=False)
+                answer = answer or (message.get("content") or "").strip() or None
+                finished = True
+                break
+            observations.append((call_id, name, tools.call(name, arguments)))
+        if finished:
+            break
         if form == "native":
             messages.extend({"role": "tool", "tool_call_id": i, "content": r} for i, _, r in observations)
         else:
             messages.append({"role": "user", "content": "\n".join(f"Observation ({n}): {r}" for _, n, r in observations)})
-    return tokens_in, tokens_out, answer
+    return tokens_in, tokens_out, answer, answer_json
 
 
 def open_channel(args):
@@ -135,15 +163,15 @@ def work(args, calls_by_task, name, totals, lock):
         tools = Tools(client, episode)
         try:
             if args.policy == "llm":
-                tokens_in, tokens_out, answer = play_llm(tools, episode, args)
+                tokens_in, tokens_out, answer, answer_json = play_llm(tools, episode, args)
                 cost = None
                 if args.usd_per_mtok_in is not None and args.usd_per_mtok_out is not None:
                     cost = (tokens_in * args.usd_per_mtok_in + tokens_out * args.usd_per_mtok_out) / 1e6
                 usage = pb.Usage(input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost)
             else:
                 play_replay(tools, episode, calls_by_task)
-                usage = answer = None
-            verdict = client.finish_episode(episode.episode_id, usage=usage, answer=answer)
+                usage = answer = answer_json = None
+            verdict = client.finish_episode(episode.episode_id, usage=usage, answer=answer, answer_json=answer_json)
         except grpc.RpcError as error:
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION and "lease expired" in (error.details() or ""):
                 print(f"{name}: lease of episode {reply.lease.plan_index} expired; moving on", file=sys.stderr)
@@ -153,7 +181,7 @@ def work(args, calls_by_task, name, totals, lock):
             totals["played"] += 1
             totals["passed"] += int(verdict.passed)
         mark = "pass" if verdict.passed else "FAIL"
-        print(f"{name}: #{reply.lease.plan_index} {episode.task_id} {mark} ({tools.calls} calls)", file=sys.stderr)
+        print(f"{name}: #{reply.lease.plan_index} {episode.task_id} {mark} ({tools.calls} calls, episode {episode.episode_id})", file=sys.stderr)
 
 
 def main():

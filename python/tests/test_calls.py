@@ -41,3 +41,21 @@ def test_a_reply_becomes_actions():
     assert reply_actions(reply) == [{"tool": "search_flights", "arguments": {"origin": "LON"}}]
     assert reply_actions(parse_reply({"content": "Booked."}, names)) == [{"tool": "finish", "arguments": {"answer": "Booked."}}]
     assert reply_actions(parse_reply({"content": "Action: fly\nAction Input: {}"}, names)) is None
+
+
+def test_a_models_typed_finish_call_becomes_the_envs_finish(client):
+    from test_typed_answers import CHECK, REFUSE, RIGHT
+
+    from toolenv.env import finish_tool
+
+    env = ToolEnv(client)
+    observation, _ = env.reset(REFUSE, seed=0)
+    tools = chat_tools(observation["tools"], finish=False) + [finish_tool(observation["answer_schema"])]
+    names = [t["function"]["name"] for t in tools]
+    calls = [(CHECK[0], CHECK[1]), ("finish", {"answer": "Taken.", **RIGHT})]
+    message = {"tool_calls": [{"id": f"c{i}", "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(calls)]}
+    actions = reply_actions(parse_reply(message, names))
+    assert [a["tool"] for a in actions] == ["check_availability", "finish"]
+    for action in actions:
+        _, reward, _, _, info = env.step(action)
+    assert (reward, info["answer_json"]) == (1.0, RIGHT)

@@ -117,3 +117,47 @@ def test_the_readmes_inspect_eval_command_runs_offline(server, tmp_path):
     [path] = list(tmp_path.glob("*.eval"))
     log = read_eval_log(str(path))
     assert (metric(log, "mean"), metric(log, "pass_k_2")) == (1.0, 1.0)
+
+
+def answering(typed, offered):
+    """Checks the slot of the answer task, then calls finish with ``typed`` beside a prose answer;
+    keeps the tools offered in ``offered``."""
+    from test_typed_answers import CHECK
+
+    def outputs(input, tools, tool_choice, config):
+        offered[:] = tools
+        step = sum(1 for m in input if isinstance(m, ChatMessageTool))
+        if step == 0:
+            output = ModelOutput.for_tool_call("mockllm/model", *CHECK)
+        else:
+            output = ModelOutput.for_tool_call("mockllm/model", "finish", {"answer": "The slot is taken.", **typed})
+        output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+        return output
+
+    return outputs
+
+
+def test_the_finish_tool_takes_the_typed_answer_which_is_judged_and_recorded(server, client, tmp_path):
+    from test_typed_answers import REFUSE, RIGHT, SUITE, WRONG
+
+    values = []
+    for typed in (RIGHT, WRONG):
+        offered = []
+        model = get_model("mockllm/model", custom_outputs=answering(typed, offered))
+        [log] = inspect_eval(
+            toolenv_suite(server=server, suite=SUITE, tasks=REFUSE), model=model, log_dir=str(tmp_path / str(len(values))), display="none"
+        )
+        assert log.status == "success", log.error
+        [sample] = read_eval_log(log.location).samples
+        [score] = sample.scores.values()
+        assert score.metadata["answer_json"] == typed and score.answer == "The slot is taken."
+        # finish was offered with the answer schema's fields, and ended the loop: no model turn after it.
+        [finish] = [t for t in offered if t.name == "finish"]
+        assert sorted(finish.parameters.required) == ["meeting_holding_slot", "reason"]
+        assert finish.parameters.properties["reason"].enum == client.answer_schema(REFUSE)["properties"]["reason"]["enum"]
+        calls = [m.function for m in sample.messages if isinstance(m, ChatMessageTool)]
+        assert calls == ["check_availability", "finish"]
+        trajectory = client.trajectory(score.metadata["episode_id"])
+        assert json.loads(trajectory.answer_json) == typed and trajectory.answer == "The slot is taken."
+        values.append(score.value)
+    assert values == [1.0, 0.0]

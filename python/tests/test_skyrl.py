@@ -80,3 +80,24 @@ def test_a_batch_of_rollouts_under_faults_gives_metrics_skyrl_aggregates(server)
     assert summary["passed"] == sum(passed) / 8
     assert 0 < sum(passed) < 8, "a plan that ignores faults passes some seeds at λ = 0.3, not all"
     assert summary["faults_met"] > 0
+
+
+def test_a_rollout_of_an_answer_task_finishes_with_the_typed_fields_the_model_gave(server, client):
+    from test_typed_answers import CHECK, REFUSE, RIGHT, WRONG
+
+    register()
+    results = []
+    for typed in (RIGHT, WRONG):
+        env = skyrl_gym.make("toolenv", env_config={"server": server}, extras={"task": REFUSE, "seed": 0})
+        conversation, metadata = env.init([])
+        # The model is told the fields, and finish's parameters are the answer schema's.
+        assert "meeting_holding_slot" in conversation[0]["content"] and metadata["answer_schema"] == client.answer_schema(REFUSE)
+        [finish] = [t["function"] for t in metadata["tools"] if t["function"]["name"] == "finish"]
+        assert sorted(finish["parameters"]["required"]) == ["meeting_holding_slot", "reason"]
+        assert not env.step(json.dumps({"name": CHECK[0], "arguments": CHECK[1]}))["done"]
+        out = env.step("```json\n" + json.dumps({"name": "finish", "arguments": {"answer": "It is taken.", **typed}}) + "\n```")
+        assert out["done"] and out["metadata"]["answer_json"] == typed
+        trajectory = client.trajectory(out["metadata"]["episode_id"])
+        assert json.loads(trajectory.answer_json) == typed and trajectory.answer == "It is taken."
+        results.append(out["reward"])
+    assert results == [1.0, 0.0]

@@ -30,14 +30,27 @@ Errors, as documented for every environment of the package:
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
 
-from toolenv.client import Arguments, CallResult, arguments_json, call_request, create_request, fault_delivery, pb, reply_result, routed, status_error
-from toolenv.env import FINISH, _fault, ledger, reset_observation, reset_settings
+from toolenv.client import (
+    Arguments,
+    CallResult,
+    answer_json_text,
+    answer_schema,
+    arguments_json,
+    call_request,
+    create_request,
+    fault_delivery,
+    finish_request,
+    pb,
+    reply_result,
+    routed,
+    status_error,
+)
+from toolenv.env import FINISH, _fault, finish_answer, ledger, reset_observation, reset_settings
 from toolenv.rewards import Reward, reward_info
 from toolenv.stream import CallBatcher
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
@@ -46,7 +59,8 @@ __all__ = ["Action", "AsyncClient", "AsyncToolEnv", "EpisodeOver", "normalize_ac
 
 #: A tool call: ``{"tool": name, "arguments": {...}}`` (optionally ``idempotency_key``,
 #: ``waited_ms``), a pair ``(name, arguments)``, or ``{"tool": "finish"}``
-#: (optionally with ``"arguments": {"answer": ...}``).
+#: (optionally with ``"arguments"``: a prose ``"answer"`` and the fields of the
+#: episode's typed answer, sent as ``answer_json``: see :func:`toolenv.env.finish_answer`).
 Action = Union[Mapping[str, Any], Tuple[str, Arguments]]
 
 
@@ -61,10 +75,14 @@ class _Call:
     idempotency_key: str
     waited_ms: Optional[int]
     answer: Optional[str]
+    #: finish's typed answer, as JSON text (the fields of the episode's answer schema given).
+    answer_json: Optional[str] = None
 
 
-def normalize_action(action: Action) -> _Call:
-    """Checks an action and reads it as a call; :class:`ValueError` names what is wrong."""
+def normalize_action(action: Action, *, answer_schema: Optional[Mapping[str, Any]] = None) -> _Call:
+    """Checks an action and reads it as a call; :class:`ValueError` names what is wrong.
+    ``answer_schema``: the episode's typed answer (:func:`toolenv.client.answer_schema`),
+    whose fields a finish action may give beside its ``answer``."""
     if isinstance(action, tuple):
         if len(action) != 2:
             raise ValueError(f"an action pair is (tool, arguments), not {len(action)} items")
@@ -75,20 +93,20 @@ def normalize_action(action: Action) -> _Call:
     if not isinstance(tool, str) or not tool:
         raise ValueError("the action names no tool ({'tool': name, 'arguments': {...}})")
     arguments = action.get("arguments")
-    answer = None
+    answer = typed = None
     if tool == FINISH:
-        arguments = dict(arguments or {})
-        unknown = set(arguments) - {"answer"}
-        if unknown:
-            raise ValueError(f"finish takes only 'answer', not {sorted(unknown)}")
-        answer = arguments.get("answer")
-        if answer is not None and not isinstance(answer, str):
-            answer = json.dumps(answer, ensure_ascii=False)
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise ValueError(f"the arguments of finish are a mapping, not {type(arguments).__name__}")
+        answer, fields = finish_answer(arguments, answer_schema)
+        try:
+            typed = answer_json_text(fields)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"the typed answer of finish is not JSON: {error}") from None
     try:
         text = arguments_json(arguments)
     except (TypeError, ValueError) as error:
         raise ValueError(f"the arguments of {tool} are not JSON: {error}") from None
-    return _Call(tool, text, str(action.get("idempotency_key") or ""), action.get("waited_ms"), answer)
+    return _Call(tool, text, str(action.get("idempotency_key") or ""), action.get("waited_ms"), answer, typed)
 
 
 class AsyncClient:
@@ -152,9 +170,18 @@ class AsyncClient:
         request = pb.ForkEpisodeRequest(episode_id=episode_id, calls=calls, fault_delivery=fault_delivery(delivery), time_scale=time_scale)
         return await self.env.ForkEpisode(request, metadata=routed(self.metadata, episode_id), timeout=self.timeout)
 
-    async def finish_episode(self, episode_id: str, *, answer: Optional[str] = None) -> pb.Verdict:
-        """Ends an episode and returns the verdict."""
-        request = pb.FinishEpisodeRequest(episode_id=episode_id, answer=answer)
+    async def finish_episode(
+        self,
+        episode_id: str,
+        *,
+        usage: Optional[pb.Usage] = None,
+        answer: Optional[str] = None,
+        answer_json: Union[Mapping[str, Any], str, None] = None,
+        **extra: Any,
+    ) -> pb.Verdict:
+        """Ends an episode and returns the verdict: the arguments of :meth:`toolenv.Client.finish_episode`
+        (``answer_json``: the typed answer, a dict or its JSON text)."""
+        request = finish_request(episode_id, usage=usage, answer=answer, answer_json=answer_json, **extra)
         return await self.env.FinishEpisode(request, metadata=routed(self.metadata, episode_id), timeout=self.timeout)
 
     async def trajectory(self, episode_id: str) -> pb.Trajectory:
@@ -190,6 +217,11 @@ class AsyncToolEnv:
             raise EpisodeOver("no episode: call reset() first")
         return self.episode.episode_id
 
+    @property
+    def answer_schema(self) -> Optional[dict]:
+        """The JSON Schema of the current episode's typed answer; None when it asks for no value (or before reset)."""
+        return None if self.episode is None else answer_schema(self.episode)
+
     async def reset(
         self, task: Optional[str] = None, seed: Optional[int] = 0, *, options: Optional[Mapping[str, Any]] = None, **settings: Any
     ) -> Tuple[dict, dict]:
@@ -218,7 +250,7 @@ class AsyncToolEnv:
         (the episode is then finished and judged). The last step's ``info`` has
         the verdict, every check, the fault ledger and the reward's terms.
         """
-        call = normalize_action(action)
+        call = normalize_action(action, answer_schema=self.answer_schema)
         return await self.play(call)
 
     async def play(self, call: _Call) -> Tuple[dict, float, bool, bool, dict]:
@@ -226,7 +258,7 @@ class AsyncToolEnv:
         if self.done or self.episode is None:
             raise EpisodeOver("the episode is over (or never started): call reset()")
         if call.tool == FINISH:
-            return await self._finish(call.answer, truncated=False)
+            return await self._finish(call.answer, truncated=False, answer_json=call.answer_json)
         result = await self.client.call_tool(
             self.episode.episode_id, call.tool, call.arguments_json, idempotency_key=call.idempotency_key, waited_ms=call.waited_ms
         )
@@ -251,10 +283,10 @@ class AsyncToolEnv:
             return observation, reward, False, True, info
         return observation, 0.0, False, False, info
 
-    async def _finish(self, answer: Optional[str], *, truncated: bool) -> Tuple[dict, float, bool, bool, dict]:
+    async def _finish(self, answer: Optional[str], *, truncated: bool, answer_json: Optional[str] = None) -> Tuple[dict, float, bool, bool, dict]:
         episode_id = self.episode_id
         self.done = True
-        self.verdict = await self.client.finish_episode(episode_id, answer=answer)
+        self.verdict = await self.client.finish_episode(episode_id, answer=answer, answer_json=answer_json)
         trajectory = await self.client.trajectory(episode_id)
         info = reward_info(self.reward, self.verdict, trajectory)
         info.update(episode_id=episode_id, trajectory_calls=len(trajectory.calls))

@@ -17,7 +17,19 @@ import grpc
 from toolenv.v1 import toolenv_pb2 as pb
 from toolenv.v1 import toolenv_pb2_grpc as pb_grpc
 
-__all__ = ["CallResult", "Client", "pb", "status_error", "status_result", "fault_delivery", "reply_result", "create_request", "call_request"]
+__all__ = [
+    "CallResult",
+    "Client",
+    "pb",
+    "status_error",
+    "status_result",
+    "fault_delivery",
+    "reply_result",
+    "create_request",
+    "call_request",
+    "finish_request",
+    "answer_schema",
+]
 
 Arguments = Union[Mapping[str, Any], str, None]
 
@@ -214,6 +226,44 @@ def call_request(
     )
 
 
+def answer_schema(source: Union[pb.Task, pb.Episode, str, None]) -> Optional[dict]:
+    """The JSON Schema of a task's typed answer (``answer_schema_json`` of a Task or an
+    Episode, or that text) as a dict; None for a task that asks for no value."""
+    text = source if isinstance(source, str) or source is None else source.answer_schema_json
+    if not text:
+        return None
+    schema = json.loads(text)
+    return schema if isinstance(schema, dict) and schema else None
+
+
+def answer_json_text(answer_json: Union[Mapping[str, Any], str, None]) -> Optional[str]:
+    """A typed answer as the JSON text FinishEpisode takes: a mapping is serialized, text passes unchanged."""
+    if answer_json is None or isinstance(answer_json, str):
+        return answer_json
+    if not isinstance(answer_json, Mapping):
+        raise TypeError(f"answer_json must be a JSON object (a dict) or its text, not {type(answer_json).__name__}")
+    return json.dumps(dict(answer_json), separators=(",", ":"), ensure_ascii=False)
+
+
+def finish_request(
+    episode_id: str,
+    *,
+    usage: Optional[pb.Usage] = None,
+    answer: Optional[str] = None,
+    answer_json: Union[Mapping[str, Any], str, None] = None,
+    **extra: Any,
+) -> pb.FinishEpisodeRequest:
+    """The FinishEpisodeRequest of :meth:`Client.finish_episode` (shared with the asyncio client).
+    ``answer`` is the prose answer; ``answer_json`` the typed one (a dict of the fields the
+    episode's answer schema names, or its JSON text), judged field by field instead of ``answer``.
+    ``extra`` sets further request fields this proto version has (None: left unset)."""
+    request = pb.FinishEpisodeRequest(episode_id=episode_id, usage=usage, answer=answer, answer_json=answer_json_text(answer_json))
+    for name, value in extra.items():
+        if value is not None:
+            setattr(request, name, value)  # an unknown field raises AttributeError
+    return request
+
+
 def reply_result(reply: pb.CallToolResponse) -> CallResult:
     """A CallTool reply (a result or a domain error) as a :class:`CallResult`."""
     if reply.WhichOneof("outcome") == "error":
@@ -331,13 +381,25 @@ class Client:
         request = pb.ForkEpisodeRequest(episode_id=episode_id, calls=calls, fault_delivery=fault_delivery(delivery), time_scale=time_scale)
         return self.env.ForkEpisode(request, metadata=routed(self.metadata, episode_id))
 
-    def finish_episode(self, episode_id: str, *, usage: Optional[pb.Usage] = None, **extra: Any) -> pb.Verdict:
-        """Ends an episode and returns the verdict. ``extra`` sets further request fields this proto version has."""
-        request = pb.FinishEpisodeRequest(episode_id=episode_id, usage=usage)
-        for name, value in extra.items():
-            if value is not None:
-                setattr(request, name, value)  # an unknown field raises AttributeError
+    def finish_episode(
+        self,
+        episode_id: str,
+        *,
+        usage: Optional[pb.Usage] = None,
+        answer: Optional[str] = None,
+        answer_json: Union[Mapping[str, Any], str, None] = None,
+        **extra: Any,
+    ) -> pb.Verdict:
+        """Ends an episode and returns the verdict. ``answer``: the prose answer; ``answer_json``:
+        the typed answer, a dict of the fields :func:`answer_schema` names (or its JSON text),
+        judged instead of ``answer``; ``extra`` sets further request fields this proto version has."""
+        request = finish_request(episode_id, usage=usage, answer=answer, answer_json=answer_json, **extra)
         return self.env.FinishEpisode(request, metadata=routed(self.metadata, episode_id))
+
+    def answer_schema(self, task_id: str) -> Optional[dict]:
+        """The JSON Schema of a task's typed answer (GetTask), None when it asks for no value;
+        an episode's is :func:`answer_schema` of the Episode."""
+        return answer_schema(self.get_task(task_id))
 
     def trajectory(self, episode_id: str) -> pb.Trajectory:
         return self.env.GetTrajectory(pb.GetTrajectoryRequest(episode_id=episode_id), metadata=routed(self.metadata, episode_id))

@@ -9,6 +9,16 @@ are text and JSON, which Gymnasium's spaces do not describe usefully.
 Everything is the server's: the description, the faults, the trajectory and
 the verdict. The environment makes exactly one CallTool per step (no
 retries: recovering from faults is the agent's job, and what is measured).
+
+Typed answers: a task that asks a question may publish the JSON Schema of its
+answer (``answer_schema_json``: fields such as a date, an amount, an id). The
+reset's observation holds it (``answer_schema``, None for a task that asks
+for no value) and the ``finish`` action's spec (``finish``: its parameters
+are a prose ``answer`` and the schema's fields). The agent finishes with
+``{"tool": "finish", "arguments": {"answer": "...", <field>: <value>, ...}}``:
+the fields the schema names are sent as the typed answer (``answer_json``),
+judged field by field instead of the prose, and ``answer`` (or ``summary``)
+as the prose answer.
 """
 
 from __future__ import annotations
@@ -16,12 +26,87 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
-from toolenv.client import Arguments, CallResult, Client, pb
+from toolenv.client import Arguments, CallResult, Client, answer_schema, pb
 
-__all__ = ["FINISH", "ToolEnv", "ledger", "reset_observation", "reset_settings"]
+__all__ = [
+    "FINISH",
+    "PROSE",
+    "ToolEnv",
+    "answer_fields",
+    "finish_answer",
+    "finish_parameters",
+    "finish_spec",
+    "finish_tool",
+    "ledger",
+    "reset_observation",
+    "reset_settings",
+]
 
-#: The action that ends the episode: ``{"tool": "finish"}`` (optionally with ``"arguments": {"answer": ...}``).
+#: The action that ends the episode: ``{"tool": "finish"}``, optionally with ``"arguments"``:
+#: a prose ``"answer"`` and the typed answer's fields (see :func:`finish_answer`).
 FINISH = "finish"
+#: The names finish's prose answer may take: ``answer``, or ``summary`` when there is no ``answer``.
+PROSE = ("answer", "summary")
+FINISH_DESCRIPTION = (
+    "Ends the task: the environment judges the end state (and the answer) and returns the verdict; "
+    "no tool can be called after it. Give the final answer if the task asks a question"
+)
+
+
+def answer_fields(schema: Optional[Mapping[str, Any]]) -> list:
+    """The names of a typed answer's fields (the properties of :func:`toolenv.client.answer_schema`), in schema order."""
+    properties = (schema or {}).get("properties")
+    return list(properties) if isinstance(properties, Mapping) else []
+
+
+def finish_parameters(schema: Optional[Mapping[str, Any]]) -> dict:
+    """The JSON Schema of finish's arguments: a prose ``answer`` and, for a task with a typed
+    answer, its fields beside it (required as the answer's schema requires them)."""
+    properties: dict = {
+        "answer": {"type": "string", "description": "Your final answer to the user: what the task asks, with its exact values, or why it cannot be done."}
+    }
+    required: list = []
+    if schema:
+        for name, field in (schema.get("properties") or {}).items():
+            field = dict(field)
+            field["description"] = f"Typed answer: {field.get('description') or name} (judged instead of the text answer)."
+            properties[name] = field
+        required = [name for name in schema.get("required") or [] if name in properties]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def finish_spec(schema: Optional[Mapping[str, Any]]) -> dict:
+    """The finish action as a reset's observation gives it, in the shape of its ``tools``
+    (``name``, ``description``, ``parameters``, ``mutates_state``)."""
+    description = FINISH_DESCRIPTION + (": fill every typed answer field with its exact value." if answer_fields(schema) else ".")
+    return {"name": FINISH, "description": description, "parameters": finish_parameters(schema), "mutates_state": False}
+
+
+def finish_tool(schema: Optional[Mapping[str, Any]]) -> dict:
+    """The finish tool as chat templates take it (``{"type": "function", "function": {...}}``),
+    its parameters from the episode's answer schema: offer it beside
+    ``toolenv.calls.chat_tools(tools, finish=False)``."""
+    spec = finish_spec(schema)
+    return {"type": "function", "function": {"name": FINISH, "description": spec["description"], "parameters": spec["parameters"]}}
+
+
+def finish_answer(arguments: Optional[Mapping[str, Any]], schema: Optional[Mapping[str, Any]], *, strict: bool = True) -> Tuple[Optional[str], Optional[dict]]:
+    """Reads finish's arguments as ``(answer, answer_json)``: the prose answer (``answer``, else
+    ``summary``; a value that is not text as its JSON) and the typed answer, a dict of the
+    fields ``schema`` names that were given (None when none was). ``strict``: any other
+    argument is a :class:`ValueError` (an environment's action); otherwise it is ignored
+    (a model's call, which may add arguments of its own)."""
+    arguments = dict(arguments or {})
+    fields = answer_fields(schema)
+    unknown = sorted(set(arguments) - set(PROSE) - set(fields))
+    if unknown and strict:
+        takes = ", ".join(repr(name) for name in list(PROSE) + fields)
+        raise ValueError(f"finish takes {takes}, not {unknown}" + ("" if fields else " (this task asks for no typed answer)"))
+    prose = next((arguments[name] for name in PROSE if arguments.get(name) is not None), None)
+    if prose is not None and not isinstance(prose, str):
+        prose = json.dumps(prose, ensure_ascii=False)
+    typed = {name: arguments[name] for name in fields if arguments.get(name) is not None}
+    return prose, typed or None
 
 
 def _fault(record) -> Optional[dict]:
@@ -51,7 +136,10 @@ def reset_settings(settings: Mapping[str, Any], options: Optional[Mapping[str, A
 
 def reset_observation(episode: pb.Episode) -> Tuple[dict, dict]:
     """The observation and info a reset gives for a new episode: its task id, description,
-    today, tools with their JSON Schemas and call budget; its id, fault profile and time scale."""
+    today, tools with their JSON Schemas, call budget, typed answer's schema (``answer_schema``,
+    None when it asks for no value) and the finish action's spec (``finish``); its id, fault
+    profile and time scale."""
+    schema = answer_schema(episode)
     observation = {
         "task_id": episode.task_id,
         "description": episode.description,
@@ -66,6 +154,8 @@ def reset_observation(episode: pb.Episode) -> Tuple[dict, dict]:
             for tool in episode.tools
         ],
         "max_calls": episode.max_calls,
+        "answer_schema": schema,
+        "finish": finish_spec(schema),
     }
     info = {"episode_id": episode.episode_id, "fault_profile": json.loads(episode.fault_profile_json or "null"), "time_scale": episode.time_scale}
     return observation, info
@@ -91,6 +181,11 @@ class ToolEnv:
         if self.episode is None:
             raise RuntimeError("no episode: call reset() first")
         return self.episode.episode_id
+
+    @property
+    def answer_schema(self) -> Optional[dict]:
+        """The JSON Schema of the current episode's typed answer; None when it asks for no value (or before reset)."""
+        return None if self.episode is None else answer_schema(self.episode)
 
     def reset(
         self,
@@ -121,7 +216,10 @@ class ToolEnv:
     def step(self, action: Union[Mapping[str, Any], Tuple[str, Arguments]]) -> Tuple[dict, float, bool, bool, dict]:
         """Plays one action: a tool call ``{"tool": name, "arguments": {...}}`` (optionally
         ``"idempotency_key"`` and ``"waited_ms"``, the virtual milliseconds waited since the
-        previous reply), a pair ``(name, arguments)``, or ``{"tool": "finish"}``.
+        previous reply), a pair ``(name, arguments)``, or ``{"tool": "finish"}``, optionally with
+        ``"arguments"``: the prose ``answer`` and the typed answer's fields (the reset's
+        ``answer_schema``), sent as ``answer_json`` (see :func:`finish_answer`; another argument
+        is a :class:`ValueError`).
 
         Returns ``(observation, reward, terminated, truncated, info)``: the observation is
         what the agent reads (``text``, ``is_error``); the reward is 0 until the episode
@@ -129,7 +227,7 @@ class ToolEnv:
         ``truncated`` when the call budget is spent (the episode is then finished, so the
         reward is the verdict); ``info`` has the call's ledger entry (``fault``,
         ``delay_ms``, ``drawn_without_effect``), the whole ``ledger`` of faults so far, and
-        ``verdict`` once finished.
+        ``verdict`` once finished (with ``answer_json``, the typed answer sent, if any).
         """
         if self.episode is None or self._done:
             raise RuntimeError("the episode is over (or never started): call reset()")
@@ -176,14 +274,8 @@ class ToolEnv:
         return info
 
     def _finish(self, arguments: Mapping[str, Any], *, truncated: bool) -> Tuple[dict, float, bool, bool, dict]:
-        answer = arguments.get("answer")
-        extra = {"answer": answer} if answer is not None else {}
-        unknown = set(arguments) - {"answer"}
-        if unknown:
-            raise ValueError(f"finish takes only 'answer', not {sorted(unknown)}")
-        if extra and "answer" not in pb.FinishEpisodeRequest.DESCRIPTOR.fields_by_name:
-            raise ValueError("this server's contract has no FinishEpisodeRequest.answer: finish without an answer")
-        self.verdict = self.client.finish_episode(self.episode.episode_id, **extra)
+        answer, answer_json = finish_answer(arguments, self.answer_schema)
+        self.verdict = self.client.finish_episode(self.episode.episode_id, answer=answer, answer_json=answer_json)
         self._done = True
         trajectory = self.client.trajectory(self.episode.episode_id)
         reward = 1.0 if self.verdict.passed else 0.0
@@ -193,6 +285,7 @@ class ToolEnv:
             "passed": self.verdict.passed,
             "feasible": self.verdict.feasible if self.verdict.HasField("feasible") else None,
             "ledger": ledger(trajectory),
+            "answer_json": answer_json,
         }
         return observation, reward, not truncated, truncated, info
 

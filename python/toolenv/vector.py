@@ -247,7 +247,7 @@ class AsyncVectorEnv:
                 over.append(i)
                 continue
             try:
-                calls[i] = normalize_action(action)  # type: ignore[arg-type]
+                calls[i] = normalize_action(action, answer_schema=slot.env.answer_schema)  # type: ignore[arg-type]
             except ValueError as error:
                 raise ValueError(f"slot {i}: {error}") from None
         if over:

@@ -4,9 +4,13 @@ Each sample is a toolenv episode: a task of the suite at one ε and one fault
 profile (λ), played once per epoch, the epoch being the trial. The episode's
 tools are the model's Inspect tools; a fault delivered as an error status (or
 a broken business rule) reaches the model as a tool error; when the model
-stops calling tools the episode is finished with its last message as the
-answer and the tokens Inspect counted, and the verdict is the score (1 or 0,
-the checks in its metadata). Scores are reduced over the trials by ``mean``
+calls the ``finish`` tool, or stops calling tools, the episode is finished
+with its answer and the tokens Inspect counted, and the verdict is the score
+(1 or 0, the checks in its metadata). ``finish``'s parameters are a prose
+``answer`` and, for a task with a typed answer (the episode's
+``answer_schema_json``), that answer's fields: the fields the model fills are
+sent as the typed answer (``answer_json``, judged field by field instead of
+the prose); without ``finish`` the model's last message is the answer. Scores are reduced over the trials by ``mean``
 (pass^1) and Inspect's ``pass_k`` (pass^k, the unbiased estimator toolenv
 reports), so both come out of Inspect's own log.
 
@@ -37,12 +41,14 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 
 from toolenv.aio import AsyncClient
-from toolenv.client import Client
+from toolenv.client import Client, answer_schema, finish_request
+from toolenv.env import FINISH, finish_answer, finish_spec
 from toolenv.v1 import toolenv_pb2 as pb
 
 SYSTEM = (
     "You are an agent working in a simulated environment. Use the tools to do the user's task; "
-    "tools may fail transiently (retry when it makes sense). When the task is done, reply with a short answer and call no tool."
+    "tools may fail transiently (retry when it makes sense). When the task is done, call finish with a short answer "
+    "and, when finish asks for typed answer fields, every one of them filled with its exact value."
 )
 
 #: Where the verdict of a sample's episode is kept (``state.store``).
@@ -104,10 +110,13 @@ def samples(
     return out
 
 
-def _tool(client: AsyncClient, episode_id: str, spec) -> ToolDef:
-    """An episode's tool as an Inspect tool: its call is one CallTool; an error is a tool error."""
+def _tool(client: AsyncClient, episode_id: str, spec, finished: Optional[dict] = None) -> ToolDef:
+    """An episode's tool as an Inspect tool: its call is one CallTool; an error is a tool error
+    (and so is a call after ``finish``, in ``finished``)."""
 
     async def call(**arguments: Any) -> str:
+        if finished:
+            raise ToolError("the task is finished: no tool can be called after finish")
         result = await client.call_tool(episode_id, spec.name, arguments)
         if result.is_error:
             raise ToolError(result.text)
@@ -118,9 +127,25 @@ def _tool(client: AsyncClient, episode_id: str, spec) -> ToolDef:
     return ToolDef(call, name=spec.name, description=spec.description, parameters=params)
 
 
+def _finish_tool(schema: Optional[dict], finished: dict, state: TaskState) -> ToolDef:
+    """The ``finish`` tool: its parameters are a prose answer and the episode's typed answer fields
+    (:func:`toolenv.env.finish_spec`); a call keeps its arguments in ``finished`` and ends the
+    sample's generate loop (the episode is finished by the solver)."""
+
+    async def finish(**arguments: Any) -> str:
+        finished.setdefault("arguments", arguments)
+        state.completed = True
+        return "finished"
+
+    spec = finish_spec(schema)
+    params = ToolParams.model_validate(spec["parameters"])
+    return ToolDef(finish, name=FINISH, description=spec["description"], parameters=params)
+
+
 @solver
 def toolenv_agent(server: str, delivery: Optional[str] = None):
-    """Plays the sample's episode: the model calls the episode's tools until it answers; then the episode is finished."""
+    """Plays the sample's episode: the model calls the episode's tools until it answers (calls
+    ``finish``, or replies with no call); then the episode is finished with its answer, typed or not."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
@@ -128,20 +153,28 @@ def toolenv_agent(server: str, delivery: Optional[str] = None):
             episode = await client.create_episode(
                 meta["task_id"], seed=meta["seed"], trial=state.epoch - 1, epsilon=meta["epsilon"], faults=meta["faults"], delivery=delivery
             )
+            schema = answer_schema(episode)
+            finished: dict = {}
             state.messages = [ChatMessageSystem(content=SYSTEM), ChatMessageUser(content=episode.description)]
-            state.tools = [_tool(client, episode.episode_id, spec).as_tool() for spec in episode.tools]
+            state.tools = [_tool(client, episode.episode_id, spec, finished).as_tool() for spec in episode.tools]
+            state.tools.append(_finish_tool(schema, finished, state).as_tool())
             try:
                 state = await generate(state, tool_calls="loop")
             finally:
                 usage = state.output.usage if state.output else None
-                request = pb.FinishEpisodeRequest(
-                    episode_id=episode.episode_id,
-                    answer=state.output.completion if state.output else "",
+                # finish's answer, else the text the model wrote (beside its finish call, or as its last reply).
+                answer, typed = finish_answer(finished.get("arguments"), schema, strict=False)
+                answer = answer or (state.output.completion if state.output else "")
+                request = finish_request(
+                    episode.episode_id,
+                    answer=answer,
+                    answer_json=typed,
                     usage=pb.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens) if usage else None,
                 )
                 verdict = await client.env.FinishEpisode(request, metadata=client.metadata, timeout=client.timeout)
                 state.store.set(VERDICT, MessageToDict(verdict, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
                 state.metadata["episode_id"] = episode.episode_id
+                state.metadata["answer"], state.metadata["answer_json"] = answer, typed
         return state
 
     return solve
@@ -159,13 +192,14 @@ def toolenv_verdict():
         failed = [c["name"] for c in checks if not c.get("passed")]
         return Score(
             value=1.0 if verdict.get("passed") else 0.0,
-            answer=state.output.completion if state.output else "",
+            answer=state.metadata.get("answer", state.output.completion if state.output else ""),
             explanation="passed" if verdict.get("passed") else "failed: " + "; ".join(failed),
             metadata={
                 "checks": checks,
                 "feasible": verdict.get("feasible"),
                 "fault_stats": verdict.get("fault_stats", {}),
                 "episode_id": state.metadata.get("episode_id"),
+                "answer_json": state.metadata.get("answer_json"),
             },
         )
 

@@ -22,7 +22,11 @@ default: the episode's call budget), ``reward`` (the arguments of
 
 A reply is read by :func:`toolenv.calls.parse_reply` (the built-in agents'
 rules); its calls are played in order, each result becoming one message. A
-reply with no call (a final answer) or a ``finish`` call ends the episode:
+reply with no call (a final answer) or a ``finish`` call ends the episode.
+``finish``'s parameters are a prose ``answer`` and, for a task with a typed
+answer (the episode's ``answer_schema_json``), that answer's fields, which
+the system message names: the fields the model fills are sent as the typed
+answer (``answer_json``, judged field by field instead of the prose). Then
 the reward is computed from the verdict, and ``metadata`` has every check,
 the fault ledger and the reward's terms. A malformed reply gets the reason
 back as an observation (counted in ``protocol_errors``), never taken as done.
@@ -42,7 +46,8 @@ from skyrl_gym.envs.registration import register as _register
 from skyrl_gym.envs.registration import registry
 
 from toolenv.calls import chat_tools, parse_reply
-from toolenv.client import Client, pb
+from toolenv.client import Client, answer_schema, pb
+from toolenv.env import answer_fields, finish_answer, finish_tool
 from toolenv.rewards import Reward, reward_info
 
 __all__ = ["ToolEnvSkyRL", "register", "SETTINGS"]
@@ -62,13 +67,21 @@ def _client(server: str) -> Client:
         return _clients[server]
 
 
-def system_prompt(tools: List[dict]) -> str:
-    """Tells the model its tools and how to call them (the forms :func:`toolenv.calls.parse_reply` reads)."""
+def system_prompt(tools: List[dict], typed: Optional[List[str]] = None) -> str:
+    """Tells the model its tools and how to call them (the forms :func:`toolenv.calls.parse_reply` reads),
+    and ``typed``, the fields of the task's typed answer, which finish takes beside the answer."""
+    finish = "When the task is done, call finish (with your answer if the task asks a question)."
+    if typed:
+        finish = (
+            "When the task is done, call finish with your answer and every field of the typed answer "
+            f"({', '.join(typed)}) filled with its exact value, as finish's parameters say."
+        )
     return (
         "You solve the user's task by calling tools. Call a tool by replying with a JSON object "
         '{"name": <tool>, "arguments": {...}} (several in a list, in order), optionally in a ```json block. '
-        "When the task is done, call finish (with your answer if the task asks a question).\n"
-        "Tools:\n" + json.dumps(tools, ensure_ascii=False)
+        + finish
+        + "\nTools:\n"
+        + json.dumps(tools, ensure_ascii=False)
     )
 
 
@@ -92,6 +105,7 @@ class ToolEnvSkyRL(BaseTextEnv):
         self.reward = Reward(**dict(settings.get("reward") or {}))
         self.role = str(settings.get("role", "user"))
         self.episode: Optional[pb.Episode] = None
+        self.answer_schema: Optional[dict] = None
         self.tool_names: List[str] = []
         self.calls = 0
         self.protocol_errors = 0
@@ -113,13 +127,14 @@ class ToolEnvSkyRL(BaseTextEnv):
             time_scale=s.get("time_scale", 0.0),
         )
         self.max_turns = int(s.get("max_turns") or self.episode.max_calls)
-        tools = chat_tools(self.episode.tools)
+        self.answer_schema = answer_schema(self.episode)
+        tools = chat_tools(self.episode.tools, finish=False) + [finish_tool(self.answer_schema)]
         self.tool_names = [tool["function"]["name"] for tool in tools]
         messages = list(prompt or []) + [
-            {"role": "system", "content": system_prompt(tools)},
+            {"role": "system", "content": system_prompt(tools, answer_fields(self.answer_schema))},
             {"role": "user", "content": self.episode.description},
         ]
-        return messages, {"episode_id": self.episode.episode_id, "tools": tools}
+        return messages, {"episode_id": self.episode.episode_id, "tools": tools, "answer_schema": self.answer_schema}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         """Reads the model's reply, plays its calls, and returns their results as messages."""
@@ -136,8 +151,8 @@ class ToolEnvSkyRL(BaseTextEnv):
         else:
             for _, name, arguments in reply[2]:
                 if name == "finish":
-                    answer = arguments.get("answer")
-                    return self._end(None if answer is None else str(answer), observations)
+                    answer, typed = finish_answer(arguments, self.answer_schema, strict=False)
+                    return self._end(answer, observations, typed)
                 result = self.client.call_tool(self.episode.episode_id, name, arguments)
                 self.calls += 1
                 observations.append({"role": self.role, "content": f"[{name}] {result.text}"})
@@ -147,16 +162,15 @@ class ToolEnvSkyRL(BaseTextEnv):
             return self._end(None, observations)
         return BaseTextEnvStepOutput(observations=observations, reward=0.0, done=False, metadata={"calls": self.calls})
 
-    def _end(self, answer: Optional[str], observations: List[Dict[str, str]]) -> BaseTextEnvStepOutput:
+    def _end(self, answer: Optional[str], observations: List[Dict[str, str]], typed: Optional[dict] = None) -> BaseTextEnvStepOutput:
         assert self.episode is not None
         self.done = True
-        extra = {"answer": answer} if answer else {}
-        verdict = self.client.finish_episode(self.episode.episode_id, **extra)
+        verdict = self.client.finish_episode(self.episode.episode_id, answer=answer or None, answer_json=typed)
         trajectory = self.client.trajectory(self.episode.episode_id)
         self.info = reward_info(self.reward, verdict, trajectory)
         reward = float(sum(self.info["reward_terms"].values()))
         metadata = {k: v for k, v in self.info.items() if k != "verdict"}
-        metadata.update(episode_id=self.episode.episode_id, calls=self.calls, protocol_errors=self.protocol_errors)
+        metadata.update(episode_id=self.episode.episode_id, calls=self.calls, protocol_errors=self.protocol_errors, answer_json=typed)
         return BaseTextEnvStepOutput(observations=observations, reward=reward, done=True, metadata=metadata)
 
     def get_metrics(self) -> Dict[str, Any]:
