@@ -209,6 +209,7 @@ class AsyncToolEnv:
         self.done = True
         self._delivery: Union[str, int, None] = None
         self._recorded = 0  # calls the server has recorded, as last read (detailed steps)
+        self._answer_schema: Optional[dict] = None  # read once per episode: every step's action is checked against it
 
     @property
     def episode_id(self) -> str:
@@ -220,7 +221,7 @@ class AsyncToolEnv:
     @property
     def answer_schema(self) -> Optional[dict]:
         """The JSON Schema of the current episode's typed answer; None when it asks for no value (or before reset)."""
-        return None if self.episode is None else answer_schema(self.episode)
+        return self._answer_schema
 
     async def reset(
         self, task: Optional[str] = None, seed: Optional[int] = 0, *, options: Optional[Mapping[str, Any]] = None, **settings: Any
@@ -239,6 +240,7 @@ class AsyncToolEnv:
 
     def _start(self, episode: pb.Episode, steps: int) -> Tuple[dict, dict]:
         self.episode, self.verdict, self.steps, self.done = episode, None, steps, False
+        self._answer_schema = answer_schema(episode)
         self._recorded = steps
         return reset_observation(episode)
 
