@@ -576,3 +576,73 @@ fn a_server_nobody_here_wrote_meets_the_faults_and_is_untouched_where_none_hit()
         assert_eq!(line["reply"].as_str(), Some(reply.as_str()));
     }
 }
+
+/// One HTTP/1.1 request on its own connection: (status, the session header, the body).
+fn http(addr: &str, method: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, String) {
+    use std::io::Read as _;
+    let mut stream = std::net::TcpStream::connect(addr).expect("the proxy listens");
+    let session = session.map(|s| format!("mcp-session-id: {s}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+         {session}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("the request is sent");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("a reply");
+    let (head, body) = reply.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status");
+    let session = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(str::to_owned));
+    (status, session, body.to_owned())
+}
+
+#[test]
+fn over_streamable_http_each_session_meets_the_faults_of_its_stdio_namesake() {
+    let calls = script(12);
+    let stdio = session(&["--seed", "7", "--faults", "0.3", "--session", "s-2"], &calls, false);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let toolenv = env!("CARGO_BIN_EXE_toolenv");
+    let mut child = Command::new(toolenv)
+        .args(["chaos", "--listen", "127.0.0.1:0", "--time-scale", "0", "--seed", "7", "--faults", "0.3", "--session", "s", "--ledger"])
+        .arg(dir.path().join("ledgers"))
+        .args(["--", toolenv, "mcp", TASK])
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolenv chaos starts");
+    let mut banner = String::new();
+    BufReader::new(child.stderr.take().expect("stderr")).read_line(&mut banner).expect("the banner");
+    let addr = banner.split("http://").nth(1).and_then(|rest| rest.split('/').next()).expect("an address").to_owned();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    // A first session, ended at once: the second is s-2.
+    let (status, first, _) = http(&addr, "POST", None, &initialize.to_string());
+    assert_eq!((status, first.as_deref()), (200, Some("s-1")));
+    assert_eq!(http(&addr, "DELETE", first.as_deref(), "").0, 200);
+    assert_eq!(http(&addr, "POST", first.as_deref(), &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).0, 404);
+    let (_, second, _) = http(&addr, "POST", None, &initialize.to_string());
+    let second = second.expect("a session id");
+    let notified = http(&addr, "POST", Some(&second), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    assert_eq!(notified.0, 202);
+    http(&addr, "POST", Some(&second), &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string());
+    let replies: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| {
+            let call = json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+            http(&addr, "POST", Some(&second), &call.to_string()).2
+        })
+        .collect();
+    assert_eq!(replies, stdio.replies, "the same replies, byte for byte");
+    assert_eq!(std::fs::read_to_string(dir.path().join("ledgers/s-2.jsonl")).expect("the session's ledger"), stdio.ledger);
+    // What the transport refuses: no session, an unknown one, no JSON, and GET (no SSE stream).
+    assert_eq!(http(&addr, "POST", None, &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).to_string()).0, 400);
+    assert_eq!(http(&addr, "POST", Some("s-9"), "{}").0, 404);
+    let (status, _, body) = http(&addr, "POST", Some(&second), "{not json");
+    assert!(status == 400 && body.contains("-32700"), "{status} {body}");
+    assert_eq!(http(&addr, "GET", None, "").0, 405);
+    child.kill().expect("the proxy stops");
+    let _ = child.wait();
+}

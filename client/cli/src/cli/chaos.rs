@@ -26,9 +26,16 @@ pub(crate) struct ChaosArgs {
     /// Keep only these fault types of the profile (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub(crate) only: Vec<String>,
-    /// Write the ledger (a JSON line per tool call) to this file.
+    /// Write the ledger (a JSON line per tool call) to this file; with
+    /// --listen, a directory of one `<session>-<n>.jsonl` per MCP session.
     #[arg(long, value_name = "FILE")]
     pub(crate) ledger: Option<PathBuf>,
+    /// Serve MCP's streamable HTTP at http://ADDR/mcp instead of stdio: each
+    /// MCP session gets its own upstream server and is the proxy session
+    /// `<session>-<n>` (n counts sessions from 1), meeting the faults a
+    /// stdio session of that name meets.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub(crate) proxy: ProxyArgs,
 }
@@ -98,6 +105,15 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
         command: args.proxy.command.clone(),
         drift_tools: args.proxy.drift_tools,
     };
+    if let Some(addr) = args.listen {
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+        eprintln!("toolenv chaos: MCP over streamable HTTP at http://{}/mcp (Ctrl-C to stop)", listener.local_addr()?);
+        let stop = async {
+            let _ = super::serve::shutdown_signal().await;
+        };
+        toolenv_mcp::chaos::serve_http(config, listener, stop).await.context("serving MCP over HTTP")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // On a runtime of one thread of its own: each message crosses the proxy
     // through a few tasks, and on one thread their wake-ups cost no hand-over
     // between threads (measured: toolenv-bench chaos).

@@ -30,8 +30,11 @@
 //! at time scale 0 the waits a call declares in `_meta` `toolenv/waited_ms`).
 
 pub mod drift;
+mod http;
 pub mod ledger;
 mod stale;
+
+pub use http::serve_http;
 
 use std::collections::HashMap;
 use std::io::Write as _;
