@@ -646,3 +646,29 @@ fn over_streamable_http_each_session_meets_the_faults_of_its_stdio_namesake() {
     child.kill().expect("the proxy stops");
     let _ = child.wait();
 }
+
+#[test]
+fn an_upstream_server_at_a_streamable_http_url_meets_the_same_faults_as_over_stdio() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolenv"))
+        .args(["mcp", TASK, "--http", "127.0.0.1:0"])
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("toolenv mcp --http starts");
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().expect("stdout")).read_line(&mut url).expect("the endpoint's URL");
+    let calls = script(12);
+    let args = ["--seed", "7", "--faults", "0.3"];
+    let over_http = session_with(&[url.trim()], &args, &calls, false);
+    let over_stdio = session(&args, &calls, false);
+    server.kill().expect("the server stops");
+    let _ = server.wait();
+    let results = |s: &Session| s.replies.iter().map(|r| result(r)).collect::<Vec<_>>();
+    assert_eq!(results(&over_http), results(&over_stdio));
+    let faults = |s: &Session| ledger(s).iter().map(|l| (l["fault"].clone(), l["outcome"].clone())).collect::<Vec<_>>();
+    assert_eq!(faults(&over_http), faults(&over_stdio));
+    assert!(ledger(&over_http).iter().any(|l| !l["fault"].is_null()));
+}

@@ -131,9 +131,17 @@ pub(crate) enum Command {
     /// Serve an episode, or a hosted run's episodes, to an MCP client over
     /// stdio or streamable HTTP.
     Mcp(super::mcp::McpArgs),
-    /// Run any MCP server (the command after `--`) behind a proxy that
-    /// injects seeded faults into its tool calls, served over stdio.
+    /// Run any MCP server (the command after `--`, or its streamable-HTTP
+    /// URL) behind a proxy that injects seeded faults into its tool calls,
+    /// served over stdio (or streamable HTTP with --listen).
     Chaos(super::chaos::ChaosArgs),
+    /// An MCP server at a streamable-HTTP URL as a stdio server: what
+    /// `toolenv chaos -- URL` runs as its upstream.
+    #[command(hide = true)]
+    ChaosConnect {
+        /// The server's URL, e.g. http://127.0.0.1:8000/mcp.
+        url: String,
+    },
     /// Play your own agent k times per fault profile against an MCP server
     /// through the chaos proxy, judge each session with your checker, and
     /// report pass^k by fault profile.

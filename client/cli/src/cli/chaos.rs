@@ -60,7 +60,8 @@ pub(crate) struct ProxyArgs {
     /// offered in camelCase, and calls' arguments renamed back for the server.
     #[arg(long)]
     pub(crate) drift_tools: bool,
-    /// The upstream MCP server's command and arguments.
+    /// The upstream MCP server's command and arguments, or its
+    /// streamable-HTTP URL (http:// or https://).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
 }
@@ -90,6 +91,19 @@ fn profile(faults: &str, only: &[String], fault_profiles: Option<&std::path::Pat
     Ok(profile.restricted_to(&kinds)?)
 }
 
+/// The upstream command: the one given, or for a URL this binary's
+/// `chaos-connect URL`, which speaks stdio to the proxy and streamable HTTP
+/// to the server.
+fn upstream(command: &[String]) -> anyhow::Result<Vec<String>> {
+    match command {
+        [url] if url.starts_with("http://") || url.starts_with("https://") => {
+            let toolenv = std::env::current_exe().context("the path of this toolenv binary")?;
+            Ok(vec![toolenv.display().to_string(), "chaos-connect".to_owned(), url.clone()])
+        }
+        _ => Ok(command.to_vec()),
+    }
+}
+
 /// Proxies until the upstream server's output ends; exits as it exited.
 pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
     let time_scale = toolenv_runs::check_time_scale(args.proxy.time_scale).context("invalid --time-scale")?;
@@ -102,7 +116,7 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
         profile,
         time_scale,
         ledger: args.ledger.clone(),
-        command: args.proxy.command.clone(),
+        command: upstream(&args.proxy.command)?,
         drift_tools: args.proxy.drift_tools,
     };
     if let Some(addr) = args.listen {

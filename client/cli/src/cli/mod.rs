@@ -168,6 +168,10 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::mcp(args, url).await,
         Command::Chaos(args) => chaos::chaos(args).await,
         Command::ChaosRun(args) => chaos::chaos_run(args),
+        Command::ChaosConnect { url } => {
+            toolenv_mcp::chaos::connect(&url, tokio::io::stdin(), tokio::io::stdout()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -29,11 +29,13 @@
 //! on the session's virtual clock (real time divided by the time scale, or
 //! at time scale 0 the waits a call declares in `_meta` `toolenv/waited_ms`).
 
+mod connect;
 pub mod drift;
 mod http;
 pub mod ledger;
 mod stale;
 
+pub use connect::{ConnectError, connect};
 pub use http::serve_http;
 
 use std::collections::HashMap;
