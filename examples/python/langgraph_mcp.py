@@ -11,7 +11,6 @@ prints what `finish` returned (the verdict).
         --model gpt-4o-mini --base-url https://api.openai.com/v1   # OPENAI_API_KEY
 """
 
-import json
 import os
 
 from langchain_mcp_adapters.tools import load_mcp_tools
@@ -20,12 +19,12 @@ from langgraph.prebuilt import create_react_agent
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from episode_args import main  # beside this script
+from episode_args import finish, main  # beside this script
 
 
-async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=None, recursion_limit=60):
+async def play(task, model, base_url, toolenv="toolenv", server_args=(), api_key=None, recursion_limit=60):
     """Plays `task` with `model` at `base_url`; returns what `finish` returned (a dict)."""
-    parameters = StdioServerParameters(command=toolenv, args=["mcp", task, *mcp_args], env={**os.environ, "RUST_LOG": "warn"})
+    parameters = StdioServerParameters(command=toolenv, args=list(server_args or ["mcp", task]), env={**os.environ, "RUST_LOG": "warn"})
     async with stdio_client(parameters) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -38,15 +37,14 @@ async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=No
             )
             last = state["messages"][-1]
             usage = [m.usage_metadata for m in state["messages"] if getattr(m, "usage_metadata", None)]
-            finished = await session.call_tool(
-                "finish",
+            return await finish(
+                session.call_tool,
                 {
                     "answer": str(last.content or ""),
                     "input_tokens": sum(u["input_tokens"] for u in usage),
                     "output_tokens": sum(u["output_tokens"] for u in usage),
                 },
             )
-            return json.loads(finished.content[0].text)
 
 
 if __name__ == "__main__":

@@ -11,22 +11,21 @@ tokens the SDK counted, and prints what `finish` returned (the verdict).
         --model gpt-4o-mini --base-url https://api.openai.com/v1   # OPENAI_API_KEY
 """
 
-import json
 import os
 
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from agents.mcp import MCPServerStdio, create_static_tool_filter
 from openai import AsyncOpenAI
 
-from episode_args import main  # beside this script
+from episode_args import finish, main  # beside this script
 
 
-async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=None, max_turns=30):
+async def play(task, model, base_url, toolenv="toolenv", server_args=(), api_key=None, max_turns=30):
     """Plays `task` with `model` at `base_url`; returns what `finish` returned (a dict)."""
     set_tracing_disabled(True)  # the SDK's own traces would go to OpenAI
     client = AsyncOpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none")
     server = MCPServerStdio(
-        params={"command": toolenv, "args": ["mcp", task, *mcp_args], "env": {**os.environ, "RUST_LOG": "warn"}},
+        params={"command": toolenv, "args": list(server_args or ["mcp", task]), "env": {**os.environ, "RUST_LOG": "warn"}},
         name="toolenv",
         tool_filter=create_static_tool_filter(blocked_tool_names=["finish"]),
         client_session_timeout_seconds=30,
@@ -41,11 +40,10 @@ async def play(task, model, base_url, toolenv="toolenv", mcp_args=(), api_key=No
         )
         result = await Runner.run(agent, prompt.messages[0].content.text, max_turns=max_turns)
         usage = result.context_wrapper.usage
-        finished = await server.call_tool(
-            "finish",
+        return await finish(
+            server.call_tool,
             {"answer": str(result.final_output or ""), "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
         )
-        return json.loads(finished.content[0].text)
 
 
 if __name__ == "__main__":

@@ -94,3 +94,43 @@ fn the_langgraph_example_plays_an_episode_through_toolenv_mcp() {
     );
     check("langgraph_mcp.py", &python);
 }
+
+#[test]
+fn the_openai_agents_sdk_plays_through_the_chaos_proxy_and_finishes_unless_suspended() {
+    let python = toolenv_tests::python::venv(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let dir = tempfile::tempdir().unwrap();
+    let model = Model::start(&python, &script(dir.path()));
+    let (mut finished, mut faulted) = (0, 0);
+    for seed in 0..6 {
+        let ledger = dir.path().join(format!("ledger-{seed}.jsonl"));
+        let out = Command::new(&python)
+            .arg(examples().join("openai_agents_mcp.py"))
+            .args([TASK, "--model", "scripted", "--base-url", &model.1, "--toolenv", env!("CARGO_BIN_EXE_toolenv")])
+            .args(["--chaos", "0.3", "--seed", &seed.to_string(), "--chaos-ledger", ledger.to_str().unwrap()])
+            .env("OPENAI_API_KEY", "not-used")
+            .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+            .output()
+            .expect("the example runs");
+        let calls: Vec<Value> = std::fs::read_to_string(&ledger)
+            .expect("the proxy's ledger")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a ledger line"))
+            .collect();
+        let faults: Vec<&str> = calls.iter().filter_map(|c| c["fault"]["kind"].as_str()).collect();
+        faulted += usize::from(!faults.is_empty());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() {
+            let verdict: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("the finish's JSON");
+            assert!(verdict["verdict"]["passed"].is_boolean(), "seed {seed}: {verdict}");
+            finished += 1;
+        } else {
+            // The one honest reason not to finish: suspended for the rest of the session.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                faults.contains(&"HardRateLimit") && stderr.contains("finish did not return a verdict"),
+                "seed {seed}: {faults:?}\n{stderr}"
+            );
+        }
+    }
+    assert!(finished >= 3 && faulted >= 3, "{finished} finished, {faulted} met faults, of 6");
+}

@@ -60,6 +60,11 @@ pub const UNAVAILABLE: i64 = -32000;
 /// JSON-RPC error code of a request that is not a valid one.
 pub const INVALID_REQUEST: i64 = -32600;
 
+/// The `resultType` of a result the proxy makes itself (an `isError` result,
+/// an emptied one): MCP's later revisions require it (rmcp writes it, the
+/// Python SDK 2.x refuses a result without it), and earlier clients ignore it.
+const RESULT_TYPE: &str = "complete";
+
 /// How to run the proxy.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -348,7 +353,8 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
     let reply = match answer {
         Stopped::Empty => {
             call.outcome = OutcomeKind::Result;
-            json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "{}"}]}}).to_string()
+            json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": RESULT_TYPE, "content": [{"type": "text", "text": "{}"}]}})
+                .to_string()
         }
         Stopped::Failure(failure, as_rpc) => {
             let reply = failure_reply(id, &failure, as_rpc, scale);
@@ -588,6 +594,7 @@ fn failure_reply(id: &Value, failure: &FailureRecord, as_rpc: bool, scale: f64) 
         rpc_error(id, code, &failure.message, Some(error))
     } else {
         json!({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": RESULT_TYPE,
             "content": [{"type": "text", "text": error.to_string()}],
             "structuredContent": error,
             "isError": true,
