@@ -2,6 +2,7 @@
 //! a real gRPC client connected to it.
 #![forbid(unsafe_code)]
 
+pub mod npm;
 pub mod postgres;
 pub mod python;
 

@@ -547,18 +547,50 @@ fn time_server() -> std::path::PathBuf {
 #[test]
 fn a_server_nobody_here_wrote_meets_the_faults_and_is_untouched_where_none_hit() {
     let server = time_server();
-    let upstream = [server.to_str().unwrap()];
     let calls: Vec<(&str, Value)> = (0..30)
         .map(|i| {
             let time = format!("{:02}:{:02}", 8 + i % 10, (i * 7) % 60);
             ("convert_time", json!({"source_timezone": "Europe/London", "time": time, "target_timezone": "Asia/Tokyo"}))
         })
         .collect();
-    let direct = session_with(&upstream, &[], &calls, true);
+    check_foreign_server(&[server.to_str().unwrap()], &calls, 9);
+}
+
+#[test]
+fn the_reference_filesystem_server_from_npm_meets_the_faults_and_is_untouched_where_none_hit() {
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let Some(bin) = toolenv_tests::npm::package(scratch, "npm-mcp-servers", "@modelcontextprotocol/server-filesystem@2026.8.31") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("a temporary directory");
+    for (name, text) in [("a.txt", "alpha\n"), ("b.json", r#"{"b": 2}"#), ("c.md", "# C\n")] {
+        std::fs::write(root.path().join(name), text).expect("a file");
+    }
+    let dir = root.path().to_str().unwrap();
+    let files: Vec<String> = ["a.txt", "b.json", "c.md"].iter().map(|f| format!("{dir}/{f}")).collect();
+    let calls: Vec<(&str, Value)> = (0..24)
+        .map(|i| match i % 3 {
+            0 => ("list_directory", json!({"path": dir})),
+            1 => ("read_text_file", json!({"path": files[i % files.len()]})),
+            _ => ("get_file_info", json!({"path": files[(i + 1) % files.len()]})),
+        })
+        .collect();
+    let server = bin.join("mcp-server-filesystem");
+    check_foreign_server(&["node", server.to_str().unwrap(), dir], &calls, 9);
+}
+
+/// A server nobody here wrote behind the proxy: untouched at λ = 0, the
+/// same faults again with the same seed, at least three kinds at λ = 0.3,
+/// a call no fault met answered byte for byte as directly, and each reply
+/// the one the ledger says the client got.
+fn check_foreign_server(upstream: &[&str], calls: &[(&str, Value)], seed: u64) {
+    let direct = session_with(upstream, &[], calls, true);
     // Nothing drawn: every line as the server wrote it.
-    assert_eq!(session_with(&upstream, &["--faults", "0.0"], &calls, false).stdout, direct.stdout);
-    let faulted = session_with(&upstream, &["--seed", "9", "--faults", "0.3"], &calls, false);
-    assert_eq!(faulted.stdout, session_with(&upstream, &["--seed", "9", "--faults", "0.3"], &calls, false).stdout, "the same faults again");
+    assert_eq!(session_with(upstream, &["--faults", "0.0"], calls, false).stdout, direct.stdout);
+    let seed = seed.to_string();
+    let args = ["--seed", seed.as_str(), "--faults", "0.3"];
+    let faulted = session_with(upstream, &args, calls, false);
+    assert_eq!(faulted.stdout, session_with(upstream, &args, calls, false).stdout, "the same faults again");
     let lines = ledger(&faulted);
     assert_eq!(lines.len(), calls.len());
     let kinds: std::collections::BTreeSet<&str> = lines.iter().filter_map(|l| l["fault"]["kind"].as_str()).collect();
