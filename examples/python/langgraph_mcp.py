@@ -15,7 +15,7 @@ import os
 
 from langchain_mcp_adapters.tools import load_mcp_tools
 from langchain_openai import ChatOpenAI
-from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt import ToolNode, create_react_agent
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -30,8 +30,11 @@ async def play(task, model, base_url, toolenv="toolenv", server_args=(), api_key
             await session.initialize()
             prompt = await session.get_prompt("task")
             tools = [t for t in await load_mcp_tools(session) if t.name != "finish"]
+
             llm = ChatOpenAI(model=model, base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none", temperature=0)
-            agent = create_react_agent(llm, tools)
+            # A tool's error (an isError result, or a JSON-RPC error such as a timeout)
+            # goes back to the model as the tool's output, as the OpenAI Agents SDK does.
+            agent = create_react_agent(llm, ToolNode(tools, handle_tool_errors=True))
             state = await agent.ainvoke(
                 {"messages": [("user", prompt.messages[0].content.text)]}, {"recursion_limit": recursion_limit}
             )
