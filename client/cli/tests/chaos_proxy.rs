@@ -704,3 +704,62 @@ fn an_upstream_server_at_a_streamable_http_url_meets_the_same_faults_as_over_std
     assert_eq!(faults(&over_http), faults(&over_stdio));
     assert!(ledger(&over_http).iter().any(|l| !l["fault"].is_null()));
 }
+
+/// FastMCP's client through the proxy: one line per call, what it saw.
+const FASTMCP_CLIENT: &str = r#"
+import asyncio, json, sys
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+
+async def main(command, args, calls):
+    async with Client(StdioTransport(command=command, args=args)) as client:
+        await client.list_tools()
+        for call in calls:
+            try:
+                result = await client.call_tool(call["tool"], call["arguments"], raise_on_error=False)
+                seen = {"is_error": result.is_error, "text": result.content[0].text if result.content else ""}
+            except Exception as error:  # a JSON-RPC error: the fault's timeout or reset
+                seen = {"exception": str(error)}
+            print(json.dumps(seen), flush=True)
+
+asyncio.run(main(sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])))
+"#;
+
+#[test]
+fn fastmcps_client_sees_through_the_proxy_what_the_ledger_says_it_got() {
+    let python = time_server().with_file_name("python");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ledger = dir.path().join("ledger.jsonl");
+    let toolenv = env!("CARGO_BIN_EXE_toolenv");
+    let args = json!(["chaos", "--seed", "3", "--faults", "0.3", "--time-scale", "0", "--ledger", ledger, "--", toolenv, "mcp", TASK]);
+    let calls: Vec<Value> = script(24).into_iter().map(|(tool, arguments)| json!({"tool": tool, "arguments": arguments})).collect();
+    let out = Command::new(&python)
+        .args(["-c", FASTMCP_CLIENT, toolenv, &args.to_string(), &Value::from(calls.clone()).to_string()])
+        .env_remove("TOOLENV_URL")
+        .env("TOOLENV_STORE", dir.path().join("toolenv.db"))
+        .output()
+        .expect("the FastMCP client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("a line of the client")).collect();
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&ledger).expect("the ledger").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!((seen.len(), lines.len()), (calls.len(), calls.len()));
+    let mut kinds = std::collections::BTreeSet::new();
+    for (i, (saw, line)) in seen.iter().zip(&lines).enumerate() {
+        kinds.extend(line["fault"]["kind"].as_str());
+        let reply: Value = serde_json::from_str(line["reply"].as_str().expect("the reply")).expect("JSON-RPC");
+        match reply.get("error") {
+            // A JSON-RPC error reaches FastMCP as an exception with its message.
+            Some(error) => {
+                assert!(saw["exception"].as_str().unwrap_or_default().contains(error["message"].as_str().unwrap()), "{i}: {saw} {line}")
+            }
+            None => {
+                let result = &reply["result"];
+                assert_eq!(saw["is_error"], result["isError"].as_bool().unwrap_or(false), "{i}: {saw} {line}");
+                assert_eq!(saw["text"], result["content"][0]["text"], "{i}: {saw} {line}");
+            }
+        }
+    }
+    assert!(kinds.len() >= 2, "{kinds:?}");
+}
