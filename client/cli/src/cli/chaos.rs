@@ -133,12 +133,36 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
     // between threads (measured: toolenv-bench chaos).
     let proxy = move || -> anyhow::Result<std::process::ExitStatus> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        Ok(runtime.block_on(toolenv_mcp::chaos::run(config, tokio::io::stdin(), tokio::io::stdout()))?)
+        Ok(runtime.block_on(async {
+            match stdio_pipes() {
+                Some((input, output)) => toolenv_mcp::chaos::run(config, input, output).await,
+                None => toolenv_mcp::chaos::run(config, tokio::io::stdin(), tokio::io::stdout()).await,
+            }
+        })?)
     };
     let status = tokio::task::spawn_blocking(proxy).await??;
     // Exit at once: a client that keeps its stdin open after the upstream
     // server ended would otherwise hold the runtime on its blocking read.
     std::process::exit(status.code().unwrap_or(1))
+}
+
+/// Stdin and stdout as pipes the runtime polls, when they are pipes (as an
+/// MCP client starts a server): tokio's own stdin and stdout hand every
+/// read and write to a blocking thread, which measured most of what the
+/// proxy added per call. `None` for anything else (a terminal, a file).
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+    use std::os::fd::AsFd as _;
+    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(input).ok()?;
+    let output = tokio::net::unix::pipe::Sender::from_owned_fd(output).ok()?;
+    Some((input, output))
+}
+
+#[cfg(not(unix))]
+fn stdio_pipes() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+    None
 }
 
 /// `toolenv report --chaos-ledger FILE… [--verdicts FILE]`: fault recovery

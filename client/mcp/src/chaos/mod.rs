@@ -192,9 +192,10 @@ where
     let (to_client, mut client_lines) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut output = output;
-        while let Some(line) = client_lines.recv().await {
+        while let Some(mut line) = client_lines.recv().await {
+            // One write per line: the line and its newline together.
+            line.push('\n');
             output.write_all(line.as_bytes()).await?;
-            output.write_all(b"\n").await?;
             output.flush().await?;
         }
         Ok::<_, std::io::Error>(())
@@ -202,9 +203,9 @@ where
     // Lines to the upstream server.
     let (to_upstream, mut upstream_lines) = mpsc::unbounded_channel::<String>();
     let upstream_writer = tokio::spawn(async move {
-        while let Some(line) = upstream_lines.recv().await {
+        while let Some(mut line) = upstream_lines.recv().await {
+            line.push('\n');
             upstream_in.write_all(line.as_bytes()).await?;
-            upstream_in.write_all(b"\n").await?;
             upstream_in.flush().await?;
         }
         // Closing its stdin asks the upstream server to finish.
