@@ -161,3 +161,67 @@ def test_the_finish_tool_takes_the_typed_answer_which_is_judged_and_recorded(ser
         assert json.loads(trajectory.answer_json) == typed and trajectory.answer == "The slot is taken."
         values.append(score.value)
     assert values == [1.0, 0.0]
+
+
+# ---------------------------------------------------------------- an Inspect agent through the chaos proxy
+
+def chaos_example():
+    """examples/python/inspect_mcp_chaos.py, imported from where it sits."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "inspect_mcp_chaos.py"
+    spec = importlib.util.spec_from_file_location("inspect_mcp_chaos", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def through_chaos(input, tools, tool_choice, config):
+    """The reference one call per turn (each retried once when it errs), then `finish` until it gives a verdict."""
+    output = next_step(input)
+    output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)  # else mockllm counts them online
+    return output
+
+
+def next_step(input):
+    results = [m for m in input if isinstance(m, ChatMessageTool)]
+    done = [m.function for m in results if m.error is None]
+    for name, arguments in REFERENCE:
+        tries = sum(1 for m in results if m.function == name)
+        if name not in done and tries < 2:
+            return ModelOutput.for_tool_call("mockllm/model", name, arguments)
+    finishes = sum(1 for m in results if m.function == "finish")
+    if chaos_example().verdict_of(input) is None and finishes < 4:
+        return ModelOutput.for_tool_call("mockllm/model", "finish", {"answer": "Booked AA-500 for Bob."})
+    return ModelOutput.from_content("mockllm/model", "Done.")
+
+
+def test_an_inspect_agent_plays_through_the_chaos_proxy_and_is_scored_by_the_verdict(binary, tmp_path):
+    example = chaos_example()
+    model = get_model("mockllm/model", custom_outputs=through_chaos)
+    judged_under_faults = 0
+    for faults, seed in [("0.0", 0), ("0.3", 1), ("0.3", 2), ("0.3", 3)]:
+        ledger = tmp_path / f"ledger-{faults}-{seed}.jsonl"
+        task_ = example.toolenv_chaos(task_id=CHEAPEST, faults=faults, seed=seed, toolenv=binary, ledger=str(ledger))
+        [log] = inspect_eval(task_, model=model, log_dir=str(tmp_path / "logs"), display="none")
+        assert log.status == "success", log.error
+        [sample] = read_eval_log(log.location).samples
+        [score] = sample.scores.values()
+        calls = [json.loads(line) for line in ledger.read_text().splitlines()]
+        faulted = [c for c in calls if c["fault"]]
+        verdict = example.verdict_of(sample.messages)
+        if faults == "0.0":
+            # No fault: the reference passes, and the score is its verdict.
+            assert not faulted and verdict["passed"] and score.value == 1, score
+        elif verdict is None:
+            # No verdict only when the session was suspended for good.
+            assert any(c["fault"]["kind"] == "HardRateLimit" for c in faulted), calls
+            assert score.value == 0 and "never" in score.explanation
+        else:
+            assert score.value == int(verdict["passed"]), (score, verdict)
+            judged_under_faults += bool(faulted)
+        # A call the proxy failed reached Inspect as a tool error (not a crash of the eval).
+        errors = [m for m in sample.messages if isinstance(m, ChatMessageTool) and m.error is not None]
+        assert len(errors) <= len(faulted)
+    assert judged_under_faults >= 1, "some episode met faults and still got its verdict"
