@@ -24,6 +24,8 @@ pub struct CostRow {
     pub tokens_per_episode: Option<f64>,
     /// Mean tool calls per episode (all of the agent's played episodes).
     pub calls_per_episode: Option<f64>,
+    /// Mean model turns per episode with a conversation (`None` without one).
+    pub turns_per_episode: Option<f64>,
     /// The LLM agents' protocol figures summed over the agent's episodes.
     pub llm: metrics::LlmCounts,
     /// Episodes with a conversation (played by a built-in LLM agent).
@@ -69,6 +71,7 @@ pub fn table(episodes: &[EpisodeResult]) -> Vec<CostRow> {
                 usage,
                 tokens_per_episode,
                 calls_per_episode,
+                turns_per_episode: (llm_episodes > 0).then(|| f64::from(llm.model_turns) / llm_episodes as f64),
                 llm,
                 llm_episodes,
                 tokens_ratio: None,
@@ -120,9 +123,6 @@ pub fn render_rows(rows: &[CostRow]) -> String {
         ])
     );
     for row in rows {
-        let per = |total: u32| {
-            if row.llm_episodes == 0 { "-".to_owned() } else { format!("{:.1}", f64::from(total) / row.llm_episodes as f64) }
-        };
         let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_owned(), |v| format!("{v:.digits$}"));
         let ratio = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}×"));
         let text_calls = if row.llm_episodes == 0 {
@@ -139,7 +139,7 @@ pub fn render_rows(rows: &[CostRow]) -> String {
                 &row.episodes.to_string(),
                 &opt(row.tokens_per_episode, 0),
                 &opt(row.calls_per_episode, 1),
-                &per(row.llm.model_turns),
+                &opt(row.turns_per_episode, 1),
                 &text_calls,
                 &if row.llm_episodes == 0 { "-".to_owned() } else { row.llm.protocol_errors.to_string() },
                 &if row.llm_episodes == 0 { "-".to_owned() } else { row.llm.context_exhausted.to_string() },

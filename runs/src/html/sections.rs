@@ -544,7 +544,53 @@ fn usage(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {
             ]
         })
     });
-    (!rows.is_empty()).then(|| table("usage", &head, &rows))
+    if rows.is_empty() {
+        return None;
+    }
+    let mut out = table("usage", &head, &rows);
+    // Table 10's further columns: per episode, the LLM agents' protocol figures, the ratios.
+    let head = [
+        "agent",
+        "episodes",
+        "tokens per episode",
+        "calls per episode",
+        "model turns per episode",
+        "calls written as text",
+        "protocol errors",
+        "context full",
+        "tokens ratio",
+        "cost ratio",
+    ]
+    .map(str::to_owned);
+    let cost = Ptr::run(i).field("report").field("cost");
+    let rows: Vec<Vec<String>> = run
+        .report
+        .cost
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let p = cost.field(&r.to_string());
+            let llm = |name: &str, value: u32| {
+                if row.llm_episodes == 0 { na("not an LLM agent") } else { count(&p.field("llm").field(name), u64::from(value)) }
+            };
+            vec![
+                esc(&row.agent),
+                count(&p.field("episodes"), row.episodes),
+                num(&p.field("tokens_per_episode"), row.tokens_per_episode, Fmt::Fixed(0)),
+                num(&p.field("calls_per_episode"), row.calls_per_episode, Fmt::Fixed(1)),
+                num(&p.field("turns_per_episode"), row.turns_per_episode, Fmt::Fixed(1)),
+                llm("text_form_calls", row.llm.text_form_calls),
+                llm("protocol_errors", row.llm.protocol_errors),
+                llm("context_exhausted", row.llm.context_exhausted),
+                num(&p.field("tokens_ratio"), row.tokens_ratio, Fmt::Fixed(2)),
+                num(&p.field("cost_ratio"), row.cost_ratio, Fmt::Fixed(2)),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str(&table("cost", &head, &rows));
+    }
+    Some(out)
 }
 
 fn validity(_: &[RunFigures], i: usize, run: &RunFigures) -> Option<String> {

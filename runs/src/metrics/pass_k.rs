@@ -194,8 +194,10 @@ pub fn pass_hat_k<'a>(
 
 /// The ceiling of pass^k: the pass^k of an ideal agent that passes exactly
 /// the feasible episodes (see [`EpisodeResult::feasible`]), with the same
-/// trials and infrastructure-error convention. `None` when no episode's
-/// feasibility is known (a run recorded before it was decided).
+/// trials and infrastructure-error convention: an infrastructure error is
+/// no ideal agent's pass either (a failed trial, or no trial, as the
+/// convention says). `None` when no episode's feasibility is known (a run
+/// recorded before it was decided).
 pub fn ceiling<'a>(
     episodes: impl IntoIterator<Item = &'a EpisodeResult> + Clone,
     k: u32,
@@ -204,7 +206,7 @@ pub fn ceiling<'a>(
     if !episodes.clone().into_iter().any(|e| e.feasible.is_some()) {
         return Ok(None);
     }
-    let judge = |e: &EpisodeResult| convention.judge(&e.outcome).map(|_| e.feasible.unwrap_or(true));
+    let judge = |e: &EpisodeResult| convention.judge(&e.outcome).map(|_| !e.is_infra_error() && e.feasible.unwrap_or(true));
     let (tasks, infra_errors) = tally_by(episodes, judge);
     estimate(tasks.into_values(), infra_errors, k, Estimator::PassHatK, convention).map(Some)
 }
@@ -225,6 +227,25 @@ mod tests {
     use super::*;
     use crate::metrics::tests::{episode, r, task};
     use crate::metrics::{Breakdown, EpisodeOutcome, binomial, breakdown, pass_rate};
+
+    #[test]
+    fn the_ideal_agent_passes_no_infrastructure_error() {
+        // One task, four trials: a pass, an infeasible failure, a feasible failure, an infrastructure error.
+        let mut episodes: Vec<EpisodeResult> =
+            [EpisodeOutcome::Passed, EpisodeOutcome::Failed, EpisodeOutcome::Failed, EpisodeOutcome::InfraError("endpoint down".into())]
+                .into_iter()
+                .enumerate()
+                .map(|(trial, outcome)| episode("travel/t/001", trial as u32, outcome))
+                .collect();
+        episodes[0].feasible = Some(true);
+        episodes[1].feasible = Some(false);
+        episodes[2].feasible = Some(true);
+        // Counted as failures, the ideal agent passes 2 of 4; excluded, 2 of 3.
+        let counted = ceiling(&episodes, 1, InfraConvention::CountAsFailure).unwrap().unwrap();
+        assert_eq!(counted.value, Some(r(2, 4)));
+        let excluded = ceiling(&episodes, 1, InfraConvention::Exclude).unwrap().unwrap();
+        assert_eq!(excluded.value, Some(r(2, 3)));
+    }
 
     #[test]
     fn task_terms_by_hand() {
