@@ -763,3 +763,64 @@ fn fastmcps_client_sees_through_the_proxy_what_the_ledger_says_it_got() {
     }
     assert!(kinds.len() >= 2, "{kinds:?}");
 }
+
+#[test]
+fn a_client_that_goes_away_ends_the_proxy_and_a_server_that_ignores_it_is_stopped() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ledger = dir.path().join("ledger.jsonl");
+    // A server that reads its input to the end, answers nothing, and stays.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {}}});
+    let started = std::time::Instant::now();
+    let (status, stdout, stderr) = chaos_with(
+        &["--faults", "0.0", "--ledger", ledger.to_str().unwrap(), "--", "sh", "-c", "cat > /dev/null; exec sleep 120"],
+        &format!("{call}\n"),
+    );
+    let waited = started.elapsed();
+    assert!(waited < std::time::Duration::from_secs(60), "the proxy outlived its client by {waited:?}: {stderr}");
+    assert!(!status.success(), "the server was killed: {status}");
+    // The call the server never answered is in the ledger, answered as the server's end.
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&ledger).expect("the ledger").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0]["reply"].as_str().unwrap().contains("the upstream server closed"), "{}", lines[0]);
+    assert!(stdout.len() <= 1, "{stdout:?}");
+}
+
+#[test]
+fn a_huge_result_passes_whole_and_is_cut_whole() {
+    // A server whose one tool returns 4 MiB of JSON text.
+    let server = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "big", "version": "1"}}
+    else:
+        text = json.dumps({"items": [{"n": i, "pad": "x" * 100} for i in range(36000)]})
+        result = {"content": [{"type": "text", "text": text}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let upstream = ["python3", "-c", server];
+    let calls: Vec<(&str, Value)> = (0..8).map(|_| ("big", json!({}))).collect();
+    let direct = session_with(&upstream, &[], &calls, true);
+    assert!(direct.replies[0].len() > 4 << 20, "{} bytes", direct.replies[0].len());
+    let passed = session_with(&upstream, &["--faults", "0.0"], &calls, false);
+    assert_eq!(passed.replies, direct.replies, "untouched, byte for byte");
+    let cut = session_with(&upstream, &["--seed", "1", "--faults", "partial-response-only"], &calls, false);
+    let lines = ledger(&cut);
+    let mut cuts = 0;
+    for ((reply, whole), line) in cut.replies.iter().zip(&direct.replies).zip(&lines) {
+        if line["fault"]["kind"] != "PartialResponse" {
+            assert_eq!(reply, whole, "no fault, untouched");
+            continue;
+        }
+        cuts += 1;
+        // Cut: its list halved (still JSON), or its text cut short.
+        let text = result(reply)["content"][0]["text"].as_str().expect("a text").to_owned();
+        let items = serde_json::from_str::<Value>(&text).map(|v| v["items"].as_array().map_or(0, Vec::len));
+        assert!(reply.len() < whole.len() && !matches!(items, Ok(36000)), "{}", &reply[..200]);
+    }
+    assert!(cuts > 0, "{lines:?}");
+}

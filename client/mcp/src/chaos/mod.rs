@@ -60,6 +60,10 @@ pub const UNAVAILABLE: i64 = -32000;
 /// JSON-RPC error code of a request that is not a valid one.
 pub const INVALID_REQUEST: i64 = -32600;
 
+/// How long the upstream server has to exit after the client's input ended
+/// (and so its own stdin closed) before the proxy kills it.
+pub const UPSTREAM_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The `resultType` of a result the proxy makes itself (an `isError` result,
 /// an emptied one): MCP's later revisions require it (rmcp writes it, the
 /// Python SDK 2.x refuses a result without it), and earlier clients ignore it.
@@ -213,6 +217,8 @@ where
         Ok::<_, std::io::Error>(())
     });
 
+    // Sent (or dropped) when the client's input ends.
+    let (client_gone, gone) = tokio::sync::oneshot::channel::<()>();
     let reader = {
         let (state, to_client) = (state.clone(), to_client.clone());
         tokio::spawn(async move {
@@ -220,12 +226,30 @@ where
             while let Ok(Some(line)) = lines.next_line().await {
                 from_client(&state, line, &to_client, &to_upstream);
             }
+            let _ = client_gone.send(());
         })
     };
 
+    // Once the client is gone (and the server's stdin closed with it), the
+    // server has UPSTREAM_GRACE to end on its own, as MCP's stdio shutdown
+    // asks, before it is killed: a proxy never outlives its client for long.
+    let killed = async {
+        let _ = gone.await;
+        tokio::time::sleep(UPSTREAM_GRACE).await;
+    };
+    tokio::pin!(killed);
     let mut lines = BufReader::new(upstream_out).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        from_upstream(&state, line, &to_client);
+    loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => from_upstream(&state, line, &to_client),
+                _ => break,
+            },
+            () = &mut killed => {
+                let _ = child.start_kill();
+                break;
+            }
+        }
     }
     reader.abort();
     // Calls the upstream server never answered, in call order.
