@@ -229,7 +229,7 @@ const KNOWN_CIRCLES: [&str; 5] = [
     // `file:<hash>` suites live in a process-wide registry the generator consults.
     "domains/src/: generate, taskfile",
     // The command line's argument types live in the commands that take them.
-    "client/cli/src/cli/: args, filter, hosted, mcp, plan, render, run, serve, site, store",
+    "client/cli/src/cli/: args, filter, hosted, mcp, plan, render, run, site, store",
 ];
 
 #[test]

@@ -127,7 +127,14 @@ pub fn sample(tasks: &[toolenv_core::TaskRef], n: usize) -> Vec<Sampled> {
         let step = (cases.len() / per_group).max(1);
         for (at, case) in cases.iter().step_by(step).take(per_group) {
             let task = &tasks[*at];
-            let reference = references.entry(*at).or_insert_with(|| crate::cheats::Prefixes::new(task).reference());
+            let reference = references.entry(*at).or_insert_with(|| {
+                let mut episode = toolenv_core::Episode::new(task, 0, 0);
+                for call in &task.reference {
+                    // A reference call of a fault-free episode is recorded; the judgement shows any that was not.
+                    let _ = episode.call_with(call.tool, &call.arguments, &toolenv_core::CallOptions::default());
+                }
+                episode
+            });
             let reader_passed = crate::Finish::finish_with_answer(&mut reference.clone(), Some(&case.text)).passed;
             sampled.push(Sampled { task: task.clone(), case: case.clone(), reader_passed });
         }

@@ -123,7 +123,7 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
         eprintln!("toolenv chaos: MCP over streamable HTTP at http://{}/mcp (Ctrl-C to stop)", listener.local_addr()?);
         let stop = async {
-            let _ = super::serve::shutdown_signal().await;
+            let _ = super::signal::shutdown_signal().await;
         };
         toolenv_mcp::chaos::serve_http(config, listener, stop).await.context("serving MCP over HTTP")?;
         return Ok(ExitCode::SUCCESS);

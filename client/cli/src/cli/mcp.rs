@@ -79,7 +79,7 @@ async fn serve_http(bridge: Bridge, addr: SocketAddr) -> anyhow::Result<()> {
     println!("http://{local}/mcp");
     eprintln!("toolenv MCP endpoint at http://{local}/mcp (streamable HTTP; Ctrl-C to stop)");
     let shutdown = async {
-        if let Err(error) = super::serve::shutdown_signal().await {
+        if let Err(error) = super::signal::shutdown_signal().await {
             tracing::warn!("waiting for a signal: {error}");
         }
     };

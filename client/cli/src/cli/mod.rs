@@ -20,6 +20,7 @@ mod render;
 mod run;
 mod selfcheck;
 mod serve;
+mod signal;
 mod site;
 mod store;
 mod values;

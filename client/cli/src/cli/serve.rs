@@ -64,7 +64,7 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: boo
     for set in &args.tasks {
         say(format!("task file {}: {}, suite file:{}", set.name, counted(set.tasks.len() as u64, "task"), set.hash));
     }
-    shutdown_signal().await?;
+    super::signal::shutdown_signal().await?;
     tracing::info!("shutting down: finishing requests in flight");
     server.shutdown().await?;
     if let Some(watcher) = watcher {
@@ -83,18 +83,4 @@ fn security(args: &ServeArgs, token: Option<String>) -> anyhow::Result<toolenv_s
         _ => None,
     };
     Ok(toolenv_server::security::Security { token, tls })
-}
-
-pub(crate) async fn shutdown_signal() -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result?,
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await?;
-    Ok(())
 }
