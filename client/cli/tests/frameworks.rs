@@ -85,14 +85,18 @@ fn the_openai_agents_sdk_example_plays_an_episode_through_toolenv_mcp() {
     check("openai_agents_mcp.py", &python);
 }
 
-#[test]
-fn the_langgraph_example_plays_an_episode_through_toolenv_mcp() {
-    let python = toolenv_tests::python::venv_of(
+/// The LangGraph example's own venv (it needs the MCP SDK 1.x).
+fn langgraph_python() -> PathBuf {
+    toolenv_tests::python::venv_of(
         Path::new(env!("CARGO_TARGET_TMPDIR")),
         "python-venv-langgraph",
         "examples/python/requirements-langgraph.txt",
-    );
-    check("langgraph_mcp.py", &python);
+    )
+}
+
+#[test]
+fn the_langgraph_example_plays_an_episode_through_toolenv_mcp() {
+    check("langgraph_mcp.py", &langgraph_python());
 }
 
 #[test]
@@ -103,12 +107,7 @@ fn the_openai_agents_sdk_plays_through_the_chaos_proxy_and_finishes_unless_suspe
 
 #[test]
 fn langgraph_plays_through_the_chaos_proxy_and_finishes_unless_suspended() {
-    let python = toolenv_tests::python::venv_of(
-        Path::new(env!("CARGO_TARGET_TMPDIR")),
-        "python-venv-langgraph",
-        "examples/python/requirements-langgraph.txt",
-    );
-    through_chaos("langgraph_mcp.py", &python, 4);
+    through_chaos("langgraph_mcp.py", &langgraph_python(), 4);
 }
 
 /// `example --chaos 0.3` for `seeds` seeds: each finishes with a verdict,

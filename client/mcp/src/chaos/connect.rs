@@ -11,7 +11,7 @@ use std::sync::Arc;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::Mutex;
 
@@ -96,7 +96,7 @@ async fn post<W: AsyncWrite + Unpin>(
             replies
         }
         Err(why) => match id {
-            Some(id) => vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": super::UNAVAILABLE, "message": why}}).to_string()],
+            Some(id) => vec![super::reply::rpc_error(&id, super::UNAVAILABLE, &why, None)],
             None => Vec::new(),
         },
     };

@@ -21,11 +21,12 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, WriteHalf};
 use tokio::sync::{Mutex, oneshot};
 
-use super::Config;
+use super::reply::rpc_error;
+use super::{Config, INVALID_REQUEST};
 
 /// The session header of the streamable HTTP transport.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -70,14 +71,13 @@ pub async fn serve_http(
     served
 }
 
-/// A JSON-RPC error object for `id`.
-fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
+/// JSON-RPC error codes of a body that is not JSON, and of a request the server never answered.
+const PARSE_ERROR: i64 = -32700;
+const INTERNAL_ERROR: i64 = -32603;
 
 /// A JSON body with its content type.
-fn json_reply(status: StatusCode, body: &Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+fn json_reply(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 fn plain(status: StatusCode, text: &str) -> Response {
@@ -86,13 +86,13 @@ fn plain(status: StatusCode, text: &str) -> Response {
 
 async fn post(State(hub): State<Arc<Hub>>, headers: HeaderMap, body: Bytes) -> Response {
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
-        return json_reply(StatusCode::BAD_REQUEST, &rpc_error(&Value::Null, -32700, "parse error: the body is not JSON"));
+        return json_reply(StatusCode::BAD_REQUEST, rpc_error(&Value::Null, PARSE_ERROR, "parse error: the body is not JSON", None));
     };
     let batch = message.is_array();
     let messages = match message {
         Value::Array(messages) if !messages.is_empty() => messages,
         Value::Object(_) => vec![message],
-        _ => return json_reply(StatusCode::BAD_REQUEST, &rpc_error(&Value::Null, -32600, "invalid request")),
+        _ => return json_reply(StatusCode::BAD_REQUEST, rpc_error(&Value::Null, INVALID_REQUEST, "invalid request", None)),
     };
     let (name, link) = match headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         Some(name) => match hub.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
@@ -126,12 +126,12 @@ async fn post(State(hub): State<Arc<Hub>>, headers: HeaderMap, body: Bytes) -> R
     }
     let mut answered = Vec::with_capacity(replies.len());
     for (id, rx) in replies {
-        answered.push(rx.await.unwrap_or_else(|_| rpc_error(&id, -32603, "the upstream MCP server ended before it answered").to_string()));
+        answered
+            .push(rx.await.unwrap_or_else(|_| rpc_error(&id, INTERNAL_ERROR, "the upstream MCP server ended before it answered", None)));
     }
     // The replies as the proxy wrote them: a batch's in brackets.
     let body = if batch { format!("[{}]", answered.join(",")) } else { answered.remove(0) };
-    let reply = (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-    with_session(reply, &name)
+    with_session(json_reply(StatusCode::OK, body), &name)
 }
 
 fn with_session(mut response: Response, name: &str) -> Response {

@@ -33,6 +33,7 @@ mod connect;
 pub mod drift;
 mod http;
 pub mod ledger;
+mod reply;
 mod stale;
 
 pub use connect::{ConnectError, connect};
@@ -45,12 +46,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
 use toolenv_core::chaos::{Alteration, Cut, FaultKind, FaultProfile, Mode, Phase, SessionDraws, Stop};
 
-use ledger::{Call, FailureRecord, FaultRecord, OutcomeKind};
+use ledger::{Call, FaultRecord, OutcomeKind};
+use reply::{Stopped, cascade, failure_reply, rate_limited, reset, rpc_error, suspended, timed_out};
 use stale::Recent;
 
 /// JSON-RPC error code of a request that timed out (as MCP SDKs use it).
@@ -63,11 +65,6 @@ pub const INVALID_REQUEST: i64 = -32600;
 /// How long the upstream server has to exit after the client's input ended
 /// (and so its own stdin closed) before the proxy kills it.
 pub const UPSTREAM_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The `resultType` of a result the proxy makes itself (an `isError` result,
-/// an emptied one): MCP's later revisions require it (rmcp writes it, the
-/// Python SDK 2.x refuses a result without it), and earlier clients ignore it.
-const RESULT_TYPE: &str = "complete";
 
 /// How to run the proxy.
 #[derive(Debug, Clone)]
@@ -378,8 +375,7 @@ fn from_client(state: &Shared, line: String, to_client: &mpsc::UnboundedSender<S
     let reply = match answer {
         Stopped::Empty => {
             call.outcome = OutcomeKind::Result;
-            json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": RESULT_TYPE, "content": [{"type": "text", "text": "{}"}]}})
-                .to_string()
+            reply::empty_result(id)
         }
         Stopped::Failure(failure, as_rpc) => {
             let reply = failure_reply(id, &failure, as_rpc, scale);
@@ -560,80 +556,6 @@ fn finish(state: &Shared, mut call: Call, reply: String, delay_ms: u64, to_clien
             deliver();
         });
     }
-}
-
-/// How a call the proxy stops is answered.
-enum Stopped {
-    /// `{}`.
-    Empty,
-    /// A failure, as a JSON-RPC error (true) or an `isError` result (false).
-    Failure(FailureRecord, bool),
-}
-
-fn failure(code: &str, reason: &str, message: &str, retry_after_ms: Option<i64>, as_rpc: bool) -> Stopped {
-    Stopped::Failure(FailureRecord { code: code.into(), reason: reason.into(), message: message.into(), retry_after_ms }, as_rpc)
-}
-
-fn timed_out(ms: u64) -> Stopped {
-    failure("DEADLINE_EXCEEDED", "TIMEOUT", &format!("request timed out after {ms} ms"), None, true)
-}
-
-fn reset() -> Stopped {
-    failure("UNAVAILABLE", "CONNECTION_RESET", "connection reset by peer", None, true)
-}
-
-fn rate_limited(ms: u64, message: &str) -> Stopped {
-    failure("RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", message, Some(i64::try_from(ms).unwrap_or(i64::MAX)), false)
-}
-
-fn suspended() -> Stopped {
-    failure("PERMISSION_DENIED", "CONSUMER_SUSPENDED", "consumer suspended for the rest of the session", Some(-1), false)
-}
-
-fn cascade(s: &State, index: u32) -> Stopped {
-    // Mostly outages, one call in three an overload with a retry hint.
-    if s.draws.variant(index, 3) == 0 {
-        let ms = i64::try_from(s.draws.profile().params.retry_after_ms).unwrap_or(i64::MAX);
-        failure("RESOURCE_EXHAUSTED", "BACKEND_OVERLOADED", "backend overloaded (cascading failure)", Some(ms), false)
-    } else {
-        failure("UNAVAILABLE", "BACKEND_UNAVAILABLE", "service unavailable (cascading failure)", None, true)
-    }
-}
-
-/// The structured error a failure carries: retry advice in real
-/// milliseconds (the virtual ones scaled; -1: do not retry) and in virtual ones.
-fn error_json(failure: &FailureRecord, scale: f64) -> Value {
-    let mut error = json!({"code": failure.code, "reason": failure.reason, "message": failure.message});
-    if let Some(ms) = failure.retry_after_ms {
-        let real = if ms < 0 || scale <= 0.0 { ms } else { (ms as f64 * scale).round() as i64 };
-        error["retry_after_ms"] = real.into();
-        error["retry_after_virtual_ms"] = ms.into();
-    }
-    json!({"error": error})
-}
-
-fn failure_reply(id: &Value, failure: &FailureRecord, as_rpc: bool, scale: f64) -> String {
-    let error = error_json(failure, scale);
-    if as_rpc {
-        let code = if failure.code == "DEADLINE_EXCEEDED" { REQUEST_TIMEOUT } else { UNAVAILABLE };
-        rpc_error(id, code, &failure.message, Some(error))
-    } else {
-        json!({"jsonrpc": "2.0", "id": id, "result": {
-            "resultType": RESULT_TYPE,
-            "content": [{"type": "text", "text": error.to_string()}],
-            "structuredContent": error,
-            "isError": true,
-        }})
-        .to_string()
-    }
-}
-
-fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> String {
-    let mut error = json!({"code": code, "message": message});
-    if let Some(data) = data {
-        error["data"] = data;
-    }
-    json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string()
 }
 
 /// A result with its first text content cut as a partial response cuts it;
