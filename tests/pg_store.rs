@@ -128,6 +128,16 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
     let url = pg.database("newer");
     drop(PgStore::connect(&url).expect("a new database is migrated"));
     drop(PgStore::connect(&url).expect("and opened again"));
+    let call_log_keys = "SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'call_log'::regclass AND contype = 'f'";
+    assert_eq!(pg.psql("newer", call_log_keys), "0", "the call log checks no foreign key per call (version 4)");
+    // A version-3 database (the foreign key still there) is brought to 4.
+    pg.psql(
+        "newer",
+        "ALTER TABLE call_log ADD FOREIGN KEY (episode_id) REFERENCES episode_log (episode_id); UPDATE schema_version SET version = 3",
+    );
+    drop(PgStore::connect(&url).expect("a version-3 database is migrated"));
+    assert_eq!(pg.psql("newer", call_log_keys), "0");
+    assert_eq!(pg.psql("newer", "SELECT version FROM schema_version"), toolenv_store::postgres::PG_SCHEMA_VERSION.to_string());
     pg.psql("newer", "UPDATE schema_version SET version = 99");
     let newer = error(&url);
     assert!(newer.contains("schema version 99") && newer.contains("upgrade toolenv"), "{newer}");

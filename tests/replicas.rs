@@ -495,11 +495,12 @@ async fn a_worker_rides_out_a_store_restart() {
     server.shutdown().await.unwrap();
 }
 
-/// Group commit: the appends of episodes waiting together go to the
-/// database in one transaction. Eight episodes call at once while the log
-/// is locked; once it is free, their eight calls are in at most two
-/// transactions (the first that waited on the lock, and the rest), where a
-/// commit per call would take eight.
+/// Group commit: what episodes have waiting together goes to the database
+/// in one transaction. Eight episodes call and four more are created at once
+/// while the log is locked; once it is free, the eight calls and the four
+/// episodes are in at most two transactions (the first that waited on the
+/// lock, and the rest), where a commit per call and per episode would take
+/// twelve.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn appends_waiting_together_are_committed_together() {
     use std::io::Write as _;
@@ -526,6 +527,12 @@ async fn appends_waiting_together_are_committed_together() {
             tokio::spawn(async move { client.call_json(&id, tool, &arguments).await })
         })
         .collect();
+    let created: Vec<_> = (8..12)
+        .map(|seed| {
+            let (mut client, request) = (client.clone(), toolenv_tests::new_episode(&task.id, seed, 0));
+            tokio::spawn(async move { client.create(request).await })
+        })
+        .collect();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     writeln!(sql, "ROLLBACK;").unwrap();
     drop(sql);
@@ -533,10 +540,21 @@ async fn appends_waiting_together_are_committed_together() {
     for call in calls {
         call.await.unwrap().expect("the call is answered once logged");
     }
-    let transactions = pg.psql("grouped", "SELECT COUNT(*), COUNT(DISTINCT xmin::TEXT) FROM call_log");
+    let mut new_episodes = Vec::new();
+    for created in created {
+        new_episodes.push(format!("'{}'", created.await.unwrap().expect("the episode is created once logged").episode_id));
+    }
+    let transactions = pg.psql(
+        "grouped",
+        &format!(
+            "SELECT COUNT(*), COUNT(DISTINCT x) FROM (SELECT xmin::TEXT AS x FROM call_log
+             UNION ALL SELECT xmin::TEXT FROM episode_log WHERE episode_id IN ({})) AS logged",
+            new_episodes.join(",")
+        ),
+    );
     let (rows, commits) = transactions.split_once('|').unwrap();
-    assert_eq!(rows, "8");
-    assert!(commits.parse::<u32>().unwrap() <= 2, "8 calls in {commits} transactions");
+    assert_eq!(rows, "12");
+    assert!(commits.parse::<u32>().unwrap() <= 2, "8 calls and 4 episodes in {commits} transactions");
     server.shutdown().await.unwrap();
 }
 

@@ -98,11 +98,7 @@ impl Replica {
             (header, calls, session.in_band, session.time_scale, lease, logged)
         })?;
         let logged_calls = logged.lock().await;
-        let result = self.store.log_episode(id.to_owned(), &header, in_band, time_scale, lease).await;
-        let result = match result {
-            Ok(()) if !calls.is_empty() => self.store.append_calls(id.to_owned(), 0, calls).await.map(drop),
-            other => other,
-        };
+        let result = self.store.log_episode(id.to_owned(), &header, in_band, time_scale, lease, calls).await;
         drop(logged_calls);
         result.map_err(|error| {
             registry.evict(id);
@@ -167,7 +163,7 @@ impl Replica {
             )));
         };
         let count = pending.len();
-        match self.store.append_calls(id.to_owned(), first as u32, pending).await {
+        match self.store.append_calls(id.to_owned(), first as u32, pending, lease_timeout.is_some()).await {
             Ok(appended) if appended.calls == count => {
                 *logged = first + count;
                 match lease_timeout {

@@ -6,6 +6,7 @@
 //! These are asynchronous (a server awaits them on its request path); each
 //! runs on the store's runtime.
 
+use std::collections::HashMap;
 use std::future::Future;
 
 use prost::Message as _;
@@ -51,7 +52,10 @@ impl PgStore {
     }
 
     /// Logs a new episode: its trajectory before any call, how its faults
-    /// arrive, its time scale and, for a hosted run's episode, its plan entry.
+    /// arrive, its time scale and, for a hosted run's episode, its plan
+    /// entry; with `calls` (a fork's, encoded) logged from index 0. Written
+    /// by the log writer, in the commit of whatever else is waiting
+    /// ([`PgStore::append_calls`]).
     pub fn log_episode(
         &self,
         episode_id: String,
@@ -59,32 +63,22 @@ impl PgStore {
         in_band: bool,
         time_scale: f64,
         lease: Option<(String, usize)>,
+        calls: Vec<Vec<u8>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
-        let header = header.encode_to_vec();
-        let (pool, url) = (self.pool.clone(), self.url.clone());
-        self.background(async move {
-            let client = client(&pool, &url).await?;
-            let (run, plan_index) = lease.map_or((None, None), |(run, index)| (Some(run), Some(big(index))));
-            client
-                .execute(
-                    "INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index) VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT (episode_id) DO NOTHING",
-                    &[&episode_id, &header, &in_band, &time_scale, &run, &plan_index],
-                )
-                .await
-                .map_err(pg(&url))?;
-            Ok(())
-        })
+        let created = Created { header: header.encode_to_vec(), in_band, time_scale, lease };
+        let appended = self.write(Append { episode_id, created: Some(created), first: 0, records: calls, leased: false });
+        async move { appended.await.map(drop) }
     }
 
     /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
-    /// to an episode's log, and renews the lease of its plan entry if it
-    /// still holds it. A call index logged before is left as it was: fewer
-    /// appended than given means another replica played the episode further
-    /// (this copy is stale).
+    /// to an episode's log and, for an episode that plays a hosted run's
+    /// plan entry (`leased`), renews its lease if it still holds it. A call
+    /// index logged before is left as it was: fewer appended than given
+    /// means another replica played the episode further (this copy is
+    /// stale).
     ///
-    /// Group commit: the appends of every episode waiting at that moment go
-    /// to the database together, in one statement (one transaction, one
+    /// Group commit: what every episode has waiting at that moment goes to
+    /// the database together, in one statement (one transaction, one
     /// flush), written by the store's single log writer; each resolves when
     /// the commit that holds it is done. A failed commit fails all of them
     /// (their outcome unknown: the commit may have happened).
@@ -93,9 +87,15 @@ impl PgStore {
         episode_id: String,
         first: u32,
         records: Vec<Vec<u8>>,
+        leased: bool,
     ) -> impl Future<Output = Result<Appended, StoreError>> + Send + 'static {
+        self.write(Append { episode_id, created: None, first, records, leased })
+    }
+
+    /// Hands `append` to the log writer; resolves with its commit.
+    fn write(&self, append: Append) -> impl Future<Output = Result<Appended, StoreError>> + Send + 'static {
         let (done, appended) = tokio::sync::oneshot::channel();
-        let sent = self.log_writer.send(Append { episode_id, first, records, done });
+        let sent = self.log_writer.send((append, done));
         let url = self.url.clone();
         async move {
             let stopped = || StoreError::Postgres { url: url.clone(), message: "the store's log writer stopped".into() };
@@ -155,13 +155,27 @@ impl PgStore {
     }
 }
 
-/// An episode's calls waiting for the log writer.
+/// What an episode has waiting for the log writer: its creation, calls, or both.
 #[derive(Debug)]
 pub(super) struct Append {
     episode_id: String,
+    created: Option<Created>,
     first: u32,
     records: Vec<Vec<u8>>,
-    done: tokio::sync::oneshot::Sender<Result<Appended, StoreError>>,
+    /// Renew the lease of the plan entry it plays.
+    leased: bool,
+}
+
+/// An append and where its outcome goes.
+pub(super) type Waiting = (Append, tokio::sync::oneshot::Sender<Result<Appended, StoreError>>);
+
+/// A new episode's row of `episode_log`.
+#[derive(Debug)]
+struct Created {
+    header: Vec<u8>,
+    in_band: bool,
+    time_scale: f64,
+    lease: Option<(String, usize)>,
 }
 
 /// Most appends one commit holds.
@@ -169,62 +183,92 @@ const MAX_BATCH: usize = 256;
 
 /// The store's log writer: takes every append waiting, commits them in one
 /// statement, answers each, and again, until the store is dropped.
-pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut waiting: tokio::sync::mpsc::UnboundedReceiver<Append>) {
+pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut waiting: tokio::sync::mpsc::UnboundedReceiver<Waiting>) {
     let mut batch = Vec::new();
     while waiting.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        match commit(&pool, &url, &batch).await {
-            Ok(appended) => {
-                for (append, appended) in batch.drain(..).zip(appended) {
-                    let _ = append.done.send(Ok(appended));
-                }
-            }
-            // Every append of the batch is told, each with its own copy of the error.
-            Err(error) => {
-                let message = match error {
-                    StoreError::Postgres { message, .. } => message,
-                    other => other.to_string(),
-                };
-                for append in batch.drain(..) {
-                    let _ = append.done.send(Err(StoreError::Postgres { url: url.clone(), message: message.clone() }));
-                }
-            }
+        let appends: Vec<&Append> = batch.iter().map(|(append, _)| append).collect();
+        let answers = commit(&pool, &url, &appends).await;
+        for (i, (_, done)) in batch.drain(..).enumerate() {
+            let answer = match &answers {
+                Ok(appended) => Ok(appended[i]),
+                // Every append of the batch is told, each with its own copy of the error.
+                Err(StoreError::Postgres { message, .. }) => Err(StoreError::Postgres { url: url.clone(), message: message.clone() }),
+                Err(other) => Err(StoreError::Postgres { url: url.clone(), message: other.to_string() }),
+            };
+            let _ = done.send(answer);
         }
     }
 }
 
-/// One statement for a batch of appends: the calls inserted (a call index
-/// logged before is left as it was), the leases of their episodes renewed;
-/// per append, in order, how many of its calls went in and whether its
-/// episode holds a lease.
-async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[Append]) -> Result<Vec<Appended>, StoreError> {
+/// One statement for a batch: the new episodes inserted, the calls inserted
+/// (a call index logged before is left as it was), the leases of the leased
+/// episodes renewed; per append, in order, how many of its calls went in
+/// and whether its episode holds a lease.
+async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) -> Result<Vec<Appended>, StoreError> {
     let client = client(pool, url).await?;
     let (mut ids, mut indices, mut records) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut created, mut headers, mut in_band, mut time_scales, mut runs, mut plan_indices) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for append in batch {
+        if let Some(new) = &append.created {
+            created.push(append.episode_id.as_str());
+            headers.push(new.header.as_slice());
+            in_band.push(new.in_band);
+            time_scales.push(new.time_scale);
+            runs.push(new.lease.as_ref().map(|(run, _)| run.as_str()));
+            plan_indices.push(new.lease.as_ref().map(|&(_, index)| big(index)));
+        }
         for (i, record) in append.records.iter().enumerate() {
             ids.push(append.episode_id.as_str());
             indices.push(i32::try_from(append.first as usize + i).unwrap_or(i32::MAX));
             records.push(record.as_slice());
         }
     }
-    let episodes: Vec<&str> = batch.iter().map(|a| a.episode_id.as_str()).collect();
+    let leased: Vec<&str> = batch.iter().filter(|a| a.leased).map(|a| a.episode_id.as_str()).collect();
+    // No subquery per episode: what went in comes back as rows (a call's
+    // index, or NULL for a renewed lease), counted here.
     let statement = client
         .prepare_cached(
-            "WITH logged AS (
+            "WITH created AS (
+                 INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
+                 SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
+                 ON CONFLICT (episode_id) DO NOTHING),
+             logged AS (
                  INSERT INTO call_log (episode_id, call_index, record)
-                 SELECT episode_id, call_index, record
-                 FROM unnest($1::TEXT[], $2::INTEGER[], $3::BYTEA[]) AS c (episode_id, call_index, record)
-                 ON CONFLICT DO NOTHING RETURNING episode_id),
-             renewed AS (UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
-                         FROM leases l, runs r
-                         WHERE l.episode_id = ANY($4::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
-                               AND r.id = l.run_id
-                         RETURNING l.episode_id)
-             SELECT e.ord, (SELECT COUNT(*) FROM logged WHERE logged.episode_id = e.id),
-                    (SELECT COUNT(*) FROM renewed WHERE renewed.episode_id = e.id)
-             FROM unnest($4::TEXT[]) WITH ORDINALITY AS e (id, ord) ORDER BY e.ord",
+                 SELECT * FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[])
+                 ON CONFLICT DO NOTHING RETURNING call_index, episode_id),
+             renewed AS (
+                 UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                 FROM leases l, runs r
+                 WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
+                       AND r.id = l.run_id
+                 RETURNING l.episode_id)
+             SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
         )
         .await
         .map_err(pg(url))?;
-    let rows = client.query(&statement, &[&ids, &indices, &records, &episodes]).await.map_err(pg(url))?;
-    Ok(rows.iter().map(|row| Appended { calls: row.get::<_, i64>(1).max(0) as usize, lease_held: row.get::<_, i64>(2) > 0 }).collect())
+    let rows = client
+        .query(&statement, &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased])
+        .await
+        .map_err(pg(url))?;
+    // Each row goes to its episode's append (an episode's appends in one
+    // batch, if ever more than one, hold different call indices).
+    let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, append) in batch.iter().enumerate() {
+        appends.entry(append.episode_id.as_str()).or_default().push(i);
+    }
+    let mut appended = vec![Appended { calls: 0, lease_held: false }; batch.len()];
+    for row in &rows {
+        let (call, id) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1));
+        for &i in appends.get(id).into_iter().flatten() {
+            match call {
+                Some(call) if (batch[i].first as usize..batch[i].first as usize + batch[i].records.len()).contains(&(call as usize)) => {
+                    appended[i].calls += 1;
+                }
+                Some(_) => {}
+                None => appended[i].lease_held = true,
+            }
+        }
+    }
+    Ok(appended)
 }

@@ -50,7 +50,7 @@ pub struct PgStore {
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     /// The log writer's queue ([`log::write_log`]).
-    log_writer: tokio::sync::mpsc::UnboundedSender<log::Append>,
+    log_writer: tokio::sync::mpsc::UnboundedSender<log::Waiting>,
 }
 
 impl std::fmt::Debug for PgStore {

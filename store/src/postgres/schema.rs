@@ -10,7 +10,7 @@ use super::{client, pg};
 use crate::StoreError;
 
 /// The schema this code reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 3;
+pub const PG_SCHEMA_VERSION: i64 = 4;
 
 /// The migrations, in order: `MIGRATIONS[n]` brings version `n` to `n + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
@@ -100,6 +100,12 @@ UPDATE planned_episodes p SET leased_until = l.renewed_at + r.lease_timeout_ms *
     FROM leases l, runs r
     WHERE l.run_id = p.run_id AND l.plan_index = p.plan_index AND r.id = p.run_id AND r.lease_timeout_ms IS NOT NULL;
 ALTER TABLE leases DROP COLUMN renewed_at;
+",
+    "
+-- Version 4: the call log checks no foreign key per call. Its one writer
+-- (a replica's log writer) inserts an episode's row before or with its
+-- first calls, and the check was a sixth of the database's time per call.
+ALTER TABLE call_log DROP CONSTRAINT IF EXISTS call_log_episode_id_fkey;
 ",
 ];
 
