@@ -13,8 +13,9 @@
 //!
 //! With `TOOLENV_BENCH_TARGETS=label=URL,label=URL,…` it measures only
 //! calls and episodes per second against each running server or proxy, in
-//! turn (`bench/replicas.sh` starts them: a single process, and HAProxy
-//! in front of 1, 2 and 3 replicas).
+//! turn, over several rounds (`TOOLENV_BENCH_ROUNDS`, default 3), with each
+//! target's median ratio to the first (`bench/replicas.sh` starts them: a
+//! single process, one replica, and HAProxy in front of 1, 2 and 3 replicas).
 #![forbid(unsafe_code)]
 
 use std::time::{Duration, Instant};
@@ -66,25 +67,52 @@ async fn play(clients: &[Client], episodes: usize, concurrency: usize) -> (f64, 
     (total / started.elapsed().as_secs_f64(), busy.as_secs_f64() * 1e6 / total)
 }
 
-/// Calls and episodes per second against each `label=URL` target, 16 clients.
+/// Calls and episodes per second against each `label=URL` target, 16
+/// clients, in `TOOLENV_BENCH_ROUNDS` rounds (default 3) that take the
+/// targets in turn, so that a noisy machine slows them alike; then each
+/// target's median over the rounds and its median ratio to the first
+/// target's rate in the same round.
 async fn targets(targets: &str) {
+    let mut clients = Vec::new();
     for target in targets.split(',') {
         let Some((label, url)) = target.split_once('=') else {
             eprintln!("TOOLENV_BENCH_TARGETS: '{target}' is not label=URL");
             std::process::exit(2);
         };
-        let client = match Client::connect(url).await {
-            Ok(client) => client,
+        match Client::connect(url).await {
+            Ok(client) => clients.push((label, vec![client; 16])),
             Err(error) => {
                 eprintln!("{label}: cannot connect to {url}: {error}");
                 std::process::exit(2);
             }
-        };
-        let clients = vec![client; 16];
-        play(&clients, 32, 16).await;
-        let (rate, micros) = play(&clients, 800, 16).await;
-        println!("target\t{label}\t16 clients\t{rate:.0} calls/s\t{:.0} episodes/s\t{micros:.0} µs/call", rate / CALLS as f64);
+        }
     }
+    let rounds = std::env::var("TOOLENV_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).filter(|&r| r > 0).unwrap_or(3);
+    let mut rates = vec![Vec::new(); clients.len()];
+    for round in 1..=rounds {
+        for ((label, clients), rates) in clients.iter().zip(&mut rates) {
+            play(clients, 32, 16).await;
+            let (rate, micros) = play(clients, 800, 16).await;
+            println!("round {round}\t{label}\t16 clients\t{rate:.0} calls/s\t{:.0} episodes/s\t{micros:.0} µs/call", rate / CALLS as f64);
+            rates.push(rate);
+        }
+    }
+    for ((label, _), rate) in clients.iter().zip(&rates) {
+        let ratios: Vec<f64> = rate.iter().zip(&rates[0]).map(|(rate, first)| rate / first).collect();
+        println!(
+            "target\t{label}\t16 clients\tmedian {:.0} calls/s\t{:.2}× the first target (median of {rounds} rounds; each {})",
+            median(rate),
+            median(&ratios),
+            ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ")
+        );
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let middle = sorted.len() / 2;
+    if sorted.len() % 2 == 0 { (sorted[middle - 1] + sorted[middle]) / 2.0 } else { sorted[middle] }
 }
 
 #[tokio::main(flavor = "multi_thread")]
