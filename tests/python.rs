@@ -1,8 +1,12 @@
 //! One Python virtual environment for every test that runs Python: the
-//! pinned packages of `python/requirements-test.txt` from PyPI (installed
-//! once per target directory) and the `toolenv` package built from
-//! `python/` (reinstalled when its sources or the proto changed, so it is
-//! never stale and never rebuilt for nothing).
+//! pinned packages of `python/requirements-test.txt` from PyPI, installed by
+//! `tests/python-venvs.sh` (which `.ci/run` runs; a test installs nothing
+//! from the network), and the `toolenv` package built from `python/`
+//! (reinstalled here, offline, when its sources or the proto changed, so it
+//! is never stale and never rebuilt for nothing).
+//!
+//! Without the script's venvs a test that needs one says so on stderr and
+//! skips; with `TOOLENV_REQUIRE_PYTHON=1` (as `.ci/run` sets) it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,21 +17,23 @@ pub fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The venv's Python, set up under `scratch` (a test's `CARGO_TARGET_TMPDIR`).
-/// Panics with the failing command's output: a test cannot go on without it.
-pub fn venv(scratch: &Path) -> PathBuf {
+/// The venv's Python under `scratch` (a test's `CARGO_TARGET_TMPDIR`), with
+/// the toolenv package up to date, or `None` (the test skips) when
+/// `tests/python-venvs.sh` has not made it. Panics with the failing
+/// command's output when the package does not install.
+pub fn venv(scratch: &Path) -> Option<PathBuf> {
     static READY: Mutex<Option<PathBuf>> = Mutex::new(None);
     let mut ready = READY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(python) = ready.as_ref() {
-        return python.clone();
+        return Some(python.clone());
     }
     let venv = scratch.join("python-venv");
-    let python = installed(&venv, &repository().join("python/requirements-test.txt"));
+    let python = installed(&venv, "python/requirements-test.txt")?;
     let stamp = venv.join("installed-package.txt");
     let sources = package_stamp();
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(sources.as_str()) {
         *ready = Some(python.clone());
-        return python;
+        return Some(python);
     }
     // The package, with stubs generated from proto/ by its build, using the
     // venv's pinned grpcio-tools (no isolated build environment to download).
@@ -48,7 +54,7 @@ pub fn venv(scratch: &Path) -> PathBuf {
     );
     std::fs::write(&stamp, sources).expect("writing the package's stamp");
     *ready = Some(python.clone());
-    python
+    Some(python)
 }
 
 /// What the installed package is built from: every file of `python/` but
@@ -88,27 +94,27 @@ fn package_stamp() -> String {
 /// A venv of its own under `scratch/name` with the pinned packages of
 /// `requirements` (a path from the repository's root) and not the toolenv
 /// package: for examples whose packages cannot share the tests' venv.
-pub fn venv_of(scratch: &Path, name: &str, requirements: &str) -> PathBuf {
-    static READY: Mutex<()> = Mutex::new(());
-    let _one_at_a_time = READY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    installed(&scratch.join(name), &repository().join(requirements))
+/// `None` (the test skips) when `tests/python-venvs.sh` has not made it.
+pub fn venv_of(scratch: &Path, name: &str, requirements: &str) -> Option<PathBuf> {
+    installed(&scratch.join(name), requirements)
 }
 
-/// The Python of `venv`, with the packages of `requirements` installed
-/// (again only when the file changed since, or the venv is missing).
-fn installed(venv: &Path, requirements: &Path) -> PathBuf {
-    let wanted = std::fs::read_to_string(requirements).unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
+/// The Python of `venv` if `tests/python-venvs.sh` installed the packages of
+/// `requirements` (a path from the repository's root) in it as the file now
+/// pins them; otherwise says why on stderr and returns `None`, or fails
+/// under `TOOLENV_REQUIRE_PYTHON`.
+fn installed(venv: &Path, requirements: &str) -> Option<PathBuf> {
+    let path = repository().join(requirements);
+    let wanted = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let python = venv.join("bin/python");
     let marker = venv.join("installed-requirements.txt");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
-        run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(venv), "python3 -m venv");
-        run(
-            Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(requirements),
-            "pip install",
-        );
-        std::fs::write(&marker, wanted).expect("writing the venv's marker");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
+        return Some(python);
     }
-    python
+    let why = format!("no venv at {} with {requirements} installed: run `bash tests/python-venvs.sh` (.ci/run does)", venv.display());
+    assert!(std::env::var_os("TOOLENV_REQUIRE_PYTHON").is_none(), "TOOLENV_REQUIRE_PYTHON is set: {why}");
+    eprintln!("SKIPPED: {why}");
+    None
 }
 
 fn run(command: &mut Command, what: &str) {

@@ -16,13 +16,13 @@ fn examples() -> PathBuf {
 }
 
 /// The shared Python environment, with the toolenv package the worker is built on.
-fn python() -> PathBuf {
+fn python() -> Option<PathBuf> {
     toolenv_tests::python::venv(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_worker_plays_a_hosted_run() {
-    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let Some(python) = tokio::task::spawn_blocking(python).await.unwrap() else { return };
     let (server, mut client) = start().await;
     let request = pb::CreateRunRequest {
         description: "python worker".into(),
@@ -96,7 +96,7 @@ async fn the_python_worker_plays_a_hosted_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_worker_passes_a_token_over_tls() {
     use toolenv_server::security::{Security, TlsPem};
-    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let Some(python) = tokio::task::spawn_blocking(python).await.unwrap() else { return };
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
     let token = "python-worker-token-0123456789";
     let tls = TlsPem::read(&fixtures.join("server.pem"), &fixtures.join("server.key")).unwrap();
@@ -160,7 +160,7 @@ async fn the_python_worker_s_llm_policy_gives_the_model_s_answer() {
     use toolenv_agents::llm::scripted::{Canned, ScriptedEndpoint};
     use toolenv_domains::generate::Suite;
 
-    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let Some(python) = tokio::task::spawn_blocking(python).await.unwrap() else { return };
     let suite: Suite = "generated:2:1".parse().unwrap();
     let tasks: Vec<_> = suite.tasks(None, Some(3)).into_iter().filter(|t| t.id.starts_with("scheduling/")).collect();
     assert!(tasks.iter().any(|t| t.reference_answer().is_some()), "the run holds an answer task");
@@ -217,7 +217,7 @@ async fn the_python_worker_s_llm_policy_gives_the_model_s_answer() {
 /// exits non-zero before it leases anything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_worker_that_cannot_play_leases_nothing() {
-    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let Some(python) = tokio::task::spawn_blocking(python).await.unwrap() else { return };
     let (server, mut client) = start().await;
     let request = pb::CreateRunRequest { agents: vec!["python".into()], level: 1, time_scale: Some(0.0), ..Default::default() };
     let run = client.runs().create_run(request).await.unwrap().into_inner();
