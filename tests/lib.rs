@@ -11,6 +11,15 @@ use toolenv::pb;
 use toolenv_client::Client;
 use toolenv_server::{Config, RunningServer};
 
+/// Says on the terminal what a test did not run and why. Written to the
+/// process's stderr itself, which the test harness does not capture (it
+/// captures `eprintln!`, and shows it only for a failing test), so a plain
+/// `cargo test` that passes still lists what it skipped.
+pub fn skipped(why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
+}
+
 /// Starts a server with default limits and connects a client to it.
 pub async fn start() -> (RunningServer, Client) {
     start_with(Config::default()).await

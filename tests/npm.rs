@@ -14,7 +14,7 @@ pub fn package(scratch: &Path, dir: &str, spec: &str) -> Option<PathBuf> {
     let _one_at_a_time = READY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if Command::new("npm").arg("--version").output().is_err() {
         assert!(std::env::var_os("TOOLENV_REQUIRE_NPM").is_none(), "npm is required here (TOOLENV_REQUIRE_NPM) and not found");
-        eprintln!("skipped: npm is not installed, so {spec} cannot be (.ci/run installs Debian's npm)");
+        crate::skipped(&format!("npm is not installed, so {spec} cannot be (.ci/run installs Debian's npm)"));
         return None;
     }
     let prefix = scratch.join(dir);

@@ -53,7 +53,7 @@ impl TempPostgres {
             Ok(bin) => bin,
             Err(why) => {
                 assert!(std::env::var_os("TOOLENV_REQUIRE_POSTGRES").is_none(), "TOOLENV_REQUIRE_POSTGRES is set: {why}");
-                eprintln!("SKIPPED: no PostgreSQL for this test: {why}");
+                crate::skipped(&format!("no PostgreSQL for this test: {why}"));
                 return None;
             }
         };

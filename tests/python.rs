@@ -113,7 +113,7 @@ fn installed(venv: &Path, requirements: &str) -> Option<PathBuf> {
     }
     let why = format!("no venv at {} with {requirements} installed: run `bash tests/python-venvs.sh` (.ci/run does)", venv.display());
     assert!(std::env::var_os("TOOLENV_REQUIRE_PYTHON").is_none(), "TOOLENV_REQUIRE_PYTHON is set: {why}");
-    eprintln!("SKIPPED: {why}");
+    crate::skipped(&why);
     None
 }
 

@@ -30,7 +30,7 @@ fn validate(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Option<std::
     match Command::new(program).args(args).envs(envs.iter().copied()).current_dir(root()).output() {
         Ok(output) => Some(output),
         Err(error) => {
-            eprintln!("skipped: {program} is not installed here ({error})");
+            toolenv_tests::skipped(&format!("{program} is not installed here ({error})"));
             None
         }
     }

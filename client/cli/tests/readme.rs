@@ -116,7 +116,7 @@ fn run_page(page: &DocPage, path: &std::ffi::OsStr) -> Result<usize, String> {
                 block.contains(&format!("{tool} ")) && Command::new(tool).arg(version).output().map_or(true, |o| !o.status.success())
             });
             if let Some((tool, _)) = missing {
-                eprintln!("{} block {name}: {tool} is not installed, skipped", page.path);
+                toolenv_tests::skipped(&format!("{} block {name}: {tool} is not installed", page.path));
             }
             missing.is_none()
         })
