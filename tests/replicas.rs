@@ -484,14 +484,56 @@ async fn a_worker_rides_out_a_store_restart() {
         std::thread::sleep(std::time::Duration::from_millis(700));
         pg.restart();
     });
-    let mut played = 0;
+    // A lease that lapsed while the store was down is lost and its entry
+    // played again, so each entry is finished once whatever was lost.
+    let (mut played, mut lost) = (0, 0);
     for worker in workers {
         let summary = worker.await.unwrap().expect("the worker plays on through the restart");
-        played += summary.played + summary.lost_leases;
+        (played, lost) = (played + summary.played, lost + summary.lost_leases);
     }
-    assert_eq!(played, run.planned);
+    assert_eq!(played, run.planned, "each plan entry finished once ({lost} leases lost and played again)");
     let counts = pg.psql("restart", "SELECT COUNT(*), COUNT(DISTINCT plan_index) FROM episodes WHERE passed IS NOT NULL");
     assert_eq!(counts, format!("{0}|{0}", run.planned));
+    server.shutdown().await.unwrap();
+}
+
+/// A finish the store could not record is answered UNAVAILABLE, and sent
+/// again once the store is back it records the verdict in the run, so the
+/// entry is not played twice. (A repeat used to get the verdict the server
+/// kept, answered as if recorded, and the entry was handed out again.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
+    use std::io::Write as _;
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("missed");
+    let (server, mut client) = replica(&url).await;
+    let run = client.runs().create_run(grid()).await.unwrap().into_inner().run_id;
+    let (lease, _) = client.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
+    let episode = lease.episode.unwrap().episode_id;
+    // The finish gets as far as recording its verdict, which waits on a lock; then its connection is cut.
+    let mut lock = pg.psql_session("missed");
+    let mut sql = lock.stdin.take().unwrap();
+    writeln!(sql, "BEGIN; LOCK TABLE episodes IN ACCESS EXCLUSIVE MODE;").unwrap();
+    let waiting = |granted: bool| format!("SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted = {granted}");
+    while pg.psql("missed", &waiting(true)) != "1" {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let finishing_first = {
+        let (mut client, request) = (client.clone(), finishing(&episode));
+        tokio::spawn(async move { client.finish(request).await })
+    };
+    while pg.psql("missed", &waiting(false)) != "1" {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    pg.psql("missed", "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = 'episodes'::regclass AND NOT granted");
+    let refused = finishing_first.await.unwrap().expect_err("the connection lost, no verdict recorded");
+    assert!(matches!(&refused, toolenv_client::ClientError::Status(status) if status.code() == tonic::Code::Unavailable), "{refused:?}");
+    writeln!(sql, "ROLLBACK;").unwrap();
+    drop(sql);
+    lock.wait().unwrap();
+    let verdict = client.finish(finishing(&episode)).await.expect("recorded once the store is back");
+    let recorded = pg.psql("missed", &format!("SELECT passed FROM episodes WHERE run_id = '{run}' AND plan_index = {}", lease.plan_index));
+    assert_eq!(recorded, if verdict.passed { "t" } else { "f" }, "the verdict answered is the one recorded");
     server.shutdown().await.unwrap();
 }
 

@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use toolenv::pb;
@@ -78,12 +78,19 @@ pub(crate) struct RunHost {
     /// The store is shared by replicas: a run's progress is the store's,
     /// not what this server's queue saw.
     shared: bool,
+    /// Leased episodes finished while the store could not record them, by
+    /// id, with when: the finish was answered UNAVAILABLE, and a repeat of
+    /// it records them (or finds another worker's verdict standing).
+    unrecorded: Mutex<HashMap<String, (LeaseTag, Instant)>>,
 }
+
+/// How long a finish that could not be recorded waits for its repeat.
+const UNRECORDED_KEPT: Duration = Duration::from_secs(10 * 60);
 
 impl RunHost {
     pub(crate) fn new(store: AnyStore) -> Self {
         let shared = store.postgres().is_some();
-        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default(), shared }
+        Self { store: Arc::new(std::sync::Mutex::new(store)), queues: Mutex::default(), shared, unrecorded: Mutex::default() }
     }
 
     /// Runs `f` on the store on a blocking thread.
@@ -151,8 +158,17 @@ impl RunHost {
         runs
     }
 
-    /// Records a leased episode's end: its result and trajectory.
+    /// The lease of a finished episode whose first finish could not be
+    /// recorded, taken to record it at a repeated finish.
+    pub(crate) fn unrecorded(&self, episode_id: &str) -> Option<LeaseTag> {
+        self.unrecorded.lock().remove(episode_id).map(|(lease, _)| lease)
+    }
+
+    /// Records a leased episode's end: its result and trajectory. When the
+    /// store fails, the lease is kept for a repeated finish
+    /// ([`RunHost::unrecorded`]) and the slot goes back to the queue.
     pub(crate) async fn record(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
+        let kept = lease.clone();
         let LeaseTag { queue, index } = lease;
         let planned = &queue.plan[index];
         let result = planned.result(&trajectory);
@@ -173,8 +189,11 @@ impl RunHost {
                 Ok(())
             }
             Err(error) => {
-                // Not stored: another worker plays it again.
+                // Not stored: another worker plays it again, unless a repeat of this finish records it first.
                 queue.free(index, Some(episode_id));
+                let mut unrecorded = self.unrecorded.lock();
+                unrecorded.retain(|_, (_, since)| since.elapsed() < UNRECORDED_KEPT);
+                unrecorded.insert(episode_id.to_owned(), (kept, Instant::now()));
                 tracing::error!(run = %queue.run, index, %error, "run episode not recorded");
                 Err(error)
             }

@@ -360,10 +360,12 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                 }
                 (verdict, lease, trajectory)
             }
-            // Finished before: the same verdict again, from what it keeps.
+            // Finished before: the same verdict again, from what it keeps,
+            // recorded in its run now if the first finish could not be.
             Err(Error::EpisodeFinished) => {
-                let verdict = self.registry.finished(id).and_then(|t| t.verdict).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
-                (verdict, None, None)
+                let trajectory = self.registry.finished(id);
+                let verdict = trajectory.as_ref().and_then(|t| t.verdict.clone()).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                (verdict, self.runs.unrecorded(id), trajectory)
             }
             Err(error) => return Err(error.into()),
         };
