@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The Python virtual environments the tests run Python in, made from their
-# pinned requirements (PyPI) under the target directory's tmp/: the tests'
-# own (python/requirements-test.txt), LangGraph's and the MCP servers'
-# (examples/python/). A venv is made again only when its requirements file
-# changed. `.ci/run` runs this before `cargo test`; without it, the tests
-# that need a venv say so and skip. Needs python3 with venv.
+# What the tests take from the package registries, made once per checkout
+# under the target directory's tmp/, so that a test installs nothing:
+# - the Python virtual environments, from their pinned requirements (PyPI):
+#   the tests' own (python/requirements-test.txt), LangGraph's and the MCP
+#   servers' (examples/python/); a venv is made again only when its
+#   requirements file changed;
+# - the npm MCP server the chaos proxy's test drives (when npm is here).
+# `.ci/run` runs this before `cargo test`; without it, the tests that need
+# these say so and skip. Needs python3 with venv.
 #
-# Usage: bash tests/python-venvs.sh   (a few minutes the first time)
+# Usage: bash tests/deps.sh   (a few minutes the first time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=${CARGO_TARGET_DIR:-target}/tmp
@@ -24,3 +27,19 @@ make_venv() { # name, requirements file
 make_venv python-venv python/requirements-test.txt
 make_venv python-venv-langgraph examples/python/requirements-langgraph.txt
 make_venv python-venv-mcp-servers examples/python/requirements-mcp-servers.txt
+
+# An exact version, which the test names too (client/cli/tests/chaos_proxy.rs).
+npm_package() { # directory, name@version
+    local prefix=$tmp/$1
+    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" = "$2" ]; then
+        return
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "npm is not installed: the test of $2 will skip (.ci/run installs Debian's npm)"
+        return
+    fi
+    echo "installing $2 under $prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "$2"
+    printf '%s' "$2" > "$prefix/installed.txt"
+}
+npm_package npm-mcp-servers @modelcontextprotocol/server-filesystem@2026.8.31

@@ -1,6 +1,6 @@
 //! One Python virtual environment for every test that runs Python: the
 //! pinned packages of `python/requirements-test.txt` from PyPI, installed by
-//! `tests/python-venvs.sh` (which `.ci/run` runs; a test installs nothing
+//! `tests/deps.sh` (which `.ci/run` runs; a test installs nothing
 //! from the network), and the `toolenv` package built from `python/`
 //! (reinstalled here, offline, when its sources or the proto changed, so it
 //! is never stale and never rebuilt for nothing).
@@ -19,7 +19,7 @@ pub fn repository() -> PathBuf {
 
 /// The venv's Python under `scratch` (a test's `CARGO_TARGET_TMPDIR`), with
 /// the toolenv package up to date, or `None` (the test skips) when
-/// `tests/python-venvs.sh` has not made it. Panics with the failing
+/// `tests/deps.sh` has not made it. Panics with the failing
 /// command's output when the package does not install.
 pub fn venv(scratch: &Path) -> Option<PathBuf> {
     static READY: Mutex<Option<PathBuf>> = Mutex::new(None);
@@ -94,12 +94,12 @@ fn package_stamp() -> String {
 /// A venv of its own under `scratch/name` with the pinned packages of
 /// `requirements` (a path from the repository's root) and not the toolenv
 /// package: for examples whose packages cannot share the tests' venv.
-/// `None` (the test skips) when `tests/python-venvs.sh` has not made it.
+/// `None` (the test skips) when `tests/deps.sh` has not made it.
 pub fn venv_of(scratch: &Path, name: &str, requirements: &str) -> Option<PathBuf> {
     installed(&scratch.join(name), requirements)
 }
 
-/// The Python of `venv` if `tests/python-venvs.sh` installed the packages of
+/// The Python of `venv` if `tests/deps.sh` installed the packages of
 /// `requirements` (a path from the repository's root) in it as the file now
 /// pins them; otherwise says why on stderr and returns `None`, or fails
 /// under `TOOLENV_REQUIRE_PYTHON`.
@@ -111,7 +111,7 @@ fn installed(venv: &Path, requirements: &str) -> Option<PathBuf> {
     if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
         return Some(python);
     }
-    let why = format!("no venv at {} with {requirements} installed: run `bash tests/python-venvs.sh` (.ci/run does)", venv.display());
+    let why = format!("no venv at {} with {requirements} installed: run `bash tests/deps.sh` (.ci/run does)", venv.display());
     assert!(std::env::var_os("TOOLENV_REQUIRE_PYTHON").is_none(), "TOOLENV_REQUIRE_PYTHON is set: {why}");
     crate::skipped(&why);
     None
