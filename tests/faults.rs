@@ -461,24 +461,31 @@ fn timed(task: &str, seed: u64, time_scale: f64, delivery: pb::FaultDelivery) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_waits_give_the_same_trajectory_at_time_scale_0_and_1() {
-    let (server, mut client) = start().await;
-    let (mut compared, mut windows) = (0, 0);
+    let (server, client) = start().await;
+    // The episodes wait in real time at scale 1: all are played at once.
+    let mut episodes = Vec::new();
     for task in toolenv_domains::suite().iter().step_by(3) {
         for (seed, delivery) in [(0, pb::FaultDelivery::Status), (1, pb::FaultDelivery::InBand)] {
             for agent in [Builtin::Reference, Builtin::Solver] {
-                let at = |scale| timed(&task.id, seed, scale, delivery);
-                let virtual_only = play(&mut client, agent, at(0.0)).await.unwrap();
-                let real = play(&mut client, agent, at(1.0)).await.unwrap();
-                let (a, b) = (&virtual_only.trajectory, &real.trajectory);
-                assert_eq!(a.calls, b.calls, "{} seed {seed} {delivery:?} {}", task.id, agent.name());
-                assert_eq!(a.verdict, b.verdict, "{} seed {seed} {}", task.id, agent.name());
-                assert!(virtual_only.verdict.passed, "{} seed {seed} {}: {:?}", task.id, agent.name(), virtual_only.verdict.fault_notes);
-                windows +=
-                    a.calls.iter().filter(|c| c.fault.as_ref().is_some_and(|f| f.kind == "SoftRateLimit") && c.waited_ms > 0).count();
-                windows += a.calls.iter().filter(|c| c.drawn_without_effect.is_empty() && c.fault.is_none() && c.waited_ms >= 40).count();
-                compared += 1;
+                let mut client = client.clone();
+                episodes.push(async move {
+                    let at = |scale| timed(&task.id, seed, scale, delivery);
+                    let virtual_only = play(&mut client, agent, at(0.0)).await.unwrap();
+                    let real = play(&mut client, agent, at(1.0)).await.unwrap();
+                    (task, seed, delivery, agent, virtual_only, real)
+                });
             }
         }
+    }
+    let (mut compared, mut windows) = (0, 0);
+    for (task, seed, delivery, agent, virtual_only, real) in futures::future::join_all(episodes).await {
+        let (a, b) = (&virtual_only.trajectory, &real.trajectory);
+        assert_eq!(a.calls, b.calls, "{} seed {seed} {delivery:?} {}", task.id, agent.name());
+        assert_eq!(a.verdict, b.verdict, "{} seed {seed} {}", task.id, agent.name());
+        assert!(virtual_only.verdict.passed, "{} seed {seed} {}: {:?}", task.id, agent.name(), virtual_only.verdict.fault_notes);
+        windows += a.calls.iter().filter(|c| c.fault.as_ref().is_some_and(|f| f.kind == "SoftRateLimit") && c.waited_ms > 0).count();
+        windows += a.calls.iter().filter(|c| c.drawn_without_effect.is_empty() && c.fault.is_none() && c.waited_ms >= 40).count();
+        compared += 1;
     }
     assert!(compared >= 20 && windows > 5, "{compared} episodes, {windows} declared waits that mattered");
     server.shutdown().await.unwrap();

@@ -69,7 +69,8 @@ fn each_command_shows_only_the_flags_that_apply() {
 
 #[test]
 fn a_run_whose_episodes_all_failed_for_infrastructure_reasons_exits_non_zero() {
-    let (ok, code, _, stderr) = toolenv(&["run", "--domain", "travel", "--agent", "react@m", "--base-url", "http://127.0.0.1:9"]);
+    let (ok, code, _, stderr) =
+        toolenv(&["run", "--domain", "travel", "--agent", "react@m", "--base-url", "http://127.0.0.1:9", "--max-attempts", "1"]);
     assert!(!ok && code == 3, "{code}: {stderr}");
     assert!(stderr.contains("all 5 episodes ended in an infrastructure error") && stderr.contains("Connection refused"), "{stderr}");
     let (ok, _, _, stderr) = toolenv(&["run", "--domain", "travel", "--no-store"]);
