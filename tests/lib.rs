@@ -20,6 +20,14 @@ pub fn skipped(why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
 
+/// [`skipped`] for want of something `.ci/run` installs, unless the
+/// environment variable `required` is set (as `.ci/run` sets it), when the
+/// test fails instead.
+pub fn skipped_unless_required(required: &str, why: &str) {
+    assert!(std::env::var_os(required).is_none(), "{required} is set: {why}");
+    skipped(why);
+}
+
 /// Starts a server with default limits and connects a client to it.
 pub async fn start() -> (RunningServer, Client) {
     start_with(Config::default()).await

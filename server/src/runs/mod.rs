@@ -168,7 +168,6 @@ impl RunHost {
     /// store fails, the lease is kept for a repeated finish
     /// ([`RunHost::unrecorded`]) and the slot goes back to the queue.
     pub(crate) async fn record(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
-        let kept = lease.clone();
         let LeaseTag { queue, index } = lease;
         let planned = &queue.plan[index];
         let result = planned.result(&trajectory);
@@ -193,7 +192,7 @@ impl RunHost {
                 queue.free(index, Some(episode_id));
                 let mut unrecorded = self.unrecorded.lock();
                 unrecorded.retain(|_, (_, since)| since.elapsed() < UNRECORDED_KEPT);
-                unrecorded.insert(episode_id.to_owned(), (kept, Instant::now()));
+                unrecorded.insert(episode_id.to_owned(), (LeaseTag { queue: queue.clone(), index }, Instant::now()));
                 tracing::error!(run = %queue.run, index, %error, "run episode not recorded");
                 Err(error)
             }
