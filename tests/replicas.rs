@@ -514,18 +514,21 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     let mut lock = pg.psql_session("missed");
     let mut sql = lock.stdin.take().unwrap();
     writeln!(sql, "BEGIN; LOCK TABLE episodes IN ACCESS EXCLUSIVE MODE;").unwrap();
-    let waiting = |granted: bool| format!("SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted = {granted}");
-    while pg.psql("missed", &waiting(true)) != "1" {
+    // Only the lock and the verdict's INSERT count: the server may read the table meanwhile.
+    let locked = "SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted AND mode = 'AccessExclusiveLock'";
+    let recording = "FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                     WHERE l.relation = 'episodes'::regclass AND NOT l.granted AND a.query LIKE '%INSERT INTO episodes%'";
+    while pg.psql("missed", locked) != "1" {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     let finishing_first = {
         let (mut client, request) = (client.clone(), finishing(&episode));
         tokio::spawn(async move { client.finish(request).await })
     };
-    while pg.psql("missed", &waiting(false)) != "1" {
+    while pg.psql("missed", &format!("SELECT COUNT(*) {recording}")) != "1" {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    pg.psql("missed", "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = 'episodes'::regclass AND NOT granted");
+    pg.psql("missed", &format!("SELECT pg_terminate_backend(l.pid) {recording}"));
     let refused = finishing_first.await.unwrap().expect_err("the connection lost, no verdict recorded");
     assert!(matches!(&refused, toolenv_client::ClientError::Status(status) if status.code() == tonic::Code::Unavailable), "{refused:?}");
     writeln!(sql, "ROLLBACK;").unwrap();
