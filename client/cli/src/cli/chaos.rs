@@ -36,6 +36,11 @@ pub(crate) struct ChaosArgs {
     /// stdio session of that name meets.
     #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<std::net::SocketAddr>,
+    /// Seconds the upstream server has to exit on its own once the client's
+    /// input ended (its stdin is closed then, as MCP's stdio shutdown asks)
+    /// before it is killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = toolenv_mcp::chaos::UPSTREAM_GRACE.as_secs_f64())]
+    pub(crate) grace: f64,
     #[command(flatten)]
     pub(crate) proxy: ProxyArgs,
 }
@@ -118,6 +123,8 @@ pub(crate) async fn chaos(args: ChaosArgs) -> anyhow::Result<ExitCode> {
         ledger: args.ledger.clone(),
         command: upstream(&args.proxy.command)?,
         drift_tools: args.proxy.drift_tools,
+        grace: std::time::Duration::try_from_secs_f64(args.grace)
+            .map_err(|_| anyhow::anyhow!("invalid --grace: {} is not a number of seconds ≥ 0", args.grace))?,
     };
     if let Some(addr) = args.listen {
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;

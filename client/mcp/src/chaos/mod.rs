@@ -62,8 +62,8 @@ pub const UNAVAILABLE: i64 = -32000;
 /// JSON-RPC error code of a request that is not a valid one.
 pub const INVALID_REQUEST: i64 = -32600;
 
-/// How long the upstream server has to exit after the client's input ended
-/// (and so its own stdin closed) before the proxy kills it.
+/// How long, by default, the upstream server has to exit after the
+/// client's input ended (and so its own stdin closed) before the proxy kills it.
 pub const UPSTREAM_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How to run the proxy.
@@ -87,6 +87,9 @@ pub struct Config {
     /// (snake_case to camelCase) in every `tools/list` reply, and a call's
     /// arguments renamed back before they go upstream.
     pub drift_tools: bool,
+    /// How long the upstream server has to exit on its own once the
+    /// client's input ended, before it is killed ([`UPSTREAM_GRACE`] by default).
+    pub grace: std::time::Duration,
 }
 
 /// Why the proxy stopped.
@@ -228,11 +231,11 @@ where
     };
 
     // Once the client is gone (and the server's stdin closed with it), the
-    // server has UPSTREAM_GRACE to end on its own, as MCP's stdio shutdown
+    // server has the grace period to end on its own, as MCP's stdio shutdown
     // asks, before it is killed: a proxy never outlives its client for long.
     let killed = async {
         let _ = gone.await;
-        tokio::time::sleep(UPSTREAM_GRACE).await;
+        tokio::time::sleep(config.grace).await;
     };
     tokio::pin!(killed);
     let mut lines = BufReader::new(upstream_out).lines();
