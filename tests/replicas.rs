@@ -500,7 +500,9 @@ async fn a_worker_rides_out_a_store_restart() {
 /// A finish the store could not record is answered UNAVAILABLE, and sent
 /// again once the store is back it records the verdict in the run, so the
 /// entry is not played twice. (A repeat used to get the verdict the server
-/// kept, answered as if recorded, and the entry was handed out again.)
+/// kept, answered as if recorded, and the entry was handed out again.) Two
+/// repeats sent at once: neither is answered before the verdict is stored,
+/// and when the one recording fails, the other records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     use std::io::Write as _;
@@ -518,26 +520,47 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     let locked = "SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted AND mode = 'AccessExclusiveLock'";
     let recording = "FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                      WHERE l.relation = 'episodes'::regclass AND NOT l.granted AND a.query LIKE '%INSERT INTO episodes%'";
-    while pg.psql("missed", locked) != "1" {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until(&pg, locked).await;
     let finishing_first = {
         let (mut client, request) = (client.clone(), finishing(&episode));
         tokio::spawn(async move { client.finish(request).await })
     };
-    while pg.psql("missed", &format!("SELECT COUNT(*) {recording}")) != "1" {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
+    let unavailable = |refused: &toolenv_client::ClientError| matches!(refused, toolenv_client::ClientError::Status(status) if status.code() == tonic::Code::Unavailable);
     pg.psql("missed", &format!("SELECT pg_terminate_backend(l.pid) {recording}"));
     let refused = finishing_first.await.unwrap().expect_err("the connection lost, no verdict recorded");
-    assert!(matches!(&refused, toolenv_client::ClientError::Status(status) if status.code() == tonic::Code::Unavailable), "{refused:?}");
+    assert!(unavailable(&refused), "{refused:?}");
+    // Two repeats at once, the table still locked: one waits on the INSERT, the other on it.
+    let repeat = || {
+        let (mut client, request) = (client.clone(), finishing(&episode));
+        tokio::spawn(async move { client.finish(request).await })
+    };
+    let first_repeat = repeat();
+    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
+    let second_repeat = repeat();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!second_repeat.is_finished(), "a repeat was answered before the verdict was stored: {:?}", second_repeat.await);
+    // The one recording loses its connection: it is UNAVAILABLE, and the other records.
+    pg.psql("missed", &format!("SELECT pg_terminate_backend(l.pid) {recording}"));
+    let refused = first_repeat.await.unwrap().expect_err("the connection lost again");
+    assert!(unavailable(&refused), "{refused:?}");
+    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
     writeln!(sql, "ROLLBACK;").unwrap();
     drop(sql);
     lock.wait().unwrap();
-    let verdict = client.finish(finishing(&episode)).await.expect("recorded once the store is back");
+    let verdict = second_repeat.await.unwrap().expect("recorded once the store is back");
     let recorded = pg.psql("missed", &format!("SELECT passed FROM episodes WHERE run_id = '{run}' AND plan_index = {}", lease.plan_index));
     assert_eq!(recorded, if verdict.passed { "t" } else { "f" }, "the verdict answered is the one recorded");
     server.shutdown().await.unwrap();
+}
+
+/// Waits until `count` (a query in the database "missed") is 1, for at most 30 s.
+async fn until(pg: &TempPostgres, count: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while pg.psql("missed", count) != "1" {
+        assert!(std::time::Instant::now() < deadline, "still not 1 after 30 s: {count}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// Group commit: what episodes have waiting together goes to the database

@@ -81,8 +81,12 @@ pub(crate) struct RunHost {
     /// Leased episodes finished while the store could not record them, by
     /// id, with when: the finish was answered UNAVAILABLE, and a repeat of
     /// it records them (or finds another worker's verdict standing).
-    unrecorded: Mutex<HashMap<String, (LeaseTag, Instant)>>,
+    unrecorded: Mutex<HashMap<String, (Unrecorded, Instant)>>,
 }
+
+/// The lease of a finish the store missed, taken by the repeat that records
+/// it; repeats sent at once wait on the lock for that one's outcome.
+type Unrecorded = Arc<tokio::sync::Mutex<Option<LeaseTag>>>;
 
 /// How long a finish that could not be recorded waits for its repeat.
 const UNRECORDED_KEPT: Duration = Duration::from_secs(10 * 60);
@@ -158,19 +162,48 @@ impl RunHost {
         runs
     }
 
-    /// The lease of a finished episode whose first finish could not be
-    /// recorded, taken to record it at a repeated finish.
-    pub(crate) fn unrecorded(&self, episode_id: &str) -> Option<LeaseTag> {
-        self.unrecorded.lock().remove(episode_id).map(|(lease, _)| lease)
+    /// Records, at a repeat of its finish, a finished episode whose first
+    /// finish the store missed; nothing to do for any other. A repeat
+    /// returns only once the verdict is stored (or another worker's found
+    /// standing): repeats sent at once wait for the one recording.
+    pub(crate) async fn record_again(&self, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
+        let Some(missed) = self.unrecorded.lock().get(episode_id).map(|(missed, _)| Arc::clone(missed)) else {
+            return Ok(());
+        };
+        let mut lease = missed.lock().await;
+        let Some(tag) = lease.take() else {
+            return Ok(()); // recorded by a repeat sent at the same time
+        };
+        match self.store_result(tag, episode_id, trajectory).await {
+            Ok(()) => {
+                self.unrecorded.lock().remove(episode_id);
+                Ok(())
+            }
+            Err((error, tag)) => {
+                *lease = Some(tag);
+                Err(error)
+            }
+        }
     }
 
     /// Records a leased episode's end: its result and trajectory. When the
     /// store fails, the lease is kept for a repeated finish
-    /// ([`RunHost::unrecorded`]) and the slot goes back to the queue.
+    /// ([`RunHost::record_again`]) and the slot goes back to the queue.
     pub(crate) async fn record(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), Error> {
-        let LeaseTag { queue, index } = lease;
-        let planned = &queue.plan[index];
-        let result = planned.result(&trajectory);
+        self.store_result(lease, episode_id, trajectory).await.map_err(|(error, lease)| {
+            let mut unrecorded = self.unrecorded.lock();
+            unrecorded.retain(|_, (_, since)| since.elapsed() < UNRECORDED_KEPT);
+            unrecorded.insert(episode_id.to_owned(), (Arc::new(tokio::sync::Mutex::new(Some(lease))), Instant::now()));
+            error
+        })
+    }
+
+    /// Stores a leased episode's result and trajectory and marks its slot
+    /// done; when the store fails, the slot goes back to the queue and the
+    /// lease comes back with the error.
+    async fn store_result(&self, lease: LeaseTag, episode_id: &str, trajectory: pb::Trajectory) -> Result<(), (Error, LeaseTag)> {
+        let (queue, index) = (&lease.queue, lease.index);
+        let result = queue.plan[index].result(&trajectory);
         let passed = result.outcome == toolenv_runs::metrics::EpisodeOutcome::Passed;
         let run = queue.run.clone();
         // `Ok(false)`: this plan entry has a verdict already (which stands).
@@ -190,11 +223,8 @@ impl RunHost {
             Err(error) => {
                 // Not stored: another worker plays it again, unless a repeat of this finish records it first.
                 queue.free(index, Some(episode_id));
-                let mut unrecorded = self.unrecorded.lock();
-                unrecorded.retain(|_, (_, since)| since.elapsed() < UNRECORDED_KEPT);
-                unrecorded.insert(episode_id.to_owned(), (LeaseTag { queue: queue.clone(), index }, Instant::now()));
                 tracing::error!(run = %queue.run, index, %error, "run episode not recorded");
-                Err(error)
+                Err((error, lease))
             }
         }
     }

@@ -363,9 +363,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             // Finished before: the same verdict again, from what it keeps,
             // recorded in its run now if the first finish could not be.
             Err(Error::EpisodeFinished) => {
-                let trajectory = self.registry.finished(id);
-                let verdict = trajectory.as_ref().and_then(|t| t.verdict.clone()).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
-                (verdict, self.runs.unrecorded(id), trajectory)
+                let trajectory = self.registry.finished(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                let verdict = trajectory.verdict.clone().ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                self.runs.record_again(id, trajectory).await?;
+                return Ok(Response::new(verdict));
             }
             Err(error) => return Err(error.into()),
         };

@@ -12,7 +12,7 @@ use std::future::Future;
 use prost::Message as _;
 use toolenv::pb;
 
-use super::{PgStore, big, client, index, pg};
+use super::{PgStore, big, client, index, pg, settle};
 use crate::StoreError;
 
 /// An episode as the log holds it.
@@ -249,8 +249,8 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
         .map_err(pg(url))?;
     let rows = client
         .query(&statement, &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased])
-        .await
-        .map_err(pg(url))?;
+        .await;
+    let rows = settle(client, rows).map_err(pg(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
     let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();

@@ -159,6 +159,21 @@ fn describe(error: &tokio_postgres::Error) -> String {
     text
 }
 
+/// Gives `client` back to the pool unless `result` failed for the
+/// connection's sake (cut by the server, or closed): the pool would hand a
+/// connection whose end it has not noticed yet to the next caller, a repeat
+/// sent at once say, which would fail for nothing.
+fn settle<T>(client: deadpool_postgres::Object, result: Result<T, tokio_postgres::Error>) -> Result<T, tokio_postgres::Error> {
+    if let Err(error) = &result {
+        // Class 08: connection exception; 57P: the server shut down or ended the connection.
+        let cut = error.code().is_some_and(|code| code.code().starts_with("08") || code.code().starts_with("57P"));
+        if cut || error.is_closed() {
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+    result
+}
+
 /// Maps a statement's error to the store's, naming the database.
 fn pg(url: &str) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
     move |error| StoreError::Postgres { url: url.to_owned(), message: describe(&error) }

@@ -9,7 +9,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use toolenv::pb;
 
-use super::{PgStore, big, client, pg};
+use super::{PgStore, big, client, pg, settle};
 use toolenv_runs::{
     PlannedEpisode,
     metrics::{EpisodeOutcome, EpisodeResult},
@@ -234,7 +234,7 @@ async fn record(pool: &deadpool_postgres::Pool, url: &str, run: &str, row: Episo
             &[&run, &row.plan_index, &row.passed, &row.infra_error, &row.result, &row.trajectory],
         )
         .await;
-    match changed {
+    match settle(client, changed) {
         Ok(row) => Ok(Some(row.get::<_, i64>(0).max(0) as u64)),
         Err(error) if error.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Ok(None),
         Err(error) => Err(pg(url)(error)),
