@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolenv_domains::taskfile::Catalogue;
 
 use prost::Message as _;
 use serde_json::Value;
@@ -105,7 +106,8 @@ async fn the_judges_ruling_decides_the_answer_and_replays_without_the_model() {
             let check = verdict.checks.iter().find(|c| c.actual_json.contains("judged_by")).expect("the answer check says who judged");
             assert!(check.actual_json.contains("model scripted-judge") && check.actual_json.contains("scripted: reference"), "{check:?}");
             // The rule-based reader on the same end state and answer: where it disagrees, the ruling decided.
-            let mut by_reader = toolenv_runs::fork::fork(&trajectory, trajectory.calls.len(), DEFAULT_MAX_CALLS).unwrap();
+            let mut by_reader =
+                toolenv_runs::fork::fork(&Catalogue::new(), &trajectory, trajectory.calls.len(), DEFAULT_MAX_CALLS).unwrap();
             by_reader.answer(answer.as_str());
             disagreements += usize::from(toolenv_domains::Finish::finish(&mut by_reader).passed != correct);
             trajectories.push(trajectory);
@@ -118,8 +120,8 @@ async fn the_judges_ruling_decides_the_answer_and_replays_without_the_model() {
     drop(endpoint);
     for trajectory in &trajectories {
         let stored = pb::Trajectory::decode(trajectory.encode_to_vec().as_slice()).unwrap();
-        toolenv_runs::fork::replay(&stored, DEFAULT_MAX_CALLS).unwrap_or_else(|e| panic!("{}: {e}", stored.task_id));
-        let attribution = toolenv_runs::fork::attribute(&stored, DEFAULT_MAX_CALLS).unwrap();
+        toolenv_runs::fork::replay(&Catalogue::new(), &stored, DEFAULT_MAX_CALLS).unwrap_or_else(|e| panic!("{}: {e}", stored.task_id));
+        let attribution = toolenv_runs::fork::attribute(&Catalogue::new(), &stored, DEFAULT_MAX_CALLS).unwrap();
         assert_eq!(attribution.passed, stored.verdict.as_ref().unwrap().passed);
     }
     // The run's records and report say which judged.

@@ -3,6 +3,7 @@
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
+use toolenv_domains::taskfile::Catalogue;
 use toolenv_domains::{
     Finish,
     attribution::{ErrorType, Responsible},
@@ -39,11 +40,12 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for episode in &episodes {
         let trajectory = episode.trajectory.as_ref().expect("every episode reached a verdict");
         // The whole trajectory, replayed in-process: every call and the verdict byte for byte.
-        let replayed = toolenv_runs::fork::replay(trajectory, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv_runs::fork::replay(&Catalogue::new(), trajectory, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         assert_eq!(pb::Trajectory::from(replayed.trajectory()), pb::Trajectory { usage: None, ..trajectory.clone() });
         failed += usize::from(!trajectory.verdict.as_ref().unwrap().passed);
     }
-    let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&episodes, toolenv_core::DEFAULT_MAX_CALLS);
+    let (attributed, unattributed) =
+        toolenv_runs::attribution::attribute_run(&Catalogue::new(), &episodes, toolenv_core::DEFAULT_MAX_CALLS);
     assert!(unattributed.is_empty(), "{unattributed:?}");
     assert_eq!(attributed.len(), failed);
     assert!(failed > 50, "only {failed} failed episodes");
@@ -56,8 +58,8 @@ async fn every_stored_trajectory_of_a_run_with_faults_replays_to_its_verdict_and
     for e in &attributed {
         // Forking at the decisive step and continuing passes; one step later does not.
         let recorded = episodes[e.plan_index].trajectory.as_ref().unwrap();
-        let replayed = toolenv_runs::fork::replay(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
-        let source = toolenv_runs::fork::source(recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let replayed = toolenv_runs::fork::replay(&Catalogue::new(), recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+        let source = toolenv_runs::fork::source(&Catalogue::new(), recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
         let calls = &replayed.trajectory().calls;
         // One feasibility: the episode the report counts infeasible is the
         // environment's, from the start; a feasible failure is an agent's.
@@ -192,7 +194,7 @@ fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
             let _ = run(task, topology, &mut episode);
             episode.finish();
             let recorded = pb::Trajectory::from(episode.trajectory());
-            let replayed = toolenv_runs::fork::replay(&recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
+            let replayed = toolenv_runs::fork::replay(&Catalogue::new(), &recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
             assert_eq!(pb::Trajectory::from(replayed.trajectory()), recorded, "{} under {fault}", task.id);
         }
     }

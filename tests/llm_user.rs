@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use toolenv_domains::taskfile::Catalogue;
 
 use prost::Message as _;
 use serde_json::{Value, json};
@@ -132,7 +133,7 @@ async fn a_lying_llm_user_fails_the_episode_and_attribution_names_it() {
             .expect("plays");
         assert!(!remote.verdict.passed, "{}", task.id);
         let turn = remote.trajectory.calls.iter().find(|c| c.user_answer.is_some()).expect("a supplied answer").index;
-        let attribution = toolenv_runs::fork::attribute(&remote.trajectory, DEFAULT_MAX_CALLS).expect("attributed");
+        let attribution = toolenv_runs::fork::attribute(&Catalogue::new(), &remote.trajectory, DEFAULT_MAX_CALLS).expect("attributed");
         if attribution.responsible == Some(Responsible::User) {
             named += 1;
             assert_eq!((attribution.decisive_step, attribution.errors[0].step), (Some(turn), turn), "{}", task.id);
@@ -140,7 +141,7 @@ async fn a_lying_llm_user_fails_the_episode_and_attribution_names_it() {
         }
         // Stored (its wire bytes) and read back, it re-attributes the same.
         let stored = pb::Trajectory::decode(remote.trajectory.encode_to_vec().as_slice()).unwrap();
-        assert_eq!(toolenv_runs::fork::attribute(&stored, DEFAULT_MAX_CALLS).unwrap(), attribution);
+        assert_eq!(toolenv_runs::fork::attribute(&Catalogue::new(), &stored, DEFAULT_MAX_CALLS).unwrap(), attribution);
         // The same task with the rule-based user: the solver passes, nothing to attribute.
         let rules = play(&mut client, Builtin::Solver, new_episode(&task.id, 0, 0)).await.unwrap();
         assert!(rules.verdict.passed && rules.trajectory.calls.iter().all(|c| c.user_answer.is_none()));
@@ -159,17 +160,17 @@ async fn a_recorded_llm_user_episode_replays_and_forks_byte_for_byte_offline() {
     let golden = toolenv_runs::trajectory_json(&recorded.trajectory).to_string();
     assert!(golden.contains("\"user_answer\":\"The "), "{golden}");
     // Replayed from the trajectory alone: every call byte for byte, the verdict too.
-    let replayed = toolenv_runs::fork::replay(&recorded.trajectory, DEFAULT_MAX_CALLS).expect("replays");
+    let replayed = toolenv_runs::fork::replay(&Catalogue::new(), &recorded.trajectory, DEFAULT_MAX_CALLS).expect("replays");
     let again = pb::Trajectory { verdict: recorded.trajectory.verdict.clone(), ..pb::Trajectory::from(replayed.trajectory()) };
     assert_eq!(encoded(&again), encoded(&recorded.trajectory));
     // Forked right after the user's turn: the answer is fed back.
     let turn = recorded.trajectory.calls.iter().position(|c| c.user_answer.is_some()).unwrap();
-    let fork = toolenv_runs::fork::fork(&recorded.trajectory, turn + 1, DEFAULT_MAX_CALLS).expect("forks");
+    let fork = toolenv_runs::fork::fork(&Catalogue::new(), &recorded.trajectory, turn + 1, DEFAULT_MAX_CALLS).expect("forks");
     assert_eq!(fork.trajectory().calls[turn].user_answer(), recorded.trajectory.calls[turn].user_answer.as_deref());
     // An edited answer does not replay: the record is checked.
     let mut edited = recorded.trajectory.clone();
     edited.calls[turn].user_answer = Some("The date is 1999-01-01.".into());
-    assert!(toolenv_runs::fork::fork(&edited, turn + 1, DEFAULT_MAX_CALLS).is_err());
+    assert!(toolenv_runs::fork::fork(&Catalogue::new(), &edited, turn + 1, DEFAULT_MAX_CALLS).is_err());
     // Played again from the tape, with the endpoint gone: the same trajectory.
     drop(endpoint);
     let user = llm_user("http://127.0.0.1:9/v1", Tape::Replay(tape.path().to_owned()), quick());

@@ -4,6 +4,7 @@
 //! with its own error type.
 
 use std::time::Duration;
+use toolenv_domains::taskfile::Catalogue;
 
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
@@ -143,6 +144,8 @@ pub type Transport = InterceptedService<Channel, Bearer>;
 pub struct Client {
     inner: ToolEnvClient<Transport>,
     runs: RunsClient<Transport>,
+    /// Where a built-in agent played through this client finds its task.
+    tasks: Catalogue,
 }
 
 impl Client {
@@ -178,7 +181,21 @@ impl Client {
         Ok(Self {
             inner: ToolEnvClient::with_interceptor(channel.clone(), bearer.clone()),
             runs: RunsClient::with_interceptor(channel, bearer),
+            tasks: Catalogue::new(),
         })
+    }
+
+    /// This client with the task files of `tasks` known to the built-in
+    /// agents played through it (the reference and the solver read their
+    /// task), as the server it plays on was given them (`--tasks FILE`).
+    pub fn with_tasks(self, tasks: Catalogue) -> Self {
+        Self { tasks, ..self }
+    }
+
+    /// The tasks the built-in agents played through this client find:
+    /// the built-in and generated ones, and those given to [`Client::with_tasks`].
+    pub fn tasks(&self) -> &Catalogue {
+        &self.tasks
     }
 
     /// The generated stub, for requests this wrapper does not cover.

@@ -69,13 +69,14 @@ async fn play_keyed(
     Ok(FinishedEpisode { task_id: episode.task_id, verdict, trajectory })
 }
 
-/// The task of an id (the paper's, or a generated one rebuilt from its id)
-/// when the agent needs it, or why it cannot play it.
+/// The task of an id (the paper's, a generated one rebuilt from its id, or
+/// one of the client's task files) when the agent needs it, or why it
+/// cannot play it.
 pub(crate) async fn known_task(client: &mut Client, agent: &dyn Agent, task_id: &str) -> Result<Option<TaskRef>, ClientError> {
     if !agent.needs_task() {
         return Ok(None);
     }
-    match toolenv_domains::generate::resolve(task_id) {
+    match client.tasks().resolve(task_id) {
         Ok(task) => Ok(Some(task)),
         Err(_) => {
             // The server's NOT_FOUND says it best, if it does not know the task either.

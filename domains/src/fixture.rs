@@ -35,7 +35,7 @@
 //! have passed (`Judgement::feasible`), as the server does, so a fixture's
 //! verdict is the one a run would record.
 
-pub use crate::taskfile::{TaskBuilder, TaskSet};
+pub use crate::taskfile::{Catalogue, TaskBuilder, TaskSet};
 pub use crate::{Finish, registry, suite, task};
 pub use toolenv_core::chaos::{Chaos, FaultKind, FaultProfile};
 pub use toolenv_core::{CallError, CallOptions, CallRecord, Check, Domain, DomainError, Episode, Judgement, Outcome, Task};

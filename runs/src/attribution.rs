@@ -77,14 +77,19 @@ pub struct Unattributed {
 /// from their record are returned apart, with the reason; so is one whose
 /// replay decides its feasibility otherwise than its recorded verdict (an
 /// episode judged under another call limit or by an older solver), so that
-/// an attribution never contradicts the report's infeasible count.
-pub fn attribute_run(episodes: &[StoredEpisode], max_calls: u32) -> (Vec<EpisodeAttribution>, Vec<Unattributed>) {
+/// an attribution never contradicts the report's infeasible count. Tasks
+/// are found in `tasks`.
+pub fn attribute_run(
+    tasks: &toolenv_domains::taskfile::Catalogue,
+    episodes: &[StoredEpisode],
+    max_calls: u32,
+) -> (Vec<EpisodeAttribution>, Vec<Unattributed>) {
     let mut attributed = Vec::new();
     let mut failed = Vec::new();
     for episode in episodes {
         let Some(trajectory) = episode.trajectory.as_ref().filter(|_| episode.result.outcome == EpisodeOutcome::Failed) else { continue };
         let recorded = trajectory.verdict.as_ref().and_then(|v| v.feasible);
-        let attribution = crate::fork::attribute(trajectory, max_calls).and_then(|attribution| match recorded {
+        let attribution = crate::fork::attribute(tasks, trajectory, max_calls).and_then(|attribution| match recorded {
             Some(feasible) if attribution.infeasible_from_start == feasible => Err(ForkError::Diverged {
                 index: trajectory.calls.len(),
                 expected: format!("feasible: {feasible}"),

@@ -11,14 +11,15 @@ use toolenv_core::{
     chaos::FaultProfile,
     phrasing::{Applied, Relation},
 };
-use toolenv_domains::{Finish, attribution::Attribution};
+use toolenv_domains::{Finish, attribution::Attribution, taskfile::Catalogue};
 
 use toolenv::pb;
 
-/// What a recorded trajectory was created with. `max_calls` is the call limit
-/// it ran under (not recorded: the server's `max_calls_per_episode`).
-pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
-    let task = toolenv_domains::generate::resolve(&trajectory.task_id).map_err(|_| ForkError::UnknownTask(trajectory.task_id.clone()))?;
+/// What a recorded trajectory was created with, its task found in `tasks`.
+/// `max_calls` is the call limit it ran under (not recorded: the server's
+/// `max_calls_per_episode`).
+pub fn source(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, ForkError> {
+    let task = tasks.resolve(&trajectory.task_id).map_err(|_| ForkError::UnknownTask(trajectory.task_id.clone()))?;
     let fault_profile: FaultProfile =
         serde_json::from_str(&trajectory.fault_profile_json).map_err(|e| ForkError::Malformed(format!("fault_profile_json: {e}")))?;
     let perturbations = trajectory
@@ -56,8 +57,8 @@ pub fn source(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Source, For
 
 /// The episode of a recorded trajectory after its first `steps` calls, each
 /// replayed call's wire record checked against the stored one byte for byte.
-pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result<Episode, ForkError> {
-    let source = source(trajectory, max_calls)?;
+pub fn fork(tasks: &Catalogue, trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result<Episode, ForkError> {
+    let source = source(tasks, trajectory, max_calls)?;
     if steps > trajectory.calls.len() {
         return Err(ForkError::PastEnd { steps, recorded: trajectory.calls.len() });
     }
@@ -98,8 +99,8 @@ pub fn fork(trajectory: &pb::Trajectory, steps: usize, max_calls: u32) -> Result
 
 /// The episode of a recorded trajectory after all its calls, with the
 /// answers it finished with (prose, typed, and a judge's ruling on the prose).
-fn answered(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
-    let mut episode = fork(trajectory, trajectory.calls.len(), max_calls)?;
+fn answered(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
+    let mut episode = fork(tasks, trajectory, trajectory.calls.len(), max_calls)?;
     if let Some(answer) = &trajectory.answer {
         episode.answer(answer.as_str());
     }
@@ -114,8 +115,8 @@ fn answered(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, Fork
 }
 
 /// Replays a whole finished trajectory and checks its verdict, byte for byte.
-pub fn replay(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
-    let mut episode = answered(trajectory, max_calls)?;
+pub fn replay(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
+    let mut episode = answered(tasks, trajectory, max_calls)?;
     let verdict = pb::Verdict::from(episode.finish());
     if let Some(recorded) = &trajectory.verdict
         && recorded.encode_to_vec() != verdict.encode_to_vec()
@@ -129,9 +130,9 @@ pub fn replay(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, Fo
 /// Attributes a recorded episode: its calls replayed and checked, then
 /// [`toolenv_domains::attribution::attribute`] on the replay. The replay's
 /// end state must be the recorded one.
-pub fn attribute(trajectory: &pb::Trajectory, max_calls: u32) -> Result<Attribution, ForkError> {
-    let source = source(trajectory, max_calls)?;
-    let replayed = answered(trajectory, max_calls)?;
+pub fn attribute(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> Result<Attribution, ForkError> {
+    let source = source(tasks, trajectory, max_calls)?;
+    let replayed = answered(tasks, trajectory, max_calls)?;
     let attribution = toolenv_domains::attribution::attribute(&source, replayed.trajectory())?;
     if let Some(recorded) = &trajectory.verdict
         && recorded.passed != attribution.passed

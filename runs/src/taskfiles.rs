@@ -1,19 +1,14 @@
 //! Reading task files from disk: a file, or a folder's `*.json` files in
-//! name order, checked for size before they are read, then validated and
-//! loaded for the process by [`toolenv_domains::taskfile`] (which reads no
-//! file itself).
+//! name order, checked for size before they are read, then validated by
+//! [`toolenv_domains::taskfile`] (which reads no file itself).
 
 use std::path::Path;
 
-use toolenv_domains::taskfile::{self, LoadError, MAX_FILE_BYTES, MAX_FILES, TaskSet};
+use toolenv_domains::taskfile::{LoadError, MAX_FILE_BYTES, MAX_FILES, TaskSet};
 
-/// Reads, validates and loads the tasks of a file or folder for the rest of
-/// the process (`--tasks PATH`): every task, or the first problem and none.
-pub fn load(path: &Path) -> Result<&'static TaskSet, LoadError> {
-    taskfile::install(read(path)?)
-}
-
-/// Reads and validates the tasks of a file or folder without loading them.
+/// Reads and validates the tasks of a file or folder (`--tasks PATH`):
+/// every task, or the first problem and none. A
+/// [`toolenv_domains::taskfile::Catalogue`] then serves them.
 pub fn read(path: &Path) -> Result<TaskSet, LoadError> {
     let name = path.display().to_string();
     let io = |path: &Path, e: std::io::Error| LoadError::file(&path.display().to_string(), format!("cannot read: {e}"));

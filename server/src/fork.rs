@@ -22,11 +22,14 @@ impl ToolEnvService {
         let time_scale = toolenv_runs::check_time_scale(request.time_scale.unwrap_or(self.config().time_scale))
             .map_err(|e| Error::invalid("time_scale", e.to_string()))?;
         let max_calls = self.config().max_calls_per_episode;
-        let episode = toolenv_runs::fork::fork(&trajectory, request.calls as usize, max_calls).map_err(|error| match error {
-            ForkError::UnknownTask(id) => Error::UnknownTask(id),
-            ForkError::PastEnd { .. } => Error::invalid("calls", error.to_string()),
-            other => Error::invalid("trajectory", other.to_string()),
-        })?;
+        let episode =
+            toolenv_runs::fork::fork(&self.config().tasks, &trajectory, request.calls as usize, max_calls).map_err(
+                |error| match error {
+                    ForkError::UnknownTask(id) => Error::UnknownTask(id),
+                    ForkError::PastEnd { .. } => Error::invalid("calls", error.to_string()),
+                    other => Error::invalid("trajectory", other.to_string()),
+                },
+            )?;
         let reply = pb::Episode {
             episode_id: String::new(),
             task_id: episode.task().id.clone(),

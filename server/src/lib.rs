@@ -66,6 +66,9 @@ pub struct Config {
     pub fault_profiles: std::collections::BTreeMap<String, toolenv_core::chaos::FaultProfile>,
     /// Alternative task descriptions (from a paraphrase file), used at ε ≥ 0.2.
     pub paraphrases: Option<std::sync::Arc<toolenv_domains::perturb::ParaphraseBank>>,
+    /// The tasks served by id: the built-in and generated suites, and the
+    /// task files added to it (suite `file:<hash>`).
+    pub tasks: toolenv_domains::taskfile::Catalogue,
     /// The SQLite file that keeps hosted runs, their episodes and results
     /// (created if missing); `None` keeps them in memory, lost at shutdown.
     pub store: Option<std::path::PathBuf>,
@@ -124,6 +127,7 @@ impl Default for Config {
             time_scale: 1.0,
             fault_profiles: std::collections::BTreeMap::new(),
             paraphrases: None,
+            tasks: toolenv_domains::taskfile::Catalogue::new(),
             store: None,
             metrics_addr: None,
             security: security::Security::default(),

@@ -35,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 
-pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, resolve, suite_of};
+pub use suite::{MAX_PER_CELL, STANDARD_PER_CELL, STANDARD_SEED, Suite, SuiteError, domain_and_level, domain_of, resolve, suite_of};
 
 use toolenv_core::{Check, Domain, Task, json};
 

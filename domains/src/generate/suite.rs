@@ -5,7 +5,8 @@
 //! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
 //! `conversational` those of the standard suite; `conversational-paired[:<seed>:<n>]`
 //! puts each variant before its task given in full.
-//! `file:<hash>` is a task file this process loaded (see [`crate::taskfile`]).
+//! `file:<hash>` is a task set a [`crate::taskfile::Catalogue`] holds (and
+//! reads by that name: [`crate::taskfile::Catalogue::suite`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ pub const MAX_PER_CELL: u32 = 10_000;
 const CACHE_CAPACITY: usize = 4096;
 
 /// A named set of tasks.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub enum Suite {
     /// The paper's 20 tasks.
     #[default]
@@ -47,8 +48,8 @@ pub enum Suite {
         /// (`conversational-paired`), so that one run measures both.
         paired: bool,
     },
-    /// The tasks of a task file (or folder) this process loaded.
-    File(&'static crate::taskfile::TaskSet),
+    /// The tasks of a task file (or folder), as a catalogue holds them.
+    File(Arc<crate::taskfile::TaskSet>),
 }
 
 impl PartialEq for Suite {
@@ -79,7 +80,7 @@ pub enum SuiteError {
         "unknown suite '{0}': use paper, standard, generated:<seed>:<n>, conversational[-paired][:<seed>:<n>] (n from 1 to {MAX_PER_CELL}) or file:<hash>"
     )]
     UnknownSuite(String),
-    /// `file:<hash>` names no task file this process loaded.
+    /// `file:<hash>` names no task file loaded here.
     #[error("no task file with hash '{0}' is loaded here (load it with --tasks FILE)")]
     NoTaskFile(String),
     /// No task has this id.
@@ -108,10 +109,8 @@ impl std::str::FromStr for Suite {
             "conversational" | "conversational-paired" => {
                 Ok(Suite::Conversational { seed: STANDARD_SEED, per_cell: STANDARD_PER_CELL, paired: name.ends_with("paired") })
             }
-            _ if name.starts_with("file:") => {
-                let hash = &name["file:".len()..];
-                crate::taskfile::lookup(hash).map(Suite::File).ok_or_else(|| SuiteError::NoTaskFile(hash.to_owned()))
-            }
+            // Only a catalogue knows its sets: `Catalogue::suite`.
+            _ if name.starts_with("file:") => Err(SuiteError::NoTaskFile(name["file:".len()..].to_owned())),
             _ => {
                 let (conversational, rest) = match (name.strip_prefix("conversational:"), name.strip_prefix("conversational-paired:")) {
                     (Some(rest), _) => (Some(false), rest),
@@ -150,21 +149,21 @@ impl std::fmt::Display for Suite {
 
 impl Suite {
     /// The (seed, tasks per domain and level) of a generated suite.
-    pub fn generated(self) -> Option<(u64, u32)> {
+    pub fn generated(&self) -> Option<(u64, u32)> {
         match self {
             Suite::Paper | Suite::File(_) => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
-            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((seed, per_cell)),
+            Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((*seed, *per_cell)),
         }
     }
 
     /// Whether the suite's tasks are conversational variants.
-    pub fn conversational(self) -> bool {
+    pub fn conversational(&self) -> bool {
         matches!(self, Suite::Conversational { .. })
     }
 
     /// The generator version of a generated suite's tasks (`None` for the paper's).
-    pub fn generator_version(self) -> Option<u32> {
+    pub fn generator_version(&self) -> Option<u32> {
         match self {
             Suite::Conversational { .. } => Some(super::conversation::VERSION),
             suite => suite.generated().map(|_| GENERATOR_VERSION),
@@ -172,7 +171,7 @@ impl Suite {
     }
 
     /// How many tasks the suite has.
-    pub fn len(self) -> usize {
+    pub fn len(&self) -> usize {
         if let Suite::File(set) = self {
             return set.tasks.len();
         }
@@ -183,13 +182,13 @@ impl Suite {
     }
 
     /// Whether the suite has no tasks (none has).
-    pub fn is_empty(self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The origins of a generated suite's tasks, domain by domain, level by
     /// level, in index order (none for the paper's).
-    pub fn origins(self) -> impl Iterator<Item = Origin> {
+    pub fn origins(&self) -> impl Iterator<Item = Origin> {
         let (seed, per_cell) = self.generated().unwrap_or((0, 0));
         crate::registry::ALL.into_iter().flat_map(move |domain| {
             LEVELS.into_iter().flat_map(move |level| (0..per_cell).map(move |index| Origin { domain, level, seed, index }))
@@ -198,13 +197,13 @@ impl Suite {
 
     /// Every task of the suite, in order, optionally of one domain and one
     /// level only (generating only those).
-    pub fn tasks(self, domain: Option<Domain>, level: Option<u8>) -> Vec<TaskRef> {
+    pub fn tasks(&self, domain: Option<Domain>, level: Option<u8>) -> Vec<TaskRef> {
         self.page(domain, level, 0, usize::MAX)
     }
 
     /// The `take` tasks after the first `skip` of [`Suite::tasks`],
     /// generating only those.
-    pub fn page(self, domain: Option<Domain>, level: Option<u8>, skip: usize, take: usize) -> Vec<TaskRef> {
+    pub fn page(&self, domain: Option<Domain>, level: Option<u8>, skip: usize, take: usize) -> Vec<TaskRef> {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
@@ -226,7 +225,7 @@ impl Suite {
 
     /// The tasks of one origin: its generated task, or its conversational
     /// variant (followed by the task in full in a paired suite).
-    fn tasks_of(self, origin: Origin) -> Vec<TaskRef> {
+    fn tasks_of(&self, origin: Origin) -> Vec<TaskRef> {
         let task = super::generate(origin);
         match self {
             Suite::Conversational { paired: false, .. } => vec![TaskRef::from(super::conversation::variant(task, &origin))],
@@ -238,12 +237,12 @@ impl Suite {
     }
 
     /// Tasks per origin: 2 in a paired conversational suite, else 1.
-    fn per_origin(self) -> usize {
+    fn per_origin(&self) -> usize {
         if matches!(self, Suite::Conversational { paired: true, .. }) { 2 } else { 1 }
     }
 
     /// How many tasks [`Suite::tasks`] gives, generating none.
-    pub fn count(self, domain: Option<Domain>, level: Option<u8>) -> usize {
+    pub fn count(&self, domain: Option<Domain>, level: Option<u8>) -> usize {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
@@ -258,15 +257,13 @@ fn wanted(domain: Option<Domain>, level: Option<u8>) -> impl Fn(Domain, u8) -> b
     move |d, l| domain.is_none_or(|x| x == d) && level.is_none_or(|x| x == l)
 }
 
-/// Finds a task by id: one of the paper's, one of a loaded task file's
-/// ([`crate::taskfile::find`]), or a generated one, rebuilt from its id
-/// (deterministically) and kept in a bounded cache of recent ones.
+/// Finds a task by id: one of the paper's, or a generated one, rebuilt
+/// from its id (deterministically) and kept in a bounded cache of recent
+/// ones. A task file's task (`id@hash`) is a catalogue's to find
+/// ([`crate::taskfile::Catalogue::resolve`]).
 pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
     if let Some(task) = crate::task(id) {
         return Ok(TaskRef::from(task));
-    }
-    if let Some(task) = crate::taskfile::find(id) {
-        return Ok(task);
     }
     if let Some((_, hash)) = id.split_once('@') {
         return Err(SuiteError::NoTaskFile(hash.to_owned()));
@@ -378,18 +375,24 @@ fn parts_of(tail: &str) -> Option<(u32, u64, u32)> {
 }
 
 /// The domain and level of a task id, without building the task: a paper
-/// task's, a loaded task file's (`id@hash`), or those a generated id names
-/// (any generator version).
+/// task's, or those a generated id names (any generator version). A task
+/// file's are a catalogue's to tell ([`crate::taskfile::Catalogue::domain_and_level`]).
 pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
     if let Some(task) = crate::task(id) {
         return Some((task.domain, task.level));
     }
     if id.contains('@') {
-        return crate::taskfile::find(id).map(|task| (task.domain, task.level));
+        return None;
     }
-    let domain = crate::registry::parse(id.split('/').next()?)?;
+    let domain = domain_of(id)?;
     let tail = id.rsplit('/').next()?;
     let tail = tail.strip_prefix('g').or_else(|| tail.strip_prefix('c'))?;
     let level = tail.split('-').nth(1)?.parse().ok()?;
     parts_of(tail).map(|_| (domain, level))
+}
+
+/// The domain of any task id: its first part (every task's id starts with
+/// its domain, a task file's too).
+pub fn domain_of(id: &str) -> Option<Domain> {
+    crate::registry::parse(id.split('/').next()?)
 }

@@ -10,8 +10,8 @@ use toolenv_core::{Check, Task};
 /// state, reference solution and expected outcome. [`TaskBuilder::build`]
 /// validates it as a task file's tasks are (the reference passes, the
 /// solver reaches it, doing nothing, random agents and the cheat corpus
-/// fail) and [`TaskBuilder::install`] makes it playable on a server of this
-/// process too.
+/// fail); [`TaskBuilder::set`] gives it as a one-task set, which a
+/// [`super::Catalogue`] holds for a server or a client to play it by id.
 ///
 /// ```
 /// use serde_json::json;
@@ -146,18 +146,17 @@ impl TaskBuilder {
         serde_json::to_string_pretty(&file).unwrap_or_default()
     }
 
-    /// The task, validated as a task file's.
+    /// The task, validated as a task file's, with the id it was given.
     pub fn build(&self) -> Result<Task, LoadError> {
-        let set = TaskSet::parse_file(&self.name(), &self.to_file_text())?;
-        let task = set.tasks.into_iter().next().ok_or_else(|| LoadError::file(&self.name(), "no task"))?;
-        Ok(std::sync::Arc::unwrap_or_clone(task))
+        let task = self.set()?.tasks.into_iter().next().ok_or_else(|| LoadError::file(&self.name(), "no task"))?;
+        Ok(Task { id: self.spec.id.clone(), ..std::sync::Arc::unwrap_or_clone(task) })
     }
 
-    /// Validates the task and makes it findable in this process (an
-    /// embedded server plays it) under the id `id@hash` the set's first
-    /// task has.
-    pub fn install(&self) -> Result<&'static TaskSet, LoadError> {
-        super::install(TaskSet::parse_file(&self.name(), &self.to_file_text())?)
+    /// The task as a set of one, validated as a task file's, its id
+    /// `id@hash`: added to a [`super::Catalogue`], it is played by id on a
+    /// server and through a client given that catalogue.
+    pub fn set(&self) -> Result<TaskSet, LoadError> {
+        TaskSet::parse_file(&self.name(), &self.to_file_text())
     }
 
     fn name(&self) -> String {

@@ -1,6 +1,6 @@
 //! Tasks of the user's own: the task file format (JSON, versioned), its
-//! loader and validator, the process's loaded task sets, and
-//! [`TaskBuilder`] for tasks written in Rust tests.
+//! loader and validator, the [`Catalogue`] that finds a server's or a
+//! client's tasks by id, and [`TaskBuilder`] for tasks written in Rust tests.
 //!
 //! A task from a file is held to what the built-in suite is held to, before
 //! any of it is used: the file parses with no unknown field; its domain,
@@ -12,16 +12,16 @@
 //! naming the file, the task and the JSON pointer (and the line, for a
 //! file that does not parse); a set with a problem loads nothing.
 //!
-//! Tasks are loaded once per process, like the paper suite's statics: the
-//! few `&'static` pieces a [`Task`] holds (its template, slot and label
-//! names, alternatives) are interned, so loading the same text again leaks
-//! nothing more. This module reads no file: the CLI and the server read
-//! them (`toolenv_runs::taskfiles`) and hand over the text.
+//! The few `&'static` pieces a [`Task`] holds (its template, slot and label
+//! names, alternatives) are interned, like the paper suite's statics, so
+//! parsing the same text again leaks nothing more. This module reads no
+//! file: the CLI reads them (`toolenv_runs::taskfiles`) and hands over the
+//! text.
 
 mod build;
 mod builder;
+mod catalogue;
 mod format;
-mod loaded;
 #[cfg(test)]
 mod tests;
 
@@ -33,8 +33,8 @@ use toolenv_core::Task;
 
 pub use build::{StateError, world_of};
 pub use builder::TaskBuilder;
+pub use catalogue::Catalogue;
 pub use format::{CallSpec, CheckSpec, FactSpec, File, TaskSpec, VERSION, VariantSpec};
-pub use loaded::{find, install, loaded, lookup};
 
 /// Most bytes of one task file (a suite of thousands of tasks fits).
 pub const MAX_FILE_BYTES: usize = 4 << 20;
@@ -82,14 +82,17 @@ impl LoadError {
     }
 }
 
-/// A validated set of tasks: one file's, or one folder's files' in name order.
+/// A validated set of tasks: one file's, or one folder's files' in name
+/// order. Its tasks' ids are the file's with `@` and the set's hash after
+/// them (`scheduling/book-meeting/acme-001@1f2e3d4c5b6a`): stored runs keep
+/// task ids, so results of an edited file never share a task with the
+/// file's earlier results, and [`crate::generate::suite_of`] names the file
+/// a run played from its ids alone.
 #[derive(Debug)]
 pub struct TaskSet {
     /// Where the tasks came from (a path, or a builder's name).
     pub name: String,
-    /// The first 12 hex digits of the SHA-256 of the set's content: what
-    /// a loaded task's id carries after `@`, so results of an edited file
-    /// are never taken for the same tasks' ([`install`]).
+    /// The first 12 hex digits of the SHA-256 of the set's content.
     pub hash: String,
     /// The tasks, in file order.
     pub tasks: Vec<Arc<Task>>,
@@ -129,6 +132,9 @@ impl TaskSet {
             }
         }
         let hash: String = hasher.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect();
+        for task in &mut tasks {
+            Arc::make_mut(task).id = format!("{}@{hash}", task.id);
+        }
         Ok(Self { name: name.to_owned(), hash, tasks })
     }
 

@@ -93,7 +93,9 @@ fn the_paper_suite_written_as_a_task_file_plays_byte_for_byte_as_the_built_in_on
     let reloaded = paper_reloaded();
     assert_eq!(reloaded.tasks.len(), crate::suite().len());
     for (file, builtin) in reloaded.tasks.iter().zip(crate::suite()) {
-        assert_eq!(file.id, builtin.id);
+        assert_eq!(file.id, format!("{}@{}", builtin.id, reloaded.hash));
+        // Under the built-in id, so that trajectories compare byte for byte.
+        let file = &Arc::new(Task { id: builtin.id.clone(), ..Task::clone(file) });
         assert_eq!(file.description(), builtin.description());
         assert_eq!(format!("{:?}", file.template), format!("{:?}", builtin.template), "{}", builtin.id);
         assert_eq!((&file.slots, file.today, file.level), (&builtin.slots, builtin.today, builtin.level));
@@ -240,20 +242,35 @@ fn a_set_with_one_bad_task_loads_nothing_and_ids_are_unique() {
 }
 
 #[test]
-fn installed_tasks_carry_the_file_hash_and_refuse_built_in_ids() {
+fn a_catalogue_s_tasks_carry_the_file_hash_and_refuse_built_in_ids() {
     let mut file = good();
     file["tasks"][0]["id"] = json!("scheduling/book-meeting/install-001");
-    let set = install(TaskSet::parse_file("i.json", &file.to_string()).unwrap()).unwrap();
+    let mut catalogue = Catalogue::new();
+    let set = catalogue.add(TaskSet::parse_file("i.json", &file.to_string()).unwrap()).unwrap();
     let id = format!("scheduling/book-meeting/install-001@{}", set.hash);
     assert_eq!(set.tasks[0].id, id);
-    assert_eq!(find("scheduling/book-meeting/install-001").map(|t| t.id.clone()), Some(id.clone()));
-    assert_eq!(crate::generate::resolve(&id).map(|t| t.id.clone()), Ok(id.clone()));
-    assert_eq!(lookup(&set.hash).map(|s| s.hash.as_str()), Some(set.hash.as_str()));
+    for asked in ["scheduling/book-meeting/install-001", id.as_str()] {
+        assert_eq!(catalogue.resolve(asked).map(|t| t.id.clone()), Ok(id.clone()));
+    }
+    assert_eq!(catalogue.domain_and_level(&id), crate::registry::parse("scheduling").map(|d| (d, 1)));
+    assert_eq!(catalogue.set(&set.hash[..6]).map(|s| s.hash.as_str()), Some(set.hash.as_str()));
+    assert_eq!(catalogue.suite(&format!("file:{}", set.hash)).map(|s| s.len()), Ok(1));
     assert_eq!(crate::generate::suite_of([id.as_str()]).0, format!("file:{}", set.hash));
+    // A value: another catalogue (and the free lookups) know nothing of it.
+    assert_eq!(crate::generate::resolve(&id).map(|t| t.id.clone()), Err(crate::generate::SuiteError::NoTaskFile(set.hash.clone())));
+    assert!(Catalogue::new().resolve("scheduling/book-meeting/install-001").is_err());
+    assert!(matches!(Catalogue::new().suite(&format!("file:{}", set.hash)), Err(crate::generate::SuiteError::NoTaskFile(_))));
     // The same text again is the same set; the paper's ids are not to be had.
-    assert!(std::ptr::eq(install(TaskSet::parse_file("i.json", &file.to_string()).unwrap()).unwrap(), set));
+    let again = catalogue.add(TaskSet::parse_file("i.json", &file.to_string()).unwrap()).unwrap();
+    assert!(Arc::ptr_eq(&again, &set));
+    assert_eq!(catalogue.sets().len(), 1);
     let paper = TaskSet::parse_file("p.json", &serde_json::to_string(&export(&crate::suite()[..1])).unwrap()).unwrap();
-    assert!(install(paper).unwrap_err().to_string().contains("a built-in task's"));
+    assert!(catalogue.add(paper).unwrap_err().to_string().contains("a built-in task's"));
+    // Another set with the same bare id is refused: an id names one task.
+    let mut edited = file.clone();
+    edited["comment"] = json!("edited");
+    let error = catalogue.add(TaskSet::parse_file("e.json", &edited.to_string()).unwrap()).unwrap_err();
+    assert!(error.to_string().contains("the id is a task's of i.json"), "{error}");
     // A built-in id on a task of its own is told as such, not as the solver failing on it.
     let mut other = good();
     other["tasks"][0]["id"] = json!("scheduling/book-meeting/001");

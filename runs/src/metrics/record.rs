@@ -182,7 +182,7 @@ impl EpisodeResult {
         let request = &planned.request;
         EpisodeResult {
             task_id: request.task_id.clone(),
-            domain: toolenv_domains::generate::domain_and_level(&request.task_id).map(|(domain, _)| domain),
+            domain: toolenv_domains::generate::domain_of(&request.task_id),
             agent: planned.agent.clone(),
             epsilon: request.epsilon,
             lambda: planned.lambda,

@@ -217,7 +217,7 @@ impl Replica {
     /// Makes sure the episode is held here: one this server does not hold
     /// is rebuilt from the log by replay. An id no replica logged is left
     /// for the caller to refuse (NOT_FOUND).
-    pub(crate) async fn ensure(&self, registry: &Registry, runs: &RunHost, id: &str, max_calls: u32) -> Result<(), Error> {
+    pub(crate) async fn ensure(&self, registry: &Registry, runs: &RunHost, id: &str, config: &crate::Config) -> Result<(), Error> {
         if registry.holds(id) {
             return Ok(());
         }
@@ -227,7 +227,7 @@ impl Replica {
         if self.durability == Durability::Finish && calls > 0 {
             return Err(Error::EpisodeLost(id.to_owned()));
         }
-        let episode = toolenv_runs::fork::fork(&logged.trajectory, calls, max_calls)
+        let episode = toolenv_runs::fork::fork(&config.tasks, &logged.trajectory, calls, config.max_calls_per_episode)
             .map_err(|error| Error::Store(format!("episode {id} cannot be rebuilt from its log: {error}")))?;
         let lease = match logged.lease {
             Some((run, index)) => Some(LeaseTag { queue: runs.queue(&run).await?, index }),

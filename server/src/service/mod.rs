@@ -10,7 +10,7 @@ use toolenv::pb;
 use toolenv_core::{CallOptions, Domain, Episode, TaskRef, phrasing::Level};
 use toolenv_domains::{
     Finish,
-    generate::{Suite, SuiteError, resolve},
+    generate::{Suite, SuiteError},
     perturb::perturb,
 };
 
@@ -52,7 +52,7 @@ impl ToolEnvService {
     /// With replicas: an episode this server does not hold, rebuilt from the log.
     async fn held(&self, id: &str) -> Result<(), Error> {
         match &self.replica {
-            Some(replica) => replica.ensure(&self.registry, &self.runs, id, self.config.max_calls_per_episode).await,
+            Some(replica) => replica.ensure(&self.registry, &self.runs, id, &self.config).await,
             None => Ok(()),
         }
     }
@@ -120,7 +120,7 @@ impl ToolEnvService {
         if level > 3 {
             return Err(Error::invalid("level", format!("levels are 1 to 3 (0 for all), got {level}")));
         }
-        let suite: Suite = suite.parse().map_err(|e: SuiteError| Error::invalid("suite", e.to_string()))?;
+        let suite = self.config.tasks.suite(suite).map_err(|e| Error::invalid("suite", e.to_string()))?;
         Ok((suite, domain, u8::try_from(level).ok().filter(|&l| l > 0)))
     }
 
@@ -178,10 +178,10 @@ impl ToolEnvService {
         Ok(pb::Episode { episode_id, ..reply })
     }
 
-    /// A task by id: the paper's, a loaded task file's, or a generated one rebuilt from its id.
+    /// A task by id: the paper's, a task file's, or a generated one rebuilt from its id.
     fn task(&self, id: &str) -> Result<TaskRef, Error> {
         let id = limits::id("task_id", id)?;
-        resolve(id).map_err(|error| match error {
+        self.config.tasks.resolve(id).map_err(|error| match error {
             // A generated id of another generator version, or a task file's not loaded here: said as such.
             SuiteError::Version { .. } | SuiteError::NoTaskFile(_) => Error::invalid("task_id", error.to_string()),
             SuiteError::UnknownTask(_) | SuiteError::UnknownSuite(_) => Error::UnknownTask(id.to_owned()),
@@ -363,8 +363,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             // Finished before: the same verdict again, from what it keeps,
             // recorded in its run now if the first finish could not be.
             Err(Error::EpisodeFinished) => {
-                let trajectory = self.registry.finished(id).ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
-                let verdict = trajectory.verdict.clone().ok_or_else(|| Error::UnknownEpisode(id.to_owned()))?;
+                let unknown = || Error::UnknownEpisode(id.to_owned());
+                let trajectory = self.registry.finished(id).ok_or_else(unknown)?;
+                let verdict = trajectory.verdict.clone().ok_or_else(unknown)?;
                 self.runs.record_again(id, trajectory).await?;
                 return Ok(Response::new(verdict));
             }

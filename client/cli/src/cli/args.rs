@@ -2,6 +2,7 @@
 //! beyond what clap checks itself (see [`super::plan`] for the rest).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_domains::taskfile::TaskSet;
@@ -319,7 +320,7 @@ pub(crate) enum ClientCommand {
         /// Task files (or folders) the run's tasks come from, which a built-in
         /// agent needs here too (repeatable).
         #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
-        tasks: Vec<&'static TaskSet>,
+        tasks: Vec<Arc<TaskSet>>,
         #[command(flatten)]
         llm: Box<super::llm::LlmArgs>,
         #[command(flatten)]
@@ -448,7 +449,7 @@ pub(crate) struct ServeArgs {
     /// built-in ones (`ListTasks` with suite `file:<hash>`, `CreateRun`,
     /// `CreateEpisode` by id); each validated first (repeatable).
     #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
-    pub(crate) tasks: Vec<&'static TaskSet>,
+    pub(crate) tasks: Vec<Arc<TaskSet>>,
     /// Where hosted runs are kept (see `toolenv host`).
     #[command(flatten)]
     pub(crate) store: StoreArgs,
@@ -527,7 +528,7 @@ pub(crate) struct PlayArgs {
     /// A task file (or folder) to load first: the task id may be one of its
     /// tasks', with or without its `@hash`.
     #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
-    pub(crate) tasks: Option<&'static TaskSet>,
+    pub(crate) tasks: Option<Arc<TaskSet>>,
     #[command(flatten)]
     pub(crate) episode: EpisodeArgs,
     #[command(flatten)]

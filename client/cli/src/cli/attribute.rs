@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
 use toolenv_store::AnyStore;
@@ -16,7 +17,7 @@ fn attributed(path: &Path, run: &str, max_calls: u32) -> anyhow::Result<(Vec<too
     let store = AnyStore::open_existing(path)?;
     let run = store.find_run(run)?;
     let episodes = store.episodes(&run)?;
-    let (attributed, unattributed) = attribution::attribute_run(&episodes, max_calls);
+    let (attributed, unattributed) = attribution::attribute_run(&Catalogue::new(), &episodes, max_calls);
     for failed in &unattributed {
         eprintln!("episode #{} not attributed: {}", failed.plan_index, failed.error);
     }

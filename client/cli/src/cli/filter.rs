@@ -1,9 +1,11 @@
 //! Which tasks a command is about: the suite (`--suite`), or a task file
-//! (`--tasks FILE|DIR`, `--suite file:PATH`) read, validated and loaded for
-//! the process while the arguments are parsed, and the domain and level.
+//! (`--tasks FILE|DIR`, `--suite file:PATH`) read and validated while the
+//! arguments are parsed, and the domain and level.
+
+use std::sync::Arc;
 
 use toolenv_domains::generate::Suite;
-use toolenv_domains::taskfile::TaskSet;
+use toolenv_domains::taskfile::{Catalogue, TaskSet};
 
 use super::args::DomainArg;
 
@@ -21,7 +23,7 @@ pub(crate) struct Filter {
     /// the built-in suite is (see examples/tasks/), then loaded; its tasks'
     /// ids carry the file's hash (`id@hash`).
     #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks, conflicts_with = "suite")]
-    pub(crate) tasks: Option<&'static TaskSet>,
+    pub(crate) tasks: Option<Arc<TaskSet>>,
     /// Only tasks of this domain.
     #[arg(long, value_enum)]
     pub(crate) domain: Option<DomainArg>,
@@ -31,21 +33,37 @@ pub(crate) struct Filter {
 }
 
 impl Filter {
-    /// The suite asked for: the loaded task file's, or --suite.
+    /// The suite asked for: the task file's, or --suite.
     pub(crate) fn suite(&self) -> Suite {
-        self.tasks.map_or(self.suite, Suite::File)
+        self.tasks.clone().map_or_else(|| self.suite.clone(), Suite::File)
+    }
+
+    /// The tasks the command's server and agents find by id: the built-in
+    /// ones, and the task file's if the suite is one.
+    pub(crate) fn catalogue(&self) -> anyhow::Result<Catalogue> {
+        match self.suite() {
+            Suite::File(set) => catalogue(&[set]),
+            _ => Ok(Catalogue::new()),
+        }
     }
 }
 
 fn parse_suite(name: &str) -> Result<Suite, String> {
     match name.parse() {
-        // `file:PATH`: a task file not loaded yet.
+        // `file:PATH`: a task file.
         Err(toolenv_domains::generate::SuiteError::NoTaskFile(path)) => parse_tasks(&path).map(Suite::File),
         parsed => parsed.map_err(|e| e.to_string()),
     }
 }
 
-/// Reads, validates and loads a task file (or folder) for this process.
-pub(crate) fn parse_tasks(path: &str) -> Result<&'static TaskSet, String> {
-    toolenv_runs::taskfiles::load(std::path::Path::new(path)).map_err(|e| e.to_string())
+/// Reads and validates a task file (or folder), its ids not the built-in tasks'.
+pub(crate) fn parse_tasks(path: &str) -> Result<Arc<TaskSet>, String> {
+    let set = toolenv_runs::taskfiles::read(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    Catalogue::new().add(set).map_err(|e| e.to_string())
+}
+
+/// The catalogue of `--tasks` sets: the built-in tasks and theirs, or the
+/// first set whose ids another one has.
+pub(crate) fn catalogue(sets: &[Arc<TaskSet>]) -> anyhow::Result<Catalogue> {
+    Ok(Catalogue::of(sets.iter().cloned())?)
 }

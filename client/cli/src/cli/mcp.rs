@@ -59,7 +59,7 @@ pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<Ex
     {
         anyhow::bail!("invalid --http {addr}: the MCP endpoint has no authentication, so it listens on loopback addresses only");
     }
-    let mut session = super::Session::open(url).await?;
+    let mut session = super::Session::open(url, toolenv_domains::taskfile::Catalogue::new()).await?;
     if let Some(run) = &args.run
         && !args.label.is_empty()
     {

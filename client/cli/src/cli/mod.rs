@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolenv_client::Client;
+use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::metrics::Population;
 use toolenv_server::{Config, RunningServer};
 
@@ -113,14 +114,15 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let request = plan::host(&args)?;
             hosted::host(&mut connect(url).await?, request, args.no_wait).await
         }
-        Command::Client(ClientCommand::Work { run, agent, label, workers, think_ms, llm, user, .. }) => {
+        Command::Client(ClientCommand::Work { run, agent, label, workers, think_ms, tasks, llm, user }) => {
             let mut agent = llm::agents([agent.0.as_str()], &llm, &user)?
                 .agent(&agent.0)
                 .with_context(|| format!("--agent {}: not an agent", agent.0))?;
             if think_ms > 0 {
                 agent = std::sync::Arc::new(toolenv_agents::Paced::new(agent, std::time::Duration::from_millis(think_ms)));
             }
-            hosted::work(&mut connect(needs_server(url.as_deref())?).await?, &run, agent, label, workers).await
+            let mut client = connect(needs_server(url.as_deref())?).await?.with_tasks(filter::catalogue(&tasks)?);
+            hosted::work(&mut client, &run, agent, label, workers).await
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Export { filter }), .. }) => {
             let tasks = plan::Tasks::from(&filter);
@@ -132,13 +134,13 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Client(ClientCommand::Tasks { command: Some(TasksCommand::Show { task_id }), .. }) => {
-            let mut session = Session::open(url).await?;
+            let mut session = Session::open(url, Catalogue::new()).await?;
             let task = session.client.get_task(&task_id).await;
             session.close(task.map(|task| render::task(&task))).await
         }
         Command::Client(ClientCommand::Tasks { filter, .. }) => {
             let tasks = plan::Tasks::from(&filter);
-            let mut session = Session::open(url).await?;
+            let mut session = Session::open(url, filter.catalogue()?).await?;
             let listed = session.client.list_suite_tasks(&tasks.suite.to_string(), tasks.domain, tasks.level).await;
             session.close(listed.map(|listed| render::tasks(&listed))).await
         }
@@ -146,7 +148,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             let builtin = toolenv_agents::Builtin::from(play.agent);
             let request = plan::episode(&play.episode, builtin.name(), &task_id, Server::of(url.as_deref()))?;
             let agent = llm::agents([], &play.llm, &play.user)?.agent(builtin.name()).context("a built-in agent")?;
-            let mut session = Session::open(url).await?;
+            let mut session = Session::open(url, filter::catalogue(play.tasks.as_slice())?).await?;
             let played = toolenv_client::play(&mut session.client, agent, request).await;
             session
                 .close(played.map(|outcome| match json {
@@ -162,7 +164,7 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 judge.is_none() || url.is_none(),
                 "--answer-judge: the server judges answers; start it with `toolenv serve --answer-judge llm …` instead"
             );
-            let mut session = Session::open_judged(url, judge).await?;
+            let mut session = Session::open_judged(url, args.filter.catalogue()?, judge).await?;
             let code = run::run(&mut session.client, plan).await;
             session.close(code).await
         }
@@ -188,21 +190,26 @@ struct Session {
 }
 
 impl Session {
-    async fn open(url: Option<String>) -> anyhow::Result<Session> {
-        Self::open_judged(url, None).await
+    /// A session whose client (and embedded server) find `tasks`' task files.
+    async fn open(url: Option<String>, tasks: Catalogue) -> anyhow::Result<Session> {
+        Self::open_judged(url, tasks, None).await
     }
 
     /// [`Session::open`], an embedded server judging prose answers with `answer_judge`.
-    async fn open_judged(url: Option<String>, answer_judge: Option<Arc<dyn toolenv_server::AnswerJudge>>) -> anyhow::Result<Session> {
+    async fn open_judged(
+        url: Option<String>,
+        tasks: Catalogue,
+        answer_judge: Option<Arc<dyn toolenv_server::AnswerJudge>>,
+    ) -> anyhow::Result<Session> {
         let embedded = match &url {
             Some(_) => None,
             None => {
-                let config = Config { answer_judge, ..Config::default() };
+                let config = Config { answer_judge, tasks: tasks.clone(), ..Config::default() };
                 Some(RunningServer::start(config).await.context("starting the embedded server")?)
             }
         };
         let url = url.or_else(|| embedded.as_ref().map(RunningServer::url)).unwrap_or_default();
-        Ok(Session { client: connect(&url).await?, embedded })
+        Ok(Session { client: connect(&url).await?.with_tasks(tasks), embedded })
     }
 
     /// Stops the embedded server, if any, after the command's `outcome`.

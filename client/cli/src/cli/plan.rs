@@ -33,7 +33,7 @@ impl Server {
 }
 
 /// Which tasks of which suite a command is about.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Tasks {
     pub(crate) suite: Suite,
     pub(crate) domain: Option<Domain>,

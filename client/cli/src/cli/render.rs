@@ -3,6 +3,7 @@
 
 use toolenv::pb;
 use toolenv_core::Domain;
+use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::PlannedEpisode;
 use toolenv_runs::metrics::{EpisodeOutcome, EpisodeResult, InfraConvention, Population};
 use toolenv_runs::report::counted;
@@ -55,8 +56,8 @@ struct EpisodeLine<'a> {
 }
 
 /// Prints a run's results: one JSON object per episode, or tables in the
-/// plan's shape (a verdict per task, or the report).
-pub(crate) fn results(played: &[PlayedEpisode], shape: Shape, json: bool) -> anyhow::Result<()> {
+/// plan's shape (a verdict per task, or the report); the tasks' levels come from `tasks`.
+pub(crate) fn results(tasks: &Catalogue, played: &[PlayedEpisode], shape: Shape, json: bool) -> anyhow::Result<()> {
     if json {
         for episode in played {
             let line = EpisodeLine {
@@ -70,7 +71,7 @@ pub(crate) fn results(played: &[PlayedEpisode], shape: Shape, json: bool) -> any
         return Ok(());
     }
     match shape {
-        Shape::Verdicts => verdicts(played),
+        Shape::Verdicts => verdicts(tasks, played),
         Shape::Report { k } => {
             let results: Vec<EpisodeResult> = played.iter().map(|p| p.result.clone()).collect();
             print!("{}", toolenv_runs::report::render(&results, k, InfraConvention::CountAsFailure, Population::AllEpisodes)?);
@@ -82,7 +83,7 @@ pub(crate) fn results(played: &[PlayedEpisode], shape: Shape, json: bool) -> any
 /// A verdict per task of one configuration, then the pass count and the
 /// ceiling. An episode the verdict found infeasible (no agent could pass it
 /// under its fault schedule) is marked `FAIL (infeasible)`.
-fn verdicts(played: &[PlayedEpisode]) {
+fn verdicts(tasks: &Catalogue, played: &[PlayedEpisode]) {
     println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  FAILED CHECKS", "TASK", "LEVEL", "RESULT", "CALLS", "FAULTS");
     for episode in played {
         let result = &episode.result;
@@ -92,7 +93,7 @@ fn verdicts(played: &[PlayedEpisode]) {
             EpisodeOutcome::Failed => ("FAIL", episode.failed_checks.join("; ")),
             EpisodeOutcome::InfraError(reason) => ("ERROR", format!("infrastructure error: {reason}")),
         };
-        let level = toolenv_domains::generate::domain_and_level(&result.task_id).map_or(0, |(_, level)| level);
+        let level = tasks.domain_and_level(&result.task_id).map_or(0, |(_, level)| level);
         println!("{:<36} {:>5}  {:<17} {:>5} {:>6}  {}", result.task_id, level, mark, result.calls, result.fault_stats.encountered, detail);
     }
     let Some(first) = played.first() else { return };

@@ -74,7 +74,7 @@ pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<Ex
             if let Some(exporter) = exporter {
                 exporter.finish().await;
             }
-            render::results(&played, Shape::of(&episodes), plan.json)?;
+            render::results(client.tasks(), &played, Shape::of(&episodes), plan.json)?;
             let stored = match recording {
                 Some(recording) => recording.finish()?,
                 None => ExitCode::SUCCESS,
@@ -129,7 +129,7 @@ async fn resume(client: &Client, path: &Path, run: &str, plan: &RunPlan) -> anyh
             Some(PlayedEpisode::new(planned, stored.result, stored.trajectory.as_ref()))
         })
         .collect();
-    render::results(&played, Shape::of(&plan), json)?;
+    render::results(client.tasks(), &played, Shape::of(&plan), json)?;
     let stored = recording.finish()?;
     Ok(all_infra_errors(&played).unwrap_or(stored))
 }

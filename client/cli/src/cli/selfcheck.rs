@@ -30,7 +30,7 @@ pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     let verbose = args.verbose || small;
     let started = Instant::now();
     let (domain, level) = (args.filter.domain.map(Into::into), args.filter.level);
-    let checked = check_all(suite, domain, level, random_seeds);
+    let checked = check_all(&suite, domain, level, random_seeds);
     if verbose {
         println!("{:<40} {:<9} {:<6} {:<9} {:<13} WRONG CHEATS FAILED", "TASK", "REFERENCE", "SOLVER", "INACTION", "RANDOM AGENT");
     }
@@ -220,7 +220,7 @@ impl Checked {
 /// Generates and self-checks a suite's tasks on every core, each thread a
 /// contiguous part of the suite, a batch at a time; the summaries in suite
 /// order. A progress bar on stderr counts the tasks checked.
-fn check_all(suite: Suite, domain: Option<Domain>, level: Option<u8>, random_seeds: u64) -> Vec<Checked> {
+fn check_all(suite: &Suite, domain: Option<Domain>, level: Option<u8>, random_seeds: u64) -> Vec<Checked> {
     let total = suite.count(domain, level);
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(total.max(1));
     let chunk = total.div_ceil(threads).max(1);

@@ -35,6 +35,7 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: boo
     };
     let config = Config {
         paraphrases,
+        tasks: super::filter::catalogue(&args.tasks)?,
         max_episodes: args.max_episodes,
         max_calls_per_episode: args.max_calls,
         max_argument_bytes: args.max_argument_bytes,

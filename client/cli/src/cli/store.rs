@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::trials_of;
 use toolenv_store::{AnyStore, StoreError};
@@ -26,7 +27,8 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
     render::stored_report(&summary, &results, k, json, conv, population)?;
     if !json {
         // Failed episodes attributed by counterfactual replay (`toolenv attribute RUN` for each).
-        let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&store.episodes(&run)?, toolenv_core::DEFAULT_MAX_CALLS);
+        let (attributed, unattributed) =
+            toolenv_runs::attribution::attribute_run(&Catalogue::new(), &store.episodes(&run)?, toolenv_core::DEFAULT_MAX_CALLS);
         println!();
         print!("{}", toolenv_runs::attribution::table(&attributed));
         if !unattributed.is_empty() {
