@@ -17,7 +17,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use toolenv_tests::DocPage;
@@ -264,23 +264,24 @@ fn every_pages_marked_blocks_run_in_order() {
     // Pages share nothing (each its own directory and ports): a few at once,
     // each page's blocks in order; a failure is told in the pages' order.
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<usize, String>>>> = pages.iter().map(|_| Default::default()).collect();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 4);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(page) = pages.get(i) else { break };
-                    *results[i].lock().unwrap() = Some(run_page(page, &path));
-                }
-            });
-        }
+    let mut results: Vec<(usize, Result<usize, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut ran = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(page) = pages.get(i) else { break ran };
+                        ran.push((i, run_page(page, &path)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|handle| handle.join().expect("a page's runner panicked")).collect()
     });
-    let ran: usize = results
-        .into_iter()
-        .map(|result| result.into_inner().unwrap().expect("every page ran").unwrap_or_else(|failure| panic!("{failure}")))
-        .sum();
+    results.sort_by_key(|(i, _)| *i);
+    let ran: usize = results.into_iter().map(|(_, result)| result.unwrap_or_else(|failure| panic!("{failure}"))).sum();
     eprintln!("documentation: {ran} of {} marked blocks ran, {:.1} s in all", names.len(), started.elapsed().as_secs_f64());
 }
 
