@@ -614,6 +614,18 @@ fn task_files_are_listed_checked_played_and_exported_and_bad_ones_named_in_one_l
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("every oracle passes"));
     let out = toolenv(&["play", "scheduling/cancel/acme-002", "--tasks", dir, "--agent", "solver"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: PASS"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A stored run of the file's tasks is attributed given the file, and says why not without it.
+    let store = tempfile::tempdir().unwrap();
+    let db = store.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    let out = toolenv(&["run", "--tasks", dir, "--agent", "idle", "--store", db]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0/5 passed"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = toolenv(&["attribute", "run-0001", "--store", db, "--tasks", dir, "--json"]);
+    let attributed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(attributed.lines().count(), 5, "{attributed}{}", String::from_utf8_lossy(&out.stderr));
+    let out = toolenv(&["attribute", "run-0001", "--store", db, "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.stdout.is_empty() && stderr.lines().filter(|l| l.contains("not attributed") && l.contains("acme-0")).count() == 5, "{stderr}");
     // The paper suite written out reads back as the checked-in file.
     let out = toolenv(&["tasks", "export", "--suite", "paper"]);
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

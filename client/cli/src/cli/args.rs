@@ -243,6 +243,10 @@ pub(crate) struct ReplayArgs {
     /// The call limit the run's episodes had (the server's --max-calls).
     #[arg(long, default_value_t = toolenv_core::DEFAULT_MAX_CALLS)]
     pub(crate) max_calls: u32,
+    /// Task files (or folders) the run's tasks come from: a replay needs
+    /// each episode's task (repeatable).
+    #[arg(long, value_name = "FILE|DIR", value_parser = parse_tasks)]
+    pub(crate) tasks: Vec<Arc<TaskSet>>,
     #[command(flatten)]
     pub(crate) store: StoreArgs,
 }

@@ -7,33 +7,37 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::attribution::{self, EpisodeAttribution};
 use toolenv_runs::attribution_score::{self, Gold, Prediction, Taxonomy};
 use toolenv_store::AnyStore;
 
+use super::args::ReplayArgs;
+
 /// The run's failed episodes, attributed; episodes that could not be are reported on stderr.
-fn attributed(path: &Path, run: &str, max_calls: u32) -> anyhow::Result<(Vec<toolenv_store::StoredEpisode>, Vec<EpisodeAttribution>)> {
-    let store = AnyStore::open_existing(path)?;
+fn attributed(replay: &ReplayArgs, run: &str) -> anyhow::Result<(Vec<toolenv_store::StoredEpisode>, Vec<EpisodeAttribution>)> {
+    let tasks = super::filter::catalogue(&replay.tasks)?;
+    let store = AnyStore::open_existing(&replay.store.store)?;
     let run = store.find_run(run)?;
     let episodes = store.episodes(&run)?;
-    let (attributed, unattributed) = attribution::attribute_run(&Catalogue::new(), &episodes, max_calls);
+    let (attributed, unattributed) = attribution::attribute_run(&tasks, &episodes, replay.max_calls);
     for failed in &unattributed {
         eprintln!("episode #{} not attributed: {}", failed.plan_index, failed.error);
+    }
+    if unattributed.iter().any(|f| matches!(&f.error, toolenv_core::ForkError::UnknownTask(id) if id.contains('@'))) {
+        eprintln!("(a task file's task: give the file with --tasks FILE|DIR)");
     }
     Ok((episodes, attributed))
 }
 
 /// `toolenv attribute RUN`.
 pub(crate) fn attribute(
-    path: &Path,
+    replay: &ReplayArgs,
     run: &str,
     json: bool,
     who_when: Option<&Path>,
     hypotheses: Option<&Path>,
-    max_calls: u32,
 ) -> anyhow::Result<ExitCode> {
-    let (episodes, attributed) = attributed(path, run, max_calls)?;
+    let (episodes, attributed) = attributed(replay, run)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         for episode in &attributed {
@@ -80,13 +84,12 @@ pub(crate) fn attribute(
 
 /// `toolenv score-attribution PREDICTIONS --run RUN`.
 pub(crate) fn score(
-    path: &Path,
+    replay: &ReplayArgs,
     run: &str,
     predictions: &Path,
     k: u32,
     toolenv_types: bool,
     json: bool,
-    max_calls: u32,
 ) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(predictions).with_context(|| format!("reading {}", predictions.display()))?;
     let predictions: Vec<Prediction> = text
@@ -95,7 +98,7 @@ pub(crate) fn score(
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| serde_json::from_str(line).with_context(|| format!("{} line {}", predictions.display(), i + 1)))
         .collect::<anyhow::Result<_>>()?;
-    let (_, attributed) = attributed(path, run, max_calls)?;
+    let (_, attributed) = attributed(replay, run)?;
     let taxonomy = if toolenv_types { Taxonomy::Toolenv } else { Taxonomy::Mast };
     let gold: Vec<Gold> = attributed.iter().map(|e| Gold::of(e, taxonomy)).collect();
     let s = attribution_score::score(&gold, &predictions, k);

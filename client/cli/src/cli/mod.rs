@@ -104,10 +104,10 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Attribute { run, json, who_when, hypotheses, replay } => {
-            attribute::attribute(&replay.store.store, &run, json, who_when.as_deref(), hypotheses.as_deref(), replay.max_calls)
+            attribute::attribute(&replay, &run, json, who_when.as_deref(), hypotheses.as_deref())
         }
         Command::ScoreAttribution { predictions, run, k, toolenv_types, json, replay } => {
-            attribute::score(&replay.store.store, &run, &predictions, k, toolenv_types, json, replay.max_calls)
+            attribute::score(&replay, &run, &predictions, k, toolenv_types, json)
         }
         Command::Client(ClientCommand::Host(args)) => {
             let url = needs_server(url.as_deref())?;

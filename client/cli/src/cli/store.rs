@@ -32,7 +32,8 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
         println!();
         print!("{}", toolenv_runs::attribution::table(&attributed));
         if !unattributed.is_empty() {
-            println!("  {} failed episodes not attributed (their replay diverged; see `toolenv attribute`)", unattributed.len());
+            let failed = toolenv_runs::report::counted(unattributed.len() as u64, "failed episode");
+            println!("  {failed} not attributed (`toolenv attribute RUN` says why for each)");
         }
     }
     Ok(ExitCode::SUCCESS)
