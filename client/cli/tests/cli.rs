@@ -625,7 +625,10 @@ fn task_files_are_listed_checked_played_and_exported_and_bad_ones_named_in_one_l
     assert_eq!(attributed.lines().count(), 5, "{attributed}{}", String::from_utf8_lossy(&out.stderr));
     let out = toolenv(&["attribute", "run-0001", "--store", db, "--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.stdout.is_empty() && stderr.lines().filter(|l| l.contains("not attributed") && l.contains("acme-0")).count() == 5, "{stderr}");
+    assert!(
+        out.stdout.is_empty() && stderr.lines().filter(|l| l.contains("not attributed") && l.contains("acme-0")).count() == 5,
+        "{stderr}"
+    );
     // The paper suite written out reads back as the checked-in file.
     let out = toolenv(&["tasks", "export", "--suite", "paper"]);
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{PgStore, big, client, index, pg};
+use super::{PgStore, big, client, index};
 use crate::StoreError;
 
 /// What a claim found.
@@ -63,11 +63,11 @@ impl PgStore {
             let client = client(&pool, &url).await?;
             // A claim that lost a race to another replica finds nothing; try again.
             for _ in 0..8 {
-                let claimed = client.query_opt(CLAIM, &[&run, &agent, &timeout_ms]).await.map_err(pg(&url))?;
+                let claimed = client.query_opt(CLAIM, &[&run, &agent, &timeout_ms]).await.map_err(client.errors(&url))?;
                 if let Some(row) = claimed {
                     return Ok(Claim::Slot(index(row.get(0))?));
                 }
-                let status = client.query_one(STATUS, &[&run, &agent]).await.map_err(pg(&url))?;
+                let status = client.query_one(STATUS, &[&run, &agent]).await.map_err(client.errors(&url))?;
                 let (pending, soonest, unleased): (i64, Option<f64>, i64) = (status.get(0), status.get(1), status.get(2));
                 if pending == 0 {
                     return Ok(Claim::Done);
@@ -100,7 +100,7 @@ impl PgStore {
                     &[&run, &big(plan_index), &episode_id],
                 )
                 .await
-                .map_err(pg(&url))?;
+                .map_err(client.errors(&url))?;
             Ok(())
         })
     }
@@ -117,7 +117,7 @@ impl PgStore {
                     &[&run, &big(plan_index)],
                 )
                 .await
-                .map_err(pg(&url))?;
+                .map_err(client.errors(&url))?;
             Ok(())
         })
     }

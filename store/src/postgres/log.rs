@@ -12,7 +12,7 @@ use std::future::Future;
 use prost::Message as _;
 use toolenv::pb;
 
-use super::{PgStore, big, client, index, pg, settle};
+use super::{PgStore, big, client, index};
 use crate::StoreError;
 
 /// An episode as the log holds it.
@@ -116,7 +116,7 @@ impl PgStore {
                     &[&episode_id],
                 )
                 .await
-                .map_err(pg(&url))?;
+                .map_err(client.errors(&url))?;
             Ok(row.get::<_, bool>(0).then(|| row.get::<_, i64>(1).max(0) as usize))
         })
     }
@@ -129,7 +129,7 @@ impl PgStore {
             let Some(row) = client
                 .query_opt("SELECT header, in_band, time_scale, run_id, plan_index FROM episode_log WHERE episode_id = $1", &[&episode_id])
                 .await
-                .map_err(pg(&url))?
+                .map_err(client.errors(&url))?
             else {
                 return Ok(None);
             };
@@ -142,7 +142,7 @@ impl PgStore {
             let calls = client
                 .query("SELECT call_index, record FROM call_log WHERE episode_id = $1 ORDER BY call_index", &[&episode_id])
                 .await
-                .map_err(pg(&url))?;
+                .map_err(client.errors(&url))?;
             for call in &calls {
                 // Only the calls in order: a gap ends what was acknowledged.
                 if call.get::<_, i32>(0) as usize != trajectory.calls.len() {
@@ -246,11 +246,11 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
              SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
         )
         .await
-        .map_err(pg(url))?;
+        .map_err(client.errors(url))?;
     let rows = client
         .query(&statement, &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased])
         .await;
-    let rows = settle(client, rows).map_err(pg(url))?;
+    let rows = rows.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
     let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();

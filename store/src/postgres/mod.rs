@@ -21,6 +21,8 @@ mod write;
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -130,15 +132,69 @@ impl PgStore {
 }
 
 /// A pooled connection, or the error that says why there is none.
-async fn client(pool: &Pool, url: &str) -> Result<deadpool_postgres::Object, StoreError> {
-    pool.get().await.map_err(|error| {
+async fn client(pool: &Pool, url: &str) -> Result<Conn, StoreError> {
+    let object = pool.get().await.map_err(|error| {
         let message = match error {
             deadpool_postgres::PoolError::Backend(error) => describe(&error),
             deadpool_postgres::PoolError::Timeout(_) => format!("no connection within {}s (is the server up?)", CONNECT_TIMEOUT.as_secs()),
             other => other.to_string(),
         };
         StoreError::Postgres { url: url.to_owned(), message }
-    })
+    })?;
+    Ok(Conn { object: Some(object), cut: Arc::new(AtomicBool::new(false)) })
+}
+
+/// A pooled connection, given back to the pool when dropped unless a
+/// statement on it failed for the connection's sake (cut by the server, or
+/// closed): the pool would hand a connection whose end it has not noticed
+/// yet to the next caller, a repeat sent at once say, which would fail for
+/// nothing. Every statement's error goes through [`Conn::errors`], which
+/// notes that.
+struct Conn {
+    /// `None` only while dropped.
+    object: Option<deadpool_postgres::Object>,
+    cut: Arc<AtomicBool>,
+}
+
+impl Conn {
+    /// Maps a statement's error to the store's, naming the database, and
+    /// notes one that ended the connection. It borrows nothing of the
+    /// connection, so a transaction's statements use it too.
+    fn errors<'u>(&self, url: &'u str) -> impl Fn(tokio_postgres::Error) -> StoreError + use<'u> {
+        let cut = Arc::clone(&self.cut);
+        move |error| {
+            // Class 08: connection exception; 57P: the server shut down or ended the connection.
+            let code = error.code().map(|code| code.code());
+            if error.is_closed() || code.is_some_and(|code| code.starts_with("08") || code.starts_with("57P")) {
+                cut.store(true, Ordering::Relaxed);
+            }
+            StoreError::Postgres { url: url.to_owned(), message: describe(&error) }
+        }
+    }
+}
+
+impl std::ops::Deref for Conn {
+    type Target = deadpool_postgres::Object;
+
+    fn deref(&self) -> &Self::Target {
+        self.object.as_ref().expect("a connection until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.object.as_mut().expect("a connection until dropped")
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if self.cut.load(Ordering::Relaxed)
+            && let Some(object) = self.object.take()
+        {
+            drop(deadpool_postgres::Object::take(object));
+        }
+    }
 }
 
 /// A PostgreSQL error with its cause, as one line.
@@ -157,26 +213,6 @@ fn describe(error: &tokio_postgres::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-/// Gives `client` back to the pool unless `result` failed for the
-/// connection's sake (cut by the server, or closed): the pool would hand a
-/// connection whose end it has not noticed yet to the next caller, a repeat
-/// sent at once say, which would fail for nothing.
-fn settle<T>(client: deadpool_postgres::Object, result: Result<T, tokio_postgres::Error>) -> Result<T, tokio_postgres::Error> {
-    if let Err(error) = &result {
-        // Class 08: connection exception; 57P: the server shut down or ended the connection.
-        let cut = error.code().is_some_and(|code| code.code().starts_with("08") || code.code().starts_with("57P"));
-        if cut || error.is_closed() {
-            drop(deadpool_postgres::Object::take(client));
-        }
-    }
-    result
-}
-
-/// Maps a statement's error to the store's, naming the database.
-fn pg(url: &str) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
-    move |error| StoreError::Postgres { url: url.to_owned(), message: describe(&error) }
 }
 
 /// `url` with its password (if any) replaced by `***`.

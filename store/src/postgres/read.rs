@@ -9,7 +9,7 @@ use prost::Message as _;
 use tokio_postgres::Row;
 use toolenv::pb;
 
-use super::{PgStore, client, index, pg};
+use super::{PgStore, client, index};
 use toolenv_runs::PlannedEpisode;
 
 use crate::{RunId, RunSummary, StoreError, StoredEpisode, export, read_result};
@@ -20,7 +20,7 @@ impl PgStore {
         let (pool, url) = (self.pool.clone(), self.url.clone());
         self.block(async move {
             let client = client(&pool, &url).await?;
-            client.query(sql, &[&run]).await.map_err(pg(&url))
+            client.query(sql, &[&run]).await.map_err(client.errors(&url))
         })
     }
 

@@ -6,7 +6,7 @@
 
 use deadpool_postgres::Pool;
 
-use super::{client, pg};
+use super::client;
 use crate::StoreError;
 
 /// The schema this code reads and writes.
@@ -115,23 +115,24 @@ const MIGRATION_LOCK: i64 = 0x0074_6f6f_6c65_6e76;
 /// Brings the database to [`PG_SCHEMA_VERSION`], or refuses a newer one.
 pub(super) async fn migrate(pool: &Pool, url: &str) -> Result<(), StoreError> {
     let mut client = client(pool, url).await?;
-    let tx = client.transaction().await.map_err(pg(url))?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(pg(url))?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)").await.map_err(pg(url))?;
-    let found: Option<i64> = tx.query_opt("SELECT version FROM schema_version", &[]).await.map_err(pg(url))?.map(|row| row.get(0));
+    let pg = client.errors(url);
+    let tx = client.transaction().await.map_err(&pg)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(&pg)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)").await.map_err(&pg)?;
+    let found: Option<i64> = tx.query_opt("SELECT version FROM schema_version", &[]).await.map_err(&pg)?.map(|row| row.get(0));
     let found = match found {
         Some(found) if found > PG_SCHEMA_VERSION => {
             return Err(StoreError::PgSchemaVersion { url: url.to_owned(), found });
         }
         Some(found) => found,
         None => {
-            tx.execute("INSERT INTO schema_version (version) VALUES (0)", &[]).await.map_err(pg(url))?;
+            tx.execute("INSERT INTO schema_version (version) VALUES (0)", &[]).await.map_err(&pg)?;
             0
         }
     };
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(usize::try_from(found).unwrap_or(0)) {
-        tx.batch_execute(migration).await.map_err(pg(url))?;
-        tx.execute("UPDATE schema_version SET version = $1", &[&(from as i64 + 1)]).await.map_err(pg(url))?;
+        tx.batch_execute(migration).await.map_err(&pg)?;
+        tx.execute("UPDATE schema_version SET version = $1", &[&(from as i64 + 1)]).await.map_err(&pg)?;
     }
-    tx.commit().await.map_err(pg(url))
+    tx.commit().await.map_err(&pg)
 }

@@ -9,7 +9,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use toolenv::pb;
 
-use super::{PgStore, big, client, pg, settle};
+use super::{PgStore, big, client};
 use toolenv_runs::{
     PlannedEpisode,
     metrics::{EpisodeOutcome, EpisodeResult},
@@ -123,10 +123,11 @@ impl PgStore {
         self.block(async move {
             let url = url.as_str();
             let mut client = client(&pool, url).await?;
-            let tx = client.transaction().await.map_err(pg(url))?;
+            let pg = client.errors(url);
+            let tx = client.transaction().await.map_err(&pg)?;
             // Run ids are sequential: one new run at a time.
-            tx.batch_execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE").await.map_err(pg(url))?;
-            let seq: i64 = tx.query_one("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs", &[]).await.map_err(pg(url))?.get(0);
+            tx.batch_execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE").await.map_err(&pg)?;
+            let seq: i64 = tx.query_one("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs", &[]).await.map_err(&pg)?.get(0);
             let id = format!("run-{seq:04}");
             tx.execute(
                 "INSERT INTO runs (seq, id, description, planned, lease_timeout_ms, sessions, created_at)
@@ -134,7 +135,7 @@ impl PgStore {
                 &[&seq, &id, &new.description, &big(rows.len()), &new.lease_ms, &new.sessions, &new.created_at],
             )
             .await
-            .map_err(pg(url))?;
+            .map_err(&pg)?;
             // Many rows per statement: a large plan is a few round trips.
             for (chunk_number, chunk) in rows.chunks(500).enumerate() {
                 let mut sql = String::from(
@@ -160,7 +161,7 @@ impl PgStore {
                         &row.request,
                     ]);
                 }
-                tx.execute(sql.as_str(), &values).await.map_err(pg(url))?;
+                tx.execute(sql.as_str(), &values).await.map_err(&pg)?;
             }
             for row in &episodes {
                 tx.execute(
@@ -169,7 +170,7 @@ impl PgStore {
                     &[&id, &row.plan_index, &row.session, &row.passed, &row.infra_error, &row.replaced, &row.result, &row.trajectory],
                 )
                 .await
-                .map_err(pg(url))?;
+                .map_err(&pg)?;
             }
             tx.execute(
                 "UPDATE planned_episodes p SET done = true FROM episodes e
@@ -177,8 +178,8 @@ impl PgStore {
                 &[&id],
             )
             .await
-            .map_err(pg(url))?;
-            tx.commit().await.map_err(pg(url))?;
+            .map_err(&pg)?;
+            tx.commit().await.map_err(&pg)?;
             Ok(RunId(id))
         })
     }
@@ -191,7 +192,7 @@ impl PgStore {
             let row = client
                 .query_opt("UPDATE runs SET sessions = sessions + 1 WHERE id = $1 RETURNING sessions", &[&id])
                 .await
-                .map_err(pg(&url))?;
+                .map_err(client.errors(&url))?;
             Ok(row.map(|row| row.get::<_, i32>(0)))
         })?;
         session.map(|s| s.max(0) as u32).ok_or_else(|| self.unknown(run))
@@ -234,9 +235,9 @@ async fn record(pool: &deadpool_postgres::Pool, url: &str, run: &str, row: Episo
             &[&run, &row.plan_index, &row.passed, &row.infra_error, &row.result, &row.trajectory],
         )
         .await;
-    match settle(client, changed) {
+    match changed {
         Ok(row) => Ok(Some(row.get::<_, i64>(0).max(0) as u64)),
         Err(error) if error.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Ok(None),
-        Err(error) => Err(pg(url)(error)),
+        Err(error) => Err(client.errors(url)(error)),
     }
 }
