@@ -5,8 +5,8 @@
 //! variants of `generated:<seed>:<n>` (see [`super::conversation`]), and
 //! `conversational` those of the standard suite; `conversational-paired[:<seed>:<n>]`
 //! puts each variant before its task given in full.
-//! `file:<hash>` is a task set a [`crate::taskfile::Catalogue`] holds (and
-//! reads by that name: [`crate::taskfile::Catalogue::suite`]).
+//! `file:<hash>` is a task file's tasks, which only a catalogue of task
+//! files finds by that name.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -48,15 +48,20 @@ pub enum Suite {
         /// (`conversational-paired`), so that one run measures both.
         paired: bool,
     },
-    /// The tasks of a task file (or folder), as a catalogue holds them.
-    File(Arc<crate::taskfile::TaskSet>),
+    /// The tasks of a task file (or folder).
+    File {
+        /// The file's hash, which its tasks' ids carry after `@`.
+        hash: String,
+        /// Its tasks, in file order.
+        tasks: Arc<[Arc<Task>]>,
+    },
 }
 
 impl PartialEq for Suite {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Suite::File(a), Suite::File(b)) => a.hash == b.hash,
-            (Suite::File(_), _) | (_, Suite::File(_)) => false,
+            (Suite::File { hash: a, .. }, Suite::File { hash: b, .. }) => a == b,
+            (Suite::File { .. }, _) | (_, Suite::File { .. }) => false,
             _ => {
                 let paired = |s: &Suite| match s {
                     Suite::Conversational { paired, .. } => Some(*paired),
@@ -142,7 +147,7 @@ impl std::fmt::Display for Suite {
                 f.write_str(if *paired { "conversational-paired" } else { "conversational" })?;
                 if (*seed, *per_cell) == (STANDARD_SEED, STANDARD_PER_CELL) { Ok(()) } else { write!(f, ":{seed}:{per_cell}") }
             }
-            Suite::File(set) => write!(f, "file:{}", set.hash),
+            Suite::File { hash, .. } => write!(f, "file:{hash}"),
         }
     }
 }
@@ -151,7 +156,7 @@ impl Suite {
     /// The (seed, tasks per domain and level) of a generated suite.
     pub fn generated(&self) -> Option<(u64, u32)> {
         match self {
-            Suite::Paper | Suite::File(_) => None,
+            Suite::Paper | Suite::File { .. } => None,
             Suite::Standard => Some((STANDARD_SEED, STANDARD_PER_CELL)),
             Suite::Generated { seed, per_cell } | Suite::Conversational { seed, per_cell, .. } => Some((*seed, *per_cell)),
         }
@@ -172,8 +177,8 @@ impl Suite {
 
     /// How many tasks the suite has.
     pub fn len(&self) -> usize {
-        if let Suite::File(set) = self {
-            return set.tasks.len();
+        if let Suite::File { tasks, .. } = self {
+            return tasks.len();
         }
         match self.generated() {
             None => crate::suite().len(),
@@ -207,8 +212,8 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(TaskRef::from).collect(),
-            Suite::File(set) => {
-                set.tasks.iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(|t| TaskRef::from(Arc::clone(t))).collect()
+            Suite::File { tasks, .. } => {
+                tasks.iter().filter(|t| wanted(t.domain, t.level)).skip(skip).take(take).map(|t| TaskRef::from(Arc::clone(t))).collect()
             }
             _ => {
                 let n = self.per_origin();
@@ -246,7 +251,7 @@ impl Suite {
         let wanted = wanted(domain, level);
         match self {
             Suite::Paper => crate::suite().iter().filter(|t| wanted(t.domain, t.level)).count(),
-            Suite::File(set) => set.tasks.iter().filter(|t| wanted(t.domain, t.level)).count(),
+            Suite::File { tasks, .. } => tasks.iter().filter(|t| wanted(t.domain, t.level)).count(),
             _ => self.origins().filter(|o| wanted(o.domain, o.level)).count() * self.per_origin(),
         }
     }
@@ -259,8 +264,7 @@ fn wanted(domain: Option<Domain>, level: Option<u8>) -> impl Fn(Domain, u8) -> b
 
 /// Finds a task by id: one of the paper's, or a generated one, rebuilt
 /// from its id (deterministically) and kept in a bounded cache of recent
-/// ones. A task file's task (`id@hash`) is a catalogue's to find
-/// ([`crate::taskfile::Catalogue::resolve`]).
+/// ones. A task file's task (`id@hash`) is a catalogue's to find.
 pub fn resolve(id: &str) -> Result<TaskRef, SuiteError> {
     if let Some(task) = crate::task(id) {
         return Ok(TaskRef::from(task));
@@ -376,7 +380,7 @@ fn parts_of(tail: &str) -> Option<(u32, u64, u32)> {
 
 /// The domain and level of a task id, without building the task: a paper
 /// task's, or those a generated id names (any generator version). A task
-/// file's are a catalogue's to tell ([`crate::taskfile::Catalogue::domain_and_level`]).
+/// file's are a catalogue's to tell.
 pub fn domain_and_level(id: &str) -> Option<(Domain, u8)> {
     if let Some(task) = crate::task(id) {
         return Some((task.domain, task.level));

@@ -148,7 +148,7 @@ impl TaskBuilder {
 
     /// The task, validated as a task file's, with the id it was given.
     pub fn build(&self) -> Result<Task, LoadError> {
-        let task = self.set()?.tasks.into_iter().next().ok_or_else(|| LoadError::file(&self.name(), "no task"))?;
+        let task = self.set()?.tasks.first().cloned().ok_or_else(|| LoadError::file(&self.name(), "no task"))?;
         Ok(Task { id: self.spec.id.clone(), ..std::sync::Arc::unwrap_or_clone(task) })
     }
 

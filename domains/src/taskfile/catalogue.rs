@@ -42,7 +42,7 @@ impl Catalogue {
         if let Some(same) = self.sets.iter().find(|s| s.hash == set.hash) {
             return Ok(Arc::clone(same));
         }
-        for task in &set.tasks {
+        for task in set.tasks.iter() {
             let id = bare(&task.id);
             let clash = if crate::task(id).is_some() || crate::generate::domain_and_level(id).is_some() {
                 Some("a built-in task's".to_owned())
@@ -75,9 +75,7 @@ impl Catalogue {
     /// `file:<hash>` for an added set.
     pub fn suite(&self, name: &str) -> Result<Suite, SuiteError> {
         match name.parse() {
-            Err(SuiteError::NoTaskFile(hash)) => {
-                self.set(&hash).map(|set| Suite::File(Arc::clone(set))).ok_or(SuiteError::NoTaskFile(hash))
-            }
+            Err(SuiteError::NoTaskFile(hash)) => self.set(&hash).map(|set| set.suite()).ok_or(SuiteError::NoTaskFile(hash)),
             parsed => parsed,
         }
     }

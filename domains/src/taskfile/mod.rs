@@ -95,7 +95,7 @@ pub struct TaskSet {
     /// The first 12 hex digits of the SHA-256 of the set's content.
     pub hash: String,
     /// The tasks, in file order.
-    pub tasks: Vec<Arc<Task>>,
+    pub tasks: Arc<[Arc<Task>]>,
 }
 
 impl TaskSet {
@@ -135,7 +135,12 @@ impl TaskSet {
         for task in &mut tasks {
             Arc::make_mut(task).id = format!("{}@{hash}", task.id);
         }
-        Ok(Self { name: name.to_owned(), hash, tasks })
+        Ok(Self { name: name.to_owned(), hash, tasks: tasks.into() })
+    }
+
+    /// The set as a suite, `file:<hash>`.
+    pub fn suite(&self) -> crate::generate::Suite {
+        crate::generate::Suite::File { hash: self.hash.clone(), tasks: Arc::clone(&self.tasks) }
     }
 
     /// Parses and validates one task file.

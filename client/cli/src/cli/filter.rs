@@ -18,7 +18,7 @@ pub(crate) struct Filter {
     /// withheld, a simulated user to ask; "conversational-paired…" puts each
     /// before its task in full) or "file:PATH" (as --tasks).
     #[arg(long, default_value = "paper", value_parser = parse_suite)]
-    pub(crate) suite: Suite,
+    pub(crate) suite: SuiteArg,
     /// A task file, or a folder of them (*.json), as the suite: validated as
     /// the built-in suite is (see examples/tasks/), then loaded; its tasks'
     /// ids carry the file's hash (`id@hash`).
@@ -32,27 +32,42 @@ pub(crate) struct Filter {
     pub(crate) level: Option<u8>,
 }
 
+/// `--suite`: a suite by name, or a task file's (`file:PATH`).
+#[derive(Debug, Clone)]
+pub(crate) enum SuiteArg {
+    Named(Suite),
+    File(Arc<TaskSet>),
+}
+
 impl Filter {
+    /// The task file asked for (--tasks, or --suite file:PATH), if any.
+    fn set(&self) -> Option<&Arc<TaskSet>> {
+        match (&self.suite, &self.tasks) {
+            (SuiteArg::File(set), _) | (SuiteArg::Named(_), Some(set)) => Some(set),
+            (SuiteArg::Named(_), None) => None,
+        }
+    }
+
     /// The suite asked for: the task file's, or --suite.
     pub(crate) fn suite(&self) -> Suite {
-        self.tasks.clone().map_or_else(|| self.suite.clone(), Suite::File)
+        match (&self.suite, &self.tasks) {
+            (SuiteArg::File(set), _) | (SuiteArg::Named(_), Some(set)) => set.suite(),
+            (SuiteArg::Named(suite), None) => suite.clone(),
+        }
     }
 
     /// The tasks the command's server and agents find by id: the built-in
     /// ones, and the task file's if the suite is one.
     pub(crate) fn catalogue(&self) -> anyhow::Result<Catalogue> {
-        match self.suite() {
-            Suite::File(set) => catalogue(&[set]),
-            _ => Ok(Catalogue::new()),
-        }
+        catalogue(self.set())
     }
 }
 
-fn parse_suite(name: &str) -> Result<Suite, String> {
+fn parse_suite(name: &str) -> Result<SuiteArg, String> {
     match name.parse() {
         // `file:PATH`: a task file.
-        Err(toolenv_domains::generate::SuiteError::NoTaskFile(path)) => parse_tasks(&path).map(Suite::File),
-        parsed => parsed.map_err(|e| e.to_string()),
+        Err(toolenv_domains::generate::SuiteError::NoTaskFile(path)) => parse_tasks(&path).map(SuiteArg::File),
+        parsed => parsed.map(SuiteArg::Named).map_err(|e| e.to_string()),
     }
 }
 
@@ -64,6 +79,6 @@ pub(crate) fn parse_tasks(path: &str) -> Result<Arc<TaskSet>, String> {
 
 /// The catalogue of `--tasks` sets: the built-in tasks and theirs, or the
 /// first set whose ids another one has.
-pub(crate) fn catalogue(sets: &[Arc<TaskSet>]) -> anyhow::Result<Catalogue> {
-    Ok(Catalogue::of(sets.iter().cloned())?)
+pub(crate) fn catalogue<'a>(sets: impl IntoIterator<Item = &'a Arc<TaskSet>>) -> anyhow::Result<Catalogue> {
+    Ok(Catalogue::of(sets.into_iter().cloned())?)
 }

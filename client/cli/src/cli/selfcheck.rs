@@ -25,7 +25,7 @@ const GENERATED_RANDOM_SEEDS: u64 = 4;
 /// fails when any task is rejected.
 pub(crate) fn selfcheck(args: &SelfcheckArgs) -> ExitCode {
     let suite = args.filter.suite();
-    let small = matches!(suite, Suite::Paper | Suite::File(_));
+    let small = matches!(suite, Suite::Paper | Suite::File { .. });
     let random_seeds = args.random_seeds.unwrap_or(if small { RANDOM_AGENT_SEEDS } else { GENERATED_RANDOM_SEEDS });
     let verbose = args.verbose || small;
     let started = Instant::now();
