@@ -1,5 +1,5 @@
 //! The command line as clap parses it: raw arguments, with no judgement
-//! beyond what clap checks itself (see [`super::plan`] for the rest).
+//! beyond what clap checks itself (see `plan.rs` for the rest).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use toolenv_domains::taskfile::TaskSet;
 
 pub(crate) use super::filter::{Filter, parse_tasks};
-pub(crate) use super::values::{AgentArg, DomainArg};
+pub(crate) use super::values::AgentArg;
 use toolenv_server::Config;
 
 /// Deterministic simulated tool environments for measuring LLM agent reliability.
@@ -109,14 +109,14 @@ pub(crate) enum Command {
         run: String,
         /// What each line is.
         #[arg(long, value_enum, default_value = "jsonl")]
-        format: super::store::ExportFormat,
+        format: ExportFormat,
         #[command(flatten)]
         store: StoreArgs,
     },
     /// Write a static results site of stored runs into a directory: a
     /// leaderboard per suite, generator version and k, each run's report page,
     /// and comparisons; open DIR/index.html.
-    Site(super::site::SiteArgs),
+    Site(SiteArgs),
     /// Copy every run of a store (--store, a SQLite file) into a PostgreSQL
     /// store, as new runs there (their ids are printed old → new), so that
     /// replicas (`toolenv serve --store postgres://…`) and reports read them.
@@ -131,7 +131,7 @@ pub(crate) enum Command {
     Client(ClientCommand),
     /// Serve an episode, or a hosted run's episodes, to an MCP client over
     /// stdio or streamable HTTP.
-    Mcp(super::mcp::McpArgs),
+    Mcp(McpArgs),
     /// Run any MCP server (the command after `--`, or its streamable-HTTP
     /// URL) behind a proxy that injects seeded faults into its tool calls,
     /// served over stdio (or streamable HTTP with --listen).
@@ -639,4 +639,56 @@ pub(crate) enum GridPreset {
     /// types alone (rate 0.3 on the planner and executor) × 2 trials; use it
     /// with team agents (team-pipeline, team-closed-loop).
     MasFire,
+}
+
+/// Serve one episode, or a hosted run's episodes one after another, to an
+/// MCP client (Claude, Cursor, agent SDKs) over stdio, or over streamable
+/// HTTP with --http. The episode's tools are MCP tools with their JSON
+/// schemas unchanged, the task description is the server's instructions and
+/// the prompt "task", faults come back as tool errors (isError) or in-band
+/// text as --in-band says, and the tool "finish" ends the episode and
+/// returns the verdict. Every call goes to the gRPC server (--url, or an
+/// embedded one), which records the trajectory as for any other client.
+#[derive(Debug, Clone, clap::Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["task_id", "run"]))]
+pub(crate) struct McpArgs {
+    /// The task of the episode to serve, e.g. travel/cheapest-flight/001.
+    pub(crate) task_id: Option<String>,
+    /// Serve a run hosted by the server at --url instead: lease its next
+    /// episode, and the next one after each finish, until none is left.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["seed", "trial", "epsilon", "faults", "only", "in_band", "time_scale", "mas_faults"])]
+    pub(crate) run: Option<String>,
+    /// With --run: play the episodes planned for this agent label (default: any).
+    #[arg(long, requires = "run", default_value = "")]
+    pub(crate) label: String,
+    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8000;
+    /// port 0 picks one) at the path /mcp, instead of stdio. The endpoint's
+    /// URL is printed on stdout.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<SocketAddr>,
+    #[command(flatten)]
+    pub(crate) episode: EpisodeArgs,
+}
+
+/// `toolenv site`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SiteArgs {
+    /// The runs to show, e.g. run-0001 run-0002 (every run of the store when none is given).
+    pub(crate) runs: Vec<String>,
+    /// The directory to write the site into (created; its pages are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: std::path::PathBuf,
+    #[command(flatten)]
+    pub(crate) infra: InfraArgs,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+}
+
+/// What `toolenv export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// One object per episode: plan entry, result, trajectory.
+    Jsonl,
+    /// One OTLP/JSON ExportTraceServiceRequest per episode.
+    OtlpJson,
 }

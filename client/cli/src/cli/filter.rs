@@ -7,7 +7,7 @@ use std::sync::Arc;
 use toolenv_domains::generate::Suite;
 use toolenv_domains::taskfile::{Catalogue, TaskSet};
 
-use super::args::DomainArg;
+use super::values::DomainArg;
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Filter {

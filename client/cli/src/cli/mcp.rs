@@ -9,37 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use toolenv_mcp::{Bridge, Source};
 
-use super::args::EpisodeArgs;
+use super::args::McpArgs;
 use super::plan::{self, Server};
-
-/// Serve one episode, or a hosted run's episodes one after another, to an
-/// MCP client (Claude, Cursor, agent SDKs) over stdio, or over streamable
-/// HTTP with --http. The episode's tools are MCP tools with their JSON
-/// schemas unchanged, the task description is the server's instructions and
-/// the prompt "task", faults come back as tool errors (isError) or in-band
-/// text as --in-band says, and the tool "finish" ends the episode and
-/// returns the verdict. Every call goes to the gRPC server (--url, or an
-/// embedded one), which records the trajectory as for any other client.
-#[derive(Debug, Clone, clap::Args)]
-#[command(group = clap::ArgGroup::new("what").required(true).args(["task_id", "run"]))]
-pub(crate) struct McpArgs {
-    /// The task of the episode to serve, e.g. travel/cheapest-flight/001.
-    pub(crate) task_id: Option<String>,
-    /// Serve a run hosted by the server at --url instead: lease its next
-    /// episode, and the next one after each finish, until none is left.
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["seed", "trial", "epsilon", "faults", "only", "in_band", "time_scale", "mas_faults"])]
-    pub(crate) run: Option<String>,
-    /// With --run: play the episodes planned for this agent label (default: any).
-    #[arg(long, requires = "run", default_value = "")]
-    pub(crate) label: String,
-    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8000;
-    /// port 0 picks one) at the path /mcp, instead of stdio. The endpoint's
-    /// URL is printed on stdout.
-    #[arg(long, value_name = "ADDR")]
-    pub(crate) http: Option<SocketAddr>,
-    #[command(flatten)]
-    pub(crate) episode: EpisodeArgs,
-}
 
 /// Serves until the client goes away (stdio) or a signal stops it (HTTP).
 pub(crate) async fn mcp(args: McpArgs, url: Option<String>) -> anyhow::Result<ExitCode> {

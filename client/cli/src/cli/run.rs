@@ -16,36 +16,7 @@ use toolenv_store::{AnyStore, RunId, StoreError};
 
 use super::otlp;
 use super::plan::{Episodes, RunPlan};
-use super::render::{self, Shape};
-
-/// One planned episode as played: its result, and what the tables show of
-/// its trajectory (the trajectory itself goes to the store, not memory).
-#[derive(Debug, Clone)]
-pub(crate) struct PlayedEpisode {
-    /// The planned episode's seed.
-    pub(crate) seed: u64,
-    pub(crate) result: EpisodeResult,
-    /// The verdict's final state hash, when the episode reached one.
-    pub(crate) final_state_hash: Option<String>,
-    /// The names of the verdict's failed checks.
-    pub(crate) failed_checks: Vec<String>,
-}
-
-impl PlayedEpisode {
-    fn new(planned: &PlannedEpisode, result: EpisodeResult, trajectory: Option<&pb::Trajectory>) -> PlayedEpisode {
-        let verdict = trajectory.and_then(|t| t.verdict.as_ref());
-        PlayedEpisode {
-            seed: planned.request.seed,
-            result,
-            final_state_hash: verdict.map(|v| v.final_state_hash.clone()),
-            failed_checks: verdict.map_or_else(Vec::new, |v| v.checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect()),
-        }
-    }
-
-    pub(crate) fn passed(&self) -> bool {
-        self.result.outcome == EpisodeOutcome::Passed
-    }
-}
+use super::render::{self, PlayedEpisode, Shape};
 
 /// Runs the plan: a new run of its grid, or the rest of a stored run.
 pub(crate) async fn run(client: &mut Client, plan: RunPlan) -> anyhow::Result<ExitCode> {

@@ -2,7 +2,7 @@
 //! leaderboard per suite, generator version and k, each run's report, and
 //! comparisons), as [`toolenv_runs::html::site`] lays it out.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -10,21 +10,7 @@ use toolenv_runs::html::{self, SiteRun};
 use toolenv_runs::metrics::Population;
 use toolenv_store::AnyStore;
 
-use super::args::{InfraArgs, StoreArgs};
-
-/// `toolenv site`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct SiteArgs {
-    /// The runs to show, e.g. run-0001 run-0002 (every run of the store when none is given).
-    runs: Vec<String>,
-    /// The directory to write the site into (created; its pages are replaced).
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    #[command(flatten)]
-    infra: InfraArgs,
-    #[command(flatten)]
-    store: StoreArgs,
-}
+use super::args::SiteArgs;
 
 /// Writes the site and says where its index is.
 pub(crate) fn site(args: &SiteArgs) -> anyhow::Result<ExitCode> {

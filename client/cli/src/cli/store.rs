@@ -8,6 +8,7 @@ use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::trials_of;
 use toolenv_store::{AnyStore, StoreError};
 
+use super::args::ExportFormat;
 use super::render;
 
 /// `toolenv runs`: the store's runs.
@@ -37,15 +38,6 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What `toolenv export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ExportFormat {
-    /// One object per episode: plan entry, result, trajectory.
-    Jsonl,
-    /// One OTLP/JSON ExportTraceServiceRequest per episode.
-    OtlpJson,
 }
 
 /// `toolenv export RUN`: a stored run's episodes as JSON lines on stdout,
