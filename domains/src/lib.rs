@@ -48,6 +48,7 @@ mod macros;
 pub mod masfire;
 pub mod perturb;
 pub mod prose;
+pub mod selfcheck;
 mod shape;
 pub mod solver;
 pub mod taskfile;

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use toolenv_core::{CallOptions, Episode, Outcome, TaskRef, bus::ASK_USER};
-use toolenv_domains::{Finish, agent::SelfCheck, generate::Suite};
+use toolenv_domains::{Finish, generate::Suite, selfcheck::SelfCheck};
 
 /// The suite checked: `conversational:2026:4`, or the one `TOOLENV_CONVERSATIONAL_SUITE` names (a larger sweep).
 fn suite() -> Vec<TaskRef> {

@@ -15,8 +15,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use toolenv_domains::agent::SelfCheck;
 use toolenv_domains::generate::{LEVELS, Origin, ambiguity, generate};
+use toolenv_domains::selfcheck::SelfCheck;
 
 /// Random-agent episodes per task, as `toolenv selfcheck` uses for a
 /// generated suite.

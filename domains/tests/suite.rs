@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use toolenv_core::{Episode, Outcome};
-use toolenv_domains::{Finish, agent::SelfCheck, suite};
+use toolenv_domains::{Finish, selfcheck::SelfCheck, suite};
 
 #[test]
 fn every_domain_has_tasks_covering_both_levels() {

@@ -19,8 +19,9 @@ use toolenv_core::{
 };
 use toolenv_domains::{
     Finish,
-    agent::{SelfCheck, random_calls},
+    agent::random_calls,
     generate::{Origin, STANDARD_PER_CELL, STANDARD_SEED, Suite, generate},
+    selfcheck::SelfCheck,
 };
 
 /// Random-agent episodes per task in the check at scale (as `toolenv selfcheck --suite`).

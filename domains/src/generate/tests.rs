@@ -2,7 +2,7 @@
 //! ids resolved, levels getting harder.
 
 use super::*;
-use crate::agent::SelfCheck;
+use crate::selfcheck::SelfCheck;
 
 /// Tasks self-checked per domain and level on every test run (docs/suite.md
 /// documents a larger sample through `toolenv selfcheck --suite`).

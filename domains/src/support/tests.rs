@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use super::tasks::desk;
 use super::tools::{FirstLetters, MAX_NOTES_PER_TICKET, for_each_word, mark_ascii_words, word_matches};
 use super::{Category, Customer, Priority, State, Status, Tier};
-use crate::agent::{SelfCheck, play_calls};
+use crate::agent::play_calls;
+use crate::selfcheck::SelfCheck;
 use toolenv_core::{COLLATERAL_CHECK, Call, Context, DomainError, DomainState, Task, date::Date};
 
 fn ctx() -> Context {

@@ -86,7 +86,7 @@ fn escape(key: &str) -> String {
 pub(super) fn validated(spec: &TaskSpec) -> Result<Arc<Task>, Problem> {
     let task = Arc::new(task(spec)?);
     check_reference(&task)?;
-    let check = crate::agent::SelfCheck::run(Arc::clone(&task));
+    let check = crate::selfcheck::SelfCheck::run(Arc::clone(&task));
     if let Some(problem) = check.problems().into_iter().next() {
         // A built-in id on another task: that is what to fix (an exported
         // built-in task, unchanged, passes and is refused when installed).

@@ -8,7 +8,7 @@
 //! written (its invariants hold); the reference solution runs without a
 //! refusal and passes; the result-reading solver reaches the expected
 //! outcome; doing nothing, random agents and every generated cheat fail
-//! ([`crate::agent::SelfCheck`]). The first problem is one [`LoadError`]
+//! ([`crate::selfcheck::SelfCheck`]). The first problem is one [`LoadError`]
 //! naming the file, the task and the JSON pointer (and the line, for a
 //! file that does not parse); a set with a problem loads nothing.
 //!

@@ -151,7 +151,7 @@ fn a_good_file_loads_and_its_task_passes_the_self_check() {
     assert_eq!(set.hash.len(), 12);
     let task = &set.tasks[0];
     assert_eq!(task.initial_json().pointer("/calendar/2026-01-07/10:00"), Some(&json!("Standup")));
-    assert!(crate::agent::SelfCheck::run(Arc::clone(task)).problems().is_empty());
+    assert!(crate::selfcheck::SelfCheck::run(Arc::clone(task)).problems().is_empty());
 }
 
 #[test]

@@ -507,7 +507,7 @@ fn a_flight_whose_near_duplicate_ids_are_all_taken_gets_another_id() {
         let ids: Vec<&str> = state["flights_db"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
         let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
         assert_eq!(distinct.len(), ids.len(), "{}", task.id);
-        let check = crate::agent::SelfCheck::run(task);
+        let check = crate::selfcheck::SelfCheck::run(task);
         assert_eq!(check.problems(), Vec::<String>::new(), "{}", check.task.id);
     }
 }

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use toolenv_core::Domain;
 use toolenv_domains::{
-    agent::{ProseCounts, RANDOM_AGENT_SEEDS, SelfCheck},
+    agent::RANDOM_AGENT_SEEDS,
     generate::Suite,
+    selfcheck::{ProseCounts, SelfCheck},
 };
 
 use toolenv_runs::report::counted;
