@@ -5,7 +5,8 @@
 #   the tests' own (python/requirements-test.txt), LangGraph's and the MCP
 #   servers' (examples/python/); a venv is made again only when its
 #   requirements file changed;
-# - the npm MCP server the chaos proxy's test drives (when npm is here).
+# - the npm MCP server the chaos proxy's test drives (when npm is here), at
+#   the exact version tests/fixtures/npm-mcp-servers.txt names.
 # `.ci/run` runs this before `cargo test`; without it, the tests that need
 # these say so and skip. Needs python3 with venv.
 #
@@ -28,18 +29,19 @@ make_venv python-venv python/requirements-test.txt
 make_venv python-venv-langgraph examples/python/requirements-langgraph.txt
 make_venv python-venv-mcp-servers examples/python/requirements-mcp-servers.txt
 
-# An exact version, which the test names too (client/cli/tests/chaos_proxy.rs).
-npm_package() { # directory, name@version
+npm_package() { # directory, file holding name@version
+    local spec
+    spec=$(tr -d '[:space:]' < "$2")
     local prefix=$tmp/$1
-    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" = "$2" ]; then
+    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" = "$spec" ]; then
         return
     fi
     if ! command -v npm >/dev/null 2>&1; then
-        echo "npm is not installed: the test of $2 will skip (.ci/run installs Debian's npm)"
+        echo "npm is not installed: the test of $spec will skip (.ci/run installs Debian's npm)"
         return
     fi
-    echo "installing $2 under $prefix"
-    npm install --silent --no-audit --no-fund --prefix "$prefix" "$2"
-    printf '%s' "$2" > "$prefix/installed.txt"
+    echo "installing $spec under $prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "$spec"
+    printf '%s' "$spec" > "$prefix/installed.txt"
 }
-npm_package npm-mcp-servers @modelcontextprotocol/server-filesystem@2026.8.31
+npm_package npm-mcp-servers tests/fixtures/npm-mcp-servers.txt
