@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chaos;
+mod check;
 mod codec;
 pub mod date;
 mod delivery;
@@ -34,6 +35,7 @@ mod tool;
 pub mod user;
 mod world;
 
+pub use check::{Check, Fact};
 pub use delivery::{Failure, FailureCode, Outcome};
 pub use episode::{
     Arguments, Assess, CLARIFICATION_CHECK, CallError, CallOptions, CallRecord, DEFAULT_MAX_CALLS, Episode, FaultRecord, FaultStats,
@@ -41,7 +43,7 @@ pub use episode::{
     bus, fault_ledger, replay_key,
 };
 pub use oracle::ruling::{self, AnswerRuling, JudgeQuestion};
-pub use oracle::{Answer, COLLATERAL_CHECK, Check, CheckOutcome, DUPLICATE_CHECK, Fact, Leaves, Verdict, typed, unexpected_leaves};
+pub use oracle::{Answer, COLLATERAL_CHECK, CheckOutcome, DUPLICATE_CHECK, Leaves, Verdict, typed, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec, as_integer, echo};
 pub use world::testing;

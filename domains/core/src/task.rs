@@ -7,9 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
+    check::Check,
     date::Date,
     diff::{Changes, View},
-    oracle::Check,
     phrasing::Template,
     world::{Context, Domain, Tools, World},
 };
@@ -98,7 +98,33 @@ pub struct Derived {
     /// Every string of S0 (keys included) in document order.
     strings: OnceLock<Vec<String>>,
     /// What the final answer may state besides what it must.
-    commitment: OnceLock<crate::oracle::Commitment>,
+    pub(crate) commitment: OnceLock<Commitment>,
+}
+
+/// What an answer of a task may state besides what it must: derived once
+/// per task from its state, slots and reference answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Commitment {
+    /// Values of the task the answer may name: its slots, and the state's
+    /// values the reference answer names.
+    pub(crate) allowed: Vec<String>,
+    /// The other candidates of the kinds the reference answer names.
+    pub(crate) others: Vec<String>,
+    /// The words of `allowed` and of `others`, read once.
+    pub(crate) allowed_words: Vec<Vec<String>>,
+    pub(crate) others_words: Vec<Vec<String>>,
+    /// When the answer must state a date: the date words it may state.
+    pub(crate) dates: Option<Vec<String>>,
+    /// When it must state a time: the time words it may state.
+    pub(crate) times: Option<Vec<String>>,
+    /// When it must state a count: the counts it may state.
+    pub(crate) numbers: Option<Vec<String>>,
+    /// When it must state an amount: the amounts (cents) it may state.
+    pub(crate) amounts: Option<Vec<i64>>,
+    /// The actions the reference answer says the speaker did not take
+    /// ("I booked nothing", "I cannot close it"), as stems: an answer that
+    /// claims one contradicts the refusal.
+    pub(crate) refused: Vec<String>,
 }
 
 /// A task an episode plays: one of the paper suite's (which live for the
@@ -216,19 +242,6 @@ impl Task {
         })
     }
 
-    /// What the task's final answer may state besides what it must (its
-    /// candidates and values of the asked kinds), derived once.
-    pub(crate) fn commitment(&self) -> &crate::oracle::Commitment {
-        self.expected.commitment.get_or_init(|| crate::oracle::Commitment::of(self))
-    }
-
-    /// The values of the task's state an answer must not name: the other
-    /// candidates of the kinds its reference answer names (other tickets,
-    /// topics, skus, flights), in a fixed order.
-    pub fn answer_candidates(&self) -> &[String] {
-        self.commitment().others()
-    }
-
     /// The task's kind: the middle part of its id (`cheapest-flight` in
     /// `travel/cheapest-flight/001`).
     pub fn kind(&self) -> &str {
@@ -241,24 +254,6 @@ impl Task {
         let calls = self.reference.len();
         let judged = if self.asks_for_answer() { "end state + answer" } else { "end state" };
         format!("{}: {calls} reference call{}, {judged}", self.kind(), if calls == 1 { "" } else { "s" })
-    }
-
-    /// The fields of the task's typed answer (none for a task that asks
-    /// for no value: a plain action).
-    pub fn answer_fields(&self) -> Vec<crate::typed::AnswerField> {
-        self.checks
-            .iter()
-            .find_map(|check| match check {
-                Check::Answer { facts, .. } => Some(crate::typed::fields(facts)),
-                _ => None,
-            })
-            .unwrap_or_default()
-    }
-
-    /// The JSON Schema of the task's typed answer, when it asks for one.
-    pub fn answer_schema(&self) -> Option<serde_json::Value> {
-        let fields = self.answer_fields();
-        (!fields.is_empty()).then(|| crate::typed::schema(&fields))
     }
 
     /// Whether the task's verdict reads a final answer.

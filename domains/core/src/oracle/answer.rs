@@ -17,9 +17,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::text::{Fact, Read, money};
+use super::text::{Read, money};
 use super::words::{self, Kind};
-use crate::task::Task;
+use crate::check::{Check, Fact};
+use crate::task::{Commitment, Task};
 
 /// Words and phrases that hedge: an answer that gives several possibilities
 /// or none for sure.
@@ -85,32 +86,6 @@ const SPEAKERS: [&str; 2] = ["i", "we"];
 /// (statuses, priorities).
 const MIN_VALUES: usize = 2;
 const MIN_DISTINCT_PERCENT: usize = 60;
-
-/// What an answer of a task may state besides what it must: derived once
-/// per task from its state, slots and reference answer.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Commitment {
-    /// Values of the task the answer may name: its slots, and the state's
-    /// values the reference answer names.
-    allowed: Vec<String>,
-    /// The other candidates of the kinds the reference answer names.
-    others: Vec<String>,
-    /// The words of `allowed` and of `others`, read once.
-    allowed_words: Vec<Vec<String>>,
-    others_words: Vec<Vec<String>>,
-    /// When the answer must state a date: the date words it may state.
-    dates: Option<Vec<String>>,
-    /// When it must state a time: the time words it may state.
-    times: Option<Vec<String>>,
-    /// When it must state a count: the counts it may state.
-    numbers: Option<Vec<String>>,
-    /// When it must state an amount: the amounts (cents) it may state.
-    amounts: Option<Vec<i64>>,
-    /// The actions the reference answer says the speaker did not take
-    /// ("I booked nothing", "I cannot close it"), as stems: an answer that
-    /// claims one contradicts the refusal.
-    refused: Vec<String>,
-}
 
 impl Commitment {
     /// The commitment of a task's answer (none when it asks for none).
@@ -280,7 +255,7 @@ fn stem(word: &str) -> &str {
 /// The facts of a task's answer check.
 fn answer_facts(task: &Task) -> Option<&[Fact]> {
     task.checks.iter().find_map(|c| match c {
-        super::Check::Answer { facts, .. } => Some(facts.as_slice()),
+        crate::check::Check::Answer { facts, .. } => Some(facts.as_slice()),
         _ => None,
     })
 }
@@ -324,5 +299,39 @@ fn collect<'v>(value: &'v Value, place: &mut String, out: &mut BTreeMap<String, 
             }
         }
         _ => {}
+    }
+}
+
+/// What the oracle derives from a task's answer check.
+impl Task {
+    /// What the task's final answer may state besides what it must (its
+    /// candidates and values of the asked kinds), derived once.
+    pub(crate) fn commitment(&self) -> &Commitment {
+        self.expected.commitment.get_or_init(|| Commitment::of(self))
+    }
+
+    /// The values of the task's state an answer must not name: the other
+    /// candidates of the kinds its reference answer names (other tickets,
+    /// topics, skus, flights), in a fixed order.
+    pub fn answer_candidates(&self) -> &[String] {
+        self.commitment().others()
+    }
+
+    /// The fields of the task's typed answer (none for a task that asks
+    /// for no value: a plain action).
+    pub fn answer_fields(&self) -> Vec<super::typed::AnswerField> {
+        self.checks
+            .iter()
+            .find_map(|check| match check {
+                Check::Answer { facts, .. } => Some(super::typed::fields(facts)),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The JSON Schema of the task's typed answer, when it asks for one.
+    pub fn answer_schema(&self) -> Option<serde_json::Value> {
+        let fields = self.answer_fields();
+        (!fields.is_empty()).then(|| super::typed::schema(&fields))
     }
 }

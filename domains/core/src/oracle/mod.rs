@@ -13,74 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-pub(crate) use answer::Commitment;
-pub use text::Fact;
-
 use crate::{
+    check::{Check, Fact},
     diff::{self, Changes, View},
     json::{self, Change},
     task::Task,
 };
-
-/// A predicate over the final state (with the initial state for reference).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Check {
-    /// The value at a JSON pointer equals the expected value; `null`
-    /// expects the location to be absent.
-    Equals {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer into the final state.
-        path: String,
-        /// The expected value.
-        expected: Value,
-    },
-    /// The value at a JSON pointer is present and not empty (not null, not
-    /// blank text, not an empty list or object): for free text such as a
-    /// resolution, whose wording no check can predict.
-    Present {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer into the final state.
-        path: String,
-    },
-    /// The free text at a JSON pointer says what the task or its policy
-    /// requires, and not the contrary (see [`Fact`]); a placeholder fails.
-    /// The text's wording is otherwise free: the collateral check leaves it
-    /// to this check.
-    Text {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer of the text in the final state.
-        path: String,
-        /// What the text must (and must not) say.
-        facts: Vec<Fact>,
-    },
-    /// Exactly `expected` members of the collection (object or array) at a
-    /// JSON pointer match a pattern (see [`json::matches`]).
-    Count {
-        /// What the check asserts, for people.
-        name: String,
-        /// JSON pointer of the collection in the final state.
-        path: String,
-        /// The pattern members must match.
-        pattern: Value,
-        /// How many members must match.
-        expected: usize,
-    },
-    /// The agent's final answer (the text it finishes the episode with)
-    /// says what the task asks for, and not the contrary (see [`Fact`]): an
-    /// information request's facts, a refusal's reason. No answer fails.
-    Answer {
-        /// What the check asserts, for people.
-        name: String,
-        /// What the answer must (and must not) say.
-        facts: Vec<Fact>,
-        /// An answer that passes: what the reference solution answers.
-        example: String,
-    },
-}
 
 impl Check {
     /// The value at `path` must equal `expected` (`null`: must be absent).

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Check, text::Fact};
+use crate::check::{Check, Fact};
 use crate::task::Task;
 
 /// What an answer judge decided about one prose answer.

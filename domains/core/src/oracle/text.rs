@@ -13,10 +13,10 @@
 //! besides words like "n/a", "none", "tbd") never passes. A final answer is
 //! also held to what it commits to (see [`super::answer`]).
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::words::{self, Kind, Word};
+use crate::check::Fact;
 
 /// Words that negate what their clause states before them or right after
 /// ("I booked nothing"); "n't" is read as "not".
@@ -39,48 +39,6 @@ const AFTER: usize = 2;
 
 /// Words that alone make a text a placeholder.
 const PLACEHOLDERS: [&str; 9] = ["n", "a", "na", "none", "tbd", "todo", "xxx", "test", "placeholder"];
-
-/// One thing free text must (or must not) say.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Fact {
-    /// At least one of the phrases, asserted (not negated in its clause): a
-    /// decision, a reason.
-    Says {
-        /// What the phrases stand for ("approval").
-        label: &'static str,
-        /// The phrases, any of which states it.
-        any_of: &'static [&'static str],
-    },
-    /// An amount of money, in any common format.
-    Amount {
-        /// The amount in cents.
-        cents: i64,
-    },
-    /// None of the phrases: the contrary decision.
-    Never {
-        /// What the phrases stand for ("denial").
-        label: &'static str,
-        /// The phrases, none of which may appear (negated or not).
-        any_of: &'static [&'static str],
-    },
-    /// A value of the task's own (a flight number, a topic, a time), its
-    /// words in a row and asserted: what an answer must name.
-    Mentions {
-        /// What the value is ("the cheapest flight").
-        label: String,
-        /// The value.
-        phrase: String,
-    },
-    /// A value that must not appear at all: a near-duplicate record the
-    /// answer must not name instead of (or besides) the right one.
-    Omits {
-        /// What the value is ("the dearer flight").
-        label: String,
-        /// The value.
-        phrase: String,
-    },
-}
 
 impl Fact {
     /// A fact as the verdict names it.

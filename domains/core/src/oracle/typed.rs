@@ -10,8 +10,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::text::{Fact, money};
+use super::text::money;
 use super::words::{self, Kind};
+use crate::check::Fact;
 
 /// The reasons a refusal may give, by the label of the fact that says it.
 /// A fact not listed gets a code made of its label's words.
