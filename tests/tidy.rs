@@ -216,14 +216,6 @@ fn every_source_file_opens_with_a_header() {
     assert!(missing.is_empty(), "source files without a `//!` header saying what they hold:\n{}", missing.join("\n"));
 }
 
-/// Circles that predate this check, as `folder/parent/: members`: debt to
-/// pay, never to add to. The check fails on any other circle, and on one of
-/// these once it is gone (remove it from here then).
-const KNOWN_CIRCLES: [&str; 1] = [
-    // The canonical writer, JSON values and tool schemas: the writer should sit below both.
-    "domains/core/src/: codec, json, tool",
-];
-
 #[test]
 fn imports_flow_one_way_inside_each_crate() {
     let root = repository();
@@ -239,11 +231,8 @@ fn imports_flow_one_way_inside_each_crate() {
             }
         }
     }
-    let new: Vec<String> =
-        found.iter().filter(|(name, _)| !KNOWN_CIRCLES.contains(&name.as_str())).map(|(name, edges)| format!("{name} ({edges})")).collect();
-    assert!(new.is_empty(), "modules that reach each other (make one depend on the other only):\n{}", new.join("\n"));
-    let gone: Vec<&str> = KNOWN_CIRCLES.iter().copied().filter(|known| !found.contains_key(*known)).collect();
-    assert!(gone.is_empty(), "circles no longer there: remove them from KNOWN_CIRCLES:\n{}", gone.join("\n"));
+    let circles: Vec<String> = found.iter().map(|(name, edges)| format!("{name} ({edges})")).collect();
+    assert!(circles.is_empty(), "modules that reach each other (make one depend on the other only):\n{}", circles.join("\n"));
 }
 
 #[test]

@@ -1,12 +1,9 @@
-//! The performance machinery behind tool calls, apart from the domains: the
-//! canonical JSON writer tools write their results with, the argument reader
-//! that parses a call's arguments straight into typed values, and the ChaCha8
-//! block the fault draws read. Each is tested against the `serde_json` or
-//! `rand_chacha` code it replaces.
+//! Low-level pieces apart from the domains: the ChaCha8 block the fault
+//! draws read (tested against the `rand_chacha` code it replaces) and
+//! cutting text on a character boundary. The canonical JSON writer is
+//! `json/writer/`; the argument reader, `tool/args.rs`.
 
-pub(crate) mod args;
 pub(crate) mod chacha;
-pub(crate) mod writer;
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
 pub(crate) fn cut(text: &str, max: usize) -> &str {

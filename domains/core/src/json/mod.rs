@@ -1,5 +1,9 @@
 //! JSON helpers the oracle stands on: canonical text, state hash, state diff,
-//! pattern matching over values and paths.
+//! pattern matching over values and paths; and the canonical writer
+//! (`writer/`) that tools write their results with, tested against the
+//! `serde_json` code it replaces.
+
+pub(crate) mod writer;
 
 use std::borrow::Cow;
 
@@ -15,19 +19,19 @@ use sha2::{Digest, Sha256};
 /// them (by the codec's writer), numbers by serde_json itself, straight into
 /// one buffer.
 pub fn canonical(value: &Value) -> String {
-    crate::codec::writer::text(|out| write_canonical(value, out))
+    writer::text(|out| write_canonical(value, out))
 }
 
 /// Writes an object given as entries sorted by key, each key once, as
 /// canonical JSON: [`canonical`] without building a `Value` around them.
 pub fn canonical_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
-    crate::codec::writer::text(|out| {
+    writer::text(|out| {
         out.push(b'{');
         for (i, (key, value)) in entries.enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            crate::codec::writer::write_str(out, key);
+            writer::write_str(out, key);
             out.push(b':');
             write_canonical(value, out);
         }
@@ -47,7 +51,7 @@ pub fn to_canonical<T: Serialize + ?Sized>(value: &T) -> String {
     // string-keyed maps, which serde_json always writes; the fallback is
     // there so that a bug shows in the result instead of a panic.
     let mut written = Ok(());
-    let text = crate::codec::writer::text(|out| written = crate::codec::writer::write(value, out));
+    let text = writer::text(|out| written = writer::write(value, out));
     let text = match written {
         Ok(()) => text,
         Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
@@ -104,7 +108,7 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::String(text) => crate::codec::writer::write_str(out, text),
+        Value::String(text) => writer::write_str(out, text),
         scalar => {
             let _ = serde_json::to_writer(&mut *out, scalar);
         }
@@ -117,7 +121,7 @@ fn write_object(map: &serde_json::Map<String, Value>, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        crate::codec::writer::write_str(out, key);
+        writer::write_str(out, key);
         out.push(b':');
         write_canonical(value, out);
     };

@@ -1,7 +1,7 @@
 //! The argument reader: a call's argument text read straight into the
 //! tool's known parameters, so only values are allocated. Its errors are the
 //! ones a `serde_json::Value` parse followed by validation gives (tested
-//! against that in `tool.rs`).
+//! against that in `tool/mod.rs`).
 
 use std::borrow::Cow;
 
@@ -72,7 +72,7 @@ pub(crate) fn read_flat(text: &str, params: &'static [Param]) -> Option<Vec<(Cow
 /// their names and strings need no escape and their numbers are integers,
 /// so each is written as it is.
 pub(crate) fn flat_canonical(entries: &[(Cow<'static, str>, Value)]) -> String {
-    crate::codec::writer::text(|out| write_flat(entries, out))
+    crate::json::writer::text(|out| write_flat(entries, out))
 }
 
 fn write_flat(entries: &[(Cow<'static, str>, Value)], out: &mut Vec<u8>) {
@@ -91,8 +91,8 @@ fn write_flat(entries: &[(Cow<'static, str>, Value)], out: &mut Vec<u8>) {
                 out.push(b'"');
             }
             Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-                (Some(n), _) => crate::codec::writer::write_u64(out, n),
-                (None, Some(n)) => crate::codec::writer::write_i64(out, n),
+                (Some(n), _) => crate::json::writer::write_u64(out, n),
+                (None, Some(n)) => crate::json::writer::write_i64(out, n),
                 (None, None) => out.extend_from_slice(n.to_string().as_bytes()),
             },
             Value::Bool(true) => out.extend_from_slice(b"true"),

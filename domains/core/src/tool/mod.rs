@@ -13,7 +13,9 @@ use serde::Serialize;
 use serde::de::DeserializeSeed;
 use serde_json::{Map, Value, json};
 
-use crate::codec::args::{ParamsSeed, Parsed};
+mod args;
+
+use args::{ParamsSeed, Parsed};
 
 /// Most bytes of argument JSON a call may carry.
 pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;
@@ -99,10 +101,10 @@ impl ToolSpec {
     pub(crate) fn read_arguments(&self, text: &str) -> Result<Args, ArgError> {
         let parsed = if text.trim().is_empty() {
             Parsed::Object { entries: Vec::new(), first_unknown: None, duplicate: None }
-        } else if let Some(entries) = crate::codec::args::read_flat(text, self.params) {
+        } else if let Some(entries) = args::read_flat(text, self.params) {
             // A flat object's canonical text is written as it is read, not serialized again.
             let mut args = self.validate(Parsed::Object { entries, first_unknown: None, duplicate: None })?;
-            let canonical = crate::codec::args::flat_canonical(&args.entries);
+            let canonical = args::flat_canonical(&args.entries);
             debug_assert_eq!(canonical, args.canonical(), "{text}");
             args.canonical = Some(canonical);
             return Ok(args);
@@ -527,7 +529,7 @@ mod tests {
             }
             text += &format!("{}{}{}", pick(&spaces), pick(&["}", "}", "}", "}", "", "} x", "}}"]), pick(&spaces));
             total += 1;
-            flat += usize::from(crate::codec::args::read_flat(&text, TOOL.params).is_some());
+            flat += usize::from(args::read_flat(&text, TOOL.params).is_some());
             let direct = TOOL.parse_arguments(&text).map(|args| args.canonical());
             assert_eq!(direct, through_serde(&text), "{text}");
         }
