@@ -9,6 +9,7 @@ mod attribute;
 mod chaos;
 mod compare;
 mod filter;
+mod grid_args;
 pub(crate) mod help;
 mod hosted;
 mod html;
