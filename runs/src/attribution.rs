@@ -130,7 +130,7 @@ pub fn table(attributions: &[EpisodeAttribution]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Failure attribution (counterfactual replay; decisive error of each failed episode, then every pair)");
     if attributions.is_empty() {
-        let _ = writeln!(out, "  no failed episode with a trajectory");
+        let _ = writeln!(out, "  no failed episode attributed");
         return out;
     }
     // (error, party, profile) -> (decisive count, pair count, example)

@@ -629,6 +629,13 @@ fn task_files_are_listed_checked_played_and_exported_and_bad_ones_named_in_one_l
         out.stdout.is_empty() && stderr.lines().filter(|l| l.contains("not attributed") && l.contains("acme-0")).count() == 5,
         "{stderr}"
     );
+    // So is the report's attribution table.
+    let report =
+        |tasks: &[&str]| String::from_utf8_lossy(&toolenv(&[&["report", "run-0001", "--store", db], tasks].concat()).stdout).into_owned();
+    let (with, without) = (report(&["--tasks", dir]), report(&[]));
+    assert!(with.contains("5 failed episodes: 5 the agent's") && !with.contains("not attributed"), "{with}");
+    assert!(without.contains("no failed episode attributed") && without.contains("5 failed episodes not attributed"), "{without}");
+    assert!(without.contains("need --tasks FILE|DIR"), "{without}");
     // The paper suite written out reads back as the checked-in file.
     let out = toolenv(&["tasks", "export", "--suite", "paper"]);
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -97,8 +97,10 @@ pub(crate) enum Command {
         /// server's --store file instead of --url).
         #[arg(long, value_name = "FILE")]
         html: Option<std::path::PathBuf>,
+        /// The store, and what the failed episodes' attribution replays
+        /// them with (the tables end with it, as `toolenv attribute RUN`).
         #[command(flatten)]
-        store: StoreArgs,
+        replay: ReplayArgs,
     },
     /// Write a stored run's episodes to stdout as JSON lines: one object per
     /// episode with its plan entry, result and trajectory, or (--format

@@ -23,10 +23,15 @@ fn attributed(replay: &ReplayArgs, run: &str) -> anyhow::Result<(Vec<toolenv_sto
     for failed in &unattributed {
         eprintln!("episode #{} not attributed: {}", failed.plan_index, failed.error);
     }
-    if unattributed.iter().any(|f| matches!(&f.error, toolenv_core::ForkError::UnknownTask(id) if id.contains('@'))) {
+    if needs_tasks(&unattributed) {
         eprintln!("(a task file's task: give the file with --tasks FILE|DIR)");
     }
     Ok((episodes, attributed))
+}
+
+/// Whether some episodes were not attributed for want of their task file.
+pub(crate) fn needs_tasks(unattributed: &[attribution::Unattributed]) -> bool {
+    unattributed.iter().any(|f| matches!(&f.error, toolenv_core::ForkError::UnknownTask(id) if id.contains('@')))
 }
 
 /// `toolenv attribute RUN`.

@@ -76,17 +76,17 @@ pub(crate) async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         Command::Report { chaos_ledger, verdicts, json, html, .. } if !chaos_ledger.is_empty() => {
             chaos::report(&chaos_ledger, verdicts.as_deref(), json, html.as_deref())
         }
-        Command::Report { run, other, infra, feasible_only, html: Some(file), store, .. } => {
+        Command::Report { run, other, infra, feasible_only, html: Some(file), replay, .. } => {
             if url.is_some() {
                 anyhow::bail!("--html reads the store of runs: for a hosted run, pass the server's --store file instead of --url");
             }
             let conv = infra.convention();
             let runs: Vec<String> = std::iter::once(run).chain(other).collect();
-            html::report(&store.store, &runs, &file, conv, Population::feasible_only(feasible_only))
+            html::report(&replay.store.store, &runs, &file, conv, Population::feasible_only(feasible_only))
         }
-        Command::Report { run, json, infra, feasible_only, store, .. } => match &url {
+        Command::Report { run, json, infra, feasible_only, replay, .. } => match &url {
             Some(url) => hosted::report(&mut connect(url).await?, &run, json, infra.exclude_infra_errors, feasible_only).await,
-            None => store::report(&store.store, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
+            None => store::report(&replay, &run, json, infra.convention(), Population::feasible_only(feasible_only)),
         },
         Command::Export { run, format, store } => store::export(&store.store, &run, format),
         Command::CopyStore { to, store } => store::copy(&store.store, &to),

@@ -3,12 +3,11 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use toolenv_domains::taskfile::Catalogue;
 use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::trials_of;
 use toolenv_store::{AnyStore, StoreError};
 
-use super::args::ExportFormat;
+use super::args::{ExportFormat, ReplayArgs};
 use super::render;
 
 /// `toolenv runs`: the store's runs.
@@ -19,8 +18,14 @@ pub(crate) fn list_runs(path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// `toolenv report RUN`: a stored run's report.
-pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, population: Population) -> anyhow::Result<ExitCode> {
-    let store = AnyStore::open_existing(path)?;
+pub(crate) fn report(
+    replay: &ReplayArgs,
+    run: &str,
+    json: bool,
+    conv: InfraConvention,
+    population: Population,
+) -> anyhow::Result<ExitCode> {
+    let store = AnyStore::open_existing(&replay.store.store)?;
     let run = store.find_run(run)?;
     let summary = store.summary(&run)?;
     let results = store.results(&run)?;
@@ -28,13 +33,14 @@ pub(crate) fn report(path: &Path, run: &str, json: bool, conv: InfraConvention, 
     render::stored_report(&summary, &results, k, json, conv, population)?;
     if !json {
         // Failed episodes attributed by counterfactual replay (`toolenv attribute RUN` for each).
-        let (attributed, unattributed) =
-            toolenv_runs::attribution::attribute_run(&Catalogue::new(), &store.episodes(&run)?, toolenv_core::DEFAULT_MAX_CALLS);
+        let tasks = super::filter::catalogue(&replay.tasks)?;
+        let (attributed, unattributed) = toolenv_runs::attribution::attribute_run(&tasks, &store.episodes(&run)?, replay.max_calls);
         println!();
         print!("{}", toolenv_runs::attribution::table(&attributed));
         if !unattributed.is_empty() {
             let failed = toolenv_runs::report::counted(unattributed.len() as u64, "failed episode");
-            println!("  {failed} not attributed (`toolenv attribute RUN` says why for each)");
+            let hint = if super::attribute::needs_tasks(&unattributed) { "; a task file's tasks need --tasks FILE|DIR" } else { "" };
+            println!("  {failed} not attributed (`toolenv attribute RUN` says why for each{hint})");
         }
     }
     Ok(ExitCode::SUCCESS)
