@@ -1,5 +1,5 @@
 # A local cluster of toolenv replicas, sourced by the failover drill
-# (tests/drill/failover.sh) and the proxy benchmark (bench/replicas-proxy.sh):
+# (tests/drill/failover.sh) and the replicas benchmark (bench/replicas.sh):
 # PostgreSQL from initdb in a temporary directory on a loopback port, replicas
 # (`toolenv serve --store postgres://…`) and HAProxy with the shipped
 # configuration (deploy/haproxy/haproxy.cfg). Everything started is stopped
