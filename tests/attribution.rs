@@ -192,7 +192,7 @@ fn a_team_trajectory_on_the_wire_replays_byte_for_byte() {
             let profile = MasProfile::of(vec![fault], 0.5);
             let mut episode = toolenv_core::Episode::new(task, 5, 0).with_team(topology.roles(), Some(profile)).unwrap();
             let _ = run(task, topology, &mut episode);
-            episode.finish();
+            episode.finish_with_feasibility();
             let recorded = pb::Trajectory::from(episode.trajectory());
             let replayed = toolenv_runs::fork::replay(&Catalogue::new(), &recorded, toolenv_core::DEFAULT_MAX_CALLS).unwrap();
             assert_eq!(pb::Trajectory::from(replayed.trajectory()), recorded, "{} under {fault}", task.id);

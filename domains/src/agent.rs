@@ -28,10 +28,14 @@ pub fn play_answering(task: impl Into<TaskRef>, seed: u64, trial: u32, calls: &[
     play_in(Episode::new(task, seed, trial), calls, answer)
 }
 
-/// Plays calls in an episode and finishes it with an answer.
+/// Plays calls in an episode and finishes it with an answer, as a server
+/// records it (feasibility decided).
 fn play_in(mut episode: Episode, calls: &[Call], answer: Option<&str>) -> Episode {
     call_all(&mut episode, calls);
-    episode.finish_with_answer(answer);
+    if let Some(answer) = answer {
+        episode.answer(answer);
+    }
+    episode.finish_with_feasibility();
     episode
 }
 

@@ -4,13 +4,28 @@
 
 use toolenv_core::{Assess, Episode, Judgement, Trajectory, masfire::MasOutcome};
 
-/// The engine's [`Assess`] with the solver and the MAS-FIRE rules.
+/// The engine's [`Assess`] with the solver and the MAS-FIRE rules: what a
+/// run records.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Assessor;
 
 impl Assess for Assessor {
-    fn feasible(&self, episode: &Episode) -> bool {
-        crate::solver::solve(&mut episode.feasibility_replay()).feasible()
+    fn feasible(&self, episode: &Episode) -> Option<bool> {
+        Some(feasible(episode))
+    }
+
+    fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome> {
+        Rules.mas_outcomes(trajectory, passed)
+    }
+}
+
+/// The MAS-FIRE rules alone: a judgement whose feasibility is left undecided.
+#[derive(Debug, Clone, Copy)]
+struct Rules;
+
+impl Assess for Rules {
+    fn feasible(&self, _: &Episode) -> Option<bool> {
+        None
     }
 
     fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome> {
@@ -18,20 +33,36 @@ impl Assess for Assessor {
     }
 }
 
-/// Finishing an episode and judging it completely: the oracle's verdict,
-/// the episode's fault figures, feasibility and MAS-FIRE outcomes.
+/// Whether an ideal agent could have passed the episode: the solver replays
+/// it ([`Episode::feasibility_replay`]).
+pub(crate) fn feasible(episode: &Episode) -> bool {
+    crate::solver::solve(&mut episode.feasibility_replay()).feasible()
+}
+
+/// Finishing an episode and judging it: the oracle's verdict, the episode's
+/// fault figures and MAS-FIRE outcomes and, on request, its feasibility.
 pub trait Finish {
-    /// Finishes the episode and judges it; finishing again returns the same judgement.
+    /// Finishes the episode and judges it; finishing again returns the same
+    /// judgement. Feasibility is decided on request
+    /// ([`Finish::finish_with_feasibility`]): until then
+    /// `Judgement::feasible` is `Some(true)` for a passed episode and `None`
+    /// for a failed one.
     fn finish(&mut self) -> &Judgement;
 
     /// Finishes the episode with a final answer (see [`Episode::answer`]),
     /// or with whatever answer it was given before when `None`.
     fn finish_with_answer(&mut self, answer: Option<&str>) -> &Judgement;
+
+    /// Finishes the episode (or takes the judgement it finished with) as a
+    /// run records it: a failed episode is also replayed with the solver to
+    /// decide whether an ideal agent could have passed it
+    /// (`Judgement::feasible`).
+    fn finish_with_feasibility(&mut self) -> &Judgement;
 }
 
 impl Finish for Episode {
     fn finish(&mut self) -> &Judgement {
-        self.finish_with(&Assessor)
+        self.finish_with(&Rules)
     }
 
     fn finish_with_answer(&mut self, answer: Option<&str>) -> &Judgement {
@@ -39,5 +70,9 @@ impl Finish for Episode {
             self.answer(answer);
         }
         self.finish()
+    }
+
+    fn finish_with_feasibility(&mut self) -> &Judgement {
+        self.finish_with(&Assessor)
     }
 }

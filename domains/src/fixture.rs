@@ -30,10 +30,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`Finish::finish`] judges the end state; when the agent failed, it also
-//! replays the episode with the solver to record whether any agent could
-//! have passed (`Judgement::feasible`), as the server does, so a fixture's
-//! verdict is the one a run would record.
+//! [`Finish::finish`] judges the end state. Whether any agent could have
+//! passed a failed episode (`Judgement::feasible`) is decided on request:
+//! [`Finish::finish_with_feasibility`] replays the episode with the solver,
+//! as a server does, so its judgement is the one a run would record.
 
 pub use crate::taskfile::{Catalogue, TaskBuilder, TaskSet};
 pub use crate::{Finish, registry, suite, task};

@@ -485,12 +485,15 @@ fn a_cut_list_never_carries_a_false_marker() {
 fn the_verdict_says_whether_the_episode_was_feasible() {
     let task = task("scheduling/book-meeting/001").unwrap();
     // Doing nothing fails a feasible episode: the failure is the agent's.
+    // Feasibility is decided on request (a solver replay), then kept.
     let mut idle = Episode::new(task, 1, 0);
     let verdict = idle.finish().clone();
-    assert_eq!((verdict.passed, verdict.feasible), (false, Some(true)));
+    assert_eq!((verdict.passed, verdict.feasible), (false, None));
+    assert_eq!(idle.finish_with_feasibility().feasible, Some(true));
+    assert_eq!(idle.finish().feasible, Some(true));
     // A suspension at the first call: no agent passes.
     let mut suspended = Episode::new(task, 1, 0).with_chaos(always(FaultKind::HardRateLimit));
-    assert_eq!(suspended.finish().feasible, Some(false));
+    assert_eq!(suspended.finish_with_feasibility().feasible, Some(false));
     // Under λ = 0.3, some episodes are infeasible and the verdict of each says so,
     // the same for an idle agent and the solver.
     let chaos = Chaos::new(FaultProfile::preset("0.3").unwrap()).unwrap();
@@ -498,7 +501,7 @@ fn the_verdict_says_whether_the_episode_was_feasible() {
     let mut infeasible = 0;
     for seed in 0..100 {
         let mut idle = Episode::new(task, seed, 0).with_chaos(chaos.clone());
-        let idle_feasible = idle.finish().feasible.unwrap();
+        let idle_feasible = idle.finish_with_feasibility().feasible.unwrap();
         let mut played = Episode::new(task, seed, 0).with_chaos(chaos.clone());
         let solution = toolenv_domains::solver::solve(&mut played);
         assert_eq!(solution.verdict.feasible, Some(solution.feasible()), "seed {seed}");
@@ -517,6 +520,7 @@ fn the_verdict_says_whether_the_episode_was_feasible() {
         for call in &task.reference {
             let _ = reference.call(call.tool, &call.arguments.to_string());
         }
+        // A passed episode is feasible without asking.
         let verdict = reference.finish().clone();
         verdict.passed.then_some(verdict)
     });

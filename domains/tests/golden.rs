@@ -82,7 +82,7 @@ fn trajectories_of_the_corpus_are_pinned() {
                         answered.insert(call.tool);
                     }
                 }
-                episode.finish();
+                episode.finish_with_feasibility();
                 let bytes = serde_json::to_string(episode.trajectory()).unwrap();
                 let digest: String = Sha256::digest(bytes.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
                 let verdict = episode.trajectory().verdict.as_ref().map_or("unjudged", |v| if v.passed { "passed" } else { "failed" });

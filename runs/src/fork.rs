@@ -117,7 +117,7 @@ fn answered(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> R
 /// Replays a whole finished trajectory and checks its verdict, byte for byte.
 pub fn replay(tasks: &Catalogue, trajectory: &pb::Trajectory, max_calls: u32) -> Result<Episode, ForkError> {
     let mut episode = answered(tasks, trajectory, max_calls)?;
-    let verdict = pb::Verdict::from(episode.finish());
+    let verdict = pb::Verdict::from(episode.finish_with_feasibility());
     if let Some(recorded) = &trajectory.verdict
         && recorded.encode_to_vec() != verdict.encode_to_vec()
     {

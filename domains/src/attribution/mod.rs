@@ -37,7 +37,7 @@
 use crate::Finish;
 use serde::Serialize;
 
-use toolenv_core::{Assess as _, Episode, ForkError, Source, Task, Verdict};
+use toolenv_core::{Episode, ForkError, Source, Task, Verdict};
 
 mod classify;
 mod continuation;
@@ -128,7 +128,7 @@ pub struct Attribution {
 /// record) and forks it backwards from its end until a continuation passes.
 /// The verdict is the recorded one, or judged again when not recorded; its
 /// feasibility is the recorded one, or decided as finishing decides it
-/// ([`crate::Assessor`]) when not recorded.
+/// (the solver's replay) when not recorded.
 pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Result<Attribution, ForkError> {
     let task = &source.task;
     let n = trajectory.calls.len();
@@ -152,7 +152,7 @@ pub fn attribute(source: &Source, trajectory: &toolenv_core::Trajectory) -> Resu
         }
     };
     // One feasibility: the verdict's, the figure the report's ceilings read.
-    let feasible = verdict.passed || recorded_feasibility.unwrap_or_else(|| crate::Assessor.feasible(&episode));
+    let feasible = verdict.passed || recorded_feasibility.unwrap_or_else(|| crate::finish::feasible(&episode));
     forks.push(episode);
     let mut attribution = attribute_forks(task, trajectory, &verdict, feasible, &forks);
     if !attribution.passed

@@ -24,7 +24,7 @@ fn played(task: &'static Task, seed: u64, profile: &FaultProfile, level: Level, 
             &CallOptions { agent: None, idempotency_key: Some(&key), waited_ms: Some(0), user_answer: None },
         );
     }
-    episode.finish();
+    episode.finish_with_feasibility();
     episode
 }
 
@@ -159,7 +159,7 @@ fn a_fork_continues_with_the_recorded_fault_schedule_and_keys() {
             for call in &calls[t..] {
                 let _ = fork.replay_call(&call.into());
             }
-            fork.finish();
+            fork.finish_with_feasibility();
             assert_eq!(fork.trajectory(), episode.trajectory(), "{} forked at {t}", task.id);
         }
     }
@@ -208,7 +208,7 @@ fn team_episodes_replay_and_are_attributed_consistently() {
                 let profile = MasProfile::of(vec![fault], 0.5);
                 let mut episode = Episode::new(task, 3, 0).with_team(topology.roles(), Some(profile)).unwrap();
                 let _ = run(task, topology, &mut episode);
-                episode.finish();
+                episode.finish_with_feasibility();
                 let replayed = Episode::replay_finished(&source(&episode), episode.trajectory(), &crate::Assessor).unwrap();
                 assert_eq!(replayed.trajectory(), episode.trajectory(), "{} {fault} {}", task.id, topology.name());
                 if episode.verdict().is_some_and(|v| !v.passed) {

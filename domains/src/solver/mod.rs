@@ -501,7 +501,7 @@ impl Solution {
 pub fn solve(episode: &mut Episode) -> Solution {
     let task = episode.task_ref().clone();
     let ended = run(&task, episode);
-    Solution { ended, verdict: episode.finish().clone() }
+    Solution { ended, verdict: episode.finish_with_feasibility().clone() }
 }
 
 // Helpers the strategies share.

@@ -349,7 +349,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             if let Some(ruling) = ruling.clone() {
                 session.episode.rule_answer(ruling);
             }
-            let verdict = pb::Verdict::from(session.episode.finish_with_answer(None));
+            let verdict = pb::Verdict::from(session.episode.finish_with_feasibility());
             // A leased episode is recorded in its run once, at its first finish.
             Ok((verdict, session.lease.take(), first))
         });

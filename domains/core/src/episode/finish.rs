@@ -44,12 +44,13 @@ impl std::ops::Deref for Judgement {
 }
 
 /// What the layers above the engine decide about a finished episode; the
-/// domains crate's implementation replays it with its solver and judges
-/// MAS-FIRE faults by their rules.
+/// domains crate's implementations judge MAS-FIRE faults by their rules and,
+/// when feasibility is asked for, replay the episode with its solver.
 pub trait Assess {
     /// Whether an ideal agent could pass the episode (asked only when its
-    /// agent did not and its verdict is for the record).
-    fn feasible(&self, episode: &Episode) -> bool;
+    /// agent did not and its verdict is for the record); `None` when this
+    /// assessment does not decide it.
+    fn feasible(&self, episode: &Episode) -> Option<bool>;
 
     /// What became of each MAS-FIRE fault of a team's trajectory.
     fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome>;
@@ -63,12 +64,17 @@ impl Episode {
 
     /// Finishes the episode and judges its end state, with `assess`
     /// deciding what the engine cannot. Finishing again returns the same
-    /// judgement.
+    /// judgement, with its feasibility decided now if it was not before and
+    /// `assess` decides it.
     pub fn finish_with(&mut self, assess: &dyn Assess) -> &Judgement {
-        let judgement = match self.trajectory.verdict.take() {
+        let mut judgement = match self.trajectory.verdict.take() {
             Some(judgement) => judgement,
             None => self.judge(&self.changes(), Some(assess)).0,
         };
+        if judgement.feasible.is_none() && self.records_verdict {
+            // An episode the agent passed was passable; otherwise the layer above decides.
+            judgement.feasible = if judgement.passed { Some(true) } else { assess.feasible(self) };
+        }
         self.trajectory.verdict.insert(judgement)
     }
 
@@ -113,8 +119,8 @@ impl Episode {
             verdict,
             fault_stats: ledger::fault_stats(&self.trajectory.calls),
             fault_notes: ledger::fault_notes(&self.trajectory.calls),
-            // An episode the agent passed was passable; otherwise the layer above decides.
-            feasible: assess.filter(|_| self.records_verdict).map(|assess| passed || assess.feasible(self)),
+            // Decided by `finish_with`.
+            feasible: None,
             mas_faults: match assess {
                 Some(assess) if self.team.is_some() => assess.mas_outcomes(&self.trajectory, passed),
                 _ => Vec::new(),
