@@ -15,17 +15,18 @@ impl Assess for Assessor {
     }
 
     fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome> {
-        Rules.mas_outcomes(trajectory, passed)
+        Known(None).mas_outcomes(trajectory, passed)
     }
 }
 
-/// The MAS-FIRE rules alone: a judgement whose feasibility is left undecided.
+/// The MAS-FIRE rules with a feasibility already known, or left undecided
+/// (`None`): no solver replay.
 #[derive(Debug, Clone, Copy)]
-struct Rules;
+pub(crate) struct Known(pub(crate) Option<bool>);
 
-impl Assess for Rules {
+impl Assess for Known {
     fn feasible(&self, _: &Episode) -> Option<bool> {
-        None
+        self.0
     }
 
     fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome> {
@@ -62,7 +63,7 @@ pub trait Finish {
 
 impl Finish for Episode {
     fn finish(&mut self) -> &Judgement {
-        self.finish_with(&Rules)
+        self.finish_with(&Known(None))
     }
 
     fn finish_with_answer(&mut self, answer: Option<&str>) -> &Judgement {

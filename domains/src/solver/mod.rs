@@ -27,7 +27,7 @@
 //! was feasible at all follows from how the solver ended ([`Solution::feasible`]).
 //! The same policy runs over gRPC through another [`Env`].
 
-use crate::{Finish, registry::Extensions};
+use crate::registry::Extensions;
 use serde_json::Value;
 
 use serde_json::json;
@@ -493,15 +493,23 @@ impl Solution {
     /// for a reason other than a fault no agent gets past (a suspension, a
     /// spent call budget). A failure that is not infeasible is the solver's.
     pub fn feasible(&self) -> bool {
-        self.verdict.passed || !matches!(&self.ended, Err(give_up) if give_up.unrecoverable())
+        self.verdict.passed || !unrecoverable(&self.ended)
     }
 }
 
-/// Plays an episode in-process with the solver, finishes it and returns how it ended.
+/// Whether the solver gave up on a fault no agent gets past.
+fn unrecoverable(ended: &Step<()>) -> bool {
+    matches!(ended, Err(give_up) if give_up.unrecoverable())
+}
+
+/// Plays an episode in-process with the solver, finishes it and returns how
+/// it ended. Its verdict's feasibility is what this play showed, as a
+/// second solver replay would find it.
 pub fn solve(episode: &mut Episode) -> Solution {
     let task = episode.task_ref().clone();
     let ended = run(&task, episode);
-    Solution { ended, verdict: episode.finish_with_feasibility().clone() }
+    let verdict = episode.finish_with(&crate::finish::Known(Some(!unrecoverable(&ended)))).clone();
+    Solution { ended, verdict }
 }
 
 // Helpers the strategies share.
