@@ -15,7 +15,7 @@ impl Assess for Assessor {
     }
 
     fn mas_outcomes(&self, trajectory: &Trajectory, passed: bool) -> Vec<MasOutcome> {
-        Known(None).mas_outcomes(trajectory, passed)
+        crate::masfire::judge::judge(trajectory, passed)
     }
 }
 
