@@ -3,14 +3,11 @@
 //! from the domain types.
 #![forbid(unsafe_code)]
 
-/// Generated code of the `toolenv.v1` protobuf package.
+/// Generated code of the `toolenv.v1` protobuf package (committed; a test
+/// checks it against `proto/`).
+#[rustfmt::skip]
 #[allow(missing_docs, missing_debug_implementations, clippy::all, rustdoc::invalid_html_tags)]
-pub mod pb {
-    tonic::include_proto!("toolenv.v1");
-
-    /// The encoded `FileDescriptorSet` of `toolenv.v1`, for server reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("toolenv_v1_descriptor");
-}
+pub mod pb;
 
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
@@ -361,6 +358,42 @@ impl pb::Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `src/pb.rs` holds before the generated code.
+    const PB_HEADER: &str = r#"//! `toolenv.v1`'s messages and its client and server stubs, as
+//! `tonic-prost-build` compiles `proto/toolenv/v1/toolenv.proto`, and the
+//! encoded descriptor set for server reflection (`src/descriptor_set.bin`).
+//! Generated and committed, so that a build needs no proto compiler: do not
+//! edit. After changing the proto, `TOOLENV_BLESS=1 cargo test -p toolenv
+//! --lib` writes both again (and without it, fails until they match).
+
+/// The encoded `FileDescriptorSet` of `toolenv.v1`, for server reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("descriptor_set.bin");
+
+"#;
+
+    #[test]
+    fn the_committed_generated_code_is_what_the_proto_compiles_to() {
+        use prost::Message as _;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let fds = protox::compile(["toolenv/v1/toolenv.proto"], [root.join("proto")]).expect("the proto compiles");
+        let out = tempfile::tempdir().expect("a temporary directory");
+        // Generated maps iterate in a fixed order, so encodings are deterministic.
+        tonic_prost_build::configure().btree_map(".").out_dir(out.path()).compile_fds(fds.clone()).expect("the code generates");
+        let code = std::fs::read_to_string(out.path().join("toolenv.v1.rs")).expect("the generated code");
+        let bless = std::env::var_os("TOOLENV_BLESS").is_some();
+        for (file, bytes) in [("src/pb.rs", format!("{PB_HEADER}{code}").into_bytes()), ("src/descriptor_set.bin", fds.encode_to_vec())] {
+            let path = root.join(file);
+            if bless {
+                std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            let committed = std::fs::read(&path).unwrap_or_default();
+            assert!(
+                committed == bytes,
+                "{file} is not what proto/ compiles to: after changing the proto, `TOOLENV_BLESS=1 cargo test -p toolenv --lib` writes it"
+            );
+        }
+    }
 
     #[test]
     fn every_domain_has_a_wire_value() {
