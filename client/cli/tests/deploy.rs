@@ -168,7 +168,15 @@ fn dockerignore_leaves_out_virtual_environments_and_stores() {
     ] {
         assert!(ignored(&patterns, path), "{path} is sent to the build");
     }
-    for path in ["Cargo.toml", "Cargo.lock", "client/cli/src/main.rs", "src/pb.rs", "src/descriptor_set.bin", "proto/toolenv.proto", "python/pyproject.toml"] {
+    for path in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "client/cli/src/main.rs",
+        "src/pb.rs",
+        "src/descriptor_set.bin",
+        "proto/toolenv.proto",
+        "python/pyproject.toml",
+    ] {
         assert!(!ignored(&patterns, path), "{path} is left out of the build");
     }
 }
