@@ -9,6 +9,10 @@
 #[allow(missing_docs, missing_debug_implementations, clippy::all, rustdoc::invalid_html_tags)]
 pub mod pb;
 
+/// The encoded `FileDescriptorSet` of `toolenv.v1`, for server reflection
+/// (committed beside [`pb`] and checked with it).
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("descriptor_set.bin");
+
 /// The fully qualified name of the service, as health checks name it.
 pub const SERVICE_NAME: &str = "toolenv.v1.ToolEnv";
 
@@ -361,14 +365,11 @@ mod tests {
 
     /// What `src/pb.rs` holds before the generated code.
     const PB_HEADER: &str = r#"//! `toolenv.v1`'s messages and its client and server stubs, as
-//! `tonic-prost-build` compiles `proto/toolenv/v1/toolenv.proto`, and the
-//! encoded descriptor set for server reflection (`src/descriptor_set.bin`).
-//! Generated and committed, so that a build needs no proto compiler: do not
-//! edit. After changing the proto, `TOOLENV_BLESS=1 cargo test -p toolenv
+//! `tonic-prost-build` compiles `proto/toolenv/v1/toolenv.proto`.
+//! Generated and committed with the encoded descriptor set
+//! (`src/descriptor_set.bin`), so that a build needs no proto compiler: do
+//! not edit. After changing the proto, `TOOLENV_BLESS=1 cargo test -p toolenv
 //! --lib` writes both again (and without it, fails until they match).
-
-/// The encoded `FileDescriptorSet` of `toolenv.v1`, for server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("descriptor_set.bin");
 
 "#;
 
@@ -381,17 +382,9 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("descriptor_set.bin");
         // Generated maps iterate in a fixed order, so encodings are deterministic.
         tonic_prost_build::configure().btree_map(".").out_dir(out.path()).compile_fds(fds.clone()).expect("the code generates");
         let code = std::fs::read_to_string(out.path().join("toolenv.v1.rs")).expect("the generated code");
-        let bless = std::env::var_os("TOOLENV_BLESS").is_some();
         for (file, bytes) in [("src/pb.rs", format!("{PB_HEADER}{code}").into_bytes()), ("src/descriptor_set.bin", fds.encode_to_vec())] {
-            let path = root.join(file);
-            if bless {
-                std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            }
-            let committed = std::fs::read(&path).unwrap_or_default();
-            assert!(
-                committed == bytes,
-                "{file} is not what proto/ compiles to: after changing the proto, `TOOLENV_BLESS=1 cargo test -p toolenv --lib` writes it"
-            );
+            let changed = "not what proto/ compiles to; after changing the proto, run `cargo test -p toolenv --lib`";
+            toolenv_core::testing::assert_snapshot(&root.join(file), &bytes, changed);
         }
     }
 

@@ -53,11 +53,11 @@ fn a_generated_suite_is_byte_identical_to_the_pinned_one() {
     let text = task_lines(&suite);
     assert_eq!(text, task_lines(&suite), "generating twice gives the same bytes");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT);
-    if std::env::var_os("TOOLENV_BLESS").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    }
-    let pinned = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (TOOLENV_BLESS=1 writes it)", path.display()));
-    assert_eq!(pinned, text, "generated suite changed; if meant, bump GENERATOR_VERSION and write the snapshot (TOOLENV_BLESS=1)");
+    toolenv_core::testing::assert_snapshot(
+        &path,
+        text.as_bytes(),
+        "generated suite changed; if meant, bump GENERATOR_VERSION and write the snapshot",
+    );
 }
 
 #[test]

@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pretty_assertions::assert_eq;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolenv_core::{
@@ -95,9 +94,5 @@ fn trajectories_of_the_corpus_are_pinned() {
     let missing: Vec<_> = all_tools.difference(&answered).collect();
     assert!(missing.is_empty(), "the corpus never gets a result from {missing:?}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT);
-    if std::env::var_os("TOOLENV_BLESS").is_some() {
-        std::fs::write(&path, &snapshot).unwrap();
-    }
-    let pinned = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (TOOLENV_BLESS=1 writes it)", path.display()));
-    assert_eq!(pinned, snapshot, "trajectory bytes changed in the episodes marked (TOOLENV_BLESS=1 accepts them)");
+    toolenv_core::testing::assert_snapshot(&path, snapshot.as_bytes(), "trajectory bytes changed in the episodes marked");
 }

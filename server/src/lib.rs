@@ -270,11 +270,11 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
     health.set_serving::<RunsServer<RunsService>>().await;
     // Reflection: generic clients (grpcurl, Postman) discover the API without the .proto.
     let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(toolenv::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(toolenv::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let reflection_alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(toolenv::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(toolenv::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 

@@ -31,6 +31,7 @@ mod names;
 mod oracle;
 pub mod phrasing;
 mod task;
+pub mod testing;
 mod tool;
 pub mod user;
 mod world;
@@ -46,7 +47,6 @@ pub use oracle::ruling::{self, AnswerRuling, JudgeQuestion};
 pub use oracle::{Answer, COLLATERAL_CHECK, CheckOutcome, DUPLICATE_CHECK, Leaves, Verdict, typed, unexpected_leaves};
 pub use task::{Call, Slot, Task, TaskRef, slots};
 pub use tool::{ArgError, Args, DomainError, MAX_ARGUMENTS_BYTES, Param, ParamType, ToolResult, ToolSpec, as_integer, echo};
-pub use world::testing;
 pub use world::{
     Context, Domain, DomainDef, DomainState, Handler, Reader, Registered, Reply, Shared, Tool, ToolRef, Tools, ToolsIter, World,
 };

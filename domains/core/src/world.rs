@@ -565,34 +565,3 @@ fn read<S: DomainState>(state: &S, index: usize, args: &Args, ctx: &Context) -> 
         Run::Write(_) => None,
     }
 }
-
-/// Helpers for domains' unit tests: a tool called on a state directly.
-pub mod testing {
-    use serde_json::Value;
-
-    use super::{Context, DomainState};
-    use crate::date::Date;
-    use crate::tool::DomainError;
-
-    /// Calls one tool of a domain state directly, with arguments that must be
-    /// valid for its schema, on the given day. No rollback on error; the
-    /// result text must be canonical JSON.
-    pub fn call<S: DomainState>(state: &mut S, today: Date, tool: &str, args: Value) -> Result<Value, DomainError> {
-        let tool = S::TOOLS.iter().find(|t| t.spec.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
-        let name = tool.spec.name;
-        let args = tool.spec.parse_arguments(&args.to_string()).unwrap_or_else(|e| panic!("invalid arguments for {name}: {e}"));
-        let reply = tool.call(state, &args, &Context { today })?;
-        let value: Value = serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{name} wrote invalid json: {e}"));
-        assert_eq!(crate::json::canonical(&value), reply.text, "{name} writes canonical json");
-        Ok(value)
-    }
-
-    /// The seeds a sweep over `0..full` plays: every one where
-    /// `TOOLENV_FULL_SWEEPS` is set (`.ci/run` sets it), else `sampled` of
-    /// them spread evenly over the range (the first among them), so that a
-    /// developer's `cargo test` stays quick and CI still runs everything.
-    pub fn sweep_seeds(full: u64, sampled: u64) -> impl Iterator<Item = u64> {
-        let step = if std::env::var_os("TOOLENV_FULL_SWEEPS").is_some() || sampled == 0 { 1 } else { full.div_ceil(sampled).max(1) };
-        (0..full).step_by(usize::try_from(step).unwrap_or(usize::MAX))
-    }
-}
