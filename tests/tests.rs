@@ -56,6 +56,8 @@ mod hardening;
 mod security;
 // The text report, `report --json` and the HTML page agree on every number of a real run.
 mod report_agreement;
+// The fuzz harness's bounded run of every target, and its deterministic mutations.
+mod fuzz;
 // TLS with the README's certificate recipe and a plain self-signed certificate; clear errors.
 mod tls;
 // The PostgreSQL store (a real cluster from initdb): same reports as SQLite, copies, clear errors.

@@ -13,13 +13,20 @@ use std::path::{Path, PathBuf};
 /// and every workspace member's `src` (read from the workspace's
 /// `Cargo.toml`, so a new crate is checked without being listed here).
 fn sources() -> Vec<String> {
-    let manifest = std::fs::read_to_string(repository().join("Cargo.toml")).unwrap();
-    let members = manifest.lines().find_map(|line| line.strip_prefix("members = [")).expect("the workspace lists its members");
-    let members = members.trim_end_matches(']').split(',').map(|member| member.trim().trim_matches('"')).filter(|m| !m.is_empty());
     std::iter::once("src".to_owned())
-        .chain(members.map(|member| format!("{member}/src")))
+        .chain(workspace_list("members").into_iter().map(|member| format!("{member}/src")))
         .filter(|dir| repository().join(dir).is_dir())
         .collect()
+}
+
+/// A one-line list of the workspace's `Cargo.toml` (`members`, `default-members`).
+fn workspace_list(key: &str) -> Vec<String> {
+    let manifest = std::fs::read_to_string(repository().join("Cargo.toml")).unwrap();
+    let list = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.trim_start().strip_prefix("= ["))
+        .unwrap_or_else(|| panic!("the workspace's Cargo.toml has no one-line `{key} = [...]`"));
+    list.trim_end_matches(']').split(',').map(|member| member.trim().trim_matches('"').to_owned()).filter(|m| !m.is_empty()).collect()
 }
 
 fn repository() -> PathBuf {
@@ -233,6 +240,28 @@ fn imports_flow_one_way_inside_each_crate() {
     }
     let circles: Vec<String> = found.iter().map(|(name, edges)| format!("{name} ({edges})")).collect();
     assert!(circles.is_empty(), "modules that reach each other (make one depend on the other only):\n{}", circles.join("\n"));
+}
+
+/// What `cargo run` builds — the default members with their normal
+/// dependencies, features unified — is what users run: a test-only feature
+/// (tokio's `test-util` makes every clock read take a lock) belongs under
+/// `[dev-dependencies]`, or in a crate that is not a default member.
+#[test]
+fn no_default_member_turns_on_a_test_feature() {
+    let mut found = Vec::new();
+    for member in workspace_list("default-members") {
+        let path = repository().join(&member).join("Cargo.toml");
+        let manifest = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut section = "";
+        for line in manifest.lines() {
+            if line.starts_with('[') {
+                section = line.trim();
+            } else if section.ends_with("dependencies]") && !section.contains("dev-") && line.contains("\"test-util\"") {
+                found.push(format!("{member}/Cargo.toml {section}: {line}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "test-only features in what `cargo run` builds:\n{}", found.join("\n"));
 }
 
 #[test]
