@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolenv_domains::taskfile::Catalogue;
 
+use crate::support::{new_episode, start_with};
 use prost::Message as _;
 use serde_json::Value;
 use toolenv::pb;
@@ -16,7 +17,6 @@ use toolenv_agents::llm::{LlmJudge, ModelEndpoint, RetryPolicy, Tape};
 use toolenv_core::{DEFAULT_MAX_CALLS, JudgeQuestion, Task};
 use toolenv_domains::generate::{Origin, generate};
 use toolenv_server::{AnswerJudge, Config};
-use toolenv_tests::{new_episode, start_with};
 
 /// The judge as the server asks it.
 #[derive(Debug)]

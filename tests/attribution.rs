@@ -1,5 +1,6 @@
 //! Fork and replay over gRPC, and counterfactual attribution of a real run.
 
+use crate::support::start;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
@@ -10,7 +11,6 @@ use toolenv_domains::{
 };
 use toolenv_runs::Grid;
 use toolenv_store::Store;
-use toolenv_tests::start;
 
 fn fault_profile(name: &str) -> Option<pb::FaultProfile> {
     Some(pb::FaultProfile { name: name.to_owned(), ..Default::default() })
@@ -129,7 +129,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
                 })
                 .await;
         }
-        let verdict = client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
+        let verdict = client.finish(crate::support::finishing(&episode.episode_id)).await.unwrap();
         assert_eq!(Some(&verdict), recorded.verdict.as_ref(), "forked at {t}");
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         assert_eq!(trajectory.calls, recorded.calls, "forked at {t}");
@@ -140,7 +140,7 @@ async fn fork_episode_recreates_an_episode_after_any_number_of_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_episode_from_a_live_episode_and_its_errors() {
     let (server, mut client) = start().await;
-    let created = client.create(toolenv_tests::new_episode("scheduling/book-meeting/001", 0, 0)).await.unwrap();
+    let created = client.create(crate::support::new_episode("scheduling/book-meeting/001", 0, 0)).await.unwrap();
     let listed = toolenv_domains::task("scheduling/book-meeting/001").unwrap().reference.clone();
     for call in &listed {
         client.call_json(&created.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
@@ -157,7 +157,7 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     for call in &listed {
         client.call_json(&before.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
     }
-    assert!(client.finish(toolenv_tests::finishing(&before.episode_id)).await.unwrap().passed);
+    assert!(client.finish(crate::support::finishing(&before.episode_id)).await.unwrap().passed);
     // The source is untouched, and still live.
     assert_eq!(client.trajectory(&created.episode_id).await.unwrap().calls.len(), listed.len());
 
@@ -174,7 +174,7 @@ async fn fork_episode_from_a_live_episode_and_its_errors() {
     assert_eq!(diverged.code(), tonic::Code::InvalidArgument);
     assert!(diverged.message().contains("call 0 diverged"), "{}", diverged.message());
     // A finished episode forks too, from what the server keeps of it.
-    client.finish(toolenv_tests::finishing(&created.episode_id)).await.unwrap();
+    client.finish(crate::support::finishing(&created.episode_id)).await.unwrap();
     let after = fork(pb::ForkEpisodeRequest { episode_id: created.episode_id.clone(), calls: 1, ..Default::default() }).await.unwrap();
     assert_ne!(after.into_inner().episode_id, created.episode_id);
     server.shutdown().await.unwrap();

@@ -1,9 +1,9 @@
+use crate::support::start;
 use serde_json::json;
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_client::{Client, ClientError};
-use toolenv_tests::start;
 
 const TASK: &str = "scheduling/book-meeting/001";
 
@@ -31,7 +31,7 @@ fn check(case: &str, status: tonic::Status, expect: Expect) {
 #[tokio::test]
 async fn bad_requests_get_clear_statuses() {
     let (server, mut client) = start().await;
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let big = format!(r#"{{"date": "2026-01-01", "time": "09:00", "topic": "{}"}}"#, "x".repeat(100 * 1024));
 
     let calls: Vec<(&str, &str, &str, &str, Expect)> = vec![
@@ -79,18 +79,18 @@ async fn bad_requests_get_clear_statuses() {
 
     check(
         "create without task",
-        status(client.create(toolenv_tests::new_episode("", 0, 0)).await),
+        status(client.create(crate::support::new_episode("", 0, 0)).await),
         Expect { code: Code::InvalidArgument, field: Some("task_id") },
     );
     check(
         "create unknown task",
-        status(client.create(toolenv_tests::new_episode("travel/nope/999", 0, 0)).await),
+        status(client.create(crate::support::new_episode("travel/nope/999", 0, 0)).await),
         Expect { code: Code::NotFound, field: None },
     );
     check("get unknown task", status(client.get_task("nope").await), Expect { code: Code::NotFound, field: None });
     check(
         "finish unknown episode",
-        status(client.finish(toolenv_tests::finishing("ep-nope")).await),
+        status(client.finish(crate::support::finishing("ep-nope")).await),
         Expect { code: Code::NotFound, field: None },
     );
     check("trajectory of unknown episode", status(client.trajectory("ep-nope").await), Expect { code: Code::NotFound, field: None });
@@ -122,7 +122,7 @@ async fn bad_requests_get_clear_statuses() {
     assert!(invalid.contains(&"topic") && invalid.contains(&"tool_name"), "{invalid:?}");
 
     // After finishing, calls are refused.
-    client.finish(toolenv_tests::finishing(&episode)).await.unwrap();
+    client.finish(crate::support::finishing(&episode)).await.unwrap();
     let after = status(client.call_json(&episode, "check_calendar", r#"{"date": "2026-01-01"}"#).await);
     check("call after finish", after, Expect { code: Code::FailedPrecondition, field: None });
     server.shutdown().await.unwrap();
@@ -131,7 +131,7 @@ async fn bad_requests_get_clear_statuses() {
 #[tokio::test]
 async fn garbage_never_hurts_the_server() {
     let (server, mut client) = start().await;
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let garbage = [
         "\u{0}\u{1}\u{2}",
         "{\"date\": \"\u{0}\", \"time\": \"\u{202e}09:00\", \"topic\": \"\u{1F600}\"}",
@@ -154,6 +154,6 @@ async fn garbage_never_hurts_the_server() {
     // The server still serves everyone.
     assert_eq!(client.list_tasks(None, None).await.unwrap().len(), toolenv_domains::suite().len());
     let mut other = Client::connect(&server.url()).await.unwrap();
-    assert!(other.create(toolenv_tests::new_episode(TASK, 1, 0)).await.is_ok());
+    assert!(other.create(crate::support::new_episode(TASK, 1, 0)).await.is_ok());
     server.shutdown().await.unwrap();
 }

@@ -1,12 +1,12 @@
 //! Two agents of hosted runs compared on the server (Runs.CompareRuns):
 //! paired tests over the tasks both played, and clear refusals.
 
+use crate::support::start;
 use tonic::Code;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::Client;
 use toolenv_client::worker::work;
-use toolenv_tests::start;
 
 /// A hosted run of the suite at one ε and λ 0 and 0.2, two trials, played
 /// to the end by a built-in worker of each label.

@@ -1,8 +1,8 @@
+use crate::support::start;
 use futures::future::join_all;
 use toolenv_agents::Builtin;
 use toolenv_client::play_episode;
 use toolenv_domains::suite;
-use toolenv_tests::start;
 
 /// (task, agent, seed) → (passed, final state hash, number of calls).
 type Results = Vec<(String, &'static str, u64, bool, String, usize)>;

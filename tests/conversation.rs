@@ -2,6 +2,7 @@
 //! the simulated user, the same way at any concurrency; the solver asks and
 //! passes as it does in-process; bad questions get clear answers.
 
+use crate::support::{new_episode, start};
 use serde_json::{Value, json};
 use toolenv::pb;
 use toolenv_agents::Builtin;
@@ -12,7 +13,6 @@ use toolenv_core::{
     user::{CODE_QUESTION, READ_CODE, SEND_CODE, VERIFY},
 };
 use toolenv_domains::{generate::Suite, solver::solve};
-use toolenv_tests::{new_episode, start};
 
 fn tasks() -> Vec<toolenv_core::TaskRef> {
     "conversational:2026:2".parse::<Suite>().unwrap().tasks(None, None)
@@ -34,7 +34,7 @@ async fn the_solver_asks_over_grpc_as_in_process_and_passes() {
         let request = new_episode(&task.id, 1, 0);
         let episode = client.create(request.clone()).await.unwrap();
         assert!(episode.tools.iter().any(|t| t.name == ASK_USER), "{}: ask_user offered", task.id);
-        client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
+        client.finish(crate::support::finishing(&episode.episode_id)).await.unwrap();
         let remote = play(&mut client, Builtin::Solver, request).await.unwrap();
         let mut local = Episode::new(&task, 1, 0);
         let solution = solve(&mut local);
@@ -145,7 +145,7 @@ async fn a_verification_code_read_by_the_user_over_grpc() {
     let created = client.create(request.clone()).await.unwrap();
     let offered: Vec<&str> = created.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(offered.ends_with(&[ASK_USER, SEND_CODE, VERIFY]) && !offered.contains(&READ_CODE), "{offered:?}");
-    client.finish(toolenv_tests::finishing(&created.episode_id)).await.unwrap();
+    client.finish(crate::support::finishing(&created.episode_id)).await.unwrap();
     let remote = play(&mut client, Builtin::Solver, request).await.unwrap();
     assert!(remote.verdict.passed, "{:#?}", remote.verdict.checks);
     let read = remote.trajectory.calls.iter().find_map(|c| c.user_call.as_deref()).expect("the user's reading");
@@ -163,7 +163,7 @@ async fn a_verification_code_read_by_the_user_over_grpc() {
     assert_eq!(refused, json!({"domain_error": "VERIFICATION_REQUIRED"}));
     let answer = ask(&mut client, &episode, CODE_QUESTION).await;
     assert_eq!(answer["told"]["verification_code"], v.code.as_str());
-    let finished = client.finish(toolenv_tests::finishing(&episode)).await.unwrap();
+    let finished = client.finish(crate::support::finishing(&episode)).await.unwrap();
     assert!(!finished.passed);
     server.shutdown().await.unwrap();
 }

@@ -1,8 +1,8 @@
+use crate::support::start;
 use prost::Message;
 use toolenv_agents::Builtin;
 use toolenv_client::play_episode;
 use toolenv_domains::suite;
-use toolenv_tests::start;
 
 #[tokio::test]
 async fn the_same_episode_twice_gives_identical_trajectory_bytes() {

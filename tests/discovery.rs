@@ -1,10 +1,10 @@
+use crate::support::start;
 use tokio_stream::StreamExt;
 use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
 use tonic_reflection::pb::v1::{
     ServerReflectionRequest, server_reflection_client::ServerReflectionClient, server_reflection_request::MessageRequest,
     server_reflection_response::MessageResponse,
 };
-use toolenv_tests::start;
 
 async fn channel(url: &str) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_shared(url.to_owned()).unwrap().connect().await.unwrap()

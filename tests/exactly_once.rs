@@ -3,9 +3,9 @@
 //! the episode or taken by another tool is refused, and every answer says
 //! the episode's next index.
 
+use crate::support::{new_episode, start};
 use toolenv::pb;
 use toolenv_client::ClientError;
-use toolenv_tests::{new_episode, start};
 
 fn call(episode_id: &str, tool: &str, arguments: serde_json::Value, index: u32) -> pb::CallToolRequest {
     pb::CallToolRequest {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::start;
 use futures::future::join_all;
 use prost::Message;
 use tonic::Code;
@@ -14,7 +15,6 @@ use toolenv_core::{
     Episode, Outcome,
     chaos::{Chaos, FaultKind, FaultParams, FaultProfile},
 };
-use toolenv_tests::start;
 
 /// A request whose every call meets `kind` (delivered as `delivery`).
 fn always(task: &str, kind: &str, delivery: pb::FaultDelivery, time_scale: f64) -> pb::CreateEpisodeRequest {
@@ -116,7 +116,7 @@ async fn failures_arrive_as_statuses_with_details_and_trailers() {
     let episode = client.create(always("scheduling/book-meeting/001", "AmbiguousCommit", status, 0.0)).await.unwrap().episode_id;
     let error = call(&mut client, &episode, BOOK).await.unwrap_err();
     assert!(matches!(error.code(), Code::DeadlineExceeded | Code::Unavailable));
-    assert!(client.finish(toolenv_tests::finishing(&episode)).await.unwrap().passed, "the booking was applied");
+    assert!(client.finish(crate::support::finishing(&episode)).await.unwrap().passed, "the booking was applied");
     server.shutdown().await.unwrap();
 }
 
@@ -325,7 +325,7 @@ async fn hard_rate_limit_fails_the_task_and_the_verdict_says_why() {
 async fn named_profiles_from_the_server_profile_file_are_used_by_name() {
     let file = r#"{"resets": {"failure_rate": 1.0, "fault_weights": {"ConnectionReset": 1.0}}, "0.1": {"failure_rate": 0.0}}"#;
     let fault_profiles = serde_json::from_str(file).unwrap();
-    let (server, mut client) = toolenv_tests::start_with(toolenv_server::Config { fault_profiles, ..Default::default() }).await;
+    let (server, mut client) = crate::support::start_with(toolenv_server::Config { fault_profiles, ..Default::default() }).await;
     let named = |name: &str| pb::CreateEpisodeRequest {
         task_id: "scheduling/book-meeting/001".into(),
         fault_profile: Some(pb::FaultProfile { name: name.into(), ..Default::default() }),

@@ -2,13 +2,13 @@
 //! resolved on demand, final answers judged next to the end state, and
 //! hosted runs that name their suite and generator version.
 
+use crate::support::start;
 use tonic::Code;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::play_episode;
 use toolenv_client::worker::work;
 use toolenv_domains::generate::GENERATOR_VERSION;
-use toolenv_tests::start;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_generated_suite_is_listed_and_played_by_the_built_in_agents() {
@@ -46,7 +46,7 @@ async fn an_answer_task_is_judged_on_its_answer() {
         .expect("a fare question among the level-3 travel tasks");
     let right = task.reference_answer().expect("a question has an example answer").to_owned();
     for (answer, passes) in [(Some(right.clone()), true), (None, false), (Some("I could not find out.".to_owned()), false)] {
-        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
+        let episode = client.create(crate::support::new_episode(&task.id, 0, 0)).await.unwrap();
         for call in &task.reference {
             client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
         }
@@ -66,7 +66,7 @@ async fn an_answer_task_is_judged_on_its_answer() {
 
     // Typed: the episode publishes the schema; its fields, in other formats, pass; a wrong field fails.
     let schema: serde_json::Value =
-        serde_json::from_str(&client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap().answer_schema_json)
+        serde_json::from_str(&client.create(crate::support::new_episode(&task.id, 0, 0)).await.unwrap().answer_schema_json)
             .expect("an answer task's episode publishes its answer schema");
     let fields = task.answer_fields();
     assert_eq!(schema, toolenv_core::typed::schema(&fields));
@@ -76,7 +76,7 @@ async fn an_answer_task_is_judged_on_its_answer() {
     let mut restyled = example.clone();
     restyled["amount"] = serde_json::json!(format!("${}", fields.iter().find(|f| f.name == "amount").unwrap().expected));
     for (typed, passes) in [(example.to_string(), true), (restyled.to_string(), true), (wrong.to_string(), false)] {
-        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
+        let episode = client.create(crate::support::new_episode(&task.id, 0, 0)).await.unwrap();
         for call in &task.reference {
             client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await.unwrap();
         }
@@ -89,7 +89,7 @@ async fn an_answer_task_is_judged_on_its_answer() {
         assert_eq!(recorded.to_string(), typed, "the trajectory records the typed answer");
     }
     for bad in ["not json", "[1, 2]"] {
-        let episode = client.create(toolenv_tests::new_episode(&task.id, 0, 0)).await.unwrap();
+        let episode = client.create(crate::support::new_episode(&task.id, 0, 0)).await.unwrap();
         let finish =
             pb::FinishEpisodeRequest { episode_id: episode.episode_id.clone(), answer_json: Some(bad.into()), ..Default::default() };
         let refused = client.finish(finish).await.unwrap_err();

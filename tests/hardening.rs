@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::support::{start, start_with};
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
@@ -11,7 +12,6 @@ use toolenv_agents::Builtin;
 use toolenv_client::worker::work;
 use toolenv_core::chaos::{FaultParams, FaultProfile};
 use toolenv_server::{Config, limits};
-use toolenv_tests::{start, start_with};
 
 const TASK: &str = "scheduling/book-meeting/001";
 
@@ -45,7 +45,7 @@ fn assert_small(case: &str, status: &tonic::Status) {
 #[tokio::test]
 async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
     let (server, mut client) = start().await;
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let run_request =
         pb::CreateRunRequest { agents: vec!["reference".into()], domain: pb::Domain::Scheduling.into(), ..Default::default() };
     let run = client.runs().create_run(run_request.clone()).await.unwrap().into_inner().run_id;
@@ -200,7 +200,7 @@ async fn every_oversized_field_of_every_rpc_is_refused_by_name_and_briefly() {
 #[tokio::test]
 async fn errors_quote_at_most_a_short_marked_prefix() {
     let (server, mut client) = start().await;
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let long_id = "x".repeat(limits::MAX_ID_BYTES);
     let mut env = client.raw().clone();
 
@@ -273,7 +273,7 @@ async fn nonsense_values_are_refused() {
     assert_invalid("fault weight NaN", env.create_episode(custom(0.1, f64::NAN)).await, "fault_profile.fault_weights");
     assert_invalid("fault weight negative", env.create_episode(custom(0.1, -1.0)).await, "fault_profile.fault_weights");
 
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     let twice = pb::CallToolRequest {
         episode_id: episode.clone(),
         tool_name: "check_calendar".into(),
@@ -318,22 +318,22 @@ async fn finished_episodes_free_their_place_at_once() {
     let mut first = None;
     for seed in 0..20 {
         let episode =
-            client.create(toolenv_tests::new_episode(TASK, seed, 0)).await.expect("a finished episode's place is free").episode_id;
+            client.create(crate::support::new_episode(TASK, seed, 0)).await.expect("a finished episode's place is free").episode_id;
         client.call_json(&episode, "book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#).await.unwrap();
-        let verdict = client.finish(toolenv_tests::finishing(&episode)).await.unwrap();
+        let verdict = client.finish(crate::support::finishing(&episode)).await.unwrap();
         first.get_or_insert((episode, verdict));
     }
     let (episode, verdict) = first.unwrap();
-    assert_eq!(client.finish(toolenv_tests::finishing(&episode)).await.unwrap(), verdict, "finishing again gives the same verdict");
+    assert_eq!(client.finish(crate::support::finishing(&episode)).await.unwrap(), verdict, "finishing again gives the same verdict");
     let trajectory = client.trajectory(&episode).await.unwrap();
     assert_eq!((trajectory.calls.len(), trajectory.verdict.as_ref()), (1, Some(&verdict)));
     let after = client.call_json(&episode, "check_calendar", r#"{"date": "2026-01-01"}"#).await.unwrap_err();
     assert!(matches!(&after, toolenv_client::ClientError::Status(s) if s.code() == Code::FailedPrecondition), "{after:?}");
 
     // Two live (unfinished) episodes fill it; the refusal says what frees room.
-    client.create(toolenv_tests::new_episode(TASK, 100, 0)).await.unwrap();
-    client.create(toolenv_tests::new_episode(TASK, 101, 0)).await.unwrap();
-    let refused = client.create(toolenv_tests::new_episode(TASK, 102, 0)).await.unwrap_err();
+    client.create(crate::support::new_episode(TASK, 100, 0)).await.unwrap();
+    client.create(crate::support::new_episode(TASK, 101, 0)).await.unwrap();
+    let refused = client.create(crate::support::new_episode(TASK, 102, 0)).await.unwrap_err();
     let toolenv_client::ClientError::Status(status) = refused else { panic!("{refused:?}") };
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("finishing an episode frees its place at once"), "{}", status.message());

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::{pass_1_at_lambda, run_report, start, start_with};
 use prost::Message as _;
 use tonic::Code;
 use tonic_types::StatusExt as _;
@@ -12,7 +13,6 @@ use toolenv_agents::Builtin;
 use toolenv_client::worker::work;
 use toolenv_client::{Client, play};
 use toolenv_server::Config;
-use toolenv_tests::{pass_1_at_lambda, run_report, start, start_with};
 
 fn create(agents: &[&str]) -> pb::CreateRunRequest {
     pb::CreateRunRequest {
@@ -134,7 +134,7 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
             break lease;
         }
         seen.push(lease.plan_index);
-        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
+        client.finish(crate::support::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     };
     assert_eq!(seen, (1..planned).collect::<Vec<_>>());
     // The abandoned plan entry went out again, as a new episode.
@@ -146,9 +146,9 @@ async fn an_abandoned_episode_is_handed_out_again_after_its_lease_expires() {
     let toolenv_client::ClientError::Status(status) = late else { panic!("{late:?}") };
     assert_eq!(status.code(), Code::FailedPrecondition);
     assert_eq!(status.get_details_error_info().unwrap().reason, "LEASE_EXPIRED");
-    assert!(client.finish(toolenv_tests::finishing(&abandoned_id)).await.is_err(), "a revoked episode cannot record a verdict");
+    assert!(client.finish(crate::support::finishing(&abandoned_id)).await.is_err(), "a revoked episode cannot record a verdict");
 
-    client.finish(toolenv_tests::finishing(&again_id)).await.unwrap();
+    client.finish(crate::support::finishing(&again_id)).await.unwrap();
     let progress = get_run(&mut client, &run.run_id).await;
     assert_eq!((progress.passed + progress.failed, progress.leased, progress.complete), (planned, 0, true));
     server.shutdown().await.unwrap();
@@ -176,7 +176,7 @@ async fn a_waiting_worker_learns_at_once_when_the_last_episode_is_done() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let finished = std::time::Instant::now();
     for id in &held {
-        client.finish(toolenv_tests::finishing(id)).await.unwrap();
+        client.finish(crate::support::finishing(id)).await.unwrap();
     }
     let reply = waiting.await.unwrap();
     assert!(reply.lease.is_none() && reply.retry_after_ms == 0, "{reply:?}");
@@ -231,7 +231,7 @@ async fn a_server_restarted_on_its_store_resumes_a_hosted_run() {
     for _ in 0..4 {
         let lease = next(&mut client, &run.run_id, "").await.lease.unwrap();
         done.push(lease.plan_index);
-        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
+        client.finish(crate::support::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     }
     // One more leased and left unfinished when the server stops.
     let in_flight = next(&mut client, &run.run_id, "").await.lease.unwrap().plan_index;
@@ -243,7 +243,7 @@ async fn a_server_restarted_on_its_store_resumes_a_hosted_run() {
     let mut rest = Vec::new();
     while let Some(lease) = next(&mut client, &run.run_id, "").await.lease {
         rest.push(lease.plan_index);
-        client.finish(toolenv_tests::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
+        client.finish(crate::support::finishing(&lease.episode.unwrap().episode_id)).await.unwrap();
     }
     assert!(rest.contains(&in_flight));
     assert!(rest.iter().all(|i| !done.contains(i)), "no finished episode repeated: {done:?} then {rest:?}");

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::start;
 use serde_json::Value;
 use toolenv_agents::Agent as _;
 use toolenv_agents::llm::scripted::{Script, ScriptedEndpoint, Variant};
@@ -13,7 +14,6 @@ use toolenv_agents::llm::{Architecture, LlmAgent, LlmAgents, ModelEndpoint, Pric
 use toolenv_client::{Client, run_plan};
 use toolenv_runs::metrics::{EpisodeResult, InfraConvention, Population};
 use toolenv_runs::{Grid, PlannedEpisode, report, trajectory_json};
-use toolenv_tests::start;
 
 const TASK: &str = "scheduling/book-meeting/001";
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolenv_domains::taskfile::Catalogue;
 
+use crate::support::{new_episode, start};
 use prost::Message as _;
 use serde_json::{Value, json};
 use toolenv::pb;
@@ -18,7 +19,6 @@ use toolenv_agents::{Agent, Builtin};
 use toolenv_client::play;
 use toolenv_core::{DEFAULT_MAX_CALLS, TaskRef, bus::ASK_USER, user};
 use toolenv_domains::{Finish, attribution::Responsible, generate::Suite};
-use toolenv_tests::{new_episode, start};
 
 /// Conversational tasks that withhold something.
 fn withholding() -> Vec<TaskRef> {

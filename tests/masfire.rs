@@ -1,3 +1,4 @@
+use crate::support::start;
 use prost::Message;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -12,7 +13,6 @@ use toolenv_core::{
 use toolenv_domains::suite;
 use toolenv_runs::metrics::{InfraConvention, Population};
 use toolenv_runs::{Grid, masfire};
-use toolenv_tests::start;
 
 const FLIGHT: &str = "travel/cheapest-flight/001";
 
@@ -121,7 +121,7 @@ async fn roles_join_and_the_bus_carry_messages_in_sequence_order() {
     let pool = result(&call(&mut client, &episode, "planner-1", "read_pool", json!({})).await.unwrap());
     assert_eq!(pool["messages"].as_array().unwrap().len(), 3);
     // Calls are tagged with the agent and its role.
-    client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
+    client.finish(crate::support::finishing(&episode.episode_id)).await.unwrap();
     let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
     assert_eq!(trajectory.calls[0].tool_name, "join");
     assert_eq!((trajectory.calls[2].agent_id.as_str(), trajectory.calls[2].role.as_str()), ("planner-1", "planner"));
@@ -168,7 +168,7 @@ async fn bus_limits_and_bad_requests_get_clear_errors() {
     assert_eq!(field(&s).as_deref(), Some("mas_faults"), "{s:?}");
     assert!(s.message().contains("hallucination"), "lists the known types: {s:?}");
     // Joining a single-agent episode.
-    let single = client.create(toolenv_tests::new_episode(FLIGHT, 0, 0)).await.unwrap();
+    let single = client.create(crate::support::new_episode(FLIGHT, 0, 0)).await.unwrap();
     let s = status(client.join(&single.episode_id, "planner").await);
     assert_eq!(field(&s).as_deref(), Some("role"), "{s:?}");
     server.shutdown().await.unwrap();
@@ -184,7 +184,7 @@ async fn prompt_faults_corrupt_what_the_environment_serves_as_recorded() {
         let planner = join(&mut client, &episode, "planner").await;
         assert!(planner.system_prompt.starts_with(&RoleSpec::standard("planner").prompt));
         assert!(planner.system_prompt.contains(needle), "{fault}: {}", planner.system_prompt);
-        client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
+        client.finish(crate::support::finishing(&episode.episode_id)).await.unwrap();
         let trajectory = client.trajectory(&episode.episode_id).await.unwrap();
         let recorded = injections(&trajectory, 0);
         assert_eq!(recorded.len(), 1, "{fault}");
@@ -228,8 +228,8 @@ async fn instruction_faults_must_be_clarified_with_the_simulated_user() {
             for c in &task.reference {
                 call(&mut client, &episode, "", c.tool, c.arguments.clone()).await.unwrap();
             }
-            let verdict = client.finish(toolenv_tests::finishing(&episode.episode_id)).await.unwrap();
-            assert_eq!(verdict.passed, ask, "{fault} asked={ask}: {:?}", toolenv_tests::failed_checks(&verdict));
+            let verdict = client.finish(crate::support::finishing(&episode.episode_id)).await.unwrap();
+            assert_eq!(verdict.passed, ask, "{fault} asked={ask}: {:?}", crate::support::failed_checks(&verdict));
             let check = verdict.checks.iter().find(|c| c.name == toolenv_core::CLARIFICATION_CHECK).unwrap();
             assert_eq!(check.passed, ask);
             assert_eq!((verdict.mas_faults[0].detected, verdict.mas_faults[0].fixed), (ask, ask));
@@ -487,8 +487,8 @@ async fn a_hosted_run_shares_one_episode_among_workers_in_different_roles() {
     for c in &task.reference {
         call(&mut other, &b, &executor.agent_id, c.tool, c.arguments.clone()).await.unwrap();
     }
-    let verdict = client.finish(toolenv_tests::finishing(&a.episode_id)).await.unwrap();
-    assert!(verdict.passed, "{:?}", toolenv_tests::failed_checks(&verdict));
+    let verdict = client.finish(crate::support::finishing(&a.episode_id)).await.unwrap();
+    assert!(verdict.passed, "{:?}", crate::support::failed_checks(&verdict));
     assert_eq!(verdict.mas_faults.len(), 1);
     assert!(verdict.mas_faults[0].detected, "no write repeated after the storm");
     let progress = client.runs().get_run(pb::GetRunRequest { run_id: run.run_id.clone() }).await.unwrap().into_inner();

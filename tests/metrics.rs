@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
+use crate::support::start_with;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::play;
 use toolenv_server::Config;
-use toolenv_tests::start_with;
 
 /// One scrape: the HTTP status line, the content type, and each sample by
 /// its series (`name{labels}` as written).
@@ -114,7 +114,7 @@ async fn a_scrape_counts_the_episodes_calls_faults_and_runs_the_server_saw() {
     }
     // Two episodes left open, and a call to an episode that does not exist.
     for _ in 0..2 {
-        client.create(toolenv_tests::new_episode("travel/cheapest-flight/001", 0, 0)).await.expect("episode starts");
+        client.create(crate::support::new_episode("travel/cheapest-flight/001", 0, 0)).await.expect("episode starts");
     }
     let refused = client.call_json("ep-00000000000000000000000000000000", "search_flights", "{}").await;
     assert!(refused.is_err(), "an unknown episode is refused");

@@ -1,9 +1,9 @@
 //! Plausible wrong plays, each failing a named check: equality checks, count
 //! checks and the collateral check, in every domain.
 
+use crate::support::{assert_failed, play_calls, start};
 use serde_json::json;
 use toolenv_core::COLLATERAL_CHECK;
-use toolenv_tests::{assert_failed, play_calls, start};
 
 #[tokio::test]
 async fn scheduling() {

@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
+use crate::support::{start, start_with};
 use tonic::Code;
 use tonic_types::StatusExt;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::play;
 use toolenv_domains::perturb::ParaphraseBank;
-use toolenv_tests::{start, start_with};
 
 fn request(task: &str, seed: u64, trial: u32, epsilon: f64) -> pb::CreateEpisodeRequest {
     pb::CreateEpisodeRequest { task_id: task.into(), seed, trial, epsilon, ..Default::default() }

@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::start_with;
 use prost::Message as _;
 use toolenv::pb;
 use toolenv_agents::Builtin;
@@ -14,7 +15,6 @@ use toolenv_client::worker::work;
 use toolenv_server::Config;
 use toolenv_store::{AnyStore, PgStore, StoreError};
 use toolenv_tests::postgres::{PASSWORD, TempPostgres};
-use toolenv_tests::start_with;
 
 /// The small paper grid the tests host: scheduling, the reference and brittle agents (120 episodes).
 pub(crate) fn grid() -> pb::CreateRunRequest {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{pass_1_at_lambda, run_report, start};
 use toolenv::pb;
-use toolenv_tests::{pass_1_at_lambda, run_report, start};
 
 fn examples() -> PathBuf {
     toolenv_tests::python::repository().join("examples/python")

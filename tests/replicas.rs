@@ -5,6 +5,7 @@
 //! them shut down mid-run, ends with exactly one verdict per plan entry and
 //! the report of a single SQLite process.
 
+use crate::support::{finishing, start};
 use prost::Message as _;
 use toolenv::pb;
 use toolenv_agents::Builtin;
@@ -13,12 +14,11 @@ use toolenv_client::worker::work;
 use toolenv_domains::suite;
 use toolenv_server::{Config, RunningServer};
 use toolenv_tests::postgres::TempPostgres;
-use toolenv_tests::{finishing, start};
 
 use crate::pg_store::{grid, hosted_run, without_time};
 
 async fn replica(url: &str) -> (RunningServer, Client) {
-    toolenv_tests::start_with(Config { store: Some(url.into()), ..Config::default() }).await
+    crate::support::start_with(Config { store: Some(url.into()), ..Config::default() }).await
 }
 
 /// An episode request with faults (λ = 0.2), so the fault schedule must survive the moves too.
@@ -26,7 +26,7 @@ fn faulty(task_id: &str, seed: u64) -> pb::CreateEpisodeRequest {
     pb::CreateEpisodeRequest {
         fault_profile: Some(pb::FaultProfile { name: "0.2".into(), ..Default::default() }),
         time_scale: Some(0.0),
-        ..toolenv_tests::new_episode(task_id, seed, 0)
+        ..crate::support::new_episode(task_id, seed, 0)
     }
 }
 
@@ -287,10 +287,10 @@ async fn calls_retried_through_a_store_restart_are_applied_once() {
             observations
         })
     };
-    let expected_episode = reference.create(toolenv_tests::new_episode(&task.id, 7, 0)).await.unwrap();
+    let expected_episode = reference.create(crate::support::new_episode(&task.id, 7, 0)).await.unwrap();
     let expected = play(reference.clone(), expected_episode.clone(), None).await.unwrap();
 
-    let episode = on_replica.create(toolenv_tests::new_episode(&task.id, 7, 0)).await.unwrap();
+    let episode = on_replica.create(crate::support::new_episode(&task.id, 7, 0)).await.unwrap();
     let (stop, stopping) = std::sync::mpsc::sync_channel(0);
     let played = play(on_replica.clone(), episode.clone(), Some(stop));
     tokio::task::block_in_place(|| {
@@ -327,7 +327,7 @@ async fn a_reply_is_sent_only_for_a_call_in_the_log() {
     let url = pg.database("confirmed");
     let (server, mut client) = replica(&url).await;
     let task = &suite()[0];
-    let episode = client.create(toolenv_tests::new_episode(&task.id, 3, 0)).await.unwrap();
+    let episode = client.create(crate::support::new_episode(&task.id, 3, 0)).await.unwrap();
     let call = &task.reference[0];
     let request = pb::CallToolRequest {
         episode_id: episode.episode_id.clone(),
@@ -404,7 +404,7 @@ async fn a_copy_behind_the_log_catches_up_for_a_call_with_its_index() {
         expected_index: Some(index as u32),
         ..Default::default()
     };
-    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..toolenv_tests::new_episode(&task.id, 5, 0) };
+    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..crate::support::new_episode(&task.id, 5, 0) };
     let expected_episode = reference.create(create()).await.unwrap();
     for index in 0..calls.len() {
         let _ = reference.call(request(&expected_episode.episode_id, index)).await;
@@ -438,8 +438,8 @@ async fn a_live_lease_is_not_revoked_by_an_idle_copy() {
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("live");
     let quick = || Config { store: Some(url.clone().into()), episode_idle_timeout: std::time::Duration::from_secs(2), ..Config::default() };
-    let (a, mut on_a) = toolenv_tests::start_with(quick()).await;
-    let (b, mut on_b) = toolenv_tests::start_with(quick()).await;
+    let (a, mut on_a) = crate::support::start_with(quick()).await;
+    let (b, mut on_b) = crate::support::start_with(quick()).await;
     let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
     let run = on_a.runs().create_run(request).await.unwrap().into_inner().run_id;
     let (lease, _) = on_a.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
@@ -579,7 +579,7 @@ async fn appends_waiting_together_are_committed_together() {
     let call = &task.reference[0];
     let mut episodes = Vec::new();
     for seed in 0..8 {
-        episodes.push(client.create(toolenv_tests::new_episode(&task.id, seed, 0)).await.unwrap().episode_id);
+        episodes.push(client.create(crate::support::new_episode(&task.id, seed, 0)).await.unwrap().episode_id);
     }
     let mut lock = pg.psql_session("grouped");
     let mut sql = lock.stdin.take().unwrap();
@@ -597,7 +597,7 @@ async fn appends_waiting_together_are_committed_together() {
         .collect();
     let created: Vec<_> = (8..12)
         .map(|seed| {
-            let (mut client, request) = (client.clone(), toolenv_tests::new_episode(&task.id, seed, 0));
+            let (mut client, request) = (client.clone(), crate::support::new_episode(&task.id, seed, 0));
             tokio::spawn(async move { client.create(request).await })
         })
         .collect();
@@ -637,10 +637,10 @@ async fn with_durability_at_finish_an_episode_is_logged_at_its_first_call_and_it
     let url = pg.database("finish");
     let at_finish = || Config { store: Some(url.clone().into()), durability: toolenv_server::Durability::Finish, ..Config::default() };
     let (single, mut reference) = start().await;
-    let (a, mut on_a) = toolenv_tests::start_with(at_finish()).await;
-    let (b, mut on_b) = toolenv_tests::start_with(at_finish()).await;
+    let (a, mut on_a) = crate::support::start_with(at_finish()).await;
+    let (b, mut on_b) = crate::support::start_with(at_finish()).await;
     let task = suite().iter().find(|t| t.reference.len() >= 3).expect("a task of three calls or more");
-    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..toolenv_tests::new_episode(&task.id, 9, 0) };
+    let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..crate::support::new_episode(&task.id, 9, 0) };
     let expected_episode = reference.create(create()).await.unwrap();
     let id = on_a.create(create()).await.unwrap().episode_id;
     let logged = || pg.psql("finish", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}'"));

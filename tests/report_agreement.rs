@@ -2,13 +2,13 @@
 //! on every number: a run with faults (λ), perturbations (ε), MAS-FIRE
 //! profiles and one trial.
 
+use crate::support::start;
 use serde_json::Value;
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
 use toolenv_core::masfire::MasProfile;
 use toolenv_runs::metrics::{InfraConvention, NO_LEVEL, Population};
 use toolenv_runs::{Grid, html, report};
-use toolenv_tests::start;
 
 /// A percentage as the text report writes it (`85.0%`).
 fn pct(value: &Value) -> String {

@@ -1,10 +1,10 @@
 //! Grids of episodes over gRPC and their reports.
 
+use crate::support::start;
 use toolenv_agents::Builtin;
 use toolenv_client::run_plan;
 use toolenv_runs::metrics::{self, Breakdown, EpisodeOutcome, InfraConvention};
 use toolenv_runs::{Grid, PlannedEpisode};
-use toolenv_tests::start;
 
 /// A grid of built-in agents at seed 7 and time scale 0, over the whole suite.
 fn plan(agents: &[Builtin], grid: fn(Vec<String>) -> Grid) -> Vec<PlannedEpisode> {

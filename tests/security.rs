@@ -41,7 +41,7 @@ async fn a_token_guards_every_service_but_health() {
 
     let mut anonymous = Client::connect(&server.url()).await.unwrap();
     assert_eq!(code(anonymous.list_tasks(None, None).await), Code::Unauthenticated);
-    assert_eq!(code(anonymous.create(toolenv_tests::new_episode(TASK, 0, 0)).await), Code::Unauthenticated);
+    assert_eq!(code(anonymous.create(crate::support::new_episode(TASK, 0, 0)).await), Code::Unauthenticated);
     let runs = anonymous.runs().list_runs(pb::ListRunsRequest {}).await.unwrap_err();
     assert_eq!(runs.code(), Code::Unauthenticated);
     assert!(runs.message().contains("Bearer"), "{}", runs.message());
@@ -61,9 +61,9 @@ async fn a_token_guards_every_service_but_health() {
     assert_eq!(code(wrong.list_tasks(None, None).await), Code::Unauthenticated);
 
     let mut client = Client::connect_with(&server.url(), &Credentials { token: Some(TOKEN.into()), ca_pem: None }).await.unwrap();
-    let episode = client.create(toolenv_tests::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
+    let episode = client.create(crate::support::new_episode(TASK, 0, 0)).await.unwrap().episode_id;
     client.call_json(&episode, "book_meeting", r#"{"date": "2026-01-01", "time": "09:00", "topic": "Review"}"#).await.unwrap();
-    assert!(client.finish(toolenv_tests::finishing(&episode)).await.unwrap().passed);
+    assert!(client.finish(crate::support::finishing(&episode)).await.unwrap().passed);
     server.shutdown().await.unwrap();
 }
 

@@ -1,5 +1,6 @@
 //! The result-reading solver over gRPC plays exactly as it does in-process.
 
+use crate::support::start;
 use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::play;
@@ -8,7 +9,6 @@ use toolenv_core::{
     chaos::{Chaos, FaultProfile},
 };
 use toolenv_domains::{solver::solve, suite};
-use toolenv_tests::start;
 
 #[tokio::test]
 async fn the_solver_over_grpc_makes_the_same_calls_and_gets_the_same_verdict_as_in_process() {

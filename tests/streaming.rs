@@ -1,10 +1,10 @@
 //! `CallTools`: calls over one stream give what unary `CallTool` gives, byte for byte.
 
+use crate::support::{finishing, new_episode, start};
 use prost::Message;
 use serde_json::json;
 use tokio_stream::StreamExt;
 use toolenv::pb;
-use toolenv_tests::{finishing, new_episode, start};
 
 const TASK: &str = "travel/cheapest-flight/001";
 

@@ -1,8 +1,8 @@
+use crate::support::start;
 use toolenv_agents::Builtin;
 use toolenv_client::play_episode;
 use toolenv_core::{COLLATERAL_CHECK, DUPLICATE_CHECK};
 use toolenv_domains::suite;
-use toolenv_tests::start;
 
 #[tokio::test]
 async fn every_task_passes_with_the_reference_agent() {

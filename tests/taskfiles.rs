@@ -4,6 +4,7 @@
 //! an id of a file not given is refused, not taken for another, and a
 //! server not given the catalogue knows none of it.
 
+use crate::support::{start, start_with};
 use serde_json::json;
 use toolenv::pb;
 use toolenv_agents::Builtin;
@@ -12,7 +13,6 @@ use toolenv_client::worker::work;
 use toolenv_core::Check;
 use toolenv_domains::taskfile::{Catalogue, TaskBuilder};
 use toolenv_server::Config;
-use toolenv_tests::{start, start_with};
 
 fn builder(name: &str) -> TaskBuilder {
     TaskBuilder::new(&format!("travel/direct-booking/{name}"))
@@ -64,7 +64,7 @@ async fn a_task_built_in_a_test_is_served_played_and_hosted_under_its_hash() {
     let edited = tasks.add(builder("e2e-001").level(2).set().unwrap()).unwrap_err();
     assert!(edited.to_string().contains("the id is a task's of TaskBuilder"), "{edited}");
     let gone =
-        client.raw().create_episode(toolenv_tests::new_episode("travel/direct-booking/e2e-001@000000000000", 0, 0)).await.unwrap_err();
+        client.raw().create_episode(crate::support::new_episode("travel/direct-booking/e2e-001@000000000000", 0, 0)).await.unwrap_err();
     assert_eq!(gone.code(), tonic::Code::InvalidArgument);
     assert!(gone.message().contains("no task file with hash '000000000000' is loaded"), "{}", gone.message());
     let unknown = client.list_suite_tasks("file:abcdef", None, None).await.unwrap_err();
@@ -74,7 +74,7 @@ async fn a_task_built_in_a_test_is_served_played_and_hosted_under_its_hash() {
     );
     // Another server of this process, not given the catalogue, knows none of it.
     let (other, mut plain) = start().await;
-    let refused = plain.raw().create_episode(toolenv_tests::new_episode(id, 0, 0)).await.unwrap_err();
+    let refused = plain.raw().create_episode(crate::support::new_episode(id, 0, 0)).await.unwrap_err();
     assert!(refused.message().contains(&format!("no task file with hash '{}'", set.hash)), "{}", refused.message());
     assert!(plain.list_suite_tasks(&suite, None, None).await.is_err());
     // Nor does a client not given it: a built-in agent cannot read the task.

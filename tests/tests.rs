@@ -1,5 +1,8 @@
 //! End-to-end tests: a real server on 127.0.0.1:0, real gRPC clients.
 
+// Starting a server and a client; the requests, verdicts and reports the tests build and read.
+mod support;
+
 // Every task passes with the reference agent over gRPC, and fails inaction and random agents.
 mod suite;
 // Per domain, wrong plays that make each kind of oracle check fail.
