@@ -70,7 +70,8 @@ mod tests {
         if std::env::var_os("TOOLENV_BLESS").is_some() {
             return; // blessing would write the file instead
         }
-        let path = std::env::temp_dir().join(format!("toolenv-snapshot-{}.txt", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snapshot.txt");
         std::fs::write(&path, "a\nb\nc\n").unwrap();
         assert_snapshot(&path, b"a\nb\nc\n", "unchanged");
         let failure = std::panic::catch_unwind(|| assert_snapshot(&path, b"a\nB\nc\n", "changed")).expect_err("a mismatch fails");
@@ -81,6 +82,5 @@ mod tests {
             failure.downcast_ref::<String>().expect("a message").ends_with("2 line(s) differ\nline 3:\n- c\n+ \nline 4:\n- \n+ (no line)"),
             "the missing line is shown"
         );
-        std::fs::remove_file(&path).unwrap();
     }
 }
