@@ -28,6 +28,11 @@ use toolenv_server::{Config, RunningServer};
 /// Calls per episode in the throughput figures.
 const CALLS: usize = 20;
 
+/// Episodes per target and round in the throughput figures: a few seconds
+/// of calls each (a plain server's rate over under a second swung between
+/// 30 k and 49 k calls/s from one round to the next on a shared machine).
+const EPISODES_PER_ROUND: usize = 3200;
+
 async fn server(store: Option<&str>) -> (RunningServer, Client) {
     let config = Config { store: store.map(Into::into), time_scale: 0.0, ..Config::default() };
     let server = RunningServer::start(config).await.expect("a server starts");
@@ -92,7 +97,7 @@ async fn targets(targets: &str) {
     for round in 1..=rounds {
         for ((label, clients), rates) in clients.iter().zip(&mut rates) {
             play(clients, 32, 16).await;
-            let (rate, micros) = play(clients, 800, 16).await;
+            let (rate, micros) = play(clients, EPISODES_PER_ROUND, 16).await;
             println!("round {round}\t{label}\t16 clients\t{rate:.0} calls/s\t{:.0} episodes/s\t{micros:.0} µs/call", rate / CALLS as f64);
             rates.push(rate);
         }
