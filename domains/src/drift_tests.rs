@@ -30,8 +30,14 @@ type Sample = (Domain, String, Value);
 
 /// Real results of every tool: each task's reference solution, seeded
 /// random agents from the initial state, and seeded random agents after
-/// the reference solution (so reads see what the writes made).
-fn corpus() -> Vec<Sample> {
+/// the reference solution (so reads see what the writes made). Played once
+/// for all the tests here.
+fn corpus() -> &'static [Sample] {
+    static CORPUS: std::sync::LazyLock<Vec<Sample>> = std::sync::LazyLock::new(play_corpus);
+    &CORPUS
+}
+
+fn play_corpus() -> Vec<Sample> {
     let mut samples = Vec::new();
     for task in crate::suite() {
         let mut episodes = vec![play_calls(task, 0, 0, &task.reference)];
@@ -57,7 +63,7 @@ fn every_real_result_of_every_tool_round_trips() {
     let mut per_tool: BTreeMap<(Domain, &str), usize> = BTreeMap::new();
     let mut changed: BTreeMap<(Domain, &str), usize> = BTreeMap::new();
     let (mut empty_lists, mut nulls) = (BTreeMap::new(), BTreeMap::new());
-    for (domain, tool, v1) in &samples {
+    for (domain, tool, v1) in samples {
         let v2 = to_v2(*domain, tool, v1);
         assert_eq!(from_v2(*domain, tool, &v2), *v1, "{domain} {tool}: v2 was {v2:#}");
         assert_eq!(to_v2(*domain, tool, v1), v2, "{domain} {tool}: not deterministic");
@@ -139,9 +145,9 @@ fn has_iso_date(text: &str) -> bool {
 fn no_iso_date_survives_in_v2() {
     let mut v1_dates: BTreeMap<Domain, usize> = BTreeMap::new();
     for (domain, tool, v1) in corpus() {
-        *v1_dates.entry(domain).or_default() += iso_dates(domain, &v1).len();
-        let v2 = to_v2(domain, &tool, &v1);
-        assert_eq!(iso_dates(domain, &v2), Vec::<(String, String)>::new(), "{domain} {tool}: {v2:#}");
+        *v1_dates.entry(*domain).or_default() += iso_dates(*domain, v1).len();
+        let v2 = to_v2(*domain, tool, v1);
+        assert_eq!(iso_dates(*domain, &v2), Vec::<(String, String)>::new(), "{domain} {tool}: {v2:#}");
     }
     // The check has teeth: v1 results are full of dates (support has none outside free text).
     for domain in [crate::registry::SCHEDULING, crate::registry::TRAVEL, crate::registry::ECOMMERCE] {
@@ -151,8 +157,8 @@ fn no_iso_date_survives_in_v2() {
 
 #[test]
 fn every_object_result_is_marked_v2() {
-    for (domain, tool, v1) in corpus().into_iter().step_by(7) {
-        assert_eq!(to_v2(domain, &tool, &v1)[API_VERSION_KEY], json!("v2"), "{domain} {tool}");
+    for (domain, tool, v1) in corpus().iter().step_by(7) {
+        assert_eq!(to_v2(*domain, tool, v1)[API_VERSION_KEY], json!("v2"), "{domain} {tool}");
     }
     assert_eq!(to_v2(crate::registry::TRAVEL, "x", &json!({})), json!({"api_version": "v2"}));
     assert_eq!(from_v2(crate::registry::TRAVEL, "x", &json!({"api_version": "v2"})), json!({}));
