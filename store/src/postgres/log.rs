@@ -238,15 +238,14 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
     let leased: Vec<&str> = batch.iter().filter(|a| a.leased).map(|a| a.episode_id.as_str()).collect();
     // A batch of calls alone (no new episode, no lease: most of them) runs
     // the insert of calls by itself, which costs the database less than the
-    // whole statement with two empty parts.
-    let rows = if created.is_empty() && leased.is_empty() {
-        let statement = client.prepare_cached(log_calls!()).await.map_err(client.errors(url))?;
-        client.query(&statement, &[&ids, &indices, &records]).await
+    // whole statement with two empty parts. In the whole statement, no
+    // subquery per episode: what went in comes back as rows (a call's index,
+    // or NULL for a renewed lease), counted below.
+    let (sql, parameters): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if created.is_empty() && leased.is_empty() {
+        (log_calls!(), &[&ids, &indices, &records])
     } else {
-        // No subquery per episode: what went in comes back as rows (a call's
-        // index, or NULL for a renewed lease), counted below.
-        let statement = client
-            .prepare_cached(concat!(
+        (
+            concat!(
                 "WITH logged AS (",
                 log_calls!(),
                 "),
@@ -261,14 +260,12 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
                            AND r.id = l.run_id
                      RETURNING l.episode_id)
                  SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
-            ))
-            .await
-            .map_err(client.errors(url))?;
-        client
-            .query(&statement, &[&ids, &indices, &records, &created, &headers, &in_band, &time_scales, &runs, &plan_indices, &leased])
-            .await
+            ),
+            &[&ids, &indices, &records, &created, &headers, &in_band, &time_scales, &runs, &plan_indices, &leased],
+        )
     };
-    let rows = rows.map_err(client.errors(url))?;
+    let statement = client.prepare_cached(sql).await.map_err(client.errors(url))?;
+    let rows = client.query(&statement, parameters).await.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
     let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();
