@@ -111,8 +111,8 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
     let started = Instant::now();
     let error = |url: &str| PgStore::connect(url).expect_err("refused").to_string();
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let unreachable = error(&format!("postgres://toolenv:{PASSWORD}@127.0.0.1:{closed}/x"));
+    let (_held, closed) = crate::support::closed_addr();
+    let unreachable = error(&format!("postgres://toolenv:{PASSWORD}@{closed}/x"));
     assert!(unreachable.contains("127.0.0.1") && !unreachable.contains(PASSWORD), "{unreachable}");
     assert!(unreachable.to_lowercase().contains("connect"), "{unreachable}");
 

@@ -117,12 +117,13 @@ async fn the_readme_recipe_and_a_plain_self_signed_certificate_both_work() {
 #[tokio::test]
 async fn a_broken_connection_is_told_apart_from_a_tls_server() {
     let server = RunningServer::start(Config::default()).await.unwrap();
-    let url = format!("http://{}", server.addr());
     let ask = |url: String| tokio::task::spawn_blocking(move || toolenv_client::broken_connection_hint(&url));
-    let up = ask(url.clone()).await.unwrap().expect("a hint");
+    let up = ask(format!("http://{}", server.addr())).await.unwrap().expect("a hint");
     assert!(up.contains("answers plain HTTP/2") && !up.contains("TLS"), "{up}");
     server.shutdown().await.unwrap();
-    let gone = ask(url.clone()).await.unwrap().expect("a hint");
+    // Not the stopped server's port: another test's server (TLS, or PostgreSQL) may be on it by now.
+    let (_held, closed) = crate::support::closed_addr();
+    let gone = ask(format!("http://{closed}")).await.unwrap().expect("a hint");
     assert!(gone.contains("nothing listens"), "{gone}");
     assert_eq!(ask("https://127.0.0.1:1".into()).await.unwrap(), None, "only plain http:// urls are asked");
 }
