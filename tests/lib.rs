@@ -1,7 +1,7 @@
 //! Helpers the end-to-end tests share with the command line's tests: what a
 //! test skipped and why, the Python and npm environments `tests/deps.sh`
-//! makes, a throwaway PostgreSQL cluster, and the documentation's pages and
-//! command blocks. (Starting a server and playing episodes is the end-to-end
+//! makes, a throwaway PostgreSQL cluster, a held loopback port, and the
+//! documentation's pages and command blocks. (Starting a server and playing episodes is the end-to-end
 //! test target's own `support` module: this library is a default member of the
 //! workspace, so `cargo run --release` compiles it, and it stays small.)
 #![forbid(unsafe_code)]
@@ -25,6 +25,19 @@ pub fn skipped(why: &str) {
 pub fn skipped_unless_required(required: &str, why: &str) {
     assert!(std::env::var_os(required).is_none(), "{required} is set: {why}");
     skipped(why);
+}
+
+/// A loopback port held for as long as the returned socket lives: bound
+/// but not listening, so nothing listens there, and no server another test
+/// starts on port 0 meanwhile is handed it (as it can be a dropped
+/// listener's, or a stopped server's). Bound with SO_REUSEADDR, so that a
+/// server told to use this very port (PostgreSQL, restarted on it) can.
+pub fn held_port() -> (socket2::Socket, std::net::SocketAddr) {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    socket.set_reuse_address(true).expect("SO_REUSEADDR");
+    socket.bind(&std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)).into()).expect("a loopback port");
+    let addr = socket.local_addr().ok().and_then(|addr| addr.as_socket()).expect("its address");
+    (socket, addr)
 }
 
 /// A page of the documentation as the docs check reads it: the README or a

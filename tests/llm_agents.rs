@@ -156,7 +156,7 @@ async fn endpoint_failures_are_retried_then_infrastructure_errors() {
     assert_eq!(trajectory.as_ref().and_then(|t| t.pointer("/conversation/context_exhausted")), Some(&Value::Bool(true)));
     assert_eq!(endpoint.requests(), 1, "a refusal for length is not retried");
     // Nothing listening: an infrastructure error too.
-    let (_held, closed) = crate::support::closed_addr();
+    let (_held, closed) = toolenv_tests::held_port();
     let closed = format!("http://{closed}/v1");
     let played = play(&client, &[(label, agent(Architecture::React, &closed, Tape::Off))], &planned(label, TASK, None)).await;
     assert!(played[0].0.is_infra_error());

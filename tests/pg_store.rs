@@ -111,7 +111,7 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
     let started = Instant::now();
     let error = |url: &str| PgStore::connect(url).expect_err("refused").to_string();
 
-    let (_held, closed) = crate::support::closed_addr();
+    let (_held, closed) = toolenv_tests::held_port();
     let unreachable = error(&format!("postgres://toolenv:{PASSWORD}@{closed}/x"));
     assert!(unreachable.contains("127.0.0.1") && !unreachable.contains(PASSWORD), "{unreachable}");
     assert!(unreachable.to_lowercase().contains("connect"), "{unreachable}");

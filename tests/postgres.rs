@@ -19,6 +19,8 @@ pub struct TempPostgres {
     bin: PathBuf,
     dir: tempfile::TempDir,
     port: u16,
+    /// Holds the port while the server is down too (see [`crate::held_port`]).
+    _held: socket2::Socket,
     child: Option<Child>,
     as_postgres: bool,
 }
@@ -40,11 +42,6 @@ fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"))
 }
 
-/// A free loopback port (the cluster binds it right after).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
-}
-
 impl TempPostgres {
     /// Starts a fresh cluster, or says on stderr why PostgreSQL cannot be had
     /// here and returns `None` (the caller skips).
@@ -63,7 +60,8 @@ impl TempPostgres {
             assert!(status.success(), "chown of the cluster's directory failed");
         }
         std::fs::write(dir.path().join("pwfile"), PASSWORD).expect("the password file");
-        let mut cluster = TempPostgres { bin, dir, port: free_port(), child: None, as_postgres };
+        let (held, addr) = crate::held_port();
+        let mut cluster = TempPostgres { bin, dir, port: addr.port(), _held: held, child: None, as_postgres };
         if as_postgres {
             let _ = Command::new("chown").args(["postgres:postgres"]).arg(cluster.dir.path().join("pwfile")).status();
         }
@@ -78,14 +76,6 @@ impl TempPostgres {
             .output()
             .expect("initdb runs");
         assert!(initdb.status.success(), "initdb failed: {}", String::from_utf8_lossy(&initdb.stderr));
-        // The free port may be taken by another test between its probe and the server's bind: take another.
-        for _ in 0..5 {
-            match cluster.try_launch() {
-                Ok(()) => return Some(cluster),
-                Err(log) if log.contains("Address already in use") => cluster.port = free_port(),
-                Err(log) => panic!("PostgreSQL did not start: {log}"),
-            }
-        }
         cluster.launch();
         Some(cluster)
     }
@@ -108,13 +98,6 @@ impl TempPostgres {
 
     /// Starts the server on the cluster and waits until it accepts connections.
     fn launch(&mut self) {
-        if let Err(log) = self.try_launch() {
-            panic!("PostgreSQL did not start: {log}");
-        }
-    }
-
-    /// [`TempPostgres::launch`], or the server's log when it did not start.
-    fn try_launch(&mut self) -> Result<(), String> {
         let log = std::fs::File::create(self.dir.path().join("postgres.log")).expect("the server's log");
         let child = self
             .command("postgres")
@@ -135,16 +118,16 @@ impl TempPostgres {
                 .status()
                 .is_ok_and(|s| s.success());
             if ready {
-                return Ok(());
+                return;
             }
-            // Exited (its port taken, say), or too slow.
+            // Exited, or too slow.
             let exited = self.child.as_mut().is_some_and(|child| child.try_wait().is_ok_and(|status| status.is_some()));
             if exited || Instant::now() >= deadline {
                 if let Some(mut child) = self.child.take() {
                     let _ = child.kill();
                     let _ = child.wait();
                 }
-                return Err(self.log());
+                panic!("PostgreSQL did not start: {}", self.log());
             }
             std::thread::sleep(Duration::from_millis(50));
         }

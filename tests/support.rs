@@ -69,14 +69,3 @@ pub async fn run_report(client: &mut Client, run_id: &str) -> (pb::RunReport, Va
     let summary = serde_json::from_str(&report.summary_json).expect("the summary is JSON");
     (report, summary)
 }
-
-/// An address where nothing listens for as long as the returned socket
-/// lives: it is bound but not listening, so no server another test starts
-/// on port 0 meanwhile can be handed the port (as it can a dropped
-/// listener's, or a stopped server's).
-pub fn closed_addr() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
-    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-    socket.bind((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("a loopback port");
-    let addr = socket.local_addr().expect("its address");
-    (socket, addr)
-}

@@ -122,7 +122,7 @@ async fn a_broken_connection_is_told_apart_from_a_tls_server() {
     assert!(up.contains("answers plain HTTP/2") && !up.contains("TLS"), "{up}");
     server.shutdown().await.unwrap();
     // Not the stopped server's port: another test's server (TLS, or PostgreSQL) may be on it by now.
-    let (_held, closed) = crate::support::closed_addr();
+    let (_held, closed) = toolenv_tests::held_port();
     let gone = ask(format!("http://{closed}")).await.unwrap().expect("a hint");
     assert!(gone.contains("nothing listens"), "{gone}");
     assert_eq!(ask("https://127.0.0.1:1".into()).await.unwrap(), None, "only plain http:// urls are asked");

@@ -62,14 +62,6 @@ fn script(blocks: &[&(String, String)], port: u16, metrics_port: u16) -> String 
     out
 }
 
-/// Two distinct free ports: both listeners are held until both ports are
-/// known (one dropped at once could be handed out again as the second).
-fn free_ports() -> (u16, u16) {
-    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let (a, b) = (bind(), bind());
-    (a.local_addr().unwrap().port(), b.local_addr().unwrap().port())
-}
-
 /// Whether `output` shows every line of `shown` in order. Lines are compared
 /// with their runs of spaces made one and their ends trimmed; `…` in a shown
 /// line stands for any text, and shown lines may skip printed ones. Returns
@@ -126,8 +118,10 @@ fn run_page(page: &DocPage, path: &std::ffi::OsStr) -> Result<usize, String> {
         return Ok(0);
     }
     let dir = tempfile::tempdir().unwrap();
-    let (port, metrics_port) = free_ports();
-    let script = script(&blocks, port, metrics_port);
+    // Held while the page runs, so that no other test's server is handed them
+    // between the page's servers (which bind them all the same).
+    let ((_held, addr), (_held_metrics, metrics_addr)) = (toolenv_tests::held_port(), toolenv_tests::held_port());
+    let script = script(&blocks, addr.port(), metrics_addr.port());
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(&script)
