@@ -1,9 +1,10 @@
 //! Helpers the end-to-end tests share with the command line's tests: what a
 //! test skipped and why, the Python and npm environments `tests/deps.sh`
 //! makes, a throwaway PostgreSQL cluster, a held loopback port, and the
-//! documentation's pages and command blocks. (Starting a server and playing episodes is the end-to-end
-//! test target's own `support` module: this library is a default member of the
-//! workspace, so `cargo run --release` compiles it, and it stays small.)
+//! documentation's pages and command blocks. (Starting a server and playing
+//! episodes is the end-to-end test target's own `support` module: this
+//! library is a default member of the workspace, so `cargo run --release`
+//! compiles it, and it stays small.)
 #![forbid(unsafe_code)]
 
 pub mod npm;
