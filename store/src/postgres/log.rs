@@ -200,17 +200,6 @@ pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut wa
     }
 }
 
-/// The insert of a batch's calls ($1 episode ids, $2 call indices, $3
-/// records; a call index logged before is left as it was), returning each
-/// call that went in.
-macro_rules! log_calls {
-    () => {
-        "INSERT INTO call_log (episode_id, call_index, record)
-         SELECT * FROM unnest($1::TEXT[], $2::INTEGER[], $3::BYTEA[])
-         ON CONFLICT DO NOTHING RETURNING call_index, episode_id"
-    };
-}
-
 /// One statement for a batch: the new episodes inserted, the calls inserted
 /// (a call index logged before is left as it was), the leases of the leased
 /// episodes renewed; per append, in order, how many of its calls went in
@@ -236,36 +225,32 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
         }
     }
     let leased: Vec<&str> = batch.iter().filter(|a| a.leased).map(|a| a.episode_id.as_str()).collect();
-    // A batch of calls alone (no new episode, no lease: most of them) runs
-    // the insert of calls by itself, which costs the database less than the
-    // whole statement with two empty parts. In the whole statement, no
-    // subquery per episode: what went in comes back as rows (a call's index,
-    // or NULL for a renewed lease), counted below.
-    let (sql, parameters): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if created.is_empty() && leased.is_empty() {
-        (log_calls!(), &[&ids, &indices, &records])
-    } else {
-        (
-            concat!(
-                "WITH logged AS (",
-                log_calls!(),
-                "),
-                 created AS (
-                     INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
-                     SELECT * FROM unnest($4::TEXT[], $5::BYTEA[], $6::BOOLEAN[], $7::DOUBLE PRECISION[], $8::TEXT[], $9::BIGINT[])
-                     ON CONFLICT (episode_id) DO NOTHING),
-                 renewed AS (
-                     UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
-                     FROM leases l, runs r
-                     WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
-                           AND r.id = l.run_id
-                     RETURNING l.episode_id)
-                 SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
-            ),
-            &[&ids, &indices, &records, &created, &headers, &in_band, &time_scales, &runs, &plan_indices, &leased],
+    // No subquery per episode: what went in comes back as rows (a call's
+    // index, or NULL for a renewed lease), counted here.
+    let statement = client
+        .prepare_cached(
+            "WITH created AS (
+                 INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
+                 SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
+                 ON CONFLICT (episode_id) DO NOTHING),
+             logged AS (
+                 INSERT INTO call_log (episode_id, call_index, record)
+                 SELECT * FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[])
+                 ON CONFLICT DO NOTHING RETURNING call_index, episode_id),
+             renewed AS (
+                 UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                 FROM leases l, runs r
+                 WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
+                       AND r.id = l.run_id
+                 RETURNING l.episode_id)
+             SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
         )
-    };
-    let statement = client.prepare_cached(sql).await.map_err(client.errors(url))?;
-    let rows = client.query(&statement, parameters).await.map_err(client.errors(url))?;
+        .await
+        .map_err(client.errors(url))?;
+    let rows = client
+        .query(&statement, &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased])
+        .await;
+    let rows = rows.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
     let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();
