@@ -67,7 +67,7 @@ async fn an_episode_moves_between_replicas_and_continues_byte_for_byte() {
         let moved = on_a.trajectory(&id).await.unwrap();
         assert_eq!(moved.calls.len(), 12);
         assert!(moved.encode_to_vec() == expected.encode_to_vec(), "{}: the trajectories differ", task.id);
-        assert_eq!(pg.psql("moves", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}'")), "12");
+        assert_eq!(in_log(&pg, "moves", &id), "12|1", "12 calls and the finish");
     }
     // An id no replica logged is still NOT_FOUND.
     let unknown = on_b.call_json("ep-0123456789abcdef0123456789abcdef", "x", "{}").await.unwrap_err();
@@ -643,11 +643,11 @@ async fn with_durability_at_finish_an_episode_is_logged_at_its_first_call_and_it
     let create = || pb::CreateEpisodeRequest { time_scale: Some(0.0), ..crate::support::new_episode(&task.id, 9, 0) };
     let expected_episode = reference.create(create()).await.unwrap();
     let id = on_a.create(create()).await.unwrap().episode_id;
-    let logged = || pg.psql("finish", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}'"));
+    let logged = || in_log(&pg, "finish", &id);
     for call in &task.reference {
         let _ = reference.call_json(&expected_episode.episode_id, call.tool, &call.arguments.to_string()).await;
         on_a.call_json(&id, call.tool, &call.arguments.to_string()).await.unwrap();
-        assert_eq!(logged(), "1", "only the first call is logged before the finish");
+        assert_eq!(logged(), "1|0", "only the first call is logged before the finish");
     }
     let lost = on_b.call_json(&id, task.reference[0].tool, &task.reference[0].arguments.to_string()).await.unwrap_err();
     let toolenv_client::ClientError::Status(status) = &lost else { panic!("{lost:?}") };
@@ -655,10 +655,217 @@ async fn with_durability_at_finish_an_episode_is_logged_at_its_first_call_and_it
     let expected_verdict = reference.finish(finishing(&expected_episode.episode_id)).await.unwrap();
     let verdict = on_a.finish(finishing(&id)).await.unwrap();
     assert_eq!(verdict.encode_to_vec(), expected_verdict.encode_to_vec());
-    assert_eq!(logged(), task.reference.len().to_string(), "every call is logged at the finish");
+    assert_eq!(logged(), format!("{}|1", task.reference.len()), "every call is logged at the finish, and the finish");
     let expected = reference.trajectory(&expected_episode.episode_id).await.unwrap();
     assert!(on_a.trajectory(&id).await.unwrap().calls == expected.calls);
+    // Once finished, the episode is whole in the log: any replica answers for it.
+    assert_eq!(on_b.trajectory(&id).await.unwrap(), on_a.trajectory(&id).await.unwrap());
     for server in [single, a, b] {
         server.shutdown().await.unwrap();
+    }
+}
+
+/// A finish is in the log, so every replica answers for a finished episode
+/// as one process would: the same trajectory and verdict, a finish sent
+/// again gets the same verdict, and a call is refused as finished. Asked of
+/// a replica that never held the episode (a failover), and of one that holds
+/// a copy from before the finish (a copy as far on as the log, whose next
+/// call would otherwise go in after the finish).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_episode_stays_finished_on_every_replica() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("finished");
+    let (single, mut reference) = start().await;
+    let task = &suite()[3];
+    let calls = toolenv_domains::agent::random_calls(task, 7, 8);
+    let expected_episode = reference.create(faulty(&task.id, 5)).await.unwrap();
+    let expected_id = expected_episode.episode_id.clone();
+    play(&mut reference, &expected_id, &calls).await;
+    let expected_verdict = reference.finish(finishing(&expected_id)).await.unwrap();
+    let expected = reference.trajectory(&expected_id).await.unwrap();
+    let refusal = |error: toolenv_client::ClientError| match error {
+        toolenv_client::ClientError::Status(status) => (status.code(), status.message().replace(&expected_id, "ID")),
+        other => panic!("not a status: {other:?}"),
+    };
+    let expected_refusal = refusal(reference.call_json(&expected_id, calls[0].tool, &calls[0].arguments.to_string()).await.unwrap_err());
+
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let (c, mut on_c) = replica(&url).await;
+    let id = on_a.create(faulty(&task.id, 5)).await.unwrap().episode_id;
+    play(&mut on_a, &id, &calls[..4]).await;
+    // B rebuilds the episode and plays the rest: its copy is as far on as the log when A finishes.
+    play(&mut on_b, &id, &calls[4..]).await;
+    let verdict = on_a.finish(finishing(&id)).await.unwrap();
+    assert_eq!(verdict.encode_to_vec(), expected_verdict.encode_to_vec());
+    for (name, client) in [("the replica holding a copy", &mut on_b), ("a replica that never held it", &mut on_c)] {
+        let refused = client.call_json(&id, calls[0].tool, &calls[0].arguments.to_string()).await.unwrap_err();
+        let (code, message) = refusal(refused);
+        assert_eq!((code, message.replace(&id, "ID")), expected_refusal, "{name}: a call after the finish");
+        let trajectory = client.trajectory(&id).await.unwrap();
+        assert!(trajectory.encode_to_vec() == expected.encode_to_vec(), "{name}: the trajectory differs: {trajectory:?}");
+        let again = client.finish(finishing(&id)).await.unwrap();
+        assert_eq!(again.encode_to_vec(), expected_verdict.encode_to_vec(), "{name}: a finish sent again");
+    }
+    assert_eq!(in_log(&pg, "finished", &id), format!("{}|1", calls.len()), "the calls and the finish, once each");
+    for server in [single, a, b, c] {
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// Two finishes of one episode on two replicas at once, with different
+/// answers: the first logged stands, and both are answered with it, as one
+/// process answers a second finish with the first verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_finishes_on_two_replicas_the_first_logged_stands() {
+    use std::io::Write as _;
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("twice");
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let task = &suite()[0];
+    let id = on_a.create(crate::support::new_episode(&task.id, 1, 0)).await.unwrap().episode_id;
+    play(&mut on_a, &id, &task.reference[..1]).await;
+    // B holds a copy as far on as A's: each judges its own finish, and the log decides.
+    on_b.trajectory(&id).await.unwrap();
+    let mut lock = pg.psql_session("twice");
+    let mut sql = lock.stdin.take().unwrap();
+    writeln!(sql, "BEGIN; LOCK TABLE episode_log IN EXCLUSIVE MODE;").unwrap();
+    let waiting = |n: usize| {
+        let pg = &pg;
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            // The log writers' statements only (a replica's pruning may wait too).
+            let count = "SELECT COUNT(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                         WHERE l.relation = 'episode_log'::regclass AND NOT l.granted AND a.query LIKE '%INSERT INTO episode_log%'";
+            while pg.psql("twice", count) != n.to_string() {
+                assert!(std::time::Instant::now() < deadline, "{n} writers never waited");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    };
+    waiting(0).await;
+    let finish = |client: &mut Client, answer: &str| {
+        let (mut client, request) = (client.clone(), pb::FinishEpisodeRequest { answer: Some(answer.into()), ..finishing(&id) });
+        tokio::spawn(async move { client.finish(request).await })
+    };
+    let first = finish(&mut on_a, "the first answer");
+    waiting(1).await;
+    let second = finish(&mut on_b, "the second answer");
+    waiting(2).await;
+    writeln!(sql, "ROLLBACK;").unwrap();
+    drop(sql);
+    lock.wait().unwrap();
+    let (first, second) = (first.await.unwrap().unwrap(), second.await.unwrap().unwrap());
+    assert_eq!(second.encode_to_vec(), first.encode_to_vec(), "the second finish is answered with the first verdict");
+    for client in [&mut on_a, &mut on_b] {
+        let trajectory = client.trajectory(&id).await.unwrap();
+        assert_eq!(trajectory.answer.as_deref(), Some("the first answer"));
+        assert_eq!(trajectory.verdict.as_ref(), Some(&first));
+    }
+    assert_eq!(pg.psql("twice", "SELECT COUNT(*) FROM episode_log WHERE finished IS NOT NULL"), "1");
+    for server in [a, b] {
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// A call on one replica and a finish on another, sent at once, again and
+/// again: each time they end as in one process. The call answered OK is in
+/// the finished trajectory and the one refused is not; a finish judged on
+/// a copy the call's replica had moved past is not logged but UNAVAILABLE,
+/// and sent again it judges the episode with the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_and_a_finish_racing_on_two_replicas_end_as_in_one_process() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("racing");
+    let (a, mut on_a) = replica(&url).await;
+    let (b, mut on_b) = replica(&url).await;
+    let task = suite().iter().find(|t| t.reference.len() >= 2).expect("a task of two calls or more");
+    let (first, last) = (&task.reference[..task.reference.len() - 1], task.reference.last().unwrap());
+    let mut unavailable = 0;
+    for seed in 0..24 {
+        let id = on_a.create(crate::support::new_episode(&task.id, seed, 0)).await.unwrap().episode_id;
+        play(&mut on_a, &id, first).await;
+        // B holds a copy as far on as the log.
+        assert_eq!(on_b.trajectory(&id).await.unwrap().calls.len(), first.len());
+        let call = {
+            let (mut client, id, arguments) = (on_a.clone(), id.clone(), last.arguments.to_string());
+            let tool = last.tool;
+            tokio::spawn(async move { client.call_json(&id, tool, &arguments).await })
+        };
+        let finish = {
+            let (mut client, request) = (on_b.clone(), finishing(&id));
+            tokio::spawn(async move { client.finish(request).await })
+        };
+        let called = call.await.unwrap().is_ok();
+        let verdict = match finish.await.unwrap() {
+            Ok(verdict) => verdict,
+            Err(toolenv_client::ClientError::Status(status)) if status.code() == tonic::Code::Unavailable => {
+                assert!(status.message().contains("send it again"), "{status:?}");
+                unavailable += 1;
+                on_b.finish(finishing(&id)).await.expect("the finish sent again")
+            }
+            Err(other) => panic!("{other:?}"),
+        };
+        let calls = if called { task.reference.len() } else { first.len() };
+        for client in [&mut on_a, &mut on_b] {
+            let trajectory = client.trajectory(&id).await.unwrap();
+            assert_eq!(trajectory.calls.len(), calls, "seed {seed}: the call answered {called}");
+            assert_eq!(trajectory.verdict.as_ref(), Some(&verdict), "seed {seed}");
+        }
+        assert_eq!(in_log(&pg, "racing", &id), format!("{calls}|1"), "seed {seed}");
+    }
+    eprintln!("{unavailable} of 24 finishes were judged on a stale copy and sent again");
+    for server in [a, b] {
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// The log of an episode finished longer ago than the idle timeout is
+/// dropped, as one process forgets the episode then; an episode still in
+/// play keeps its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_of_an_episode_finished_before_the_idle_timeout_is_dropped() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("pruned");
+    let idle = std::time::Duration::from_millis(500);
+    let (server, mut client) =
+        crate::support::start_with(Config { store: Some(url.into()), episode_idle_timeout: idle, ..Config::default() }).await;
+    let task = &suite()[0];
+    let finished = client.create(crate::support::new_episode(&task.id, 1, 0)).await.unwrap().episode_id;
+    let in_play = client.create(crate::support::new_episode(&task.id, 2, 0)).await.unwrap().episode_id;
+    for id in [&finished, &in_play] {
+        play(&mut client, id, &task.reference).await;
+    }
+    client.finish(finishing(&finished)).await.unwrap();
+    let logged = |id: &str| {
+        pg.psql("pruned", &format!("SELECT (SELECT COUNT(*) FROM episode_log WHERE episode_id = '{id}') + (SELECT COUNT(*) FROM call_log WHERE episode_id = '{id}')"))
+    };
+    // The episode's row, its calls and, for the finished one, its finish.
+    let rows = task.reference.len() + 1;
+    assert_eq!(logged(&finished), (rows + 1).to_string(), "kept while the idle timeout runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while logged(&finished) != "0" {
+        assert!(std::time::Instant::now() < deadline, "the finished episode's log was never dropped");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(logged(&in_play), rows.to_string(), "an episode in play keeps its log");
+    let forgotten = client.trajectory(&finished).await.unwrap_err();
+    assert!(format!("{forgotten:?}").contains("NotFound"), "{forgotten:?}");
+    server.shutdown().await.unwrap();
+}
+
+/// How many calls of an episode the log holds, and whether it holds its
+/// finish (an empty record in the place of the next call): "calls|0 or 1".
+fn in_log(pg: &TempPostgres, database: &str, id: &str) -> String {
+    let sql =
+        format!("SELECT COUNT(*) FILTER (WHERE record <> ''), COUNT(*) FILTER (WHERE record = '') FROM call_log WHERE episode_id = '{id}'");
+    pg.psql(database, &sql)
+}
+
+/// Sends `calls` to an episode; refusals are part of play.
+async fn play(client: &mut Client, id: &str, calls: &[toolenv_core::Call]) {
+    for call in calls {
+        let _ = client.call_json(id, call.tool, &call.arguments.to_string()).await;
     }
 }

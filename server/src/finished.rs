@@ -103,6 +103,11 @@ impl FinishedEpisodes {
         pb::Trajectory::decode(kept.trajectory.as_slice()).ok()
     }
 
+    /// Stops keeping a finished episode.
+    pub(crate) fn remove(&self, id: &str) {
+        self.shard(id).lock().remove(id);
+    }
+
     /// Whether an episode is kept here.
     pub(crate) fn contains(&self, id: &str) -> bool {
         self.shard(id).lock().by_id.contains_key(id)

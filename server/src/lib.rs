@@ -262,6 +262,9 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
     let service = ToolEnvService::new(config, store);
     let metrics = service.metrics().cloned();
     spawn_expiry(service.registry(), idle_timeout);
+    if let Some(replica) = service.replica() {
+        replica::spawn_pruning(std::sync::Arc::downgrade(replica), idle_timeout);
+    }
     let runs = RunsService::new(service.clone());
 
     // Health: load balancers and orchestrators probe grpc.health.v1.

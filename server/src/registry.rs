@@ -383,6 +383,17 @@ impl Registry {
         }
     }
 
+    /// Keeps an episode as finished, with `trajectory` (its finish as the
+    /// durable log holds it), in place of any finish kept before.
+    pub(crate) fn keep_finished(&self, id: &str, trajectory: &toolenv::pb::Trajectory) {
+        self.finished.insert(id.to_owned(), trajectory);
+    }
+
+    /// Forgets a finished episode (its finish was judged on a stale copy).
+    pub(crate) fn forget_finished(&self, id: &str) {
+        self.finished.remove(id);
+    }
+
     /// A finished episode's trajectory.
     pub(crate) fn finished(&self, id: &str) -> Option<toolenv::pb::Trajectory> {
         self.finished.get(id)

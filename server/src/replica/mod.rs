@@ -12,19 +12,26 @@
 //! replay (`toolenv_runs::fork`, each replayed call checked byte for byte against
 //! its record), then answers; it continues byte-identically.
 //!
+//! An episode's finish is logged too (its trajectory with the verdict,
+//! before the verdict is sent; the first finish logged stands), and from
+//! then on the log takes no call of it: every replica answers for it as
+//! finished, as one process would, whether it rebuilds it or holds a copy
+//! from before the finish. The log of an episode finished longer ago than
+//! the idle timeout is dropped, as a single process forgets the episode.
+//!
 //! Calls of one episode are logged in order: a per-episode lock (held only
 //! by the episode's own requests, across the append) lets a call's reply go
 //! only once its record, and every record before it, is in the log. Not
 //! logged: the real time between calls (at time scale 0, which hosted runs
-//! use, only declared waits count, and those are in the records), and the
-//! usage an agent reports at finish (it comes with the finish request).
+//! use, only declared waits count, and those are in the records).
 //!
 //! Without a PostgreSQL store nothing here runs: the single-process path
 //! has no new per-call cost.
 
 mod runs;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use prost::Message as _;
@@ -197,16 +204,44 @@ impl Replica {
         }
     }
 
-    /// Drops this server's copy of the episode if the log holds more calls
-    /// than it (another replica played it further), so that [`Replica::ensure`]
-    /// rebuilds it: before finishing, when a stale copy would judge the wrong state.
-    /// Whether it dropped it.
+    /// Logs the finish of an episode judged here, before its verdict goes:
+    /// `finished` is its trajectory with the verdict. Returns the finish that
+    /// stands: this one, or one logged before (the episode was finished on
+    /// another replica, or by a request that raced this one), which this
+    /// server then keeps instead of its own. `None` for a finish judged on a
+    /// copy the log has moved past (another replica played a call
+    /// meanwhile): it is not logged, and the copy is forgotten here, so that
+    /// the finish sent again judges the episode rebuilt from the log.
+    pub(crate) async fn finish(&self, registry: &Registry, id: &str, finished: pb::Trajectory) -> Result<Option<pb::Trajectory>, Error> {
+        if self.store.log_finish(id.to_owned(), &finished).await.map_err(Error::store)? {
+            return Ok(Some(finished));
+        }
+        match self.store.load_episode(id.to_owned()).await.map_err(Error::store)? {
+            Some(logged) if logged.finished => {
+                registry.keep_finished(id, &logged.trajectory);
+                Ok(Some(logged.trajectory))
+            }
+            Some(_) => {
+                registry.forget_finished(id);
+                tracing::info!(episode_id = %id, "finish on a stale copy (another replica played the episode further); not logged");
+                Ok(None)
+            }
+            // Its log was dropped (finished longer ago than the idle timeout):
+            // this server's own finish is all there is.
+            None => Ok(Some(finished)),
+        }
+    }
+
+    /// Drops this server's live copy of the episode if the log holds more
+    /// calls than it (another replica played it further) or holds its finish,
+    /// so that [`Replica::ensure`] rebuilds it: before finishing, when a stale
+    /// copy would judge the wrong state. Whether it dropped it.
     pub(crate) async fn drop_if_stale(&self, registry: &Registry, id: &str) -> Result<bool, Error> {
         let Ok(Some(held)) = registry.with(id, |session| session.logged.is_some().then(|| session.episode.trajectory().calls.len())) else {
             return Ok(false);
         };
-        if let Some(logged) = self.store.logged_calls(id.to_owned()).await.map_err(Error::store)?
-            && logged > held
+        if let Some(logged) = self.store.log_position(id.to_owned()).await.map_err(Error::store)?
+            && (logged.calls > held || logged.finished)
         {
             registry.evict(id);
             return Ok(true);
@@ -215,14 +250,20 @@ impl Replica {
     }
 
     /// Makes sure the episode is held here: one this server does not hold
-    /// is rebuilt from the log by replay. An id no replica logged is left
-    /// for the caller to refuse (NOT_FOUND).
+    /// is rebuilt from the log by replay, or kept as finished if the log
+    /// holds its finish. An id no replica logged is left for the caller to
+    /// refuse (NOT_FOUND).
     pub(crate) async fn ensure(&self, registry: &Registry, runs: &RunHost, id: &str, config: &crate::Config) -> Result<(), Error> {
         if registry.holds(id) {
             return Ok(());
         }
         let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(Error::store)? else { return Ok(()) };
         let calls = logged.trajectory.calls.len();
+        if logged.finished {
+            registry.keep_finished(id, &logged.trajectory);
+            tracing::info!(episode_id = %id, calls, "finished episode read from the durable log");
+            return Ok(());
+        }
         // PlayedCopy on another replica, whose calls after the first were never logged.
         if self.durability == Durability::Finish && calls > 0 {
             return Err(Error::EpisodeLost(id.to_owned()));
@@ -240,4 +281,24 @@ impl Replica {
         tracing::info!(episode_id = %id, calls, "episode rebuilt from the durable log");
         Ok(())
     }
+}
+
+/// Drops the log of episodes finished longer ago than `idle_timeout`, every
+/// so often, until the replica is gone. Every replica does: a deletion finds
+/// nothing to do when another replica just did it.
+pub(crate) fn spawn_pruning(replica: Weak<Replica>, idle_timeout: Duration) {
+    let period = (idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let Some(replica) = replica.upgrade() else { break };
+            match replica.store.prune_finished(idle_timeout).await {
+                Ok(0) => {}
+                Ok(pruned) => tracing::info!(pruned, "dropped the durable log of episodes finished before the idle timeout"),
+                Err(error) => tracing::warn!(%error, "could not drop the log of finished episodes; trying again later"),
+            }
+        }
+    });
 }

@@ -364,12 +364,34 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             // recorded in its run now if the first finish could not be.
             Err(Error::EpisodeFinished) => {
                 let unknown = || Error::UnknownEpisode(id.to_owned());
-                let trajectory = self.registry.finished(id).ok_or_else(unknown)?;
+                let mut trajectory = self.registry.finished(id).ok_or_else(unknown)?;
+                // In the log now if the first finish could not be.
+                if let Some(replica) = &self.replica {
+                    trajectory = replica.finish(&self.registry, id, trajectory).await?.ok_or_else(|| finished_on_a_stale_copy(id))?;
+                }
                 let verdict = trajectory.verdict.clone().ok_or_else(unknown)?;
                 self.runs.record_again(id, trajectory).await?;
                 return Ok(Response::new(verdict));
             }
             Err(error) => return Err(error.into()),
+        };
+        // With replicas, the finish is in the log before its verdict goes; a
+        // finish logged before stands. One the log missed is UNAVAILABLE
+        // (recorded in its run all the same, or kept for the repeat), and
+        // its repeat logs it; one judged on a stale copy is UNAVAILABLE, and
+        // its repeat judges the episode rebuilt from the log.
+        let (verdict, trajectory) = match (&self.replica, trajectory) {
+            (Some(replica), Some(finished)) => match replica.finish(&self.registry, id, finished.clone()).await {
+                Ok(Some(stands)) => (stands.verdict.clone().unwrap_or(verdict), Some(stands)),
+                Ok(None) => return Err(finished_on_a_stale_copy(id).into()),
+                Err(error) => {
+                    if let Some(lease) = lease {
+                        let _ = self.runs.record(lease, id, finished).await;
+                    }
+                    return Err(error.into());
+                }
+            },
+            (_, trajectory) => (verdict, trajectory),
         };
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
         if let (Some(lease), Some(trajectory)) = (lease, trajectory) {
@@ -423,4 +445,13 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
 fn with_next_index(mut status: Status, next: u32) -> Status {
     status.metadata_mut().insert(toolenv::NEXT_INDEX_KEY, next.into());
     status
+}
+
+/// A finish judged on a copy another replica had played further: not
+/// logged, and to be sent again.
+fn finished_on_a_stale_copy(id: &str) -> Error {
+    Error::Unavailable(format!(
+        "episode {id}: another replica played the episode further while this finish was judged, so it was not logged; \
+         send it again"
+    ))
 }

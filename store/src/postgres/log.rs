@@ -1,7 +1,10 @@
-//! The durable log of live episodes, for replicas: how an episode was
-//! created (its trajectory before any call) and every call it accepted,
-//! appended before the call's reply is sent. A replica that does not hold an
-//! episode reads it back here and rebuilds it by replay.
+//! The durable log of episodes, for replicas: how an episode was created
+//! (its trajectory before any call), every call it accepted, appended before
+//! the call's reply is sent, and its finish (its trajectory with the
+//! verdict). A replica that does not hold an episode reads it back here and
+//! rebuilds it by replay, or keeps it as finished. The log of an episode
+//! finished longer ago than the idle timeout is dropped
+//! ([`PgStore::prune_finished`]).
 //!
 //! These are asynchronous (a server awaits them on its request path); each
 //! runs on the store's runtime.
@@ -19,8 +22,11 @@ use crate::StoreError;
 #[derive(Debug, Clone)]
 pub struct LoggedEpisode {
     /// Its trajectory: the header as created, with every logged call (in
-    /// order, up to the first gap).
+    /// order, up to the first gap); for a finished episode, its trajectory
+    /// as finished, with the verdict.
     pub trajectory: pb::Trajectory,
+    /// It is finished.
+    pub finished: bool,
     /// Faults arrive in band.
     pub in_band: bool,
     /// Its time scale.
@@ -38,6 +44,18 @@ pub struct Appended {
     /// now); false for an episode of no run, or one whose entry another
     /// worker claimed after its lease expired.
     pub lease_held: bool,
+    /// Whether the finish given ([`PgStore::log_finish`]) went in (false:
+    /// the log holds a finish or a call in its place).
+    pub finish_logged: bool,
+}
+
+/// How far an episode is in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogPosition {
+    /// How many of its calls are logged.
+    pub calls: usize,
+    /// Its finish is logged.
+    pub finished: bool,
 }
 
 impl PgStore {
@@ -66,8 +84,50 @@ impl PgStore {
         calls: Vec<Vec<u8>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
         let created = Created { header: header.encode_to_vec(), in_band, time_scale, lease };
-        let appended = self.write(Append { episode_id, created: Some(created), first: 0, records: calls, leased: false });
+        let appended = self.write(Append { episode_id, created: Some(created), first: 0, records: calls, leased: false, finished: None });
         async move { appended.await.map(drop) }
+    }
+
+    /// Logs an episode's finish: its trajectory with the verdict, judged on
+    /// the calls the log holds. It takes the place of the next call (the
+    /// log's key), so no call goes in after it, and it goes in only if no
+    /// call or finish took that place first. Resolves to whether it went in
+    /// (false: the episode was finished before, or played further, on
+    /// another replica or by a request that raced this one; read the log
+    /// with [`PgStore::load_episode`]). Written by the log writer, as appends
+    /// are.
+    pub fn log_finish(
+        &self,
+        episode_id: String,
+        finished: &pb::Trajectory,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'static {
+        let first = u32::try_from(finished.calls.len()).unwrap_or(u32::MAX);
+        let append =
+            Append { episode_id, created: None, first, records: Vec::new(), leased: false, finished: Some(finished.encode_to_vec()) };
+        let appended = self.write(append);
+        async move { appended.await.map(|appended| appended.finish_logged) }
+    }
+
+    /// Drops the log of every episode finished longer than `ago` ago (a
+    /// server forgets a finished episode after its idle timeout); returns
+    /// how many episodes it dropped.
+    pub fn prune_finished(&self, ago: std::time::Duration) -> impl Future<Output = Result<u64, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        let ago_ms = i64::try_from(ago.as_millis()).unwrap_or(i64::MAX);
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let row = client
+                .query_one(
+                    "WITH gone AS (
+                         DELETE FROM episode_log WHERE finished_at < now() - $1::BIGINT * INTERVAL '1 millisecond' RETURNING episode_id),
+                     calls AS (DELETE FROM call_log c USING gone g WHERE c.episode_id = g.episode_id)
+                     SELECT COUNT(*) FROM gone",
+                    &[&ago_ms],
+                )
+                .await
+                .map_err(client.errors(&url))?;
+            Ok(row.get::<_, i64>(0).max(0) as u64)
+        })
     }
 
     /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
@@ -89,7 +149,7 @@ impl PgStore {
         records: Vec<Vec<u8>>,
         leased: bool,
     ) -> impl Future<Output = Result<Appended, StoreError>> + Send + 'static {
-        self.write(Append { episode_id, created: None, first, records, leased })
+        self.write(Append { episode_id, created: None, first, records, leased, finished: None })
     }
 
     /// Hands `append` to the log writer; resolves with its commit.
@@ -104,20 +164,21 @@ impl PgStore {
         }
     }
 
-    /// How many calls of the episode are in the log (`None`: not logged).
-    pub fn logged_calls(&self, episode_id: String) -> impl Future<Output = Result<Option<usize>, StoreError>> + Send + 'static {
+    /// How far the episode is in the log (`None`: not logged).
+    pub fn log_position(&self, episode_id: String) -> impl Future<Output = Result<Option<LogPosition>, StoreError>> + Send + 'static {
         let (pool, url) = (self.pool.clone(), self.url.clone());
         self.background(async move {
             let client = client(&pool, &url).await?;
             let row = client
                 .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM episode_log WHERE episode_id = $1),
+                    "SELECT (SELECT finished_at IS NOT NULL FROM episode_log WHERE episode_id = $1),
                             (SELECT COUNT(*) FROM call_log WHERE episode_id = $1)",
                     &[&episode_id],
                 )
                 .await
                 .map_err(client.errors(&url))?;
-            Ok(row.get::<_, bool>(0).then(|| row.get::<_, i64>(1).max(0) as usize))
+            let calls = row.get::<_, i64>(1).max(0) as usize;
+            Ok(row.get::<_, Option<bool>>(0).map(|finished| LogPosition { calls, finished }))
         })
     }
 
@@ -127,18 +188,26 @@ impl PgStore {
         self.background(async move {
             let client = client(&pool, &url).await?;
             let Some(row) = client
-                .query_opt("SELECT header, in_band, time_scale, run_id, plan_index FROM episode_log WHERE episode_id = $1", &[&episode_id])
+                .query_opt(
+                    "SELECT header, in_band, time_scale, run_id, plan_index, finished FROM episode_log WHERE episode_id = $1",
+                    &[&episode_id],
+                )
                 .await
                 .map_err(client.errors(&url))?
             else {
                 return Ok(None);
             };
             let corrupt = |what: &str, error: prost::DecodeError| StoreError::Corrupt(format!("episode {episode_id}: {what}: {error}"));
-            let mut trajectory = pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?;
             let lease = match (row.get::<_, Option<String>>(3), row.get::<_, Option<i64>>(4)) {
                 (Some(run), Some(plan_index)) => Some((run, index(plan_index)?)),
                 _ => None,
             };
+            let (in_band, time_scale) = (row.get(1), row.get(2));
+            if let Some(finished) = row.get::<_, Option<&[u8]>>(5) {
+                let trajectory = pb::Trajectory::decode(finished).map_err(|e| corrupt("finish", e))?;
+                return Ok(Some(LoggedEpisode { trajectory, finished: true, in_band, time_scale, lease }));
+            }
+            let mut trajectory = pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?;
             let calls = client
                 .query("SELECT call_index, record FROM call_log WHERE episode_id = $1 ORDER BY call_index", &[&episode_id])
                 .await
@@ -150,12 +219,13 @@ impl PgStore {
                 }
                 trajectory.calls.push(pb::ToolCallRecord::decode(call.get::<_, &[u8]>(1)).map_err(|e| corrupt("call", e))?);
             }
-            Ok(Some(LoggedEpisode { trajectory, in_band: row.get(1), time_scale: row.get(2), lease }))
+            Ok(Some(LoggedEpisode { trajectory, finished: false, in_band, time_scale, lease }))
         })
     }
 }
 
-/// What an episode has waiting for the log writer: its creation, calls, or both.
+/// What an episode has waiting for the log writer: its creation, calls, or
+/// both; or its finish.
 #[derive(Debug)]
 pub(super) struct Append {
     episode_id: String,
@@ -164,6 +234,9 @@ pub(super) struct Append {
     records: Vec<Vec<u8>>,
     /// Renew the lease of the plan entry it plays.
     leased: bool,
+    /// Its finish: its trajectory with the verdict, encoded, at the place
+    /// of call `first`.
+    finished: Option<Vec<u8>>,
 }
 
 /// An append and where its outcome goes.
@@ -202,8 +275,10 @@ pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut wa
 
 /// One statement for a batch: the new episodes inserted, the calls inserted
 /// (a call index logged before is left as it was), the leases of the leased
-/// episodes renewed; per append, in order, how many of its calls went in
-/// and whether its episode holds a lease.
+/// episodes renewed, the finishes logged (each in the place of its next
+/// call, with an empty record: only where nothing took that place first);
+/// per append, in order, how many of its calls went in, whether its episode
+/// holds a lease and whether its finish went in.
 async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) -> Result<Vec<Appended>, StoreError> {
     let client = client(pool, url).await?;
     let (mut ids, mut indices, mut records) = (Vec::new(), Vec::new(), Vec::new());
@@ -225,8 +300,16 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
         }
     }
     let leased: Vec<&str> = batch.iter().filter(|a| a.leased).map(|a| a.episode_id.as_str()).collect();
+    let (mut finishing, mut finish_places, mut finishes) = (Vec::new(), Vec::new(), Vec::new());
+    for append in batch {
+        if let Some(finished) = &append.finished {
+            finishing.push(append.episode_id.as_str());
+            finish_places.push(i32::try_from(append.first).unwrap_or(i32::MAX));
+            finishes.push(finished.as_slice());
+        }
+    }
     // No subquery per episode: what went in comes back as rows (a call's
-    // index, or NULL for a renewed lease), counted here.
+    // index; NULL for a renewed lease or, flagged, a finish), counted here.
     let statement = client
         .prepare_cached(
             "WITH created AS (
@@ -242,13 +325,43 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
                  FROM leases l, runs r
                  WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
                        AND r.id = l.run_id
-                 RETURNING l.episode_id)
-             SELECT call_index, episode_id FROM logged UNION ALL SELECT NULL, episode_id FROM renewed",
+                 RETURNING l.episode_id),
+             placed AS (
+                 INSERT INTO call_log (episode_id, call_index, record)
+                 SELECT f.*, ''::BYTEA FROM unnest($11::TEXT[], $12::INTEGER[]) AS f (episode_id, call_index)
+                 WHERE EXISTS (SELECT 1 FROM episode_log e WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL)
+                 ON CONFLICT DO NOTHING RETURNING episode_id),
+             finished AS (
+                 UPDATE episode_log e SET finished = f.trajectory, finished_at = now()
+                 FROM unnest($11::TEXT[], $13::BYTEA[]) AS f (episode_id, trajectory)
+                 WHERE e.episode_id = ANY($11::TEXT[]) AND e.episode_id = f.episode_id AND e.finished_at IS NULL
+                       AND e.episode_id IN (SELECT episode_id FROM placed)
+                 RETURNING e.episode_id)
+             SELECT call_index, episode_id, false FROM logged
+             UNION ALL SELECT NULL, episode_id, false FROM renewed
+             UNION ALL SELECT NULL, episode_id, true FROM finished",
         )
         .await
         .map_err(client.errors(url))?;
     let rows = client
-        .query(&statement, &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased])
+        .query(
+            &statement,
+            &[
+                &created,
+                &headers,
+                &in_band,
+                &time_scales,
+                &runs,
+                &plan_indices,
+                &ids,
+                &indices,
+                &records,
+                &leased,
+                &finishing,
+                &finish_places,
+                &finishes,
+            ],
+        )
         .await;
     let rows = rows.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
@@ -257,15 +370,16 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
     for (i, append) in batch.iter().enumerate() {
         appends.entry(append.episode_id.as_str()).or_default().push(i);
     }
-    let mut appended = vec![Appended { calls: 0, lease_held: false }; batch.len()];
+    let mut appended = vec![Appended { calls: 0, lease_held: false, finish_logged: false }; batch.len()];
     for row in &rows {
-        let (call, id) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1));
+        let (call, id, finish) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1), row.get::<_, bool>(2));
         for &i in appends.get(id).into_iter().flatten() {
             match call {
                 Some(call) if (batch[i].first as usize..batch[i].first as usize + batch[i].records.len()).contains(&(call as usize)) => {
                     appended[i].calls += 1;
                 }
                 Some(_) => {}
+                None if finish => appended[i].finish_logged = batch[i].finished.is_some(),
                 None => appended[i].lease_held = true,
             }
         }

@@ -30,7 +30,7 @@ use tokio_postgres::NoTls;
 
 use super::{RunId, StoreError};
 pub use leases::Claim;
-pub use log::{Appended, LoggedEpisode};
+pub use log::{Appended, LogPosition, LoggedEpisode};
 pub use schema::PG_SCHEMA_VERSION;
 
 /// How long opening a connection may take before the store gives up.

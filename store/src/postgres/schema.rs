@@ -10,7 +10,7 @@ use super::client;
 use crate::StoreError;
 
 /// The schema this code reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 4;
+pub const PG_SCHEMA_VERSION: i64 = 5;
 
 /// The migrations, in order: `MIGRATIONS[n]` brings version `n` to `n + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
@@ -106,6 +106,16 @@ ALTER TABLE leases DROP COLUMN renewed_at;
 -- (a replica's log writer) inserts an episode's row before or with its
 -- first calls, and the check was a sixth of the database's time per call.
 ALTER TABLE call_log DROP CONSTRAINT IF EXISTS call_log_episode_id_fkey;
+",
+    "
+-- Version 5: an episode's finish is in the log (its trajectory with the
+-- verdict), so that every replica answers for it as finished, and the log
+-- of an episode finished longer ago than the idle timeout can be dropped.
+-- A finish also takes the place of the episode's next call in call_log (an
+-- empty record): no call goes in after it, and none races it.
+ALTER TABLE episode_log ADD COLUMN finished BYTEA;         -- toolenv.v1.Trajectory, with its verdict
+ALTER TABLE episode_log ADD COLUMN finished_at TIMESTAMPTZ;
+CREATE INDEX episode_log_finished ON episode_log (finished_at) WHERE finished_at IS NOT NULL;
 ",
 ];
 
