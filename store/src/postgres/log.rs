@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use prost::Message as _;
+use tokio_postgres::types::ToSql;
 use toolenv::pb;
 
 use super::{PgStore, big, client, index};
@@ -120,7 +121,8 @@ impl PgStore {
                 .query_one(
                     "WITH gone AS (
                          DELETE FROM episode_log WHERE finished_at < now() - $1::BIGINT * INTERVAL '1 millisecond' RETURNING episode_id),
-                     calls AS (DELETE FROM call_log c USING gone g WHERE c.episode_id = g.episode_id)
+                     -- An array, not a join: the planner could walk the whole log's index to join.
+                     calls AS (DELETE FROM call_log WHERE episode_id = ANY (ARRAY(SELECT episode_id FROM gone)))
                      SELECT COUNT(*) FROM gone",
                     &[&ago_ms],
                 )
@@ -273,6 +275,51 @@ pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut wa
     }
 }
 
+/// The log writer's statement, in parts: the new episodes, the calls and
+/// the leases renewed ($1 to $10)…
+macro_rules! appends {
+    () => {
+        "WITH created AS (
+             INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
+             SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
+             ON CONFLICT (episode_id) DO NOTHING),
+         logged AS (
+             INSERT INTO call_log (episode_id, call_index, record)
+             SELECT * FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[])
+             ON CONFLICT DO NOTHING RETURNING call_index, episode_id),
+         renewed AS (
+             UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+             FROM leases l, runs r
+             WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
+                   AND r.id = l.run_id
+             RETURNING l.episode_id)"
+    };
+}
+
+/// … the finishes, each in the place of its next call, where nothing took
+/// it first ($11 to $13)…
+macro_rules! finishes {
+    () => {
+        "placed AS (
+             INSERT INTO call_log (episode_id, call_index, record)
+             SELECT f.*, ''::BYTEA FROM unnest($11::TEXT[], $12::INTEGER[]) AS f (episode_id, call_index)
+             WHERE EXISTS (SELECT 1 FROM episode_log e WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL)
+             ON CONFLICT DO NOTHING RETURNING episode_id),
+         finished AS (
+             UPDATE episode_log e SET finished = f.trajectory, finished_at = now()
+             FROM unnest($11::TEXT[], $13::BYTEA[]) AS f (episode_id, trajectory)
+             WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL AND e.episode_id IN (SELECT episode_id FROM placed)
+             RETURNING e.episode_id)"
+    };
+}
+
+/// … and what went in.
+macro_rules! answers {
+    () => {
+        "SELECT call_index, episode_id, false FROM logged UNION ALL SELECT NULL, episode_id, false FROM renewed"
+    };
+}
+
 /// One statement for a batch: the new episodes inserted, the calls inserted
 /// (a call index logged before is left as it was), the leases of the leased
 /// episodes renewed, the finishes logged (each in the place of its next
@@ -308,61 +355,31 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
             finishes.push(finished.as_slice());
         }
     }
-    // No subquery per episode: what went in comes back as rows (a call's
-    // index; NULL for a renewed lease or, flagged, a finish), counted here.
-    let statement = client
-        .prepare_cached(
-            "WITH created AS (
-                 INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
-                 SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
-                 ON CONFLICT (episode_id) DO NOTHING),
-             logged AS (
-                 INSERT INTO call_log (episode_id, call_index, record)
-                 SELECT * FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[])
-                 ON CONFLICT DO NOTHING RETURNING call_index, episode_id),
-             renewed AS (
-                 UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
-                 FROM leases l, runs r
-                 WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
-                       AND r.id = l.run_id
-                 RETURNING l.episode_id),
-             placed AS (
-                 INSERT INTO call_log (episode_id, call_index, record)
-                 SELECT f.*, ''::BYTEA FROM unnest($11::TEXT[], $12::INTEGER[]) AS f (episode_id, call_index)
-                 WHERE EXISTS (SELECT 1 FROM episode_log e WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL)
-                 ON CONFLICT DO NOTHING RETURNING episode_id),
-             finished AS (
-                 UPDATE episode_log e SET finished = f.trajectory, finished_at = now()
-                 FROM unnest($11::TEXT[], $13::BYTEA[]) AS f (episode_id, trajectory)
-                 WHERE e.episode_id = ANY($11::TEXT[]) AND e.episode_id = f.episode_id AND e.finished_at IS NULL
-                       AND e.episode_id IN (SELECT episode_id FROM placed)
-                 RETURNING e.episode_id)
-             SELECT call_index, episode_id, false FROM logged
-             UNION ALL SELECT NULL, episode_id, false FROM renewed
-             UNION ALL SELECT NULL, episode_id, true FROM finished",
-        )
-        .await
-        .map_err(client.errors(url))?;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &created,
-                &headers,
-                &in_band,
-                &time_scales,
-                &runs,
-                &plan_indices,
-                &ids,
-                &indices,
-                &records,
-                &leased,
-                &finishing,
-                &finish_places,
-                &finishes,
-            ],
-        )
-        .await;
+    // What went in comes back as rows (a call's index; NULL for a renewed
+    // lease or, flagged, a finish), counted here. A batch without finishes
+    // (most of them) runs the statement without their part: with it, even
+    // skipped, the statement took 10 % longer at first and 50 % as the log
+    // grew to 640,000 calls (0.38× a single process against 0.40×).
+    let params: [&(dyn ToSql + Sync); 10] =
+        [&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased];
+    let rows = if finishing.is_empty() {
+        let statement = client.prepare_cached(concat!(appends!(), " ", answers!())).await.map_err(client.errors(url))?;
+        client.query(&statement, &params).await
+    } else {
+        let statement = client
+            .prepare_cached(concat!(
+                appends!(),
+                ",",
+                finishes!(),
+                " ",
+                answers!(),
+                " UNION ALL SELECT NULL, episode_id, true FROM finished"
+            ))
+            .await
+            .map_err(client.errors(url))?;
+        let finishes: [&(dyn ToSql + Sync); 3] = [&finishing, &finish_places, &finishes];
+        client.query(&statement, &[&params[..], &finishes[..]].concat()).await
+    };
     let rows = rows.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
