@@ -40,7 +40,8 @@ async fn server(store: Option<&str>) -> (RunningServer, Client) {
     (server, client)
 }
 
-/// Plays `episodes` episodes of `CALLS` calls each over `clients`
+/// Plays `episodes` episodes of `CALLS` calls each, each finished (as an
+/// agent's is; with the log, a finish is logged too), over `clients`
 /// concurrent clients (one on each of `servers`, round robin); returns
 /// (calls/s, mean µs per call as one client sees it).
 async fn play(clients: &[Client], episodes: usize, concurrency: usize) -> (f64, f64) {
@@ -60,6 +61,7 @@ async fn play(clients: &[Client], episodes: usize, concurrency: usize) -> (f64, 
                     let _ = client.call_json(&episode.episode_id, call.tool, &call.arguments.to_string()).await;
                     busy += at.elapsed();
                 }
+                client.finish(pb::FinishEpisodeRequest { episode_id: episode.episode_id, ..Default::default() }).await.expect("finished");
             }
             busy
         });

@@ -234,8 +234,9 @@ impl Replica {
 
     /// Drops this server's live copy of the episode if the log holds more
     /// calls than it (another replica played it further) or holds its finish,
-    /// so that [`Replica::ensure`] rebuilds it: before finishing, when a stale
-    /// copy would judge the wrong state. Whether it dropped it.
+    /// so that [`Replica::ensure`] rebuilds it: before a trajectory is read,
+    /// or a call whose index is ahead of the copy is played. Whether it
+    /// dropped it.
     pub(crate) async fn drop_if_stale(&self, registry: &Registry, id: &str) -> Result<bool, Error> {
         let Ok(Some(held)) = registry.with(id, |session| session.logged.is_some().then(|| session.episode.trajectory().calls.len())) else {
             return Ok(false);

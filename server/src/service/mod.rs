@@ -325,8 +325,9 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             }
             None => None,
         };
+        // With replicas, a copy here behind the log (another replica played
+        // the episode further) is found when its finish is logged.
         if let Some(replica) = &self.replica {
-            replica.drop_if_stale(&self.registry, id).await?;
             self.held(id).await?;
             replica.seal(&self.registry, id).await?;
         }
@@ -334,65 +335,70 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             (Some(judge), Some(answer), None) => self.rule(judge.as_ref(), id, answer).await?,
             _ => None,
         };
-        let finished = self.registry.finish(id, |session| {
-            let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
-            if first.is_some() {
-                session.usage = request.usage;
-                session.conversation = request.conversation.take();
-            }
-            if let Some(typed) = typed.clone() {
-                session.episode.answer_typed(typed);
-            }
-            if let Some(answer) = &request.answer {
-                session.episode.answer(answer.as_str());
-            }
-            if let Some(ruling) = ruling.clone() {
-                session.episode.rule_answer(ruling);
-            }
-            let verdict = pb::Verdict::from(session.episode.finish_with_feasibility());
-            // A leased episode is recorded in its run once, at its first finish.
-            Ok((verdict, session.lease.take(), first))
-        });
-        let (verdict, lease, trajectory) = match finished {
-            Ok(((verdict, lease, first), trajectory)) => {
-                if let (Some(metrics), Some(domain)) = (&self.metrics, first) {
-                    metrics.episode_finished(domain, verdict.passed);
+        // With replicas, a finish judged on a copy another replica had played
+        // further is not logged: the copy is rebuilt from the log and judged
+        // again, once.
+        let mut judged_again = false;
+        let (verdict, lease, trajectory, first) = loop {
+            let finished = self.registry.finish(id, |session| {
+                let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
+                if first.is_some() {
+                    session.usage = request.usage.take();
+                    session.conversation = request.conversation.take();
                 }
-                (verdict, lease, trajectory)
-            }
-            // Finished before: the same verdict again, from what it keeps,
-            // recorded in its run now if the first finish could not be.
-            Err(Error::EpisodeFinished) => {
-                let unknown = || Error::UnknownEpisode(id.to_owned());
-                let mut trajectory = self.registry.finished(id).ok_or_else(unknown)?;
-                // In the log now if the first finish could not be.
-                if let Some(replica) = &self.replica {
-                    trajectory = replica.finish(&self.registry, id, trajectory).await?.ok_or_else(|| finished_on_a_stale_copy(id))?;
+                if let Some(typed) = typed.clone() {
+                    session.episode.answer_typed(typed);
                 }
-                let verdict = trajectory.verdict.clone().ok_or_else(unknown)?;
-                self.runs.record_again(id, trajectory).await?;
-                return Ok(Response::new(verdict));
-            }
-            Err(error) => return Err(error.into()),
-        };
-        // With replicas, the finish is in the log before its verdict goes; a
-        // finish logged before stands. One the log missed is UNAVAILABLE
-        // (recorded in its run all the same, or kept for the repeat), and
-        // its repeat logs it; one judged on a stale copy is UNAVAILABLE, and
-        // its repeat judges the episode rebuilt from the log.
-        let (verdict, trajectory) = match (&self.replica, trajectory) {
-            (Some(replica), Some(finished)) => match replica.finish(&self.registry, id, finished.clone()).await {
-                Ok(Some(stands)) => (stands.verdict.clone().unwrap_or(verdict), Some(stands)),
+                if let Some(answer) = &request.answer {
+                    session.episode.answer(answer.as_str());
+                }
+                if let Some(ruling) = ruling.clone() {
+                    session.episode.rule_answer(ruling);
+                }
+                let verdict = pb::Verdict::from(session.episode.finish_with_feasibility());
+                // A leased episode is recorded in its run once, at its first finish.
+                Ok((verdict, session.lease.take(), first))
+            });
+            let (verdict, lease, first, trajectory) = match finished {
+                Ok(((verdict, lease, first), trajectory)) => (verdict, lease, first, trajectory),
+                // Finished before: the same verdict again, from what it keeps,
+                // recorded in its run (and logged) now if the first finish could not be.
+                Err(Error::EpisodeFinished) => {
+                    let unknown = || Error::UnknownEpisode(id.to_owned());
+                    let mut trajectory = self.registry.finished(id).ok_or_else(unknown)?;
+                    if let Some(replica) = &self.replica {
+                        trajectory = replica.finish(&self.registry, id, trajectory).await?.ok_or_else(|| finished_on_a_stale_copy(id))?;
+                    }
+                    let verdict = trajectory.verdict.clone().ok_or_else(unknown)?;
+                    self.runs.record_again(id, trajectory).await?;
+                    return Ok(Response::new(verdict));
+                }
+                Err(error) => return Err(error.into()),
+            };
+            // With replicas, the finish is in the log before its verdict goes;
+            // a finish logged before stands. One the log missed is UNAVAILABLE
+            // (recorded in its run all the same, or kept for the repeat), and
+            // its repeat logs it.
+            let (Some(replica), Some(finished)) = (&self.replica, &trajectory) else { break (verdict, lease, trajectory, first) };
+            match replica.finish(&self.registry, id, finished.clone()).await {
+                Ok(Some(stands)) => break (stands.verdict.clone().unwrap_or(verdict), lease, Some(stands), first),
+                Ok(None) if !judged_again => {
+                    judged_again = true;
+                    (request.usage, request.conversation) = (finished.usage, finished.conversation.clone());
+                    self.held(id).await?;
+                }
                 Ok(None) => return Err(finished_on_a_stale_copy(id).into()),
                 Err(error) => {
-                    if let Some(lease) = lease {
+                    if let (Some(lease), Some(finished)) = (lease, trajectory) {
                         let _ = self.runs.record(lease, id, finished).await;
                     }
                     return Err(error.into());
                 }
-            },
-            (_, trajectory) => (verdict, trajectory),
+            }
         };
+        if let (Some(metrics), Some(domain)) = (&self.metrics, first) {
+            metrics.episode_finished(domain, verdict.passed);
+        }
         tracing::debug!(episode_id = %id, passed = verdict.passed, "episode finished");
         if let (Some(lease), Some(trajectory)) = (lease, trajectory) {
             self.runs.record(lease, id, trajectory).await?;

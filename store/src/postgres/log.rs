@@ -89,8 +89,8 @@ impl PgStore {
         async move { appended.await.map(drop) }
     }
 
-    /// Logs an episode's finish: its trajectory with the verdict, judged on
-    /// the calls the log holds. It takes the place of the next call (the
+    /// Logs an episode's finish: its trajectory with the verdict (without its
+    /// calls, which the log holds), judged on the calls the log holds. It takes the place of the next call (the
     /// log's key), so no call goes in after it, and it goes in only if no
     /// call or finish took that place first. Resolves to whether it went in
     /// (false: the episode was finished before, or played further, on
@@ -103,8 +103,9 @@ impl PgStore {
         finished: &pb::Trajectory,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'static {
         let first = u32::try_from(finished.calls.len()).unwrap_or(u32::MAX);
-        let append =
-            Append { episode_id, created: None, first, records: Vec::new(), leased: false, finished: Some(finished.encode_to_vec()) };
+        // Without its calls, which are in the log already: a smaller write.
+        let finish = pb::Trajectory { calls: Vec::new(), ..finished.clone() }.encode_to_vec();
+        let append = Append { episode_id, created: None, first, records: Vec::new(), leased: false, finished: Some(finish) };
         let appended = self.write(append);
         async move { appended.await.map(|appended| appended.finish_logged) }
     }
@@ -191,7 +192,7 @@ impl PgStore {
             let client = client(&pool, &url).await?;
             let Some(row) = client
                 .query_opt(
-                    "SELECT header, in_band, time_scale, run_id, plan_index, finished FROM episode_log WHERE episode_id = $1",
+                    "SELECT header, in_band, time_scale, run_id, plan_index, finished, finished_calls FROM episode_log WHERE episode_id = $1",
                     &[&episode_id],
                 )
                 .await
@@ -205,23 +206,34 @@ impl PgStore {
                 _ => None,
             };
             let (in_band, time_scale) = (row.get(1), row.get(2));
-            if let Some(finished) = row.get::<_, Option<&[u8]>>(5) {
-                let trajectory = pb::Trajectory::decode(finished).map_err(|e| corrupt("finish", e))?;
-                return Ok(Some(LoggedEpisode { trajectory, finished: true, in_band, time_scale, lease }));
-            }
-            let mut trajectory = pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?;
+            let finished = row.get::<_, Option<&[u8]>>(5);
+            let mut trajectory = match finished {
+                Some(finished) => pb::Trajectory::decode(finished).map_err(|e| corrupt("finish", e))?,
+                None => pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?,
+            };
             let calls = client
                 .query("SELECT call_index, record FROM call_log WHERE episode_id = $1 ORDER BY call_index", &[&episode_id])
                 .await
                 .map_err(client.errors(&url))?;
             for call in &calls {
-                // Only the calls in order: a gap ends what was acknowledged.
-                if call.get::<_, i32>(0) as usize != trajectory.calls.len() {
+                // Only the calls in order: a gap ends what was acknowledged, and
+                // the empty record in the place of the next call is the finish.
+                let record = call.get::<_, &[u8]>(1);
+                if call.get::<_, i32>(0) as usize != trajectory.calls.len() || (finished.is_some() && record.is_empty()) {
                     break;
                 }
-                trajectory.calls.push(pb::ToolCallRecord::decode(call.get::<_, &[u8]>(1)).map_err(|e| corrupt("call", e))?);
+                let mut record = pb::ToolCallRecord::decode(record).map_err(|e| corrupt("call", e))?;
+                // A finished episode's trajectory, as its replica answered it: without the keys.
+                if finished.is_some() {
+                    record.idempotency_key.clear();
+                }
+                trajectory.calls.push(record);
             }
-            Ok(Some(LoggedEpisode { trajectory, finished: false, in_band, time_scale, lease }))
+            // A finish logged again after its episode's log was dropped: its calls are gone too.
+            if finished.is_some() && row.get::<_, Option<i32>>(6) != i32::try_from(trajectory.calls.len()).ok() {
+                return Ok(None);
+            }
+            Ok(Some(LoggedEpisode { trajectory, finished: finished.is_some(), in_band, time_scale, lease }))
         })
     }
 }
@@ -298,18 +310,29 @@ macro_rules! appends {
 
 /// … the finishes, each in the place of its next call, where nothing took
 /// it first ($11 to $13)…
+///
+/// Both reach their rows through a unique index (the conflict's), never a
+/// join the planner might turn into a scan of the log: a plan cached while
+/// the log was small scanned all of `episode_log` for each finish. An
+/// episode whose log was dropped (finished longer ago than the idle
+/// timeout) and is finished again gets a row of its finish alone, without
+/// its calls, which reads as no episode ([`PgStore::load_episode`]) and is
+/// dropped in its turn.
 macro_rules! finishes {
     () => {
         "placed AS (
              INSERT INTO call_log (episode_id, call_index, record)
              SELECT f.*, ''::BYTEA FROM unnest($11::TEXT[], $12::INTEGER[]) AS f (episode_id, call_index)
-             WHERE EXISTS (SELECT 1 FROM episode_log e WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL)
              ON CONFLICT DO NOTHING RETURNING episode_id),
          finished AS (
-             UPDATE episode_log e SET finished = f.trajectory, finished_at = now()
-             FROM unnest($11::TEXT[], $13::BYTEA[]) AS f (episode_id, trajectory)
-             WHERE e.episode_id = f.episode_id AND e.finished_at IS NULL AND e.episode_id IN (SELECT episode_id FROM placed)
-             RETURNING e.episode_id)"
+             INSERT INTO episode_log (episode_id, header, in_band, time_scale, finished, finished_calls, finished_at)
+             SELECT f.episode_id, ''::BYTEA, false, 0, f.trajectory, f.calls, now()
+             FROM unnest($11::TEXT[], $13::BYTEA[], $12::INTEGER[]) AS f (episode_id, trajectory, calls)
+             WHERE f.episode_id IN (SELECT episode_id FROM placed)
+             ON CONFLICT (episode_id) DO UPDATE
+                 SET finished = excluded.finished, finished_calls = excluded.finished_calls, finished_at = excluded.finished_at
+             WHERE episode_log.finished_at IS NULL
+             RETURNING episode_id)"
     };
 }
 

@@ -113,7 +113,8 @@ ALTER TABLE call_log DROP CONSTRAINT IF EXISTS call_log_episode_id_fkey;
 -- of an episode finished longer ago than the idle timeout can be dropped.
 -- A finish also takes the place of the episode's next call in call_log (an
 -- empty record): no call goes in after it, and none races it.
-ALTER TABLE episode_log ADD COLUMN finished BYTEA;         -- toolenv.v1.Trajectory, with its verdict
+ALTER TABLE episode_log ADD COLUMN finished BYTEA;         -- toolenv.v1.Trajectory with its verdict, without its calls
+ALTER TABLE episode_log ADD COLUMN finished_calls INTEGER; -- how many calls it was judged on
 ALTER TABLE episode_log ADD COLUMN finished_at TIMESTAMPTZ;
 CREATE INDEX episode_log_finished ON episode_log (finished_at) WHERE finished_at IS NOT NULL;
 ",
