@@ -134,14 +134,13 @@ async fn bad_postgres_configuration_is_one_clear_error_at_start() {
     pg.psql(
         "newer",
         "ALTER TABLE call_log ADD FOREIGN KEY (episode_id) REFERENCES episode_log (episode_id);
-         ALTER TABLE episode_log DROP COLUMN finished, DROP COLUMN finished_calls, DROP COLUMN finished_at;
+         ALTER TABLE call_log DROP COLUMN finished_at;
          UPDATE schema_version SET version = 3",
     );
     drop(PgStore::connect(&url).expect("a version-3 database is migrated"));
     assert_eq!(pg.psql("newer", call_log_keys), "0");
-    let finish_columns =
-        "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'episode_log' AND column_name LIKE 'finished%'";
-    assert_eq!(pg.psql("newer", finish_columns), "3", "the log holds finishes (version 5)");
+    let finish_column = "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'call_log' AND column_name = 'finished_at'";
+    assert_eq!(pg.psql("newer", finish_column), "1", "the log holds finishes (version 5)");
     assert_eq!(pg.psql("newer", "SELECT version FROM schema_version"), toolenv_store::postgres::PG_SCHEMA_VERSION.to_string());
     pg.psql("newer", "UPDATE schema_version SET version = 99");
     let newer = error(&url);

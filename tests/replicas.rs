@@ -767,7 +767,7 @@ async fn of_two_finishes_on_two_replicas_the_first_logged_stands() {
     assert!(on_a.answer.as_deref().is_some_and(|answer| answer.ends_with("answer")), "{:?}", on_a.answer);
     assert_eq!(on_b.answer, on_a.answer, "the replicas keep the same finish");
     assert_eq!(on_a.verdict.as_ref(), Some(&first));
-    assert_eq!(pg.psql("twice", "SELECT COUNT(*) FROM episode_log WHERE finished IS NOT NULL"), "1");
+    assert_eq!(in_log(&pg, "twice", &id), "1|1", "one call and one finish");
     for server in [a, b] {
         server.shutdown().await.unwrap();
     }
@@ -855,10 +855,11 @@ async fn the_log_of_an_episode_finished_before_the_idle_timeout_is_dropped() {
 }
 
 /// How many calls of an episode the log holds, and whether it holds its
-/// finish (an empty record in the place of the next call): "calls|0 or 1".
+/// finish (in the place of the next call): "calls|0 or 1".
 fn in_log(pg: &TempPostgres, database: &str, id: &str) -> String {
-    let sql =
-        format!("SELECT COUNT(*) FILTER (WHERE record <> ''), COUNT(*) FILTER (WHERE record = '') FROM call_log WHERE episode_id = '{id}'");
+    let sql = format!(
+        "SELECT COUNT(*) FILTER (WHERE finished_at IS NULL), COUNT(*) FILTER (WHERE finished_at IS NOT NULL) FROM call_log WHERE episode_id = '{id}'"
+    );
     pg.psql(database, &sql)
 }
 

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use prost::Message as _;
-use tokio_postgres::types::ToSql;
 use toolenv::pb;
 
 use super::{PgStore, big, client, index};
@@ -46,7 +45,7 @@ pub struct Appended {
     /// worker claimed after its lease expired.
     pub lease_held: bool,
     /// Whether the finish given ([`PgStore::log_finish`]) went in (false:
-    /// the log holds a finish or a call in its place).
+    /// the log holds a call or a finish in its place).
     pub finish_logged: bool,
 }
 
@@ -90,11 +89,11 @@ impl PgStore {
     }
 
     /// Logs an episode's finish: its trajectory with the verdict (without its
-    /// calls, which the log holds), judged on the calls the log holds. It takes the place of the next call (the
-    /// log's key), so no call goes in after it, and it goes in only if no
-    /// call or finish took that place first. Resolves to whether it went in
-    /// (false: the episode was finished before, or played further, on
-    /// another replica or by a request that raced this one; read the log
+    /// calls, which the log holds), in the call log in the place of its next
+    /// call (the log's key), so that no call goes in after it. It goes in
+    /// only if no call or finish took that place first: resolves to whether
+    /// it went in (false: the episode was finished before, or played further,
+    /// on another replica or by a request that raced this one; read the log
     /// with [`PgStore::load_episode`]). Written by the log writer, as appends
     /// are.
     pub fn log_finish(
@@ -121,9 +120,10 @@ impl PgStore {
             let row = client
                 .query_one(
                     "WITH gone AS (
-                         DELETE FROM episode_log WHERE finished_at < now() - $1::BIGINT * INTERVAL '1 millisecond' RETURNING episode_id),
-                     -- An array, not a join: the planner could walk the whole log's index to join.
-                     calls AS (DELETE FROM call_log WHERE episode_id = ANY (ARRAY(SELECT episode_id FROM gone)))
+                         DELETE FROM call_log WHERE finished_at < now() - $1::BIGINT * INTERVAL '1 millisecond' RETURNING episode_id),
+                     -- Arrays, not joins: the planner could walk the whole log's index to join.
+                     calls AS (DELETE FROM call_log WHERE episode_id = ANY (ARRAY(SELECT episode_id FROM gone)) AND finished_at IS NULL),
+                     episodes AS (DELETE FROM episode_log WHERE episode_id = ANY (ARRAY(SELECT episode_id FROM gone)))
                      SELECT COUNT(*) FROM gone",
                     &[&ago_ms],
                 )
@@ -174,14 +174,15 @@ impl PgStore {
             let client = client(&pool, &url).await?;
             let row = client
                 .query_one(
-                    "SELECT (SELECT finished_at IS NOT NULL FROM episode_log WHERE episode_id = $1),
-                            (SELECT COUNT(*) FROM call_log WHERE episode_id = $1)",
+                    "SELECT EXISTS (SELECT 1 FROM episode_log WHERE episode_id = $1),
+                            COUNT(*) FILTER (WHERE finished_at IS NULL), COUNT(*) FILTER (WHERE finished_at IS NOT NULL) > 0
+                     FROM call_log WHERE episode_id = $1",
                     &[&episode_id],
                 )
                 .await
                 .map_err(client.errors(&url))?;
-            let calls = row.get::<_, i64>(1).max(0) as usize;
-            Ok(row.get::<_, Option<bool>>(0).map(|finished| LogPosition { calls, finished }))
+            let (calls, finished) = (row.get::<_, i64>(1).max(0) as usize, row.get(2));
+            Ok(row.get::<_, bool>(0).then_some(LogPosition { calls, finished }))
         })
     }
 
@@ -191,10 +192,7 @@ impl PgStore {
         self.background(async move {
             let client = client(&pool, &url).await?;
             let Some(row) = client
-                .query_opt(
-                    "SELECT header, in_band, time_scale, run_id, plan_index, finished, finished_calls FROM episode_log WHERE episode_id = $1",
-                    &[&episode_id],
-                )
+                .query_opt("SELECT header, in_band, time_scale, run_id, plan_index FROM episode_log WHERE episode_id = $1", &[&episode_id])
                 .await
                 .map_err(client.errors(&url))?
             else {
@@ -206,34 +204,31 @@ impl PgStore {
                 _ => None,
             };
             let (in_band, time_scale) = (row.get(1), row.get(2));
-            let finished = row.get::<_, Option<&[u8]>>(5);
-            let mut trajectory = match finished {
-                Some(finished) => pb::Trajectory::decode(finished).map_err(|e| corrupt("finish", e))?,
-                None => pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?,
-            };
+            let mut trajectory = pb::Trajectory::decode(row.get::<_, &[u8]>(0)).map_err(|e| corrupt("header", e))?;
             let calls = client
-                .query("SELECT call_index, record FROM call_log WHERE episode_id = $1 ORDER BY call_index", &[&episode_id])
+                .query(
+                    "SELECT call_index, record, finished_at IS NOT NULL FROM call_log WHERE episode_id = $1 ORDER BY call_index",
+                    &[&episode_id],
+                )
                 .await
                 .map_err(client.errors(&url))?;
             for call in &calls {
-                // Only the calls in order: a gap ends what was acknowledged, and
-                // the empty record in the place of the next call is the finish.
-                let record = call.get::<_, &[u8]>(1);
-                if call.get::<_, i32>(0) as usize != trajectory.calls.len() || (finished.is_some() && record.is_empty()) {
+                // Only the calls in order: a gap ends what was acknowledged.
+                if call.get::<_, i32>(0) as usize != trajectory.calls.len() {
                     break;
                 }
-                let mut record = pb::ToolCallRecord::decode(record).map_err(|e| corrupt("call", e))?;
-                // A finished episode's trajectory, as its replica answered it: without the keys.
-                if finished.is_some() {
-                    record.idempotency_key.clear();
+                let record = call.get::<_, &[u8]>(1);
+                if call.get::<_, bool>(2) {
+                    // The finish, in the place of the next call: the trajectory as
+                    // its replica answered it (without the agent's keys).
+                    let mut finished = pb::Trajectory::decode(record).map_err(|e| corrupt("finish", e))?;
+                    finished.calls = std::mem::take(&mut trajectory.calls);
+                    finished.calls.iter_mut().for_each(|call| call.idempotency_key.clear());
+                    return Ok(Some(LoggedEpisode { trajectory: finished, finished: true, in_band, time_scale, lease }));
                 }
-                trajectory.calls.push(record);
+                trajectory.calls.push(pb::ToolCallRecord::decode(record).map_err(|e| corrupt("call", e))?);
             }
-            // A finish logged again after its episode's log was dropped: its calls are gone too.
-            if finished.is_some() && row.get::<_, Option<i32>>(6) != i32::try_from(trajectory.calls.len()).ok() {
-                return Ok(None);
-            }
-            Ok(Some(LoggedEpisode { trajectory, finished: finished.is_some(), in_band, time_scale, lease }))
+            Ok(Some(LoggedEpisode { trajectory, finished: false, in_band, time_scale, lease }))
         })
     }
 }
@@ -248,8 +243,8 @@ pub(super) struct Append {
     records: Vec<Vec<u8>>,
     /// Renew the lease of the plan entry it plays.
     leased: bool,
-    /// Its finish: its trajectory with the verdict, encoded, at the place
-    /// of call `first`.
+    /// Its finish: its trajectory with the verdict, encoded, in the place
+    /// after its records.
     finished: Option<Vec<u8>>,
 }
 
@@ -287,71 +282,14 @@ pub(super) async fn write_log(pool: deadpool_postgres::Pool, url: String, mut wa
     }
 }
 
-/// The log writer's statement, in parts: the new episodes, the calls and
-/// the leases renewed ($1 to $10)…
-macro_rules! appends {
-    () => {
-        "WITH created AS (
-             INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
-             SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
-             ON CONFLICT (episode_id) DO NOTHING),
-         logged AS (
-             INSERT INTO call_log (episode_id, call_index, record)
-             SELECT * FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[])
-             ON CONFLICT DO NOTHING RETURNING call_index, episode_id),
-         renewed AS (
-             UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
-             FROM leases l, runs r
-             WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
-                   AND r.id = l.run_id
-             RETURNING l.episode_id)"
-    };
-}
-
-/// … the finishes, each in the place of its next call, where nothing took
-/// it first ($11 to $13)…
-///
-/// Both reach their rows through a unique index (the conflict's), never a
-/// join the planner might turn into a scan of the log: a plan cached while
-/// the log was small scanned all of `episode_log` for each finish. An
-/// episode whose log was dropped (finished longer ago than the idle
-/// timeout) and is finished again gets a row of its finish alone, without
-/// its calls, which reads as no episode ([`PgStore::load_episode`]) and is
-/// dropped in its turn.
-macro_rules! finishes {
-    () => {
-        "placed AS (
-             INSERT INTO call_log (episode_id, call_index, record)
-             SELECT f.*, ''::BYTEA FROM unnest($11::TEXT[], $12::INTEGER[]) AS f (episode_id, call_index)
-             ON CONFLICT DO NOTHING RETURNING episode_id),
-         finished AS (
-             INSERT INTO episode_log (episode_id, header, in_band, time_scale, finished, finished_calls, finished_at)
-             SELECT f.episode_id, ''::BYTEA, false, 0, f.trajectory, f.calls, now()
-             FROM unnest($11::TEXT[], $13::BYTEA[], $12::INTEGER[]) AS f (episode_id, trajectory, calls)
-             WHERE f.episode_id IN (SELECT episode_id FROM placed)
-             ON CONFLICT (episode_id) DO UPDATE
-                 SET finished = excluded.finished, finished_calls = excluded.finished_calls, finished_at = excluded.finished_at
-             WHERE episode_log.finished_at IS NULL
-             RETURNING episode_id)"
-    };
-}
-
-/// … and what went in.
-macro_rules! answers {
-    () => {
-        "SELECT call_index, episode_id, false FROM logged UNION ALL SELECT NULL, episode_id, false FROM renewed"
-    };
-}
-
-/// One statement for a batch: the new episodes inserted, the calls inserted
-/// (a call index logged before is left as it was), the leases of the leased
-/// episodes renewed, the finishes logged (each in the place of its next
-/// call, with an empty record: only where nothing took that place first);
-/// per append, in order, how many of its calls went in, whether its episode
-/// holds a lease and whether its finish went in.
+/// One statement for a batch: the new episodes inserted, the calls and
+/// finishes inserted (a finish is a row in the place of the episode's next
+/// call; a place taken before is left as it was), the leases of the leased
+/// episodes renewed; per append, in order, how many of its calls went in,
+/// whether its finish went in and whether its episode holds a lease.
 async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) -> Result<Vec<Appended>, StoreError> {
     let client = client(pool, url).await?;
-    let (mut ids, mut indices, mut records) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ids, mut indices, mut records, mut finishes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut created, mut headers, mut in_band, mut time_scales, mut runs, mut plan_indices) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for append in batch {
@@ -363,46 +301,44 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
             runs.push(new.lease.as_ref().map(|(run, _)| run.as_str()));
             plan_indices.push(new.lease.as_ref().map(|&(_, index)| big(index)));
         }
-        for (i, record) in append.records.iter().enumerate() {
+        let rows = append.records.iter().map(|record| (record, false)).chain(append.finished.iter().map(|finish| (finish, true)));
+        for (i, (record, finish)) in rows.enumerate() {
             ids.push(append.episode_id.as_str());
             indices.push(i32::try_from(append.first as usize + i).unwrap_or(i32::MAX));
             records.push(record.as_slice());
+            finishes.push(finish);
         }
     }
     let leased: Vec<&str> = batch.iter().filter(|a| a.leased).map(|a| a.episode_id.as_str()).collect();
-    let (mut finishing, mut finish_places, mut finishes) = (Vec::new(), Vec::new(), Vec::new());
-    for append in batch {
-        if let Some(finished) = &append.finished {
-            finishing.push(append.episode_id.as_str());
-            finish_places.push(i32::try_from(append.first).unwrap_or(i32::MAX));
-            finishes.push(finished.as_slice());
-        }
-    }
-    // What went in comes back as rows (a call's index; NULL for a renewed
-    // lease or, flagged, a finish), counted here. A batch without finishes
-    // (most of them) runs the statement without their part: with it, even
-    // skipped, the statement took 10 % longer at first and 50 % as the log
-    // grew to 640,000 calls (0.38× a single process against 0.40×).
-    let params: [&(dyn ToSql + Sync); 10] =
-        [&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased];
-    let rows = if finishing.is_empty() {
-        let statement = client.prepare_cached(concat!(appends!(), " ", answers!())).await.map_err(client.errors(url))?;
-        client.query(&statement, &params).await
-    } else {
-        let statement = client
-            .prepare_cached(concat!(
-                appends!(),
-                ",",
-                finishes!(),
-                " ",
-                answers!(),
-                " UNION ALL SELECT NULL, episode_id, true FROM finished"
-            ))
-            .await
-            .map_err(client.errors(url))?;
-        let finishes: [&(dyn ToSql + Sync); 3] = [&finishing, &finish_places, &finishes];
-        client.query(&statement, &[&params[..], &finishes[..]].concat()).await
-    };
+    // No subquery per episode: what went in comes back as rows (a call's or
+    // a finish's index, or NULL for a renewed lease), counted here.
+    let statement = client
+        .prepare_cached(
+            "WITH created AS (
+                 INSERT INTO episode_log (episode_id, header, in_band, time_scale, run_id, plan_index)
+                 SELECT * FROM unnest($1::TEXT[], $2::BYTEA[], $3::BOOLEAN[], $4::DOUBLE PRECISION[], $5::TEXT[], $6::BIGINT[])
+                 ON CONFLICT (episode_id) DO NOTHING),
+             logged AS (
+                 INSERT INTO call_log (episode_id, call_index, record, finished_at)
+                 SELECT c.episode_id, c.call_index, c.record, CASE WHEN c.finish THEN now() END
+                 FROM unnest($7::TEXT[], $8::INTEGER[], $9::BYTEA[], $11::BOOLEAN[]) AS c (episode_id, call_index, record, finish)
+                 ON CONFLICT DO NOTHING RETURNING call_index, episode_id, finished_at IS NOT NULL AS finish),
+             renewed AS (
+                 UPDATE planned_episodes p SET leased_until = now() + r.lease_timeout_ms * INTERVAL '1 millisecond'
+                 FROM leases l, runs r
+                 WHERE l.episode_id = ANY($10::TEXT[]) AND p.run_id = l.run_id AND p.plan_index = l.plan_index
+                       AND r.id = l.run_id
+                 RETURNING l.episode_id)
+             SELECT call_index, episode_id, finish FROM logged UNION ALL SELECT NULL, episode_id, false FROM renewed",
+        )
+        .await
+        .map_err(client.errors(url))?;
+    let rows = client
+        .query(
+            &statement,
+            &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased, &finishes],
+        )
+        .await;
     let rows = rows.map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
@@ -412,15 +348,16 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
     }
     let mut appended = vec![Appended { calls: 0, lease_held: false, finish_logged: false }; batch.len()];
     for row in &rows {
-        let (call, id, finish) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1), row.get::<_, bool>(2));
+        let (call, id, finish) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1), row.get::<_, Option<bool>>(2));
         for &i in appends.get(id).into_iter().flatten() {
-            match call {
-                Some(call) if (batch[i].first as usize..batch[i].first as usize + batch[i].records.len()).contains(&(call as usize)) => {
-                    appended[i].calls += 1;
+            let (first, calls) = (batch[i].first as usize, batch[i].records.len());
+            match (call, finish) {
+                (Some(call), Some(true)) if batch[i].finished.is_some() && call as usize == first + calls => {
+                    appended[i].finish_logged = true;
                 }
-                Some(_) => {}
-                None if finish => appended[i].finish_logged = batch[i].finished.is_some(),
-                None => appended[i].lease_held = true,
+                (Some(call), _) if (first..first + calls).contains(&(call as usize)) => appended[i].calls += 1,
+                (Some(_), _) => {}
+                (None, _) => appended[i].lease_held = true,
             }
         }
     }

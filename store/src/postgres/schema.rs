@@ -108,15 +108,14 @@ ALTER TABLE leases DROP COLUMN renewed_at;
 ALTER TABLE call_log DROP CONSTRAINT IF EXISTS call_log_episode_id_fkey;
 ",
     "
--- Version 5: an episode's finish is in the log (its trajectory with the
--- verdict), so that every replica answers for it as finished, and the log
--- of an episode finished longer ago than the idle timeout can be dropped.
--- A finish also takes the place of the episode's next call in call_log (an
--- empty record): no call goes in after it, and none races it.
-ALTER TABLE episode_log ADD COLUMN finished BYTEA;         -- toolenv.v1.Trajectory with its verdict, without its calls
-ALTER TABLE episode_log ADD COLUMN finished_calls INTEGER; -- how many calls it was judged on
-ALTER TABLE episode_log ADD COLUMN finished_at TIMESTAMPTZ;
-CREATE INDEX episode_log_finished ON episode_log (finished_at) WHERE finished_at IS NOT NULL;
+-- Version 5: an episode's finish is in the log, so that every replica
+-- answers for it as finished: a row of call_log in the place of its next
+-- call (no call goes in after it, and a call racing it is ordered by the
+-- key), whose record is the episode's trajectory with its verdict (without
+-- its calls) and whose finished_at is set. The log of an episode finished
+-- longer ago than the idle timeout is dropped; the index finds them.
+ALTER TABLE call_log ADD COLUMN finished_at TIMESTAMPTZ;
+CREATE INDEX call_log_finished ON call_log (finished_at) WHERE finished_at IS NOT NULL;
 ",
 ];
 
