@@ -200,6 +200,36 @@ async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_repli
     }
 }
 
+/// With `--durability finish` too, a hosted episode whose entry another
+/// worker claimed is refused as expired at its finish (its calls after the
+/// first are logged then, and the append finds the lease gone), not
+/// recorded in the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_durability_at_finish_an_episode_whose_entry_went_to_another_worker_is_refused_at_its_finish() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("lostfinish");
+    let config = Config { store: Some(url.into()), durability: toolenv_server::Durability::Finish, ..Config::default() };
+    let (server, mut client) = crate::support::start_with(config).await;
+    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
+    let run = client.runs().create_run(request).await.unwrap().into_inner().run_id;
+    let (first, _) = client.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
+    let old = first.episode.clone().unwrap();
+    let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
+    // Two calls or more: the first is logged at once, the rest wait for the finish.
+    play(&mut client, &old.episode_id, &task.reference).await;
+    play(&mut client, &old.episode_id, &task.reference[..1]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    let (second, _) = client.lease(&run, "reference", "w2", &[]).await.unwrap().expect("the expired entry again");
+    assert_eq!(second.plan_index, first.plan_index, "the lowest claimable entry is the expired one");
+    let refused = client.finish(finishing(&old.episode_id)).await.unwrap_err();
+    let toolenv_client::ClientError::Status(status) = &refused else { panic!("{refused:?}") };
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains("lease"), "{status:?}");
+    let recorded = pg.psql("lostfinish", &format!("SELECT COUNT(*) FROM episodes WHERE run_id = '{run}'"));
+    assert_eq!(recorded, "0", "the refused finish is not recorded in the run");
+    server.shutdown().await.unwrap();
+}
+
 /// With its store down, a replica answers every RPC that needs the store
 /// UNAVAILABLE with retry advice — never INTERNAL — so one retry policy
 /// covers them all; once the store is back, the same requests succeed.
@@ -656,6 +686,8 @@ async fn with_durability_at_finish_an_episode_is_logged_at_its_first_call_and_it
     let verdict = on_a.finish(finishing(&id)).await.unwrap();
     assert_eq!(verdict.encode_to_vec(), expected_verdict.encode_to_vec());
     assert_eq!(logged(), format!("{}|1", task.reference.len()), "every call is logged at the finish, and the finish");
+    let writes = format!("SELECT COUNT(DISTINCT xmin::TEXT) FROM call_log WHERE episode_id = '{id}' AND call_index > 0");
+    assert_eq!(pg.psql("finish", &writes), "1", "the calls after the first go in with the finish, in one write");
     let expected = reference.trajectory(&expected_episode.episode_id).await.unwrap();
     assert!(on_a.trajectory(&id).await.unwrap().calls == expected.calls);
     // Once finished, the episode is whole in the log: any replica answers for it.

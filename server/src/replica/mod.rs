@@ -127,8 +127,8 @@ impl Replica {
     /// again.
     ///
     /// With [`Durability::Finish`], only an episode's first call is logged
-    /// here (so that another replica can tell it was played); the rest wait
-    /// for [`Replica::seal`] at the finish.
+    /// here (so that another replica can tell it was played); the rest are
+    /// logged with its finish ([`Replica::finish`]).
     pub(crate) async fn sync(&self, registry: &Registry, id: &str, played: &PlayedCopy) -> Result<Synced, Error> {
         if self.durability == Durability::Finish && played.calls > 1 {
             return Ok(Synced::Logged);
@@ -136,15 +136,27 @@ impl Replica {
         self.append(registry, id, played).await
     }
 
-    /// Logs every call of the episode's copy here not logged yet: before it
-    /// is judged, with [`Durability::Finish`].
-    pub(crate) async fn seal(&self, registry: &Registry, id: &str) -> Result<(), Error> {
+    /// With [`Durability::Finish`], logs the calls of a hosted run's episode
+    /// not logged yet, before it is judged: the append says whether it still
+    /// holds its lease (one whose entry went to another worker is refused as
+    /// expired, as in one process). Other episodes' calls go in with their
+    /// finish.
+    pub(crate) async fn seal_leased(&self, registry: &Registry, id: &str) -> Result<(), Error> {
         if self.durability == Durability::Finish
-            && let Ok(played) = registry.with(id, |session| PlayedCopy::on(session))
+            && let Ok(Some(played)) = registry.with(id, |session| session.lease.is_some().then(|| PlayedCopy::on(session)))
         {
             self.append(registry, id, &played).await?;
         }
         Ok(())
+    }
+
+    /// How many calls of this server's live copy of the episode are logged,
+    /// held until its finish is logged ([`Replica::finish`]): a call of the
+    /// copy sent meanwhile waits, and is logged with the finish if the
+    /// finish holds it. `None` for an episode not live here.
+    pub(crate) async fn hold_log(registry: &Registry, id: &str) -> Option<tokio::sync::OwnedMutexGuard<usize>> {
+        let gate = registry.with(id, |session| session.logged.clone()).ok().flatten()?;
+        Some(gate.lock_owned().await)
     }
 
     async fn append(&self, registry: &Registry, id: &str, played: &PlayedCopy) -> Result<Synced, Error> {
@@ -212,8 +224,23 @@ impl Replica {
     /// copy the log has moved past (another replica played a call
     /// meanwhile): it is not logged, and the copy is forgotten here, so that
     /// the finish sent again judges the episode rebuilt from the log.
-    pub(crate) async fn finish(&self, registry: &Registry, id: &str, finished: pb::Trajectory) -> Result<Option<pb::Trajectory>, Error> {
-        if self.store.log_finish(id.to_owned(), &finished).await.map_err(Error::store)? {
+    ///
+    /// `logged` (from [`Replica::hold_log`]) says how many of its calls the
+    /// log holds: the rest (with [`Durability::Finish`], all but the first)
+    /// are logged with the finish, in the same write.
+    pub(crate) async fn finish(
+        &self,
+        registry: &Registry,
+        id: &str,
+        finished: pb::Trajectory,
+        logged: Option<tokio::sync::OwnedMutexGuard<usize>>,
+    ) -> Result<Option<pb::Trajectory>, Error> {
+        let calls = finished.calls.len();
+        let first = logged.as_deref().map_or(calls, |&logged| logged.min(calls));
+        if self.store.log_finish(id.to_owned(), &finished, first).await.map_err(Error::store)? {
+            if let Some(mut logged) = logged {
+                *logged = calls;
+            }
             return Ok(Some(finished));
         }
         match self.store.load_episode(id.to_owned()).await.map_err(Error::store)? {

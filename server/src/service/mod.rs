@@ -329,7 +329,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         // the episode further) is found when its finish is logged.
         if let Some(replica) = &self.replica {
             self.held(id).await?;
-            replica.seal(&self.registry, id).await?;
+            replica.seal_leased(&self.registry, id).await?;
         }
         let ruling = match (&self.config.answer_judge, &request.answer, &typed) {
             (Some(judge), Some(answer), None) => self.rule(judge.as_ref(), id, answer).await?,
@@ -340,6 +340,10 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         // again, once.
         let mut judged_again = false;
         let (verdict, lease, trajectory, first) = loop {
+            let logged = match &self.replica {
+                Some(_) => Replica::hold_log(&self.registry, id).await,
+                None => None,
+            };
             let finished = self.registry.finish(id, |session| {
                 let first = session.episode.verdict().is_none().then(|| session.episode.task().domain.name());
                 if first.is_some() {
@@ -367,7 +371,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
                     let unknown = || Error::UnknownEpisode(id.to_owned());
                     let mut trajectory = self.registry.finished(id).ok_or_else(unknown)?;
                     if let Some(replica) = &self.replica {
-                        trajectory = replica.finish(&self.registry, id, trajectory).await?.ok_or_else(|| finished_on_a_stale_copy(id))?;
+                        trajectory =
+                            replica.finish(&self.registry, id, trajectory, None).await?.ok_or_else(|| finished_on_a_stale_copy(id))?;
                     }
                     let verdict = trajectory.verdict.clone().ok_or_else(unknown)?;
                     self.runs.record_again(id, trajectory).await?;
@@ -380,7 +385,7 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             // (recorded in its run all the same, or kept for the repeat), and
             // its repeat logs it.
             let (Some(replica), Some(finished)) = (&self.replica, &trajectory) else { break (verdict, lease, trajectory, first) };
-            match replica.finish(&self.registry, id, finished.clone()).await {
+            match replica.finish(&self.registry, id, finished.clone(), logged).await {
                 Ok(Some(stands)) => break (stands.verdict.clone().unwrap_or(verdict), lease, Some(stands), first),
                 Ok(None) if !judged_again => {
                     judged_again = true;

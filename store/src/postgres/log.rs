@@ -96,15 +96,19 @@ impl PgStore {
     /// on another replica or by a request that raced this one; read the log
     /// with [`PgStore::load_episode`]). Written by the log writer, as appends
     /// are.
+    ///
+    /// Its calls from `first` on, not logged yet, go in with it (the log
+    /// holds the calls before).
     pub fn log_finish(
         &self,
         episode_id: String,
         finished: &pb::Trajectory,
+        first: usize,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'static {
-        let first = u32::try_from(finished.calls.len()).unwrap_or(u32::MAX);
-        // Without its calls, which are in the log already: a smaller write.
+        let records = finished.calls.get(first..).unwrap_or_default().iter().map(|call| call.encode_to_vec()).collect();
         let finish = pb::Trajectory { calls: Vec::new(), ..finished.clone() }.encode_to_vec();
-        let append = Append { episode_id, created: None, first, records: Vec::new(), leased: false, finished: Some(finish) };
+        let first = u32::try_from(first).unwrap_or(u32::MAX);
+        let append = Append { episode_id, created: None, first, records, leased: false, finished: Some(finish) };
         let appended = self.write(append);
         async move { appended.await.map(|appended| appended.finish_logged) }
     }
