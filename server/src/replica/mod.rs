@@ -223,7 +223,7 @@ impl Replica {
     /// server then keeps instead of its own. `None` for a finish judged on a
     /// copy the log has moved past (another replica played a call
     /// meanwhile): it is not logged, and the copy is forgotten here, so that
-    /// the finish sent again judges the episode rebuilt from the log.
+    /// the finish is judged again on the episode rebuilt from the log.
     ///
     /// `logged` (from [`Replica::hold_log`]) says how many of its calls the
     /// log holds: the rest (with [`Durability::Finish`], all but the first)
