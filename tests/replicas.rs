@@ -11,6 +11,7 @@ use toolenv::pb;
 use toolenv_agents::Builtin;
 use toolenv_client::Client;
 use toolenv_client::worker::work;
+use toolenv_core::Task;
 use toolenv_domains::suite;
 use toolenv_server::{Config, RunningServer};
 use toolenv_tests::postgres::TempPostgres;
@@ -175,24 +176,13 @@ async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_repli
     let url = pg.database("lost");
     let (a, mut on_a) = replica(&url).await;
     let (b, mut on_b) = replica(&url).await;
-    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
-    let run = on_a.runs().create_run(request).await.unwrap().into_inner().run_id;
-    let (first, _) = on_a.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
-    let old = first.episode.clone().unwrap();
-    let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
-    let call = &task.reference[0];
-    let (tool, arguments) = (call.tool, call.arguments.to_string());
-    let _ = on_a.call_json(&old.episode_id, tool, &arguments).await;
-    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
-    let (second, _) = on_b.lease(&run, "reference", "w2", &[]).await.unwrap().expect("the expired entry again");
-    assert_eq!(second.plan_index, first.plan_index, "the lowest claimable entry is the expired one");
-    let new = second.episode.unwrap().episode_id;
-    assert_ne!(new, old.episode_id);
-    let refused = on_b.call_json(&old.episode_id, tool, &arguments).await.unwrap_err();
+    let (_, task, old, new) = entry_lost(&mut on_a, &mut on_b, |task| task.reference[..1].to_vec()).await;
+    let (tool, arguments) = (task.reference[0].tool, task.reference[0].arguments.to_string());
+    let refused = on_b.call_json(&old, tool, &arguments).await.unwrap_err();
     let toolenv_client::ClientError::Status(status) = &refused else { panic!("{refused:?}") };
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(status.message().contains("lease"), "{status:?}");
-    let refused_again = on_b.call_json(&old.episode_id, tool, &arguments).await.unwrap_err();
+    let refused_again = on_b.call_json(&old, tool, &arguments).await.unwrap_err();
     assert!(format!("{refused_again:?}").contains("FailedPrecondition"), "still refused: {refused_again:?}");
     on_b.call_json(&new, tool, &arguments).await.expect("the new episode plays on");
     for server in [a, b] {
@@ -210,18 +200,10 @@ async fn with_durability_at_finish_an_episode_whose_entry_went_to_another_worker
     let url = pg.database("lostfinish");
     let config = Config { store: Some(url.into()), durability: toolenv_server::Durability::Finish, ..Config::default() };
     let (server, mut client) = crate::support::start_with(config).await;
-    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
-    let run = client.runs().create_run(request).await.unwrap().into_inner().run_id;
-    let (first, _) = client.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
-    let old = first.episode.clone().unwrap();
-    let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
     // Two calls or more: the first is logged at once, the rest wait for the finish.
-    play(&mut client, &old.episode_id, &task.reference).await;
-    play(&mut client, &old.episode_id, &task.reference[..1]).await;
-    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
-    let (second, _) = client.lease(&run, "reference", "w2", &[]).await.unwrap().expect("the expired entry again");
-    assert_eq!(second.plan_index, first.plan_index, "the lowest claimable entry is the expired one");
-    let refused = client.finish(finishing(&old.episode_id)).await.unwrap_err();
+    let calls = |task: &Task| [&task.reference[..], &task.reference[..1]].concat();
+    let (run, _, old, _) = entry_lost(&mut client.clone(), &mut client, calls).await;
+    let refused = client.finish(finishing(&old)).await.unwrap_err();
     let toolenv_client::ClientError::Status(status) = &refused else { panic!("{refused:?}") };
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(status.message().contains("lease"), "{status:?}");
@@ -884,6 +866,29 @@ async fn the_log_of_an_episode_finished_before_the_idle_timeout_is_dropped() {
     let forgotten = client.trajectory(&finished).await.unwrap_err();
     assert!(format!("{forgotten:?}").contains("NotFound"), "{forgotten:?}");
     server.shutdown().await.unwrap();
+}
+
+/// A hosted run (leases of 600 ms) whose first entry's episode plays
+/// `calls` of its task on `first`, then goes idle past its lease, and whose
+/// entry a second worker claims on `second`: the run, the task, the idle
+/// episode's id and the second worker's.
+async fn entry_lost(
+    first: &mut Client,
+    second: &mut Client,
+    calls: impl FnOnce(&Task) -> Vec<toolenv_core::Call>,
+) -> (String, &'static Task, String, String) {
+    let request = pb::CreateRunRequest { lease_timeout_ms: 600, ..grid() };
+    let run = first.runs().create_run(request).await.unwrap().into_inner().run_id;
+    let (lease, _) = first.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
+    let old = lease.episode.unwrap();
+    let task = suite().iter().find(|t| t.id == old.task_id).expect("a suite task");
+    play(first, &old.episode_id, &calls(task)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    let (claimed, _) = second.lease(&run, "reference", "w2", &[]).await.unwrap().expect("the expired entry again");
+    assert_eq!(claimed.plan_index, lease.plan_index, "the lowest claimable entry is the expired one");
+    let new = claimed.episode.unwrap().episode_id;
+    assert_ne!(new, old.episode_id);
+    (run, task, old.episode_id, new)
 }
 
 /// How many calls of an episode the log holds, and whether it holds its

@@ -244,7 +244,7 @@ impl Replica {
             return Ok(Some(finished));
         }
         match self.store.load_episode(id.to_owned()).await.map_err(Error::store)? {
-            Some(logged) if logged.finished => {
+            Some(logged) if logged.finished() => {
                 registry.keep_finished(id, &logged.trajectory);
                 Ok(Some(logged.trajectory))
             }
@@ -287,7 +287,7 @@ impl Replica {
         }
         let Some(logged) = self.store.load_episode(id.to_owned()).await.map_err(Error::store)? else { return Ok(()) };
         let calls = logged.trajectory.calls.len();
-        if logged.finished {
+        if logged.finished() {
             registry.keep_finished(id, &logged.trajectory);
             tracing::info!(episode_id = %id, calls, "finished episode read from the durable log");
             return Ok(());

@@ -25,8 +25,6 @@ pub struct LoggedEpisode {
     /// order, up to the first gap); for a finished episode, its trajectory
     /// as finished, with the verdict.
     pub trajectory: pb::Trajectory,
-    /// It is finished.
-    pub finished: bool,
     /// Faults arrive in band.
     pub in_band: bool,
     /// Its time scale.
@@ -56,6 +54,13 @@ pub struct LogPosition {
     pub calls: usize,
     /// Its finish is logged.
     pub finished: bool,
+}
+
+impl LoggedEpisode {
+    /// Whether it is finished (its trajectory has the verdict).
+    pub fn finished(&self) -> bool {
+        self.trajectory.verdict.is_some()
+    }
 }
 
 impl PgStore {
@@ -228,11 +233,11 @@ impl PgStore {
                     let mut finished = pb::Trajectory::decode(record).map_err(|e| corrupt("finish", e))?;
                     finished.calls = std::mem::take(&mut trajectory.calls);
                     finished.calls.iter_mut().for_each(|call| call.idempotency_key.clear());
-                    return Ok(Some(LoggedEpisode { trajectory: finished, finished: true, in_band, time_scale, lease }));
+                    return Ok(Some(LoggedEpisode { trajectory: finished, in_band, time_scale, lease }));
                 }
                 trajectory.calls.push(pb::ToolCallRecord::decode(record).map_err(|e| corrupt("call", e))?);
             }
-            Ok(Some(LoggedEpisode { trajectory, finished: false, in_band, time_scale, lease }))
+            Ok(Some(LoggedEpisode { trajectory, in_band, time_scale, lease }))
         })
     }
 }
@@ -342,8 +347,8 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
             &statement,
             &[&created, &headers, &in_band, &time_scales, &runs, &plan_indices, &ids, &indices, &records, &leased, &finishes],
         )
-        .await;
-    let rows = rows.map_err(client.errors(url))?;
+        .await
+        .map_err(client.errors(url))?;
     // Each row goes to its episode's append (an episode's appends in one
     // batch, if ever more than one, hold different call indices).
     let mut appends: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -352,16 +357,14 @@ async fn commit(pool: &deadpool_postgres::Pool, url: &str, batch: &[&Append]) ->
     }
     let mut appended = vec![Appended { calls: 0, lease_held: false, finish_logged: false }; batch.len()];
     for row in &rows {
-        let (call, id, finish) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1), row.get::<_, Option<bool>>(2));
+        let (call, id, finish) = (row.get::<_, Option<i32>>(0), row.get::<_, &str>(1), row.get::<_, bool>(2));
         for &i in appends.get(id).into_iter().flatten() {
             let (first, calls) = (batch[i].first as usize, batch[i].records.len());
-            match (call, finish) {
-                (Some(call), Some(true)) if batch[i].finished.is_some() && call as usize == first + calls => {
-                    appended[i].finish_logged = true;
-                }
-                (Some(call), _) if (first..first + calls).contains(&(call as usize)) => appended[i].calls += 1,
-                (Some(_), _) => {}
-                (None, _) => appended[i].lease_held = true,
+            match call.map(|call| call as usize) {
+                Some(call) if finish => appended[i].finish_logged |= batch[i].finished.is_some() && call == first + calls,
+                Some(call) if (first..first + calls).contains(&call) => appended[i].calls += 1,
+                Some(_) => {}
+                None => appended[i].lease_held = true,
             }
         }
     }
