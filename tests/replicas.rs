@@ -397,6 +397,62 @@ async fn a_reply_is_sent_only_for_a_call_in_the_log() {
     server.shutdown().await.unwrap();
 }
 
+/// A finish that waits for its copy while a call's append is in flight,
+/// and the append then fails (the copy is dropped, the call UNAVAILABLE):
+/// the finish is judged on the episode rebuilt from the log, not refused
+/// as NOT_FOUND.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_whose_copy_a_failed_append_dropped_is_judged_on_the_log() {
+    use std::io::Write as _;
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("dropped");
+    let (server, mut client) = replica(&url).await;
+    let task = &suite()[0];
+    let id = client.create(crate::support::new_episode(&task.id, 3, 0)).await.unwrap().episode_id;
+    let call = &task.reference[0];
+    let mut lock = pg.psql_session("dropped");
+    let mut sql = lock.stdin.take().unwrap();
+    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
+    until(&pg, "dropped", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted").await;
+    let calling = tokio::spawn({
+        let (mut client, id) = (client.clone(), id.clone());
+        let (tool, arguments) = (call.tool.to_owned(), call.arguments.to_string());
+        async move {
+            client
+                .call(pb::CallToolRequest {
+                    episode_id: id,
+                    tool_name: tool,
+                    arguments_json: arguments,
+                    expected_index: Some(0),
+                    ..Default::default()
+                })
+                .await
+        }
+    });
+    let appending = "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'";
+    until(&pg, "dropped", appending).await;
+    let finish = tokio::spawn({
+        let (mut client, request) = (client.clone(), finishing(&id));
+        async move { client.finish(request).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!finish.is_finished(), "the finish did not wait for the call's append: {:?}", finish.await);
+    pg.psql("dropped", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+    match calling.await.unwrap() {
+        Err(toolenv_client::ClientError::Status(status)) => assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}"),
+        other => panic!("the call's append failed, yet: {other:?}"),
+    }
+    writeln!(sql, "ROLLBACK;").unwrap();
+    drop(sql);
+    lock.wait().unwrap();
+    let verdict = finish.await.unwrap().expect("the finish, judged on the episode rebuilt from the log");
+    let trajectory = client.trajectory(&id).await.unwrap();
+    assert!(trajectory.calls.is_empty(), "a call the log does not hold was judged: {:?}", trajectory.calls);
+    assert_eq!(trajectory.verdict, Some(verdict));
+    assert_eq!(in_log(&pg, "dropped", &id), "0|1");
+    server.shutdown().await.unwrap();
+}
+
 /// A copy of an episode behind the log (the replica that created it, while
 /// the calls went to another) answers a call whose index is ahead of it by
 /// rebuilding itself from the log, not by refusing the call as ahead.
@@ -532,12 +588,12 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     let locked = "SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted AND mode = 'AccessExclusiveLock'";
     let recording = "FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                      WHERE l.relation = 'episodes'::regclass AND NOT l.granted AND a.query LIKE '%INSERT INTO episodes%'";
-    until(&pg, locked).await;
+    until(&pg, "missed", locked).await;
     let finishing_first = {
         let (mut client, request) = (client.clone(), finishing(&episode));
         tokio::spawn(async move { client.finish(request).await })
     };
-    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
+    until(&pg, "missed", &format!("SELECT COUNT(*) {recording}")).await;
     let unavailable = |refused: &toolenv_client::ClientError| matches!(refused, toolenv_client::ClientError::Status(status) if status.code() == tonic::Code::Unavailable);
     pg.psql("missed", &format!("SELECT pg_terminate_backend(l.pid) {recording}"));
     let refused = finishing_first.await.unwrap().expect_err("the connection lost, no verdict recorded");
@@ -548,7 +604,7 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
         tokio::spawn(async move { client.finish(request).await })
     };
     let first_repeat = repeat();
-    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
+    until(&pg, "missed", &format!("SELECT COUNT(*) {recording}")).await;
     let second_repeat = repeat();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(!second_repeat.is_finished(), "a repeat was answered before the verdict was stored: {:?}", second_repeat.await);
@@ -556,7 +612,7 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     pg.psql("missed", &format!("SELECT pg_terminate_backend(l.pid) {recording}"));
     let refused = first_repeat.await.unwrap().expect_err("the connection lost again");
     assert!(unavailable(&refused), "{refused:?}");
-    until(&pg, &format!("SELECT COUNT(*) {recording}")).await;
+    until(&pg, "missed", &format!("SELECT COUNT(*) {recording}")).await;
     writeln!(sql, "ROLLBACK;").unwrap();
     drop(sql);
     lock.wait().unwrap();
@@ -566,10 +622,10 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     server.shutdown().await.unwrap();
 }
 
-/// Waits until `count` (a query in the database "missed") is 1, for at most 30 s.
-async fn until(pg: &TempPostgres, count: &str) {
+/// Waits until `count` (a query in `database`) is 1, for at most 30 s.
+async fn until(pg: &TempPostgres, database: &str, count: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while pg.psql("missed", count) != "1" {
+    while pg.psql(database, count) != "1" {
         assert!(std::time::Instant::now() < deadline, "still not 1 after 30 s: {count}");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }

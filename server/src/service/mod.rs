@@ -337,8 +337,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
         };
         // With replicas, a finish judged on a copy another replica had played
         // further is not logged: the copy is rebuilt from the log and judged
-        // again, once.
-        let mut judged_again = false;
+        // again, once; so is a finish whose copy was dropped while it waited.
+        let mut rebuilt = false;
         let (verdict, lease, trajectory, first) = loop {
             let logged = match &self.replica {
                 Some(_) => Replica::hold_log(&self.registry, id).await,
@@ -365,6 +365,13 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             });
             let (verdict, lease, first, trajectory) = match finished {
                 Ok(((verdict, lease, first), trajectory)) => (verdict, lease, first, trajectory),
+                // The copy was dropped while this finish waited (a call's
+                // append failed).
+                Err(Error::UnknownEpisode(_)) if self.replica.is_some() && !rebuilt => {
+                    rebuilt = true;
+                    self.held(id).await?;
+                    continue;
+                }
                 // Finished before: the same verdict again, from what it keeps,
                 // recorded in its run (and logged) now if the first finish could not be.
                 Err(Error::EpisodeFinished) => {
@@ -387,8 +394,8 @@ impl pb::tool_env_server::ToolEnv for ToolEnvService {
             let (Some(replica), Some(finished)) = (&self.replica, &trajectory) else { break (verdict, lease, trajectory, first) };
             match replica.finish(&self.registry, id, finished.clone(), logged).await {
                 Ok(Some(stands)) => break (stands.verdict.clone().unwrap_or(verdict), lease, Some(stands), first),
-                Ok(None) if !judged_again => {
-                    judged_again = true;
+                Ok(None) if !rebuilt => {
+                    rebuilt = true;
                     (request.usage, request.conversation) = (finished.usage, finished.conversation.clone());
                     self.held(id).await?;
                 }
