@@ -190,26 +190,28 @@ async fn an_episode_whose_entry_went_to_another_worker_is_refused_on_every_repli
     }
 }
 
-/// With `--durability finish` too, a hosted episode whose entry another
-/// worker claimed is refused as expired at its finish (its calls after the
-/// first are logged then, and the append finds the lease gone), not
-/// recorded in the run.
+/// A hosted episode whose entry another worker claimed after its last call
+/// is refused as expired at its finish, and not recorded in the run, as in
+/// one process: with every call logged (the log is asked whether the entry
+/// is still the episode's) and with `--durability finish` (its calls after
+/// the first are logged then, and the append finds the lease gone).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_durability_at_finish_an_episode_whose_entry_went_to_another_worker_is_refused_at_its_finish() {
+async fn an_episode_whose_entry_went_to_another_worker_is_refused_at_its_finish() {
     let Some(pg) = TempPostgres::start() else { return };
-    let url = pg.database("lostfinish");
-    let config = Config { store: Some(url.into()), durability: toolenv_server::Durability::Finish, ..Config::default() };
-    let (server, mut client) = crate::support::start_with(config).await;
-    // Two calls or more: the first is logged at once, the rest wait for the finish.
-    let calls = |task: &Task| [&task.reference[..], &task.reference[..1]].concat();
-    let (run, _, old, _) = entry_lost(&mut client.clone(), &mut client, calls).await;
-    let refused = client.finish(finishing(&old)).await.unwrap_err();
-    let toolenv_client::ClientError::Status(status) = &refused else { panic!("{refused:?}") };
-    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
-    assert!(status.message().contains("lease"), "{status:?}");
-    let recorded = pg.psql("lostfinish", &format!("SELECT COUNT(*) FROM episodes WHERE run_id = '{run}'"));
-    assert_eq!(recorded, "0", "the refused finish is not recorded in the run");
-    server.shutdown().await.unwrap();
+    for (database, durability) in [("lostcall", toolenv_server::Durability::Call), ("lostfinish", toolenv_server::Durability::Finish)] {
+        let url = pg.database(database);
+        let (server, mut client) = crate::support::start_with(Config { store: Some(url.into()), durability, ..Config::default() }).await;
+        // Two calls or more: with durability at finish, the first is logged at once, the rest wait for the finish.
+        let calls = |task: &Task| [&task.reference[..], &task.reference[..1]].concat();
+        let (run, _, old, _) = entry_lost(&mut client.clone(), &mut client, calls).await;
+        let refused = client.finish(finishing(&old)).await.unwrap_err();
+        let toolenv_client::ClientError::Status(status) = &refused else { panic!("{durability:?}: {refused:?}") };
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{durability:?}: {status:?}");
+        assert!(status.message().contains("lease"), "{durability:?}: {status:?}");
+        let recorded = pg.psql(database, &format!("SELECT COUNT(*) FROM episodes WHERE run_id = '{run}'"));
+        assert_eq!(recorded, "0", "{durability:?}: the refused finish is not recorded in the run");
+        server.shutdown().await.unwrap();
+    }
 }
 
 /// With its store down, a replica answers every RPC that needs the store

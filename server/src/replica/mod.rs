@@ -64,6 +64,9 @@ impl PlayedCopy {
 pub(crate) enum Synced {
     /// Every call of the episode is in the log.
     Logged,
+    /// Every call of the episode was in the log already: nothing was
+    /// written (and no lease renewed or checked).
+    Unchanged,
     /// This copy was stale and is dropped: rebuild it and play the call again.
     Stale,
 }
@@ -136,18 +139,24 @@ impl Replica {
         self.append(registry, id, played).await
     }
 
-    /// With [`Durability::Finish`], logs the calls of a hosted run's episode
-    /// not logged yet, before it is judged: the append says whether it still
-    /// holds its lease (one whose entry went to another worker is refused as
-    /// expired, as in one process). Other episodes' calls go in with their
-    /// finish.
+    /// Before a hosted run's episode is judged: refuses it as expired if
+    /// its entry went to another worker (its lease expired, on any replica),
+    /// as one process would. With [`Durability::Finish`], its calls not
+    /// logged yet are logged now, and the append tells (other episodes'
+    /// calls go in with their finish); otherwise the log is asked.
     pub(crate) async fn seal_leased(&self, registry: &Registry, id: &str) -> Result<(), Error> {
-        if self.durability == Durability::Finish
-            && let Ok(Some(played)) = registry.with(id, |session| session.lease.is_some().then(|| PlayedCopy::on(session)))
-        {
-            self.append(registry, id, &played).await?;
+        let Ok(Some((played, timeout))) =
+            registry.with(id, |session| session.lease.as_ref().map(|lease| (PlayedCopy::on(session), lease.timeout())))
+        else {
+            return Ok(());
+        };
+        if self.durability == Durability::Finish && self.append(registry, id, &played).await? != Synced::Unchanged {
+            return Ok(());
         }
-        Ok(())
+        if self.store.holds_lease(id.to_owned()).await.map_err(Error::store)? {
+            return Ok(());
+        }
+        Err(lease_lost(registry, id, timeout))
     }
 
     /// How many calls of this server's live copy of the episode are logged,
@@ -160,10 +169,10 @@ impl Replica {
     }
 
     async fn append(&self, registry: &Registry, id: &str, played: &PlayedCopy) -> Result<Synced, Error> {
-        let Some(gate) = &played.gate else { return Ok(Synced::Logged) };
+        let Some(gate) = &played.gate else { return Ok(Synced::Unchanged) };
         let mut logged = gate.lock().await;
         if *logged >= played.calls {
-            return Ok(Synced::Logged);
+            return Ok(Synced::Unchanged);
         }
         let first = *logged;
         let this_copy = |session: &Session| session.logged.as_ref().is_some_and(|held| Arc::ptr_eq(held, gate));
@@ -188,11 +197,7 @@ impl Replica {
                 match lease_timeout {
                     // A hosted episode whose entry another worker claimed (its lease
                     // expired, on any replica): refused from now on, as in one process.
-                    Some(timeout) if !appended.lease_held => {
-                        registry.revoke(id, timeout);
-                        tracing::info!(episode_id = %id, "lease lost to another worker; the episode is revoked");
-                        Err(Error::LeaseExpired(timeout.as_millis() as u64))
-                    }
+                    Some(timeout) if !appended.lease_held => Err(lease_lost(registry, id, timeout)),
                     _ => Ok(Synced::Logged),
                 }
             }
@@ -309,6 +314,14 @@ impl Replica {
         tracing::info!(episode_id = %id, calls, "episode rebuilt from the durable log");
         Ok(())
     }
+}
+
+/// Revokes a hosted episode whose entry another worker claimed: it is
+/// refused as expired from now on, as in one process.
+fn lease_lost(registry: &Registry, id: &str, timeout: Duration) -> Error {
+    registry.revoke(id, timeout);
+    tracing::info!(episode_id = %id, "lease lost to another worker; the episode is revoked");
+    Error::LeaseExpired(timeout.as_millis() as u64)
 }
 
 /// Drops the log of episodes finished longer ago than `idle_timeout`, every

@@ -105,6 +105,20 @@ impl PgStore {
         })
     }
 
+    /// Whether the episode still holds the lease of its plan entry: no other
+    /// worker claimed the entry since it was handed to the episode.
+    pub fn holds_lease(&self, episode_id: String) -> impl Future<Output = Result<bool, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let row = client
+                .query_one("SELECT EXISTS (SELECT 1 FROM leases WHERE episode_id = $1)", &[&episode_id])
+                .await
+                .map_err(client.errors(&url))?;
+            Ok(row.get(0))
+        })
+    }
+
     /// Gives a claimed entry back (its episode could not be created).
     pub fn release(&self, run: String, plan_index: usize) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
         let (pool, url) = (self.pool.clone(), self.url.clone());
