@@ -926,6 +926,41 @@ async fn the_log_of_an_episode_finished_before_the_idle_timeout_is_dropped() {
     server.shutdown().await.unwrap();
 }
 
+/// The log of an unfinished episode that goes without a call for
+/// `abandoned_after` is dropped (every replica then answers NOT_FOUND, as
+/// one process does for an episode idle past its timeout), while an episode
+/// still called keeps its log, though each of its copies is dropped from
+/// memory between calls (idle timeout) and rebuilt from the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_of_an_episode_abandoned_unfinished_is_dropped() {
+    let Some(pg) = TempPostgres::start() else { return };
+    let url = pg.database("abandoned");
+    let (idle, abandoned_after) = (std::time::Duration::from_millis(300), std::time::Duration::from_secs(2));
+    let config = Config { store: Some(url.into()), episode_idle_timeout: idle, abandoned_after, ..Config::default() };
+    let (server, mut client) = crate::support::start_with(config).await;
+    let task = &suite()[0];
+    let abandoned = client.create(crate::support::new_episode(&task.id, 1, 0)).await.unwrap().episode_id;
+    let called = client.create(crate::support::new_episode(&task.id, 2, 0)).await.unwrap().episode_id;
+    let started = std::time::Instant::now();
+    play(&mut client, &abandoned, &task.reference[..1]).await;
+    let episodes = |id: &str| pg.psql("abandoned", &format!("SELECT COUNT(*) FROM episode_log WHERE episode_id = '{id}'"));
+    let mut calls = 0;
+    while episodes(&abandoned) != "0" {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "the abandoned episode's log was never dropped");
+        play(&mut client, &called, &task.reference[..1]).await;
+        calls += 1;
+        tokio::time::sleep(idle * 2).await;
+    }
+    assert!(started.elapsed() >= abandoned_after, "dropped after {:?}, before {abandoned_after:?} without a call", started.elapsed());
+    assert_eq!(in_log(&pg, "abandoned", &abandoned), "0|0", "its calls are dropped with it");
+    assert_eq!(episodes(&called), "1", "an episode still called keeps its log");
+    assert_eq!(in_log(&pg, "abandoned", &called), format!("{calls}|0"));
+    let forgotten = client.trajectory(&abandoned).await.unwrap_err();
+    assert!(format!("{forgotten:?}").contains("NotFound"), "{forgotten:?}");
+    assert_eq!(client.trajectory(&called).await.unwrap().calls.len(), calls, "rebuilt from its log");
+    server.shutdown().await.unwrap();
+}
+
 /// A hosted run (leases of 600 ms) whose first entry's episode plays
 /// `calls` of its task on `first`, then goes idle past its lease, and whose
 /// entry a second worker claims on `second`: the run, the task, the idle

@@ -80,6 +80,12 @@ pub struct Config {
     pub security: security::Security,
     /// With a PostgreSQL store: when live episodes' calls reach the log.
     pub durability: Durability,
+    /// With a PostgreSQL store: how long the log of an unfinished episode
+    /// may go without a call before it is dropped (every replica then
+    /// answers NOT_FOUND for it, as one process does for an episode idle
+    /// past its idle timeout). At least the idle timeout: replicas drop
+    /// idle copies from memory then, and rebuild them from the log.
+    pub abandoned_after: Duration,
     /// Who rules on prose answers instead of the rule-based reader (an LLM
     /// judge, see [`AnswerJudge`]); `None`: the rules, the default.
     pub answer_judge: Option<std::sync::Arc<dyn AnswerJudge>>,
@@ -132,6 +138,7 @@ impl Default for Config {
             metrics_addr: None,
             security: security::Security::default(),
             durability: Durability::default(),
+            abandoned_after: Duration::from_secs(24 * 60 * 60),
             answer_judge: None,
         }
     }
@@ -251,6 +258,7 @@ type Layered = tonic::transport::server::Router<
 /// Builds the services and the transport settings, each with its reason.
 async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metrics::Metrics>>), ServeError> {
     let idle_timeout = config.episode_idle_timeout;
+    let abandoned_after = config.abandoned_after.max(idle_timeout);
     let security = config.security.clone();
     if let Some(token) = &security.token {
         security::check_token(token).map_err(ServeError::Security)?;
@@ -263,7 +271,7 @@ async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metric
     let metrics = service.metrics().cloned();
     spawn_expiry(service.registry(), idle_timeout);
     if let Some(replica) = service.replica() {
-        replica::spawn_pruning(std::sync::Arc::downgrade(replica), idle_timeout);
+        replica::spawn_pruning(std::sync::Arc::downgrade(replica), idle_timeout, abandoned_after);
     }
     let runs = RunsService::new(service.clone());
 

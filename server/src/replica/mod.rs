@@ -30,8 +30,9 @@
 
 mod runs;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
 use prost::Message as _;
@@ -324,14 +325,19 @@ fn lease_lost(registry: &Registry, id: &str, timeout: Duration) -> Error {
     Error::LeaseExpired(timeout.as_millis() as u64)
 }
 
-/// Drops the log of episodes finished longer ago than `idle_timeout`, every
-/// so often, until the replica is gone. Every replica does: a deletion finds
-/// nothing to do when another replica just did it.
-pub(crate) fn spawn_pruning(replica: Weak<Replica>, idle_timeout: Duration) {
-    let period = (idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+/// Drops, every so often until the replica is gone, the log of episodes
+/// finished longer ago than `idle_timeout` (one process forgets a finished
+/// episode then) and of unfinished episodes whose log has not grown for
+/// `abandoned_after`. Every replica does: a deletion finds nothing to do
+/// when another replica just did it.
+pub(crate) fn spawn_pruning(replica: Weak<Replica>, idle_timeout: Duration, abandoned_after: Duration) {
+    let period = |of: Duration| (of / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let tick = period(idle_timeout.min(abandoned_after));
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut heads = Heads::new();
+        let mut watched: Option<Instant> = None;
         loop {
             ticker.tick().await;
             let Some(replica) = replica.upgrade() else { break };
@@ -340,6 +346,47 @@ pub(crate) fn spawn_pruning(replica: Weak<Replica>, idle_timeout: Duration) {
                 Ok(pruned) => tracing::info!(pruned, "dropped the durable log of episodes finished before the idle timeout"),
                 Err(error) => tracing::warn!(%error, "could not drop the log of finished episodes; trying again later"),
             }
+            if watched.is_some_and(|at| at.elapsed() < period(abandoned_after)) {
+                continue;
+            }
+            watched = Some(Instant::now());
+            match drop_abandoned(&replica.store, &mut heads, abandoned_after).await {
+                Ok(0) => {}
+                Ok(dropped) => {
+                    tracing::info!(dropped, "dropped the durable log of episodes abandoned unfinished (no call for --abandoned-after-secs)")
+                }
+                Err(error) => tracing::warn!(%error, "could not drop the log of abandoned episodes; trying again later"),
+            }
         }
     });
+}
+
+/// Each unfinished episode's last logged call (-1: none), and since when
+/// this server has seen it so.
+type Heads = HashMap<String, (i32, Instant)>;
+
+/// Reads the last logged call of every unfinished episode, and drops the
+/// log of those whose last call has not changed for `after`: no call was
+/// logged for them in that time, on any replica. An episode first seen
+/// (or seen by a server just started) counts from then.
+async fn drop_abandoned(store: &PgStore, heads: &mut Heads, after: Duration) -> Result<u64, toolenv_store::StoreError> {
+    let now = Instant::now();
+    let mut seen = Heads::new();
+    for (id, head) in store.unfinished_heads().await? {
+        let since = match heads.remove(&id) {
+            Some((was, since)) if was == head => since,
+            _ => now,
+        };
+        seen.insert(id, (head, since));
+    }
+    *heads = seen;
+    let abandoned: Vec<(String, i32)> =
+        heads.iter().filter(|(_, (_, since))| now.duration_since(*since) >= after).map(|(id, &(head, _))| (id.clone(), head)).collect();
+    if abandoned.is_empty() {
+        return Ok(0);
+    }
+    for (id, _) in &abandoned {
+        heads.remove(id);
+    }
+    store.drop_unchanged(abandoned).await
 }

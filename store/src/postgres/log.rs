@@ -142,6 +142,52 @@ impl PgStore {
         })
     }
 
+    /// Every logged episode not finished, with the index of its last logged
+    /// call (-1: none yet): what a replica watches to find episodes
+    /// abandoned.
+    pub fn unfinished_heads(&self) -> impl Future<Output = Result<Vec<(String, i32)>, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let rows = client
+                .query(
+                    "SELECT e.episode_id, COALESCE(c.call_index, -1) FROM episode_log e
+                     LEFT JOIN LATERAL (SELECT call_index, finished_at FROM call_log
+                                        WHERE episode_id = e.episode_id ORDER BY call_index DESC LIMIT 1) c ON true
+                     WHERE c.finished_at IS NULL",
+                    &[],
+                )
+                .await
+                .map_err(client.errors(&url))?;
+            Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+        })
+    }
+
+    /// Drops the log of each episode whose last logged call is still the one
+    /// given (-1: none), that is, whose log has not grown since it was read;
+    /// returns how many episodes it dropped.
+    pub fn drop_unchanged(&self, heads: Vec<(String, i32)>) -> impl Future<Output = Result<u64, StoreError>> + Send + 'static {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        let (ids, heads): (Vec<String>, Vec<i32>) = heads.into_iter().unzip();
+        self.background(async move {
+            let client = client(&pool, &url).await?;
+            let row = client
+                .query_one(
+                    "WITH gone AS (
+                         DELETE FROM episode_log e USING unnest($1::TEXT[], $2::INTEGER[]) AS h (episode_id, head)
+                         WHERE e.episode_id = h.episode_id
+                           AND COALESCE((SELECT MAX(c.call_index) FROM call_log c WHERE c.episode_id = h.episode_id), -1) = h.head
+                         RETURNING e.episode_id),
+                     calls AS (DELETE FROM call_log WHERE episode_id = ANY (ARRAY(SELECT episode_id FROM gone)))
+                     SELECT COUNT(*) FROM gone",
+                    &[&ids, &heads],
+                )
+                .await
+                .map_err(client.errors(&url))?;
+            Ok(row.get::<_, i64>(0).max(0) as u64)
+        })
+    }
+
     /// Appends calls `first`, `first + 1`, … (their wire records, encoded)
     /// to an episode's log and, for an episode that plays a hosted run's
     /// plan entry (`leased`), renews its lease if it still holds it. A call

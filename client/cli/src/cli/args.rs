@@ -440,6 +440,13 @@ pub(crate) struct ServeArgs {
     /// its lease expires, so it is played again).
     #[arg(long, value_enum, default_value = "call")]
     pub(crate) durability: DurabilityArg,
+    /// With a PostgreSQL --store (replicas): seconds the log of an
+    /// unfinished episode may go without a call before it is dropped (every
+    /// replica then answers NOT_FOUND for it, as one process does past
+    /// --idle-timeout-secs). At least --idle-timeout-secs: replicas drop
+    /// idle copies from memory then and rebuild them from the log.
+    #[arg(long, default_value_t = Config::default().abandoned_after.as_secs())]
+    pub(crate) abandoned_after_secs: u64,
     /// Real milliseconds per simulated millisecond of fault delays (0: never
     /// sleep), unless an episode asks for another.
     #[arg(long, default_value_t = Config::default().time_scale)]

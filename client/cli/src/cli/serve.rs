@@ -46,6 +46,7 @@ pub(crate) async fn serve(args: ServeArgs, token: Option<String>, json_logs: boo
         metrics_addr: args.metrics_addr,
         security: security(&args, token)?,
         durability: args.durability.into(),
+        abandoned_after: Duration::from_secs(args.abandoned_after_secs),
         answer_judge: args.judge.judge()?,
     };
     let traces_url = args.otlp_endpoint.as_deref().map(super::otlp::traces_url).transpose()?;
