@@ -371,22 +371,18 @@ type Heads = HashMap<String, (i32, Instant)>;
 /// (or seen by a server just started) counts from then.
 async fn drop_abandoned(store: &PgStore, heads: &mut Heads, after: Duration) -> Result<u64, toolenv_store::StoreError> {
     let now = Instant::now();
-    let mut seen = Heads::new();
-    for (id, head) in store.unfinished_heads().await? {
-        let since = match heads.remove(&id) {
-            Some((was, since)) if was == head => since,
-            _ => now,
-        };
-        seen.insert(id, (head, since));
-    }
-    *heads = seen;
+    let logged = store.unfinished_heads().await?;
+    *heads = logged
+        .into_iter()
+        .map(|(id, head)| {
+            let since = heads.get(&id).filter(|&&(was, _)| was == head).map_or(now, |&(_, since)| since);
+            (id, (head, since))
+        })
+        .collect();
     let abandoned: Vec<(String, i32)> =
-        heads.iter().filter(|(_, (_, since))| now.duration_since(*since) >= after).map(|(id, &(head, _))| (id.clone(), head)).collect();
+        heads.extract_if(|_, (_, since)| now.duration_since(*since) >= after).map(|(id, (head, _))| (id, head)).collect();
     if abandoned.is_empty() {
         return Ok(0);
-    }
-    for (id, _) in &abandoned {
-        heads.remove(id);
     }
     store.drop_unchanged(abandoned).await
 }
