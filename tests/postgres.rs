@@ -161,10 +161,23 @@ impl TempPostgres {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
-    /// An open psql session on database `name` that runs the SQL written to
-    /// its stdin as it comes (to hold a transaction's locks meanwhile).
-    pub fn psql_session(&self, name: &str) -> Child {
-        self.psql_command(name).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("psql runs")
+    /// Locks `table` of database `name` in `mode` (`ACCESS EXCLUSIVE`,
+    /// say) from a psql session of its own, in a transaction held until
+    /// [`Locked::release`]; returns once the lock is granted.
+    pub fn lock(&self, name: &str, table: &str, mode: &str) -> Locked {
+        use std::io::Write as _;
+        let mut session = self.psql_command(name).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("psql runs");
+        let mut sql = session.stdin.take().expect("psql's stdin");
+        writeln!(sql, "BEGIN; LOCK TABLE {table} IN {mode} MODE;").expect("psql reads");
+        // pg_locks names the mode as, for ACCESS EXCLUSIVE, AccessExclusiveLock.
+        let named: String = mode.split_whitespace().map(|word| word[..1].to_owned() + &word[1..].to_lowercase()).collect();
+        let granted = format!("SELECT COUNT(*) FROM pg_locks WHERE relation = '{table}'::regclass AND granted AND mode = '{named}Lock'");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.psql(name, &granted) != "1" {
+            assert!(Instant::now() < deadline, "{table} was never locked in {mode} mode");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Locked { session, sql }
     }
 
     fn psql_command(&self, name: &str) -> Command {
@@ -207,6 +220,24 @@ impl TempPostgres {
     /// The cluster's directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+}
+
+/// A table locked by a psql session of its own ([`TempPostgres::lock`]).
+#[derive(Debug)]
+pub struct Locked {
+    session: Child,
+    sql: std::process::ChildStdin,
+}
+
+impl Locked {
+    /// Ends the session's transaction, and with it the lock.
+    pub fn release(self) {
+        use std::io::Write as _;
+        let Locked { mut session, mut sql } = self;
+        writeln!(sql, "ROLLBACK;").expect("psql reads");
+        drop(sql);
+        session.wait().expect("psql ends");
     }
 }
 

@@ -336,7 +336,6 @@ async fn calls_retried_through_a_store_restart_are_applied_once() {
 /// attempt (rebuilt from the log) applies the call once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_is_sent_only_for_a_call_in_the_log() {
-    use std::io::Write as _;
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("confirmed");
     let (server, mut client) = replica(&url).await;
@@ -350,16 +349,8 @@ async fn a_reply_is_sent_only_for_a_call_in_the_log() {
         expected_index: Some(0),
         ..Default::default()
     };
-    let mut lock = pg.psql_session("confirmed");
-    let mut sql = lock.stdin.take().unwrap();
-    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
+    let lock = pg.lock("confirmed", "call_log", "ACCESS EXCLUSIVE");
     let waiting = || pg.psql("confirmed", "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
-    let locked = || pg.psql("confirmed", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while locked() != "1" {
-        assert!(std::time::Instant::now() < deadline, "the lock was never taken");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
     let first = tokio::spawn({
         let (mut client, request) = (client.clone(), request.clone());
         async move { client.call(request).await }
@@ -381,9 +372,7 @@ async fn a_reply_is_sent_only_for_a_call_in_the_log() {
     pg.psql("confirmed", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
     let first = first.await.unwrap();
     let retry = retry.await.unwrap();
-    writeln!(sql, "ROLLBACK;").unwrap();
-    drop(sql);
-    lock.wait().unwrap();
+    lock.release();
     let logged = pg.psql("confirmed", &format!("SELECT COUNT(*) FROM call_log WHERE episode_id = '{}'", episode.episode_id));
     for (what, answer) in [("first attempt", &first), ("retry", &retry)] {
         match answer {
@@ -405,17 +394,13 @@ async fn a_reply_is_sent_only_for_a_call_in_the_log() {
 /// as NOT_FOUND.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finish_whose_copy_a_failed_append_dropped_is_judged_on_the_log() {
-    use std::io::Write as _;
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("dropped");
     let (server, mut client) = replica(&url).await;
     let task = &suite()[0];
     let id = client.create(crate::support::new_episode(&task.id, 3, 0)).await.unwrap().episode_id;
     let call = &task.reference[0];
-    let mut lock = pg.psql_session("dropped");
-    let mut sql = lock.stdin.take().unwrap();
-    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
-    until(&pg, "dropped", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted").await;
+    let lock = pg.lock("dropped", "call_log", "ACCESS EXCLUSIVE");
     let calling = tokio::spawn({
         let (mut client, id) = (client.clone(), id.clone());
         let (tool, arguments) = (call.tool.to_owned(), call.arguments.to_string());
@@ -444,9 +429,7 @@ async fn a_finish_whose_copy_a_failed_append_dropped_is_judged_on_the_log() {
         Err(toolenv_client::ClientError::Status(status)) => assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}"),
         other => panic!("the call's append failed, yet: {other:?}"),
     }
-    writeln!(sql, "ROLLBACK;").unwrap();
-    drop(sql);
-    lock.wait().unwrap();
+    lock.release();
     let verdict = finish.await.unwrap().expect("the finish, judged on the episode rebuilt from the log");
     let trajectory = client.trajectory(&id).await.unwrap();
     assert!(trajectory.calls.is_empty(), "a call the log does not hold was judged: {:?}", trajectory.calls);
@@ -575,7 +558,6 @@ async fn a_worker_rides_out_a_store_restart() {
 /// and when the one recording fails, the other records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
-    use std::io::Write as _;
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("missed");
     let (server, mut client) = replica(&url).await;
@@ -583,14 +565,10 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     let (lease, _) = client.lease(&run, "reference", "w1", &[]).await.unwrap().expect("a lease");
     let episode = lease.episode.unwrap().episode_id;
     // The finish gets as far as recording its verdict, which waits on a lock; then its connection is cut.
-    let mut lock = pg.psql_session("missed");
-    let mut sql = lock.stdin.take().unwrap();
-    writeln!(sql, "BEGIN; LOCK TABLE episodes IN ACCESS EXCLUSIVE MODE;").unwrap();
-    // Only the lock and the verdict's INSERT count: the server may read the table meanwhile.
-    let locked = "SELECT COUNT(*) FROM pg_locks WHERE relation = 'episodes'::regclass AND granted AND mode = 'AccessExclusiveLock'";
+    let lock = pg.lock("missed", "episodes", "ACCESS EXCLUSIVE");
+    // Only the verdict's INSERT counts: the server may read the table meanwhile.
     let recording = "FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                      WHERE l.relation = 'episodes'::regclass AND NOT l.granted AND a.query LIKE '%INSERT INTO episodes%'";
-    until(&pg, "missed", locked).await;
     let finishing_first = {
         let (mut client, request) = (client.clone(), finishing(&episode));
         tokio::spawn(async move { client.finish(request).await })
@@ -615,9 +593,7 @@ async fn a_finish_the_store_missed_is_recorded_when_sent_again() {
     let refused = first_repeat.await.unwrap().expect_err("the connection lost again");
     assert!(unavailable(&refused), "{refused:?}");
     until(&pg, "missed", &format!("SELECT COUNT(*) {recording}")).await;
-    writeln!(sql, "ROLLBACK;").unwrap();
-    drop(sql);
-    lock.wait().unwrap();
+    lock.release();
     let verdict = second_repeat.await.unwrap().expect("recorded once the store is back");
     let recorded = pg.psql("missed", &format!("SELECT passed FROM episodes WHERE run_id = '{run}' AND plan_index = {}", lease.plan_index));
     assert_eq!(recorded, if verdict.passed { "t" } else { "f" }, "the verdict answered is the one recorded");
@@ -641,7 +617,6 @@ async fn until(pg: &TempPostgres, database: &str, count: &str) {
 /// twelve.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn appends_waiting_together_are_committed_together() {
-    use std::io::Write as _;
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("grouped");
     let (server, mut client) = replica(&url).await;
@@ -651,12 +626,7 @@ async fn appends_waiting_together_are_committed_together() {
     for seed in 0..8 {
         episodes.push(client.create(crate::support::new_episode(&task.id, seed, 0)).await.unwrap().episode_id);
     }
-    let mut lock = pg.psql_session("grouped");
-    let mut sql = lock.stdin.take().unwrap();
-    writeln!(sql, "BEGIN; LOCK TABLE call_log IN ACCESS EXCLUSIVE MODE;").unwrap();
-    while pg.psql("grouped", "SELECT COUNT(*) FROM pg_locks WHERE relation = 'call_log'::regclass AND granted") != "1" {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let lock = pg.lock("grouped", "call_log", "ACCESS EXCLUSIVE");
     let calls: Vec<_> = episodes
         .iter()
         .map(|id| {
@@ -672,9 +642,7 @@ async fn appends_waiting_together_are_committed_together() {
         })
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    writeln!(sql, "ROLLBACK;").unwrap();
-    drop(sql);
-    lock.wait().unwrap();
+    lock.release();
     for call in calls {
         call.await.unwrap().expect("the call is answered once logged");
     }
@@ -791,7 +759,6 @@ async fn a_finished_episode_stays_finished_on_every_replica() {
 /// verdict.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_two_finishes_on_two_replicas_the_first_logged_stands() {
-    use std::io::Write as _;
     let Some(pg) = TempPostgres::start() else { return };
     let url = pg.database("twice");
     let (a, mut on_a) = replica(&url).await;
@@ -801,9 +768,7 @@ async fn of_two_finishes_on_two_replicas_the_first_logged_stands() {
     play(&mut on_a, &id, &task.reference[..1]).await;
     // B holds a copy as far on as A's: each judges its own finish, and the log decides.
     on_b.trajectory(&id).await.unwrap();
-    let mut lock = pg.psql_session("twice");
-    let mut sql = lock.stdin.take().unwrap();
-    writeln!(sql, "BEGIN; LOCK TABLE episode_log IN EXCLUSIVE MODE;").unwrap();
+    let lock = pg.lock("twice", "episode_log", "EXCLUSIVE");
     let waiting = |n: usize| {
         let pg = &pg;
         async move {
@@ -829,9 +794,7 @@ async fn of_two_finishes_on_two_replicas_the_first_logged_stands() {
     waiting(1).await;
     let second = finish(&mut on_b, "the second answer");
     waiting(2).await;
-    writeln!(sql, "ROLLBACK;").unwrap();
-    drop(sql);
-    lock.wait().unwrap();
+    lock.release();
     let (first, second) = (first.await.unwrap().unwrap(), second.await.unwrap().unwrap());
     assert_eq!(second.encode_to_vec(), first.encode_to_vec(), "both finishes are answered with the verdict that stands");
     // Both go ahead at once when the lock goes: either may be logged first, and the other replica keeps it.
