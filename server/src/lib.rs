@@ -257,8 +257,7 @@ type Layered = tonic::transport::server::Router<
 
 /// Builds the services and the transport settings, each with its reason.
 async fn router(config: Config) -> Result<(Layered, Option<std::sync::Arc<metrics::Metrics>>), ServeError> {
-    let idle_timeout = config.episode_idle_timeout;
-    let abandoned_after = config.abandoned_after.max(idle_timeout);
+    let (idle_timeout, abandoned_after) = (config.episode_idle_timeout, config.abandoned_after);
     let security = config.security.clone();
     if let Some(token) = &security.token {
         security::check_token(token).map_err(ServeError::Security)?;

@@ -328,12 +328,14 @@ fn lease_lost(registry: &Registry, id: &str, timeout: Duration) -> Error {
 /// Drops, every so often until the replica is gone, the log of episodes
 /// finished longer ago than `idle_timeout` (one process forgets a finished
 /// episode then) and of unfinished episodes whose log has not grown for
-/// `abandoned_after`. Every replica does: a deletion finds nothing to do
-/// when another replica just did it.
+/// `abandoned_after`, or the idle timeout if longer (a copy idle that long
+/// is dropped from memory, and rebuilt from the log). Every replica does: a
+/// deletion finds nothing to do when another replica just did it.
 pub(crate) fn spawn_pruning(replica: Weak<Replica>, idle_timeout: Duration, abandoned_after: Duration) {
+    let abandoned_after = abandoned_after.max(idle_timeout);
     let period = |of: Duration| (of / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     tokio::spawn(async move {
-        let tick = period(idle_timeout.min(abandoned_after));
+        let tick = period(idle_timeout);
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut heads = Heads::new();
